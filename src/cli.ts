@@ -1,0 +1,112 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from './config';
+import { openDb } from './store/db';
+import { systemClock } from './clock';
+import { createUsersRepo } from './store/users-repo';
+import { createTokensRepo } from './store/tokens-repo';
+import { scopes as allScopes, type Scope } from './auth/tokens';
+
+const USAGE = `Usage:
+  gsh token create --email <email> --name <name> [--scopes servers:read,servers:write,tokens:manage] [--expires-in 30d]
+  gsh token list --email <email>
+  gsh token revoke --email <email> --id <token_id>
+
+Works on the service's DATA_DIR (default ./data), also while the service runs.
+token create creates the user if needed and prints the new token alone on the last line of stdout.`;
+
+export class UsageError extends Error {}
+
+/** "90d", "12h", "30m", "3600s" or plain seconds → seconds. */
+export function parseDuration(raw: string): number {
+  const match = /^(\d{1,6})([smhd]?)$/.exec(raw);
+  if (!match) throw new UsageError(`--expires-in must look like 30d, 12h, 45m or 3600s; got "${raw}".`);
+  const unit = { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as '' | 's' | 'm' | 'h' | 'd'];
+  const seconds = Number(match[1]) * unit;
+  if (seconds < 60 || seconds > 63_072_000) throw new UsageError('--expires-in must be from 60 seconds to 2 years.');
+  return seconds;
+}
+
+function parseScopes(raw: string | undefined): Scope[] {
+  const list = (raw ?? allScopes.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  const unknown = list.filter((s) => !(allScopes as readonly string[]).includes(s));
+  if (unknown.length || list.length === 0) {
+    throw new UsageError(`--scopes takes a comma-separated list of ${allScopes.join(', ')}; got "${raw}".`);
+  }
+  return [...new Set(list)] as Scope[];
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required.`);
+  return value;
+}
+
+/** Runs one CLI command; returns the exit code. Output goes through `out`/`err` so tests can read it. */
+export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number {
+  try {
+    const { positionals, values } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        email: { type: 'string' },
+        name: { type: 'string' },
+        scopes: { type: 'string' },
+        'expires-in': { type: 'string' },
+        id: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+    const [group, command] = positionals;
+    if (values.help || group !== 'token' || !['create', 'list', 'revoke'].includes(command ?? '')) {
+      (values.help ? out : err)(USAGE);
+      return values.help ? 0 : 2;
+    }
+    const config = loadConfig(env);
+    const db = openDb(config.dbFile);
+    try {
+      const users = createUsersRepo(db, systemClock);
+      const tokens = createTokensRepo(db, systemClock);
+      const email = required(values.email, '--email');
+      if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
+      if (command === 'create') {
+        const name = required(values.name, '--name');
+        if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');
+        const user = users.ensure(email);
+        const token = tokens.create(user.id, {
+          name,
+          scopes: parseScopes(values.scopes),
+          expiresInSeconds: values['expires-in'] ? parseDuration(values['expires-in']) : null,
+        });
+        out(`Created token ${token.id} (${token.scopes.join(', ')}) for ${email}. It is shown only now:`);
+        out(token.token);
+        return 0;
+      }
+      const user = users.findByEmail(email);
+      if (!user) throw new UsageError(`There is no user ${email}.`);
+      if (command === 'list') {
+        let after = '';
+        for (;;) {
+          const page = tokens.list(user.id, 100, after);
+          for (const t of page.data) {
+            out(`${t.id}\t${t.prefix}…\t${t.name}\t${t.scopes.join(',')}\texpires ${t.expires_at ?? 'never'}\tlast used ${t.last_used_at ?? 'never'}`);
+          }
+          if (!page.has_more) break;
+          after = page.data[page.data.length - 1].id;
+        }
+        return 0;
+      }
+      const id = required(values.id, '--id');
+      if (!tokens.revoke(user.id, id)) throw new UsageError(`${email} has no token ${id}.`);
+      out(`Revoked ${id}.`);
+      return 0;
+    } finally {
+      db.close();
+    }
+  } catch (e) {
+    if (e instanceof UsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      err(`gsh: ${(e as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    err(`gsh: ${(e as Error).message}`);
+    return 1;
+  }
+}

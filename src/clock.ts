@@ -1,0 +1,10 @@
+/** Time is passed in, never read from globals, so tests can move it (STYLE.md: dependencies passed in). */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -1,0 +1,60 @@
+import path from 'node:path';
+
+/** Every setting the operator can change, read from the environment in one place (README "Configuration"). */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  dbFile: string;
+  rateLimitPerMinute: number;
+  gameHost: string;
+  gamePortRange: [number, number];
+  metricsIntervalMs: number;
+  trustProxy: boolean | number | string;
+  bodyLimitBytes: number;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}; got "${raw}".`);
+  }
+  return value;
+}
+
+function portRange(raw: string | undefined): [number, number] {
+  const match = /^(\d{1,5})-(\d{1,5})$/.exec(raw ?? '25565-25664');
+  const [low, high] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
+  if (!match || low < 1024 || high > 65535 || low > high) {
+    throw new ConfigError(`GAME_PORT_RANGE must look like 25565-25664 (ports 1024-65535, low first); got "${raw}".`);
+  }
+  return [low, high];
+}
+
+function trustProxy(raw: string | undefined): boolean | number | string {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  return /^\d+$/.test(raw) ? Number(raw) : raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  return {
+    port: int(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    dataDir,
+    dbFile: path.join(dataDir, 'gsh.sqlite'),
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 120, 1, 1_000_000),
+    gameHost: env.GAME_HOST || '127.0.0.1',
+    gamePortRange: portRange(env.GAME_PORT_RANGE),
+    metricsIntervalMs: int(env, 'METRICS_INTERVAL_S', 5, 1, 3600) * 1000,
+    trustProxy: trustProxy(env.TRUST_PROXY),
+    bodyLimitBytes: 64 * 1024,
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_S', 30, 1, 600) * 1000,
+  };
+}

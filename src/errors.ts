@@ -1,0 +1,59 @@
+/**
+ * The one registry of error codes (CONVENTIONS.md "Errors"). Every problem document the service sends is built
+ * from an entry here; test/unit/errors.test.ts pins this table against the `code` enum in openapi/v1.yaml, so
+ * the code and the contract cannot drift.
+ *
+ * `type` URIs resolve to the docs section that explains the code (RFC 9457 §3.1.1: "a URI reference that
+ * identifies the problem type ... [that] when dereferenced, [provides] human-readable documentation").
+ */
+export const errorRegistry = {
+  validation_failed: { status: 400, title: 'The request is not valid' },
+  malformed_body: { status: 400, title: 'The request body is not valid JSON' },
+  unauthorized: { status: 401, title: 'A valid bearer token is required' },
+  insufficient_scope: { status: 403, title: 'The token lacks a scope this operation needs' },
+  csrf_failed: { status: 403, title: 'The request failed the CSRF check' },
+  not_found: { status: 404, title: 'No such resource' },
+  server_not_found: { status: 404, title: 'No such server' },
+  token_not_found: { status: 404, title: 'No such token' },
+  action_not_found: { status: 404, title: 'No such action' },
+  method_not_allowed: { status: 405, title: 'The method is not allowed on this resource' },
+  not_acceptable: { status: 406, title: 'No acceptable representation' },
+  invalid_state: { status: 409, title: 'The server is not in a state that allows this' },
+  action_conflict: { status: 409, title: 'Another action is in progress on this server' },
+  idempotency_in_flight: { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
+  payload_too_large: { status: 413, title: 'The request body is too large' },
+  unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
+  unknown_plan: { status: 422, title: 'No such plan' },
+  unknown_version: { status: 422, title: 'No such version' },
+  idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request' },
+  rate_limited: { status: 429, title: 'Too many requests' },
+  internal_error: { status: 500, title: 'Internal error' },
+  capacity_exhausted: { status: 503, title: 'No capacity left for another server' },
+  service_unavailable: { status: 503, title: 'The service is shutting down' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof errorRegistry;
+
+/** One entry of a validation failure: a JSON Pointer into the request and what is wrong there. */
+export interface FieldError {
+  pointer: string;
+  detail: string;
+}
+
+/**
+ * The error every layer throws (handlers, repositories, the runtime). The HTTP layer turns it into an RFC 9457
+ * problem document; nothing matches on message text (STYLE.md: not Wings' errors-matched-by-text).
+ */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail: string,
+    readonly errors?: FieldError[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(detail);
+    this.name = 'AppError';
+    this.status = errorRegistry[code].status;
+  }
+}

@@ -1,0 +1,43 @@
+import { AppError } from '../../errors';
+import { hasScope } from '../../auth/tokens';
+import type { TokensRepo } from '../../store/tokens-repo';
+import type { Handlers } from '../types';
+import { page, withCursor } from './paging';
+
+/** Tokens tag: listTokens, createToken, getToken, revokeToken. A user only ever sees their own tokens. */
+export function tokenHandlers(deps: { tokens: TokensRepo }): Handlers {
+  const { tokens } = deps;
+  return {
+    listTokens: ({ principal, query }) => {
+      const { limit, startingAfter } = page(query);
+      return { status: 200, body: withCursor(tokens.list(principal.userId, limit, startingAfter)) };
+    },
+
+    createToken: ({ principal, body }) => {
+      // A token may not mint a token stronger than itself (no privilege escalation through tokens:manage).
+      const beyond = body.scopes.filter((s) => !hasScope(principal.scopes, s));
+      if (beyond.length > 0) {
+        throw new AppError('insufficient_scope', `This token cannot grant ${beyond.join(', ')}: it does not hold it.`);
+      }
+      const created = tokens.create(principal.userId, {
+        name: body.name,
+        scopes: body.scopes,
+        expiresInSeconds: body.expires_in_seconds,
+      });
+      return { status: 201, body: created, headers: { Location: `/v1/tokens/${created.id}` } };
+    },
+
+    getToken: ({ principal, path }) => {
+      const token = tokens.get(principal.userId, path.token_id);
+      if (!token) throw new AppError('token_not_found', `There is no token ${path.token_id}.`);
+      return { status: 200, body: token };
+    },
+
+    revokeToken: ({ principal, path }) => {
+      if (!tokens.revoke(principal.userId, path.token_id)) {
+        throw new AppError('token_not_found', `There is no token ${path.token_id}.`);
+      }
+      return { status: 204, body: undefined };
+    },
+  };
+}

@@ -1,0 +1,75 @@
+import type { Response } from 'express';
+import type { ErrorObject } from 'ajv';
+import { AppError, errorRegistry, type ErrorCode, type FieldError } from '../errors';
+
+export const PROBLEM_BASE = 'https://gsh.example.com/problems/';
+
+/** Writes an RFC 9457 problem document (§3: type, title, status, detail, instance; plus our `code`, `errors`). */
+export function sendProblem(res: Response, err: AppError, instance: string): void {
+  const entry = errorRegistry[err.code];
+  for (const [name, value] of Object.entries(err.headers ?? {})) res.setHeader(name, value);
+  res
+    .status(entry.status)
+    .type('application/problem+json')
+    .send(
+      JSON.stringify({
+        type: PROBLEM_BASE + err.code,
+        title: entry.title,
+        status: entry.status,
+        detail: err.detail,
+        instance,
+        code: err.code,
+        ...(err.errors ? { errors: err.errors } : {}),
+      }),
+    );
+}
+
+export function problem(code: ErrorCode, detail: string, errors?: FieldError[]): AppError {
+  return new AppError(code, detail, errors);
+}
+
+/**
+ * Turns Ajv errors from openapi-backend into JSON Pointers into the request. openapi-backend validates one object
+ * `{ path, query, header, requestBody }`; we root pointers at `/path`, `/query`, `/header` and `/body`, and point
+ * `required` / `additionalProperties` errors at the property itself rather than its parent (RFC 6901).
+ */
+export function fieldErrors(errors: ErrorObject[]): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of errors) {
+    // oneOf/anyOf wrappers repeat what their branches already said.
+    if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
+    let pointer = e.instancePath;
+    const params = e.params as Record<string, unknown>;
+    if (e.keyword === 'required') pointer += `/${escape(String(params.missingProperty))}`;
+    if (e.keyword === 'additionalProperties') pointer += `/${escape(String(params.additionalProperty))}`;
+    if (e.keyword === 'parse' || pointer === '') pointer = '/body';
+    pointer = pointer.replace(/^\/requestBody/, '/body');
+    const detail = describe(e);
+    const key = `${pointer} ${detail}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ pointer: pointer.slice(0, 300), detail: detail.slice(0, 500) });
+  }
+  return out.slice(0, 100);
+}
+
+function escape(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function describe(e: ErrorObject): string {
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return 'is required';
+    case 'additionalProperties':
+      return 'is not a known property';
+    case 'enum':
+      return `must be one of: ${(params.allowedValues as unknown[]).join(', ')}`;
+    case 'parse':
+      return 'is not valid JSON';
+    default:
+      return e.message ?? 'is not valid';
+  }
+}

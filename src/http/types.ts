@@ -1,0 +1,41 @@
+import type { Context } from 'openapi-backend';
+import type { operations } from '../../generated/v1';
+import type { Principal } from '../store/tokens-repo';
+
+export type OperationId = keyof operations;
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : undefined;
+
+/** The JSON body an operation accepts, from the generated types. */
+export type RequestBody<Op extends OperationId> = operations[Op] extends {
+  requestBody: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+
+export type QueryOf<Op extends OperationId> = NonNullable<operations[Op]['parameters']['query']>;
+export type PathOf<Op extends OperationId> = NonNullable<operations[Op]['parameters']['path']>;
+
+/**
+ * What a handler returns: one of the success answers the spec lists for its operation, typed from
+ * generated/v1.ts, so a handler cannot send a body the contract does not allow. Errors are thrown as AppError.
+ */
+export type Reply<Op extends OperationId> = {
+  [S in keyof operations[Op]['responses']]: S extends 200 | 201 | 202 | 204
+    ? { status: S; body: Json<operations[Op]['responses'][S]>; headers?: Record<string, string> }
+    : never;
+}[keyof operations[Op]['responses']];
+
+/** The request as a handler sees it: validated by openapi-backend against the spec, with its caller. */
+export interface Call<Op extends OperationId> {
+  principal: Principal;
+  path: PathOf<Op>;
+  query: QueryOf<Op>;
+  body: RequestBody<Op>;
+  headers: Record<string, string | string[] | undefined>;
+  context: Context;
+}
+
+export type Handler<Op extends OperationId> = (call: Call<Op>) => Reply<Op> | Promise<Reply<Op>>;
+
+export type Handlers = { [Op in OperationId]?: Handler<Op> };

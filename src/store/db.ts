@@ -1,0 +1,64 @@
+import Database from 'better-sqlite3';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export type Db = Database.Database;
+
+/**
+ * Opens (creating if needed) the service's SQLite file and brings its schema up to date.
+ *
+ * Durability (see SECURITY.md): WAL journal with synchronous=FULL, so a transaction that returned has been
+ * fsynced to the WAL and survives `kill -9` and power loss; an answer is only sent after its transaction
+ * committed, so nothing acknowledged is lost. busy_timeout lets the CLI write while the service runs on the
+ * same file (https://www.sqlite.org/wal.html#concurrency).
+ */
+export function openDb(file: string): Db {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+  return db;
+}
+
+interface Migration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+/**
+ * Migrations live one per file in ./migrations as `NNN-name.ts`, each exporting `sql`. Each runs once, in
+ * order, inside a transaction together with the row recording it, so a crash mid-migration leaves nothing half
+ * applied. Files are found by listing the folder, so adding one needs no registry edit.
+ */
+export function loadMigrations(): Migration[] {
+  const dir = path.join(__dirname, 'migrations');
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{3}-[\w-]+\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
+    .sort()
+    .map((f) => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const mod = require(path.join(dir, f)) as { sql: string };
+      return { id: Number(f.slice(0, 3)), name: f.replace(/\.(ts|js)$/, ''), sql: mod.sql };
+    });
+}
+
+export function migrate(db: Db): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
+  const applied = new Set(
+    (db.prepare('SELECT id FROM schema_migrations').all() as { id: number }[]).map((r) => r.id),
+  );
+  const record = db.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)');
+  for (const m of loadMigrations()) {
+    if (applied.has(m.id)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(m.id, m.name, new Date().toISOString());
+    }).immediate();
+  }
+}

@@ -1,0 +1,162 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { newId } from '../ids';
+import { AppError } from '../errors';
+import type { components } from '../../generated/v1';
+
+export type Server = components['schemas']['Server'];
+export type ServerState = components['schemas']['ServerState'];
+
+interface ServerRow {
+  id: string;
+  user_id: string;
+  name: string;
+  plan: string;
+  version: string;
+  software: string;
+  game_version: string;
+  state: ServerState;
+  desired_state: 'running' | 'stopped';
+  host: string | null;
+  port: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+function toServer(row: ServerRow): Server {
+  return {
+    id: row.id,
+    name: row.name,
+    plan: row.plan,
+    version: row.version,
+    software: row.software,
+    game_version: row.game_version,
+    state: row.state,
+    desired_state: row.desired_state,
+    address: row.host !== null && row.port !== null ? { host: row.host, port: row.port } : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export interface NewServer {
+  name: string;
+  plan: string;
+  version: string;
+  software: string;
+  game_version: string;
+}
+
+export interface AddressPool {
+  host: string;
+  /** Inclusive port range game servers are given ports from (GAME_PORT_RANGE). */
+  portRange: readonly [number, number];
+}
+
+export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
+  const insert = db.prepare(`INSERT INTO servers
+    (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, created_at, updated_at)
+    VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
+            @created_at, @updated_at)`);
+  const usedPorts = db.prepare('SELECT port FROM servers WHERE port BETWEEN ? AND ? ORDER BY port');
+  const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
+  const pageAll = db.prepare('SELECT * FROM servers WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
+  const pageByState = db.prepare(
+    'SELECT * FROM servers WHERE user_id = ? AND id > ? AND state = ? ORDER BY id LIMIT ?',
+  );
+  const update = db.prepare(
+    'UPDATE servers SET name = @name, plan = @plan, updated_at = @updated_at WHERE id = @id AND user_id = @user_id',
+  );
+  const markDeleting = db.prepare(
+    "UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?",
+  );
+  const remove = db.prepare('DELETE FROM servers WHERE id = ?');
+
+  /** The lowest free port of the range, read inside the creating transaction; UNIQUE(port) backs it up. */
+  function freePort(): number {
+    const [low, high] = pool.portRange;
+    let candidate = low;
+    for (const { port } of usedPorts.all(low, high) as { port: number }[]) {
+      if (port !== candidate) break;
+      candidate++;
+    }
+    if (candidate > high) {
+      throw new AppError('capacity_exhausted', `Every game port from ${low} to ${high} is taken; delete a server or ask the operator for more.`);
+    }
+    return candidate;
+  }
+
+  return {
+    /** Inserts a server in state `installing` with its address allocated, atomically. */
+    create(userId: string, input: NewServer): Server {
+      return db
+        .transaction(() => {
+          const now = iso(clock.now());
+          const row: ServerRow = {
+            id: newId('srv', clock.now()),
+            user_id: userId,
+            ...input,
+            state: 'installing',
+            desired_state: 'stopped',
+            host: pool.host,
+            port: freePort(),
+            created_at: now,
+            updated_at: now,
+          };
+          insert.run(row);
+          return toServer(row);
+        })
+        .immediate();
+    },
+
+    get(userId: string, id: string): Server | undefined {
+      const row = one.get(id, userId) as ServerRow | undefined;
+      return row && toServer(row);
+    },
+
+    list(userId: string, opts: { limit: number; startingAfter?: string; state?: ServerState }) {
+      const after = opts.startingAfter ?? '';
+      const rows = (
+        opts.state
+          ? pageByState.all(userId, after, opts.state, opts.limit + 1)
+          : pageAll.all(userId, after, opts.limit + 1)
+      ) as ServerRow[];
+      return { data: rows.slice(0, opts.limit).map(toServer), has_more: rows.length > opts.limit };
+    },
+
+    /**
+     * Applies a rename and/or plan change. The state check and the write are one transaction, so a start that
+     * lands in between cannot run the game on a plan that changed under it.
+     */
+    update(userId: string, id: string, patch: { name?: string; plan?: string }): Server | undefined {
+      return db
+        .transaction(() => {
+          const row = one.get(id, userId) as ServerRow | undefined;
+          if (!row) return undefined;
+          if (patch.plan !== undefined && patch.plan !== row.plan && !['stopped', 'crashed'].includes(row.state)) {
+            throw new AppError(
+              'invalid_state',
+              `The plan can only change while the server is stopped or crashed; it is ${row.state}.`,
+            );
+          }
+          const next = { ...row, ...patch, updated_at: iso(clock.now()) };
+          update.run(next);
+          return toServer(next);
+        })
+        .immediate();
+    },
+
+    /** Marks a server as being deleted; the runtime then removes its process and files. */
+    markDeleting(id: string): void {
+      markDeleting.run(iso(clock.now()), id);
+    },
+
+    /** Removes the row, which frees its port for the next server. */
+    remove(id: string): void {
+      remove.run(id);
+    },
+  };
+}
+
+export type ServersRepo = ReturnType<typeof createServersRepo>;

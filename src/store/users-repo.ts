@@ -1,0 +1,44 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { newId } from '../ids';
+
+export interface User {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  created_at: string;
+}
+
+export function createUsersRepo(db: Db, clock: Clock) {
+  const byEmail = db.prepare('SELECT * FROM users WHERE email = ?');
+  const byId = db.prepare('SELECT * FROM users WHERE id = ?');
+  const insert = db.prepare(
+    'INSERT INTO users (id, email, password_hash, created_at) VALUES (@id, @email, @password_hash, @created_at)',
+  );
+  const setPassword = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
+
+  return {
+    findByEmail: (email: string) => byEmail.get(email) as User | undefined,
+    findById: (id: string) => byId.get(id) as User | undefined,
+
+    /** Returns the user with this email, creating it first if there is none (the CLI's `token create`). */
+    ensure(email: string): User {
+      return db
+        .transaction(() => {
+          const found = byEmail.get(email) as User | undefined;
+          if (found) return found;
+          const user: User = { id: newId('usr', clock.now()), email, password_hash: null, created_at: iso(clock.now()) };
+          insert.run(user);
+          return user;
+        })
+        .immediate();
+    },
+
+    setPasswordHash(id: string, hash: string): void {
+      setPassword.run(hash, id);
+    },
+  };
+}
+
+export type UsersRepo = ReturnType<typeof createUsersRepo>;

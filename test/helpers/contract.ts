@@ -1,0 +1,63 @@
+import Ajv, { type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import { OpenAPIBackend } from 'openapi-backend';
+import { loadSpec } from '../../src/spec';
+import type { SentResponse } from '../../src/app';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/**
+ * Checks answers against openapi/v1.yaml: the status is one the operation documents, the content type is one it
+ * documents for that status, the body matches the schema, and /v1 answers carry the rate-limit headers. Every
+ * test app runs it on every response (CONVENTIONS.md: code and contract cannot drift).
+ */
+export async function createContractChecker() {
+  const api = new OpenAPIBackend({ definition: structuredClone(loadSpec().document) as never, validate: false, strict: true });
+  (api as unknown as { validateDefinition: () => unknown }).validateDefinition = () => undefined;
+  await api.init();
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  const compiled = new Map<string, ValidateFunction>();
+  const problemSchema = (api.definition as Json).components.schemas.Problem;
+
+  function validator(key: string, schema: unknown): ValidateFunction {
+    let v = compiled.get(key);
+    if (!v) compiled.set(key, (v = ajv.compile(schema as object)));
+    return v;
+  }
+
+  return function check(sent: SentResponse): string[] {
+    const failures: string[] = [];
+    const where = `${sent.method} ${sent.path} → ${sent.status}`;
+    const type = sent.contentType.split(';')[0].trim();
+    const body = sent.body ? JSON.parse(sent.body) : undefined;
+    if (!sent.path.startsWith('/v1')) {
+      if (sent.status >= 400 && !(type === 'application/problem+json' && validator('problem', problemSchema)(body))) {
+        failures.push(`${where}: an error outside /v1 that is not a problem document`);
+      }
+      return failures;
+    }
+    for (const h of ['ratelimit', 'ratelimit-policy']) {
+      if (sent.headers[h] === undefined) failures.push(`${where}: no ${h} header`);
+    }
+    const operation = api.matchOperation({ method: sent.method, path: sent.path, headers: {} }) as Json | undefined;
+    if (!operation) {
+      // Unknown routes and methods are not operations; their answer must still be a problem document.
+      if (!(type === 'application/problem+json' && validator('problem', problemSchema)(body))) {
+        failures.push(`${where}: not a problem document`);
+      }
+      return failures;
+    }
+    const response = operation.responses?.[String(sent.status)];
+    if (!response) return [...failures, `${where}: status not documented for ${operation.operationId}`];
+    if (!response.content) {
+      if (sent.body) failures.push(`${where}: a body where the spec documents none`);
+      return failures;
+    }
+    const media = response.content[type];
+    if (!media) return [...failures, `${where}: content type "${type}" not documented (${Object.keys(response.content)})`];
+    const validate = validator(`${operation.operationId} ${sent.status} ${type}`, media.schema);
+    if (!validate(body)) failures.push(`${where}: body does not match the spec: ${ajv.errorsText(validate.errors)}`);
+    return failures;
+  };
+}
