@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// `npm test`: every check the project promises, in the order that fails fastest.
+//   1. generated/ matches the spec (openapi-typescript output is compared, never hand-edited)
+//   2. redocly lint (recommended-strict) passes with no warnings
+//   3. types check across src/, test/ and generated/
+//   4. the service builds (dist/ is what `npm start` and `npx gsh` run) and the docs build
+//   5. jest runs every test; extra arguments are passed to jest (`npm test -- test/unit`)
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+
+const root = path.join(__dirname, '..');
+const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' };
+
+function step(title, file, args, options = {}) {
+  process.stdout.write(`\n▶ ${title}\n`);
+  const res = spawnSync(process.execPath, [require.resolve(file, { paths: [root] }), ...args], { cwd: root, stdio: 'inherit', env, ...options });
+  if (res.status !== 0) {
+    process.stderr.write(`✗ ${title} failed\n`);
+    process.exit(res.status ?? 1);
+  }
+}
+
+const fresh = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-gen-')), 'v1.ts');
+step('generated/ is up to date with openapi/v1.yaml', 'openapi-typescript/bin/cli.js', ['openapi/v1.yaml', '-o', fresh], { stdio: ['ignore', 'ignore', 'inherit'] });
+if (fs.readFileSync(fresh, 'utf8') !== fs.readFileSync(path.join(root, 'generated', 'v1.ts'), 'utf8')) {
+  process.stderr.write('✗ generated/v1.ts is stale: run `npm run generate` and commit the result.\n');
+  process.exit(1);
+}
+step('redocly lint openapi/v1.yaml', '@redocly/cli/bin/cli.js', ['lint', 'openapi/v1.yaml', '--format', 'stylish']);
+step('type check', 'typescript/bin/tsc', ['-p', 'tsconfig.test.json']);
+step('build', 'typescript/bin/tsc', ['-b']);
+step('docs', './scripts/build-docs.js', []);
+step('jest', 'jest/bin/jest.js', process.argv.slice(2));

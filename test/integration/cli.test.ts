@@ -1,0 +1,71 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { createApp } from '../../src/app';
+import { tempDir } from '../helpers/app';
+
+// The CLI as operators run it: `node bin/gsh.js` (what `npx gsh` runs) on a DATA_DIR, built by `npm test`.
+const bin = path.join(__dirname, '..', '..', 'bin', 'gsh.js');
+const run = (args: string[], dataDir: string) =>
+  spawnSync(process.execPath, [bin, ...args], { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8' });
+
+void createApp; // keeps this file's imports type-checked against the app
+
+describe('npx gsh token …', () => {
+  const dataDir = tempDir('cli');
+
+  test('create prints the token alone on the last line; list shows it; revoke removes it', () => {
+    const created = run(['token', 'create', '--email', 'ops@example.com', '--name', 'deploy', '--scopes', 'servers:read', '--expires-in', '30d'], dataDir);
+    expect(created.status).toBe(0);
+    const lines = created.stdout.trim().split('\n');
+    const token = lines[lines.length - 1];
+    expect(token).toMatch(/^gsh_[A-Za-z0-9_-]{43}$/);
+
+    const listed = run(['token', 'list', '--email', 'ops@example.com'], dataDir);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toContain('deploy');
+    expect(listed.stdout).toContain('servers:read');
+    expect(listed.stdout).not.toContain(token);
+    const id = listed.stdout.split('\t')[0];
+
+    const revoked = run(['token', 'revoke', '--email', 'ops@example.com', '--id', id], dataDir);
+    expect(revoked.status).toBe(0);
+    expect(run(['token', 'list', '--email', 'ops@example.com'], dataDir).stdout.trim()).toBe('');
+  });
+
+  test.each([
+    ['no command', [], 2],
+    ['unknown scope', ['token', 'create', '--email', 'a@b.c', '--name', 'x', '--scopes', 'root'], 2],
+    ['bad expiry', ['token', 'create', '--email', 'a@b.c', '--name', 'x', '--expires-in', 'soon'], 2],
+    ['missing name', ['token', 'create', '--email', 'a@b.c'], 2],
+    ['unknown flag', ['token', 'list', '--email', 'a@b.c', '--all'], 2],
+    ['revoke for an unknown user', ['token', 'revoke', '--email', 'nobody@b.c', '--id', 'tok_x'], 2],
+  ])('%s → exit %i with a message on stderr', (_name, args, code) => {
+    const res = run(args as string[], dataDir);
+    expect(res.status).toBe(code);
+    expect(res.stderr).toMatch(/gsh: |Usage:/);
+    expect(res.stdout).not.toMatch(/gsh_/);
+  });
+
+  test('works while the service holds the same database open', () => {
+    const script = `
+      const { openDb } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'src', 'store', 'db.js'))});
+      const db = openDb(process.argv[1] + '/gsh.sqlite');
+      db.prepare('BEGIN IMMEDIATE').run(); setTimeout(() => { db.prepare('COMMIT').run(); process.exit(0); }, 500);
+      process.stdout.write('locked\\n');`;
+    const holder = require('node:child_process').spawn(process.execPath, ['-e', script, dataDir]);
+    return new Promise<void>((resolve, reject) => {
+      holder.stdout.once('data', () => {
+        // The service is mid-write; the CLI waits (busy_timeout) rather than failing.
+        const res = run(['token', 'create', '--email', 'ops@example.com', '--name', 'while-busy'], dataDir);
+        try {
+          expect(res.status).toBe(0);
+          resolve();
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+  });
+
+  afterAll(() => execFileSync('rm', ['-rf', dataDir]));
+});

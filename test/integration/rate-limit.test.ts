@@ -1,0 +1,50 @@
+import { createTestApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ config: { rateLimitPerMinute: 120 } });
+});
+afterAll(() => t.close());
+afterEach(() => t.expectContract());
+
+describe('120 requests per minute per token (draft-ietf-httpapi-ratelimit-headers-08)', () => {
+  test('the 121st request in a minute is 429 with Retry-After and a problem; another token is unaffected', async () => {
+    const a = t.token('a@example.com');
+    const b = t.token('b@example.com');
+    for (let i = 1; i <= 120; i++) {
+      const res = await t.http.get('/v1/plans').set('Authorization', `Bearer ${a}`);
+      expect(res.status).toBe(200);
+      if (i === 1) {
+        expect(res.headers['ratelimit-policy']).toMatch(/^"120-in-1min"; q=120; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+        expect(res.headers.ratelimit).toMatch(/^"120-in-1min"; r=119; t=\d+$/);
+      }
+    }
+    const over = await t.http.get('/v1/plans').set('Authorization', `Bearer ${a}`);
+    expect(over.status).toBe(429);
+    expect(over.body.code).toBe('rate_limited');
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(over.headers.ratelimit).toMatch(/r=0;/);
+
+    const other = await t.http.get('/v1/plans').set('Authorization', `Bearer ${b}`);
+    expect(other.status).toBe(200);
+    expect(other.headers.ratelimit).toMatch(/r=119;/);
+  });
+
+  test('requests without a valid token share a budget per client address', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 121; i++) {
+      statuses.push((await t.http.get('/v1/plans').set('Authorization', 'Bearer gsh_guess' + i)).status);
+    }
+    expect(statuses.slice(0, 120).every((s) => s === 401)).toBe(true);
+    expect(statuses[120]).toBe(429);
+  });
+
+  test('the key is the token id, never the secret', async () => {
+    const c = t.token('c@example.com');
+    const res = await t.http.get('/v1/plans').set('Authorization', `Bearer ${c}`);
+    const pk = /pk=:([^:]+):/.exec(res.headers['ratelimit-policy'])![1];
+    expect(Buffer.from(pk, 'base64').toString()).not.toContain(c.slice(4, 12));
+    expect(res.headers['ratelimit-policy']).not.toContain(c);
+  });
+});

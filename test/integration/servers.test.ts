@@ -1,0 +1,129 @@
+import { createTestApp, type TestApp } from '../helpers/app';
+
+let t: TestApp;
+let alice: string;
+let bob: string;
+beforeAll(async () => {
+  t = await createTestApp({ config: { addressPool: { host: '127.0.0.1', portRange: [41000, 41004] } } });
+  alice = t.token('alice@example.com');
+  bob = t.token('bob@example.com');
+});
+afterAll(() => t.close());
+afterEach(() => t.expectContract());
+
+const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
+const create = (token: string, name: string, extra: Record<string, string> = {}) =>
+  t.http.post('/v1/servers').set(auth(token)).set(extra).send({ name, plan: 'micro', version: 'flying-squid-1.20' });
+
+describe('servers', () => {
+  test('create answers 201 with Location and the full record', async () => {
+    const res = await create(alice, 'Survival');
+    expect(res.status).toBe(201);
+    expect(res.headers.location).toBe(`/v1/servers/${res.body.id}`);
+    expect(res.body).toMatchObject({
+      id: expect.stringMatching(/^srv_/),
+      name: 'Survival',
+      plan: 'micro',
+      version: 'flying-squid-1.20',
+      software: 'flying-squid',
+      game_version: '1.20',
+      state: 'installing',
+      desired_state: 'stopped',
+      address: { host: '127.0.0.1', port: 41000 },
+    });
+    const got = await t.http.get(res.headers.location).set(auth(alice));
+    expect(got.body).toEqual(res.body);
+  });
+
+  test('each server gets its own port, and running out is a clear 503', async () => {
+    const ports = [];
+    for (let i = 0; i < 4; i++) ports.push((await create(alice, `s${i}`)).body.address.port);
+    expect(ports).toEqual([41001, 41002, 41003, 41004]);
+    const full = await create(alice, 'one too many');
+    expect(full.status).toBe(503);
+    expect(full.body.code).toBe('capacity_exhausted');
+  });
+
+  test('list pages through every server exactly once, oldest first', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const q: string = cursor ? `?limit=2&starting_after=${cursor}` : '?limit=2';
+      const res = await t.http.get(`/v1/servers${q}`).set(auth(alice));
+      expect(res.status).toBe(200);
+      expect(res.body.data.length).toBeLessThanOrEqual(2);
+      seen.push(...res.body.data.map((s: { name: string }) => s.name));
+      cursor = res.body.next_cursor;
+      expect(res.body.has_more).toBe(cursor !== null);
+      pages++;
+    } while (cursor);
+    expect(seen).toEqual(['Survival', 's0', 's1', 's2', 's3']);
+    expect(pages).toBe(3);
+  });
+
+  test('list filters by state', async () => {
+    const installing = await t.http.get('/v1/servers?state=installing').set(auth(alice));
+    expect(installing.body.data).toHaveLength(5);
+    const running = await t.http.get('/v1/servers?state=running').set(auth(alice));
+    expect(running.body).toEqual({ data: [], has_more: false, next_cursor: null });
+  });
+
+  test('rename; a plan change is refused while the server is not stopped', async () => {
+    const { body: server } = await t.http.get('/v1/servers?limit=1').set(auth(alice)).then((r) => ({ body: r.body.data[0] }));
+    const renamed = await t.http.patch(`/v1/servers/${server.id}`).set(auth(alice)).send({ name: 'Creative' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.name).toBe('Creative');
+    expect(Date.parse(renamed.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(server.updated_at));
+    const plan = await t.http.patch(`/v1/servers/${server.id}`).set(auth(alice)).send({ plan: 'large' });
+    expect(plan.status).toBe(409);
+    expect(plan.body.code).toBe('invalid_state');
+    const unknown = await t.http.patch(`/v1/servers/${server.id}`).set(auth(alice)).send({ plan: 'nope' });
+    expect(unknown.status).toBe(422);
+    expect((await t.http.get(`/v1/servers/${server.id}`).set(auth(alice))).body.plan).toBe('micro');
+  });
+
+  test('delete answers 202 deleting, then the server is gone and its port is free again', async () => {
+    const list = await t.http.get('/v1/servers').set(auth(alice));
+    const victim = list.body.data[1];
+    const res = await t.http.delete(`/v1/servers/${victim.id}`).set(auth(alice));
+    expect(res.status).toBe(202);
+    expect(res.body.state).toBe('deleting');
+    await waitFor(async () => (await t.http.get(`/v1/servers/${victim.id}`).set(auth(alice))).status === 404);
+    const again = await create(alice, 'reuses the port');
+    expect(again.status).toBe(201);
+    expect(again.body.address.port).toBe(victim.address.port);
+  });
+});
+
+describe('tenancy: another user\'s server answers exactly like a missing one', () => {
+  test.each([
+    ['get', 'get', undefined],
+    ['patch', 'patch', { name: 'mine now' }],
+    ['delete', 'delete', undefined],
+  ] as const)('%s', async (_name, method, body) => {
+    const { body: list } = await t.http.get('/v1/servers?limit=1').set(auth(alice));
+    const id = list.data[0].id;
+    let req = t.http[method](`/v1/servers/${id}`).set(auth(bob));
+    if (body) req = req.send(body);
+    const res = await req;
+    const missing = await t.http[method]('/v1/servers/srv_doesnotexist').set(auth(bob)).send(body ?? undefined);
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('server_not_found');
+    expect({ ...res.body, detail: '', instance: '' }).toEqual({ ...missing.body, detail: '', instance: '' });
+    expect((await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body.name).not.toBe('mine now');
+  });
+
+  test('lists show only your own', async () => {
+    const res = await t.http.get('/v1/servers').set(auth(bob));
+    expect(res.body.data).toEqual([]);
+  });
+});
+
+async function waitFor(cond: () => Promise<boolean>, timeoutMs = 10_000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
