@@ -4,7 +4,7 @@
  */
 export interface ServerRuntime {
   /** Prepares a new server's files in the background; the server moves installing → stopped (or records why not). */
-  install(serverId: string): void;
+  install(serverId: string): Promise<void>;
   /** Stops the server's process if any and removes its files; resolves when both are done. */
   remove(serverId: string): Promise<void>;
 }

@@ -72,6 +72,7 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
     "UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?",
   );
   const remove = db.prepare('DELETE FROM servers WHERE id = ?');
+  const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
 
   /** The lowest free port of the range, read inside the creating transaction; UNIQUE(port) backs it up. */
   function freePort(): number {
@@ -150,6 +151,11 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
     /** Marks a server as being deleted; the runtime then removes its process and files. */
     markDeleting(id: string): void {
       markDeleting.run(iso(clock.now()), id);
+    },
+
+    /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */
+    idsInState(state: ServerState): string[] {
+      return inState.all(state) as string[];
     },
 
     /** Removes the row, which frees its port for the next server. */

@@ -50,7 +50,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
     bodyLimitBytes: 64 * 1024,
     ...options.config,
   };
-  const runtime = options.runtime ?? { install() {}, remove: async () => {} };
+  const runtime = options.runtime ?? { install: async () => {}, remove: async () => {} };
   const app = await createApp({
     db,
     clock,

@@ -90,7 +90,7 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
   const key = headers['idempotency-key'] as string | undefined;
   if (key === undefined) {
     const server = deps.servers.create(principal.userId, input);
-    deps.runtime.install(server.id);
+    install(deps, server.id);
     return { status: 201, body: server, headers: { Location: `/v1/servers/${server.id}` } };
   }
 
@@ -118,12 +118,17 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
       deps.idempotency.complete(principal.userId, key, 201, JSON.stringify(created));
       return created;
     })();
-    deps.runtime.install(server.id);
+    install(deps, server.id);
     return { status: 201, body: server, headers: { Location: `/v1/servers/${server.id}` } };
   } catch (err) {
     deps.idempotency.release(principal.userId, key);
     throw err;
   }
+}
+
+/** Starts the install in the background; the runtime records failures on the server, this only logs the unexpected. */
+function install(deps: ServerDeps, id: string) {
+  deps.runtime.install(id).catch((err) => deps.log.error('install failed', { server_id: id, error: String(err) }));
 }
 
 /**

@@ -1,0 +1,35 @@
+import { loadConfig, ConfigError } from './config';
+import { createLogger } from './log';
+import { startService } from './service';
+
+/** `npm start`: read the configuration, start the service, stop it cleanly on SIGTERM or SIGINT. */
+async function main() {
+  const log = createLogger();
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`gsh: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const service = await startService(config, log);
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      service.stop().then(
+        () => process.exit(0),
+        (err) => {
+          log.error('shutdown failed', { error: String(err) });
+          process.exit(1);
+        },
+      );
+    });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`gsh: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
