@@ -1,0 +1,171 @@
+import type { Clock } from '../clock';
+import type { Db } from '../store/db';
+import { retentionFor } from './levels';
+import { createRollup } from './rollup';
+import type { MetricsWindow, NewSample, Sample } from './types';
+import { createWindowReader } from './window';
+
+/**
+ * The metrics time series (issue 4): raw samples, per-minute and per-hour rollups in SQLite (migration 003;
+ * levels.ts has the levels and retention, rollup.ts the incremental rollups, window.ts the range reads).
+ *
+ * Contracts:
+ * - write() stores one sampling round in one transaction and returns the samples as stored (whole seconds,
+ *   fixed-point values) with their ids. It never rolls up; maintain() does, and should run after each round.
+ * - maintain() closes finished minutes and hours and applies retention; it is cheap when nothing closed.
+ * - All time comes from the injected clock, so tests can write days of samples without waiting.
+ * - History stays readable after a server stops (it is keyed by server id, not by process) and survives a
+ *   restart (it is all in the db); deleteServer() is the only way it goes before retention.
+ */
+export interface MetricsStore {
+  write(samples: NewSample[]): Sample[];
+  maintain(): void;
+  query(serverId: string, rangeMs: number, range?: string): MetricsWindow;
+  latest(serverId: string): Sample | null;
+  /** Samples of this server strictly after the one with this id, oldest first, at most `limit` (1..1000). An id that is not a sample id yields []. */
+  after(serverId: string, afterSampleId: string, limit: number): Sample[];
+  deleteServer(serverId: string): void;
+  /** For tests and the bench: rows read by the last query(), and the rollup watermarks. */
+  debug(): { lastRowsRead: number; watermarks: { minute: number | null; hour: number | null } };
+}
+
+export interface MetricsStoreOptions {
+  /** The sampler's interval; sizes the raw level (levels.ts). Default 5. */
+  sampleIntervalS?: number;
+}
+
+type RawRow = [t: number, tps_c: number | null, cpu_d: number, ram_kib: number, players: number, players_max: number];
+
+// Multi-row INSERT: one statement call per CHUNK rows instead of one per row cuts the per-call cost of
+// better-sqlite3 (binding + stepping), which is most of the cost of a small row.
+const CHUNK = 64;
+const COLS = 7;
+
+export function sampleId(t: number): string {
+  return String(t).padStart(10, '0');
+}
+
+export function parseSampleId(id: string): number | null {
+  return /^\d{10}$/.test(id) ? Number(id) : null;
+}
+
+export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOptions = {}): MetricsStore {
+  const intervalS = options.sampleIntervalS ?? 5;
+  const rollup = createRollup(db, retentionFor(intervalS));
+  const windows = createWindowReader(db, intervalS);
+  const keys = new Map<string, number>();
+
+  const findKey = db.prepare('SELECT key FROM metric_servers WHERE server_id = ?').pluck();
+  const addKey = db.prepare('INSERT INTO metric_servers (server_id) VALUES (?)');
+  const rowValues = `(${new Array(COLS).fill('?').join(',')})`;
+  const insertSql = (n: number) =>
+    `INSERT OR REPLACE INTO metric_raw (server_key, t, tps_c, cpu_d, ram_kib, players, players_max) VALUES ${new Array(n).fill(rowValues).join(',')}`;
+  const insertChunk = db.prepare(insertSql(CHUNK));
+  const insertOne = db.prepare(insertSql(1));
+  const selectLatest = db.prepare(
+    'SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM metric_raw WHERE server_key = ? ORDER BY t DESC LIMIT 1',
+  ).raw();
+  const selectAfter = db.prepare(
+    'SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM metric_raw WHERE server_key = ? AND t > ? ORDER BY t LIMIT ?',
+  ).raw();
+  const deletes = ['metric_raw', 'metric_minute', 'metric_hour', 'metric_servers'].map((table) =>
+    db.prepare(`DELETE FROM ${table} WHERE ${table === 'metric_servers' ? 'key' : 'server_key'} = ?`),
+  );
+
+  function keyOf(serverId: string, create: boolean): number | null {
+    const cached = keys.get(serverId);
+    if (cached !== undefined) return cached;
+    let key = findKey.get(serverId) as number | undefined;
+    if (key === undefined && create) key = Number(addKey.run(serverId).lastInsertRowid);
+    if (key !== undefined) keys.set(serverId, key);
+    return key ?? null;
+  }
+
+  // A round shares one timestamp, so its text form is made once, not once per server.
+  let lastT = -1;
+  let lastAt = '';
+  function toSample(serverId: string, row: RawRow): Sample {
+    const [t, tpsC, cpuD, ramKib, players, playersMax] = row;
+    if (t !== lastT) [lastT, lastAt] = [t, new Date(t * 1000).toISOString()];
+    return {
+      id: sampleId(t),
+      server_id: serverId,
+      at: lastAt,
+      tps: tpsC === null ? null : tpsC / 100,
+      cpu_percent: cpuD / 10,
+      ram_bytes: ramKib * 1024,
+      players_online: players,
+      players_max: playersMax,
+    };
+  }
+
+  function encode(s: NewSample): RawRow {
+    const ms = Date.parse(s.at);
+    if (Number.isNaN(ms)) throw new Error(`sample of ${s.server_id} has an invalid at: ${s.at}`);
+    return [
+      Math.floor(ms / 1000),
+      s.tps === null ? null : Math.round(s.tps * 100),
+      Math.round(s.cpu_percent * 10),
+      Math.round(s.ram_bytes / 1024),
+      s.players_online,
+      s.players_max,
+    ];
+  }
+
+  const writeTx = db.transaction((samples: NewSample[]): Sample[] => {
+    const stored: Sample[] = [];
+    const params: (number | null)[] = [];
+    for (const s of samples) {
+      const row = encode(s);
+      params.push(keyOf(s.server_id, true) as number, row[0], row[1], row[2], row[3], row[4], row[5]);
+      stored.push(toSample(s.server_id, row));
+    }
+    let i = 0;
+    for (; i + CHUNK * COLS <= params.length; i += CHUNK * COLS) insertChunk.run(params.slice(i, i + CHUNK * COLS));
+    for (; i < params.length; i += COLS) insertOne.run(params.slice(i, i + COLS));
+    return stored;
+  });
+
+  const maintainTx = db.transaction((nowS: number) => rollup.run(nowS));
+  const deleteTx = db.transaction((key: number) => deletes.forEach((d) => d.run(key)));
+
+  function latest(serverId: string): Sample | null {
+    const key = keyOf(serverId, false);
+    const row = key === null ? undefined : (selectLatest.get(key) as RawRow | undefined);
+    return row ? toSample(serverId, row) : null;
+  }
+
+  return {
+    write: (samples) => (samples.length === 0 ? [] : writeTx.immediate(samples)),
+    maintain: () => void maintainTx.immediate(Math.floor(clock.now() / 1000)),
+    latest,
+    after(serverId, afterSampleId, limit) {
+      const key = keyOf(serverId, false);
+      const t = parseSampleId(afterSampleId);
+      if (key === null || t === null) return [];
+      const n = Math.min(Math.max(Math.floor(limit), 1), 1000);
+      return (selectAfter.all(key, t, n) as RawRow[]).map((row) => toSample(serverId, row));
+    },
+    query(serverId, rangeMs, range = formatRange(rangeMs)) {
+      const nowS = Math.floor(clock.now() / 1000);
+      const last = latest(serverId);
+      const fresh = last !== null && nowS - Date.parse(last.at) / 1000 <= 3 * intervalS;
+      const key = keyOf(serverId, false);
+      return windows.read({ serverId, key, range, rangeS: Math.floor(rangeMs / 1000), nowS, marks: rollup.marks(), now: fresh ? last : null });
+    },
+    deleteServer(serverId) {
+      const key = keyOf(serverId, false);
+      keys.delete(serverId);
+      if (key !== null) deleteTx.immediate(key);
+    },
+    debug: () => ({ lastRowsRead: windows.lastRowsRead(), watermarks: rollup.marks() }),
+  };
+}
+
+/** The shortest `<n><unit>` spelling of a duration, for query() callers that pass only milliseconds. */
+export function formatRange(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s % 86_400 === 0) return `${s / 86_400}d`;
+  if (s % 3_600 === 0) return `${s / 3_600}h`;
+  return `${Math.floor(s / 60)}m`;
+}
