@@ -1,0 +1,91 @@
+/**
+ * How a game process is installed, started, stopped, killed, sent a console command and read from.
+ *
+ * Modelled on Pterodactyl Wings' `environment.ProcessEnvironment`: one interface with a contract per method, so
+ * the supervisor (runtime.ts) never touches child_process and another environment (containers, a remote node)
+ * can be dropped in. Unlike Wings, the environment does not own the server state: it reports facts (lines,
+ * messages, exit) and the supervisor decides what they mean.
+ *
+ * The embedded default is local-environment.ts (child processes on this host).
+ */
+
+/** How a process ended. Exactly one of code/signal is set, as Node reports it. */
+export interface ExitInfo {
+  code: number | null;
+  signal: string | null;
+}
+
+export type OutputStream = 'stdout' | 'stderr';
+
+/** Everything needed to launch one game process. */
+export interface LaunchSpec {
+  serverId: string;
+  /** Rendered command: argv[0] is the executable (no shell is involved, so no quoting issues). */
+  argv: string[];
+  /** The server folder; the process's working directory. */
+  cwd: string;
+  /** Open a Node IPC channel (only for Node launchers; messages then arrive through onMessage). */
+  ipc: boolean;
+  /** Niceness 0..19 applied before the game starts (see local-environment.ts for what this does and does not limit). */
+  niceness: number;
+}
+
+/** One running (or finished) game process. */
+export interface GameProcess {
+  readonly pid: number;
+  /** The argv as the OS shows it in /proc/<pid>/cmdline (what a later service life verifies before a kill). */
+  readonly cmdline: string[];
+  /** Resolves once, when the process has exited; never rejects. */
+  readonly exited: Promise<ExitInfo>;
+  /** True until the exit has been observed. */
+  isAlive(): boolean;
+  /**
+   * Writes `text` and a newline to the process's console (stdin). Throws if the process has exited or its stdin
+   * is closed; the caller checks the server state first and turns that into `invalid_state`.
+   */
+  sendCommand(text: string): void;
+  /**
+   * Graceful stop: writes `stopCommand` to the console, then SIGKILLs the process group if it has not exited
+   * after `timeoutMs`. Resolves with the exit once the process is gone (`forced` says whether SIGKILL was needed).
+   * Stop on an exited process is a no-op that resolves with the recorded exit.
+   */
+  stop(stopCommand: string, timeoutMs: number): Promise<ExitInfo & { forced: boolean }>;
+  /** SIGKILLs the whole process group now; resolves once it has exited. Kill on an exited process is a no-op. */
+  kill(): Promise<ExitInfo>;
+  /** Resident set size in bytes from /proc, or null when it cannot be read (exited, not Linux). */
+  rssBytes(): number | null;
+  /** Each console line (ANSI colours removed) as it is printed. Listeners added after output are not replayed. */
+  onLine(fn: (stream: OutputStream, text: string) => void): void;
+  /** Each IPC message from the process (only when launched with ipc: true). */
+  onMessage(fn: (msg: unknown) => void): void;
+}
+
+/** A process a previous service life recorded (runtime_processes row). */
+export interface LeftoverProcess {
+  serverId: string;
+  pid: number;
+  cmdline: string[];
+}
+
+export interface Environment {
+  /**
+   * Creates the server folder with `subdirs` and writes `files` (relative path → content). Idempotent: running it
+   * again on an installed folder rewrites the files and keeps everything else (the world). Rejects on I/O errors.
+   */
+  install(dir: string, subdirs: string[], files: Record<string, string>): Promise<void>;
+  /** Deletes the server folder and everything in it. Deleting a missing folder is a no-op. */
+  uninstall(dir: string): Promise<void>;
+  /** Resolves true when nothing listens on host:port (TCP), so the game can bind it. */
+  isPortFree(host: string, port: number): Promise<boolean>;
+  /**
+   * Starts the process. Resolves once the OS has started it (its pid is known); rejects if it could not be
+   * started at all (e.g. the executable does not exist). Readiness is not this method's business.
+   */
+  spawn(spec: LaunchSpec): Promise<GameProcess>;
+  /**
+   * Kills a process a previous service life left behind, but only if /proc/<pid>/cmdline still equals the
+   * recorded argv and its environment names this server (GSH_SERVER_ID), so a reused pid is never touched.
+   * Resolves true if it killed something (after it has gone), false if there was nothing of ours to kill.
+   */
+  killLeftover(leftover: LeftoverProcess): Promise<boolean>;
+}

@@ -1,0 +1,44 @@
+import { ping } from 'minecraft-protocol';
+
+/** Who is online, as the game itself reports it. */
+export interface PlayersInfo {
+  online: number;
+  max: number;
+  players: { name: string; uuid: string }[];
+}
+
+/**
+ * Parses the launcher's `{ type: 'players', online, max, players }` IPC message (flying-squid-launcher.cjs).
+ * Returns null for anything else, so a malformed message is ignored rather than trusted.
+ */
+export function playersFromMessage(msg: unknown): PlayersInfo | null {
+  if (typeof msg !== 'object' || msg === null || (msg as { type?: unknown }).type !== 'players') return null;
+  const m = msg as { online?: unknown; max?: unknown; players?: unknown };
+  if (typeof m.online !== 'number' || typeof m.max !== 'number' || !Array.isArray(m.players)) return null;
+  const players = m.players
+    .filter((p): p is { name: string; uuid: string } => typeof p?.name === 'string' && typeof p?.uuid === 'string')
+    .map((p) => ({ name: p.name, uuid: p.uuid }));
+  return { online: m.online, max: m.max, players };
+}
+
+/** Parses `{ type: 'tps', tps }`; null for anything else. */
+export function tpsFromMessage(msg: unknown): number | null {
+  if (typeof msg !== 'object' || msg === null || (msg as { type?: unknown }).type !== 'tps') return null;
+  const tps = (msg as { tps?: unknown }).tps;
+  return typeof tps === 'number' && Number.isFinite(tps) ? tps : null;
+}
+
+/**
+ * Server List Ping (https://minecraft.wiki/w/Java_Edition_protocol/Server_List_Ping) through minecraft-protocol's
+ * `ping`, for software without an IPC channel (an operator's Paper jar). The sample list is the game's choice:
+ * vanilla servers show at most 12 names, so `players` may be shorter than `online`.
+ */
+export async function pingPlayers(host: string, port: number, timeoutMs = 5000): Promise<PlayersInfo> {
+  const target = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const result = await ping({ host: target, port, closeTimeout: timeoutMs, noPongTimeout: timeoutMs });
+  if ('players' in result) {
+    const sample = result.players.sample ?? [];
+    return { online: result.players.online, max: result.players.max, players: sample.map((p) => ({ name: p.name, uuid: p.id })) };
+  }
+  return { online: result.playerCount, max: result.maxPlayers, players: [] };
+}

@@ -1,0 +1,199 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { AppError } from '../errors';
+
+/**
+ * Software definitions are data, like Pterodactyl's eggs: one JSON file per software, built-in ones in
+ * src/runtime/software/ and an operator's in config.softwareDir. An operator adds a game (a Paper jar, say) by
+ * dropping a file there; no code changes. An operator file with the id of a built-in one replaces it.
+ *
+ * File format (all keys required unless marked optional):
+ *   id               "flying-squid"; lowercase letters, digits and dashes
+ *   description      text; "{game_version}" in it is filled in per version
+ *   game_versions    ["1.20.5", …] the versions offered
+ *   command          argv template, e.g. ["{node}", "{launcher}", "--port", "{port}"]; placeholders below
+ *   launcher         (optional) file beside the definition that {launcher} points at
+ *   ipc              true for Node launchers that report over the IPC channel
+ *   ready            { "ipc": "ready" } (message type) or { "console": "Done \\(.*\\)!" } (regex on a line)
+ *   stop_command     console text that stops the game gracefully, e.g. "stop"
+ *   players          "ipc" | "minecraft-ping" | "none": how to learn who is online
+ *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
+ *   settings         (optional) object written as settings.json into the server folder at install
+ */
+export const placeholders = [
+  'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
+] as const;
+export type Placeholder = (typeof placeholders)[number];
+
+export type ReadySignal = { ipc: string } | { console: RegExp };
+export type PlayersProbe = 'ipc' | 'minecraft-ping' | 'none';
+
+export interface SoftwareDefinition {
+  id: string;
+  description: string;
+  gameVersions: string[];
+  command: string[];
+  /** Absolute path of the launcher file, when the definition names one. */
+  launcherPath: string | null;
+  ipc: boolean;
+  ready: ReadySignal;
+  stopCommand: string;
+  players: PlayersProbe;
+  startTimeoutMs: number;
+  settings: Record<string, unknown> | null;
+  /** The file it was read from, for messages. */
+  source: string;
+}
+
+/** One entry of `GET /v1/versions`: a software at one game version. */
+export interface CatalogVersion {
+  id: string;
+  software: string;
+  game_version: string;
+  description: string;
+}
+
+export interface SoftwareCatalog {
+  list(): CatalogVersion[];
+  /**
+   * Parses `<software>-<game_version>`. Software ids may contain dashes, so the string is matched against the
+   * known ids (longest first) rather than split. Throws AppError('unknown_version') when nothing matches.
+   */
+  resolve(version: string): { software: SoftwareDefinition; gameVersion: string };
+  /** The definition with this id, or throws AppError('unknown_version'). */
+  get(softwareId: string): SoftwareDefinition;
+}
+
+export interface CatalogOptions {
+  /** Folder of the built-in definitions; defaults to src/runtime/software under the package root. */
+  builtinDir?: string;
+  /** The operator's folder (config.softwareDir); a missing folder is fine, an invalid file is not. */
+  operatorDir?: string | null;
+}
+
+/** Walks up from `from` to the folder holding package.json, so paths work from src/ (ts-jest) and dist/ alike. */
+export function packageRoot(from: string = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
+export function loadSoftwareCatalog(options: CatalogOptions = {}): SoftwareCatalog {
+  const builtinDir = options.builtinDir ?? path.join(packageRoot(), 'src', 'runtime', 'software');
+  const byId = new Map<string, SoftwareDefinition>();
+  for (const dir of [builtinDir, options.operatorDir ?? null]) {
+    if (!dir || !fs.existsSync(dir)) continue;
+    for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
+      const file = path.join(dir, f);
+      const def = parseSoftwareDefinition(JSON.parse(fs.readFileSync(file, 'utf8')), file);
+      byId.set(def.id, def);
+    }
+  }
+  return createCatalog([...byId.values()]);
+}
+
+export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalog {
+  const byId = new Map(definitions.map((d) => [d.id, d]));
+  const idsLongestFirst = [...byId.keys()].sort((a, b) => b.length - a.length);
+  const get = (softwareId: string): SoftwareDefinition => {
+    const def = byId.get(softwareId);
+    if (!def) throw new AppError('unknown_version', `No software "${softwareId}" is installed on this host.`);
+    return def;
+  };
+  return {
+    list: () =>
+      definitions.flatMap((d) =>
+        d.gameVersions.map((v) => ({
+          id: `${d.id}-${v}`,
+          software: d.id,
+          game_version: v,
+          description: d.description.replace(/\{game_version\}/g, v),
+        })),
+      ),
+    resolve(version) {
+      for (const id of idsLongestFirst) {
+        if (!version.startsWith(id + '-')) continue;
+        const gameVersion = version.slice(id.length + 1);
+        if (byId.get(id)!.gameVersions.includes(gameVersion)) return { software: byId.get(id)!, gameVersion };
+      }
+      throw new AppError('unknown_version', `"${version}" is not an offered version; GET /v1/versions lists them.`);
+    },
+    get,
+  };
+}
+
+/** Validates one definition file's content. Throws an Error naming the file and the field at fault. */
+export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareDefinition {
+  const fail = (msg: string): never => {
+    throw new Error(`${source}: ${msg}`);
+  };
+  if (!isObject(raw)) return fail('a software definition must be a JSON object');
+  const str = (key: string): string => {
+    const v = raw[key];
+    return typeof v === 'string' && v !== '' ? v : fail(`"${key}" must be a non-empty string`);
+  };
+  const strings = (key: string): string[] => {
+    const v = raw[key];
+    const ok = Array.isArray(v) && v.length > 0 && v.every((s) => typeof s === 'string' && s !== '');
+    return ok ? (v as string[]) : fail(`"${key}" must be a non-empty array of non-empty strings`);
+  };
+  const id = str('id');
+  if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(id)) fail('"id" must be lowercase letters, digits and single dashes');
+  const command = strings('command');
+  const launcher = raw.launcher === undefined ? null : str('launcher');
+  for (const m of command.join(' ').matchAll(/\{(\w+)\}/g)) {
+    if (!(placeholders as readonly string[]).includes(m[1])) {
+      fail(`unknown placeholder {${m[1]}} in "command"; known: ${placeholders.map((p) => `{${p}}`).join(' ')}`);
+    }
+    if (m[1] === 'launcher' && !launcher) fail('"command" uses {launcher} but no "launcher" file is named');
+  }
+  const ipc = raw.ipc;
+  if (typeof ipc !== 'boolean') fail('"ipc" must be true or false');
+  const players = raw.players;
+  if (players !== 'ipc' && players !== 'minecraft-ping' && players !== 'none') {
+    fail('"players" must be "ipc", "minecraft-ping" or "none"');
+  }
+  if ((players === 'ipc' || isObject(raw.ready) && 'ipc' in raw.ready) && !ipc) fail('IPC probes need "ipc": true');
+  const timeout = raw.start_timeout_ms ?? 120_000;
+  if (typeof timeout !== 'number' || !(timeout > 0)) fail('"start_timeout_ms" must be a positive number');
+  if (raw.settings !== undefined && !isObject(raw.settings)) fail('"settings" must be an object');
+  return {
+    id,
+    description: str('description'),
+    gameVersions: strings('game_versions'),
+    command,
+    launcherPath: launcher ? path.resolve(path.dirname(source), launcher) : null,
+    ipc: ipc as boolean,
+    ready: parseReady(raw.ready, fail),
+    stopCommand: str('stop_command'),
+    players: players as PlayersProbe,
+    startTimeoutMs: timeout as number,
+    settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
+    source,
+  };
+}
+
+function parseReady(raw: unknown, fail: (msg: string) => never): ReadySignal {
+  const usage = '"ready" must be {"ipc": "<message type>"} or {"console": "<regex>"}';
+  if (!isObject(raw)) return fail(usage);
+  if (typeof raw.ipc === 'string' && raw.ipc !== '') return { ipc: raw.ipc };
+  if (typeof raw.console === 'string' && raw.console !== '') {
+    try {
+      return { console: new RegExp(raw.console) };
+    } catch (err) {
+      return fail(`"ready.console" is not a valid regex: ${(err as Error).message}`);
+    }
+  }
+  return fail(usage);
+}
+
+/** Fills the command template. Every placeholder was checked at load, so all are present here. */
+export function renderCommand(def: SoftwareDefinition, values: Omit<Record<Placeholder, string>, 'launcher'>): string[] {
+  const all: Record<string, string> = { ...values, launcher: def.launcherPath ?? '' };
+  return def.command.map((part) => part.replace(/\{(\w+)\}/g, (_, name: string) => all[name]));
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * Runs one flying-squid server in this process and reports to the supervisor over the child IPC channel
+ * (https://nodejs.org/api/child_process.html#subprocesssendmessage-sendhandle-options-callback).
+ *
+ * Plain JavaScript on purpose: it runs as-is under ts-jest and from dist, with no compile step.
+ *
+ * Messages sent to the supervisor (process.send):
+ *   { type: 'ready' }                                   once the server listens and its plugins are loaded
+ *   { type: 'tps', tps }                                about every second: ticks counted over a sliding window
+ *   { type: 'players', online, max, players: [{ name, uuid }] }   on every join/leave and with each tps report
+ * Console lines go to stdout/stderr like any other game's; console commands arrive on stdin (flying-squid's
+ * own readline in its log plugin reads them) so the supervisor treats every software the same way.
+ *
+ * The process exits by itself when the IPC channel disconnects, which happens when the supervisor dies even by
+ * SIGKILL, so no game process outlives the service that owns it.
+ *
+ * Usage: node --max-old-space-size=N flying-squid-launcher.cjs --server-id ID --version V --port P --host H
+ *        --max-players M --dir DIR      (settings.json in DIR, written at install, supplies the rest)
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+
+const TPS_WINDOW_MS = 5000;
+const REPORT_EVERY_MS = 1000;
+const QUIT_GRACE_MS = 5000;
+
+function parseArgs(argv) {
+  const out = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    if (!argv[i].startsWith('--') || argv[i + 1] === undefined) throw new Error(`bad argument ${argv[i]}`);
+    out[argv[i].slice(2)] = argv[i + 1];
+  }
+  for (const k of ['server-id', 'version', 'port', 'host', 'max-players', 'dir']) {
+    if (!out[k]) throw new Error(`missing --${k}`);
+  }
+  return out;
+}
+
+function readSettings(dir) {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dir, 'settings.json'), 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+function send(msg) {
+  if (process.connected) process.send(msg);
+}
+
+// flying-squid's log plugin keeps a readline prompt ("> ") on stdout; it is noise in a captured console.
+function dropPrompts() {
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = (chunk, ...rest) => (chunk === '> ' ? true : write(chunk, ...rest));
+}
+
+function main() {
+  dropPrompts();
+  const args = parseArgs(process.argv.slice(2));
+  const dir = path.resolve(args.dir);
+  process.chdir(dir);
+  const settings = readSettings(dir);
+  const mcServer = require('flying-squid');
+  const server = mcServer.createMCServer({
+    motd: 'A flying-squid server',
+    gameMode: 1,
+    difficulty: 1,
+    generation: { name: 'diamond_square', options: { worldHeight: 80 } },
+    kickTimeout: 10000,
+    plugins: {},
+    modpe: false,
+    'player-list-text': { header: { text: '' }, footer: { text: '' } },
+    'everybody-op': false,
+    'max-entities': 100,
+    'view-distance': 2,
+    ...settings,
+    // These come from the supervisor and win over settings.json: the port is the one allocated to this server.
+    'online-mode': false,
+    port: Number(args.port),
+    host: args.host,
+    'max-players': Number(args['max-players']),
+    version: args.version,
+    worldFolder: path.join(dir, 'world'),
+    logging: false,
+  });
+  wire(server, Number(args['max-players']));
+  return server;
+}
+
+function wire(serv, maxPlayers) {
+  let listening = false;
+  let pluginsReady = false;
+  const maybeReady = () => {
+    if (listening && pluginsReady) send({ type: 'ready' });
+  };
+  // flying-squid's own 'ready' gives up silently after 5 s of plugin loading; wait for both signals instead.
+  serv.once('listening', () => { listening = true; maybeReady(); });
+  serv.once('pluginsReady', () => { pluginsReady = true; maybeReady(); });
+  serv._server.on('error', (err) => {
+    console.error(`server error: ${err && err.message}`);
+    process.exit(1);
+  });
+
+  const ticks = [];
+  serv.on('tick', () => ticks.push(Date.now()));
+  const players = () => (serv.players || [])
+    .filter((p) => p.username)
+    .map((p) => ({ name: p.username, uuid: p.uuid }));
+  const reportPlayers = () => {
+    const list = players();
+    send({ type: 'players', online: list.length, max: maxPlayers, players: list });
+  };
+  setInterval(() => {
+    const now = Date.now();
+    while (ticks.length && ticks[0] < now - TPS_WINDOW_MS) ticks.shift();
+    const span = Math.min(TPS_WINDOW_MS, now - startedAt) / 1000;
+    send({ type: 'tps', tps: span > 0 ? Math.min(20, ticks.length / span) : 0 });
+    reportPlayers();
+  }, REPORT_EVERY_MS).unref();
+  const startedAt = Date.now();
+  serv.on('newPlayer', (player) => {
+    player.on('spawned', reportPlayers);
+    player.on('disconnected', () => setImmediate(reportPlayers));
+  });
+}
+
+let serv = null;
+
+// The supervisor is gone (even kill -9): let flying-squid close (kick players, close the socket) and leave
+// within QUIT_GRACE_MS whatever happens; never linger as an orphan holding the port.
+process.on('disconnect', () => {
+  setTimeout(() => process.exit(0), QUIT_GRACE_MS).unref();
+  if (!serv) process.exit(0);
+  serv.quit('The server host restarted').then(() => process.exit(0), () => process.exit(0));
+});
+
+try {
+  serv = main();
+} catch (err) {
+  console.error(`launcher failed: ${err && err.stack ? err.stack : err}`);
+  process.exit(1);
+}

@@ -1,0 +1,60 @@
+/**
+ * The server state machine, as data. The OpenAPI spec carries the same table; test/runtime/states.test.ts pins
+ * it. `state` is what the runtime observes; `desired_state` (running|stopped) is what the user last asked for.
+ *
+ * Unlike Wings (offline → starting → running → stopping → offline), a crash is a state of its own, so a client
+ * can tell "stopped because asked" from "stopped because it died", and `starting → running` happens only on the
+ * game's real ready signal (IPC `ready` or the console regex of its software definition), never on a timer.
+ */
+export const serverStates = ['installing', 'stopped', 'starting', 'running', 'stopping', 'crashed', 'deleting'] as const;
+export type ServerState = (typeof serverStates)[number];
+
+/** What caused a transition; the spec documents each. */
+export type TransitionEvent =
+  | 'install_succeeded' // the server folder and settings were written
+  | 'install_failed' // they could not be (recorded as a crash with reason install_failed)
+  | 'start' // a start or restart action, or the reconcile loop, launches the process
+  | 'auto_restart' // the crash policy restarts a crashed server after its backoff
+  | 'ready' // the game said it is ready (IPC message or console regex)
+  | 'start_failed' // the process could not be launched, exited, or was not ready in time (recorded as a crash)
+  | 'stop' // a stop, restart or kill action, or the reconcile loop, asks the process to end
+  | 'exited' // the process ended
+  | 'crash' // the process ended or was killed (memory limit) without anyone asking
+  | 'cleared' // a stop or kill action on a crashed server acknowledges it: the server is stopped
+  | 'service_boot' // the service restarted: leftovers were killed, transient states reset
+  | 'remove'; // the server is being deleted; terminal
+
+export interface Transition {
+  from: ServerState;
+  to: ServerState;
+  on: TransitionEvent;
+}
+
+const live: ServerState[] = ['starting', 'running', 'stopping'];
+const removable: ServerState[] = ['installing', 'stopped', 'starting', 'running', 'stopping', 'crashed'];
+
+export const transitions: readonly Transition[] = [
+  { from: 'installing', to: 'stopped', on: 'install_succeeded' },
+  { from: 'installing', to: 'crashed', on: 'install_failed' },
+  { from: 'stopped', to: 'starting', on: 'start' },
+  { from: 'crashed', to: 'starting', on: 'start' },
+  { from: 'crashed', to: 'starting', on: 'auto_restart' },
+  { from: 'starting', to: 'running', on: 'ready' },
+  { from: 'starting', to: 'crashed', on: 'start_failed' },
+  { from: 'starting', to: 'stopping', on: 'stop' },
+  { from: 'running', to: 'stopping', on: 'stop' },
+  { from: 'running', to: 'crashed', on: 'crash' },
+  { from: 'stopping', to: 'stopped', on: 'exited' },
+  { from: 'crashed', to: 'stopped', on: 'cleared' },
+  ...live.map((from): Transition => ({ from, to: 'stopped', on: 'service_boot' })),
+  ...removable.map((from): Transition => ({ from, to: 'deleting', on: 'remove' })),
+];
+
+/** True when the table allows `from → to`. Staying in the same state is not a transition. */
+export function canTransition(from: ServerState, to: ServerState): boolean {
+  return transitions.some((t) => t.from === from && t.to === to);
+}
+
+export function isServerState(value: string): value is ServerState {
+  return (serverStates as readonly string[]).includes(value);
+}

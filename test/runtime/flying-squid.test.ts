@@ -1,0 +1,121 @@
+// Real flying-squid servers under the runtime: a real player joins with mineflayer (offline auth), the console
+// round-trips, stop/kill/restart, a kill behind the service's back, remove. Ports 26100-26119.
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import mineflayer from 'mineflayer';
+import { pingPlayers } from '../../src/runtime/probes';
+import type { Runtime } from '../../src/runtime/runtime';
+import { createTestHost, insertServer, isPidAlive, waitAction, waitFor, waitState, type TestHost } from './helpers';
+
+const BASE_PORT = 26100;
+const GAME_VERSION = '1.20.5';
+let host: TestHost;
+let runtime: Runtime;
+let a: string;
+let b: string;
+
+beforeAll(async () => {
+  host = createTestHost('flying-squid');
+  runtime = host.newRuntime();
+  await runtime.start();
+  a = insertServer(host.db, { software: 'flying-squid', gameVersion: GAME_VERSION, port: BASE_PORT });
+  b = insertServer(host.db, { software: 'flying-squid', gameVersion: '1.8.8', port: BASE_PORT + 1 });
+  await Promise.all([runtime.install(a), runtime.install(b)]);
+  // Both servers start in parallel: the suite stays quick.
+  const started = [a, b].map((id) => runtime.requestAction(id, 'usr_test', 'start'));
+  const done = await Promise.all(started.map((s) => waitAction(runtime, s.server_id, s.id)));
+  expect(done.map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
+}, 120_000);
+
+afterAll(async () => {
+  await runtime?.close();
+  host.cleanup();
+}, 60_000);
+
+afterEach(() => expect(host.errors).toEqual([]));
+
+async function act(id: string, type: 'start' | 'stop' | 'restart' | 'kill') {
+  return waitAction(runtime, id, runtime.requestAction(id, 'usr_test', type).id);
+}
+
+function pidOf(id: string): number | undefined {
+  return (host.db.prepare('SELECT pid FROM runtime_processes WHERE server_id = ?').get(id) as { pid: number } | undefined)?.pid;
+}
+
+test('a real player joins and shows up in players() and live()', async () => {
+  const bot = mineflayer.createBot({ host: '127.0.0.1', port: BASE_PORT, username: 'probe_player', auth: 'offline', version: GAME_VERSION });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      bot.once('spawn', () => resolve());
+      bot.once('error', reject);
+      bot.once('kicked', (reason) => reject(new Error(`kicked: ${reason}`)));
+    });
+    await waitFor('player in players()', () => runtime.live().find((l) => l.serverId === a && l.players_online === 1));
+    const players = await runtime.players(a);
+    expect(players).toMatchObject({ online: 1, max: 5 });
+    expect(players.players).toEqual([{ name: 'probe_player', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
+    // The probe an operator's jar would use (Server List Ping) agrees with the IPC report.
+    expect(await pingPlayers('127.0.0.1', BASE_PORT)).toMatchObject({ online: 1, max: 5 });
+    const live = runtime.live().find((l) => l.serverId === a)!;
+    expect(live.pid).toBe(pidOf(a));
+    await waitFor('a tps report', () => (runtime.live().find((l) => l.serverId === a)?.tps ?? 0) > 0);
+    expect(runtime.live().find((l) => l.serverId === a)!.tps).toBeLessThanOrEqual(20);
+  } finally {
+    bot.end();
+  }
+  await waitFor('player gone', () => runtime.live().find((l) => l.serverId === a && l.players_online === 0));
+}, 60_000);
+
+test('a console command round-trips through the game', async () => {
+  const before = runtime.console.recent(a, 1000).at(-1)?.seq ?? 0;
+  const seen: string[] = [];
+  const unsubscribe = runtime.console.subscribe(a, (line) => seen.push(line.text), { afterSeq: before });
+  runtime.sendCommand(a, 'ping 4'); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
+  await waitFor('pong', () => seen.some((t) => t.includes('pong [5]!')));
+  unsubscribe();
+  const log = fs.readFileSync(path.join(host.dataDir, 'servers', a, 'logs', 'console.log'), 'utf8');
+  expect(log).toContain('pong [5]!');
+});
+
+test('players() is refused unless the server runs', async () => {
+  expect(await act(b, 'stop')).toMatchObject({ status: 'succeeded' });
+  await expect(runtime.players(b)).rejects.toMatchObject({ code: 'invalid_state' });
+  expect(runtime.console.recent(b, 50).some((l) => l.text.includes('Server is closed'))).toBe(true);
+});
+
+test('restart gives a new process; kill stops at once', async () => {
+  const first = pidOf(a)!;
+  expect(await act(a, 'restart')).toMatchObject({ status: 'succeeded' });
+  const second = pidOf(a)!;
+  expect(second).not.toBe(first);
+  expect(isPidAlive(first)).toBe(false);
+  expect(await act(a, 'kill')).toMatchObject({ status: 'succeeded' });
+  expect(runtime.state(a)).toBe('stopped');
+  expect(isPidAlive(second)).toBe(false);
+  expect(runtime.crashes(a)).toEqual([]);
+}, 60_000);
+
+test('SIGKILL behind the service\'s back: crash recorded with the last lines, restarted', async () => {
+  expect(await act(a, 'start')).toMatchObject({ status: 'succeeded' });
+  const pid = pidOf(a)!;
+  process.kill(pid, 'SIGKILL');
+  await waitFor('crash', () => runtime.crashes(a).length === 1);
+  const crash = runtime.crashes(a)[0];
+  expect(crash).toMatchObject({ reason: 'exited', signal: 'SIGKILL', exit_code: null });
+  expect(crash.last_lines.length).toBeGreaterThan(0);
+  await waitState(runtime, a, 'running');
+  expect(pidOf(a)).not.toBe(pid);
+}, 60_000);
+
+test('remove kills the game, deletes its folder and frees its port', async () => {
+  const pid = pidOf(a)!;
+  await runtime.remove(a);
+  expect(isPidAlive(pid)).toBe(false);
+  expect(fs.existsSync(path.join(host.dataDir, 'servers', a))).toBe(false);
+  const probe = net.createServer().listen(BASE_PORT, '127.0.0.1');
+  await new Promise((resolve, reject) => probe.once('listening', resolve).once('error', reject));
+  probe.close();
+  host.db.prepare('DELETE FROM servers WHERE id = ?').run(a); // what the lead's repository does next
+  expect(host.db.prepare('SELECT COUNT(*) AS n FROM actions WHERE server_id = ?').get(a)).toEqual({ n: 0 });
+}, 60_000);

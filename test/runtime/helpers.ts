@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { systemClock } from '../../src/clock';
+import { openDb, type Db } from '../../src/store/db';
+import { createLocalEnvironment } from '../../src/runtime/local-environment';
+import { createRuntime, runtimeConfigDefaults, type Runtime, type RuntimeConfig } from '../../src/runtime/runtime';
+import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
+import type { RuntimeLog } from '../../src/runtime/types';
+import type { ServerState } from '../../src/runtime/states';
+
+export const fixtureSoftwareDir = path.join(__dirname, 'fixtures', 'software');
+
+export const testPlans = {
+  small: { memory_mb: 1024, cpu_shares: 512, max_players: 5 },
+  tiny: { memory_mb: 128, cpu_shares: 1024, max_players: 2 },
+};
+
+/** A fresh SQLite file and DATA_DIR per test file (STYLE.md: tests never share a database). */
+export interface TestHost {
+  dir: string;
+  dataDir: string;
+  dbFile: string;
+  db: Db;
+  config: RuntimeConfig;
+  errors: string[];
+  newRuntime(): Runtime;
+  cleanup(): void;
+}
+
+export function createTestHost(name: string, overrides: Partial<RuntimeConfig> = {}): TestHost {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gsh-${name}-`));
+  const dataDir = path.join(dir, 'data');
+  const dbFile = path.join(dir, 'db.sqlite');
+  const db = openDb(dbFile);
+  db.prepare(`INSERT INTO users (id, email, created_at) VALUES ('usr_test', ?, ?)`).run(`${name}@example.test`, new Date().toISOString());
+  const config: RuntimeConfig = {
+    ...runtimeConfigDefaults,
+    dataDir,
+    stopTimeoutMs: 5_000,
+    backoffMs: 200,
+    memoryCheckMs: 250,
+    reconcileMs: 500,
+    ...overrides,
+  };
+  const errors: string[] = [];
+  const host: TestHost = {
+    dir, dataDir, dbFile, db, config, errors,
+    newRuntime: () => makeRuntime(db, config, errors),
+    cleanup: () => {
+      db.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return host;
+}
+
+/** A runtime whose log records errors, so a test can assert the state machine never left its table. */
+export function makeRuntime(db: Db, config: RuntimeConfig, errors: string[] = []): Runtime {
+  const log: RuntimeLog = {
+    info: () => undefined,
+    warn: () => undefined,
+    error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
+  };
+  return createRuntime({
+    db,
+    clock: systemClock,
+    environment: createLocalEnvironment({ baseEnv: process.env }),
+    catalog: loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir }),
+    config,
+    plans: testPlans,
+    log,
+  });
+}
+
+let serial = 0;
+
+/** Inserts a servers row the way the lead's repository does: state installing, host and port set. */
+export function insertServer(
+  db: Db,
+  opts: { software: string; gameVersion: string; port: number; plan?: keyof typeof testPlans },
+): string {
+  const id = `srv_test${process.pid}x${++serial}`;
+  const now = new Date().toISOString();
+  db.prepare(
+    `INSERT INTO servers (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, created_at, updated_at)
+     VALUES (?, 'usr_test', ?, ?, ?, ?, ?, 'installing', 'stopped', '127.0.0.1', ?, ?, ?)`,
+  ).run(id, `server ${serial}`, opts.plan ?? 'small', `${opts.software}-${opts.gameVersion}`, opts.software, opts.gameVersion, opts.port, now, now);
+  return id;
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | null | false, timeoutMs = 45_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export function waitState(runtime: Runtime, serverId: string, state: ServerState, timeoutMs = 45_000): Promise<true> {
+  return waitFor(`${serverId} to be ${state} (is ${safeState(runtime, serverId)})`, () => runtime.state(serverId) === state, timeoutMs);
+}
+
+function safeState(runtime: Runtime, serverId: string): string {
+  try {
+    return runtime.state(serverId);
+  } catch {
+    return 'gone';
+  }
+}
+
+/** Resolves with the action once it has completed (succeeded or failed). */
+export function waitAction(runtime: Runtime, serverId: string, actionId: string, timeoutMs = 45_000) {
+  return waitFor(`action ${actionId} to complete`, () => {
+    const a = runtime.getAction(serverId, actionId);
+    return a.status === 'succeeded' || a.status === 'failed' ? a : null;
+  }, timeoutMs);
+}
+
+export function isPidAlive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}

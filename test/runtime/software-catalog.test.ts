@@ -1,0 +1,93 @@
+// Software definitions are data: parsing, validation messages, version strings with dashes, the built-in list.
+import path from 'node:path';
+import {
+  createCatalog, loadSoftwareCatalog, packageRoot, parseSoftwareDefinition, renderCommand,
+} from '../../src/runtime/software-catalog';
+import { fixtureSoftwareDir } from './helpers';
+
+// flying-squid ships no typings; testedVersions is its own list of the versions it supports (src/lib/version.js).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { testedVersions } = require('flying-squid') as { testedVersions: string[] };
+
+const valid = {
+  id: 'paper',
+  description: 'Paper {game_version}',
+  game_versions: ['1.21.4'],
+  command: ['java', '-Xmx{memory_mb}M', '-jar', '{dir}/paper.jar', '--port', '{port}', 'nogui'],
+  ipc: false,
+  ready: { console: 'Done \\(\\d+\\.\\d+s\\)!' },
+  stop_command: 'stop',
+  players: 'minecraft-ping',
+};
+
+const invalid: [string, { given: Record<string, unknown>; want: RegExp }][] = [
+  ['id with capitals', { given: { ...valid, id: 'Paper' }, want: /"id" must be lowercase/ }],
+  ['no versions', { given: { ...valid, game_versions: [] }, want: /"game_versions" must be a non-empty array/ }],
+  ['unknown placeholder', { given: { ...valid, command: ['java', '{ram}'] }, want: /unknown placeholder \{ram\}/ }],
+  ['{launcher} without a launcher', { given: { ...valid, command: ['{launcher}'] }, want: /no "launcher" file/ }],
+  ['bad players probe', { given: { ...valid, players: 'rcon' }, want: /"players" must be/ }],
+  ['ipc probe without ipc', { given: { ...valid, players: 'ipc' }, want: /IPC probes need "ipc": true/ }],
+  ['ready missing', { given: { ...valid, ready: undefined }, want: /"ready" must be/ }],
+  ['ready regex broken', { given: { ...valid, ready: { console: '(' } }, want: /not a valid regex/ }],
+  ['no stop command', { given: { ...valid, stop_command: '' }, want: /"stop_command" must be a non-empty string/ }],
+  ['negative timeout', { given: { ...valid, start_timeout_ms: -1 }, want: /"start_timeout_ms" must be a positive number/ }],
+];
+
+for (const [name, { given, want }] of invalid) {
+  test(`rejects ${name}`, () => expect(() => parseSoftwareDefinition(given, 'x.json')).toThrow(want));
+}
+
+test('an operator definition (a Paper jar) parses and renders without code changes', () => {
+  const def = parseSoftwareDefinition(valid, '/srv/software/paper.json');
+  expect(def).toMatchObject({ id: 'paper', ipc: false, players: 'minecraft-ping', startTimeoutMs: 120_000, launcherPath: null });
+  const argv = renderCommand(def, {
+    node: '/usr/bin/node', server_id: 'srv_1', game_version: '1.21.4', memory_mb: '2048', heap_mb: '1536',
+    port: '25570', host: '0.0.0.0', max_players: '20', dir: '/data/servers/srv_1',
+  });
+  expect(argv).toEqual(['java', '-Xmx2048M', '-jar', '/data/servers/srv_1/paper.jar', '--port', '25570', 'nogui']);
+  expect('ready' in def && 'console' in def.ready && def.ready.console.test('Done (3.21s)! For help')).toBe(true);
+});
+
+const resolveCases: [string, { given: string; want: [string, string] | null }][] = [
+  ['plain', { given: 'fake-game-1.0', want: ['fake-game', '1.0'] }],
+  ['dashes in the game version', { given: 'fake-game-2.0-beta', want: ['fake-game', '2.0-beta'] }],
+  ['dashes in the software id', { given: 'fake-game-mute-1.0', want: ['fake-game-mute', '1.0'] }],
+  ['flying-squid', { given: 'flying-squid-1.21.4', want: ['flying-squid', '1.21.4'] }],
+  ['unknown game version', { given: 'flying-squid-9.9', want: null }],
+  ['unknown software', { given: 'vanilla-1.21.4', want: null }],
+  ['prefix only', { given: 'fake-game', want: null }],
+];
+
+const catalog = loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir });
+for (const [name, { given, want }] of resolveCases) {
+  test(`resolve: ${name}`, () => {
+    if (want === null) {
+      expect(() => catalog.resolve(given)).toThrow(expect.objectContaining({ code: 'unknown_version' }));
+    } else {
+      const { software, gameVersion } = catalog.resolve(given);
+      expect([software.id, gameVersion]).toEqual(want);
+    }
+  });
+}
+
+test('built-in flying-squid offers exactly the versions flying-squid declares tested', () => {
+  const builtIn = loadSoftwareCatalog();
+  const offered = builtIn.list().filter((v) => v.software === 'flying-squid');
+  expect(offered.map((v) => v.game_version)).toEqual(testedVersions);
+  expect(offered[0]).toEqual({
+    id: 'flying-squid-1.8.8', software: 'flying-squid', game_version: '1.8.8',
+    description: 'flying-squid 1.8.8: a Minecraft Java Edition server written in Node.js (offline mode)',
+  });
+  expect(builtIn.get('flying-squid').launcherPath).toBe(path.join(packageRoot(), 'src', 'runtime', 'software', 'flying-squid-launcher.cjs'));
+});
+
+test('an operator file with a built-in id replaces the built-in one', () => {
+  const a = parseSoftwareDefinition({ ...valid, id: 'x', game_versions: ['1'] }, 'a.json');
+  const b = parseSoftwareDefinition({ ...valid, id: 'x', game_versions: ['2'] }, 'b.json');
+  expect(createCatalog([b]).list().map((v) => v.id)).toEqual(['x-2']);
+  expect(createCatalog([a]).get('x').gameVersions).toEqual(['1']);
+});
+
+test('packageRoot walks up to package.json', () => {
+  expect(packageRoot(path.join(__dirname, 'fixtures', 'software'))).toBe(path.resolve(__dirname, '..', '..'));
+});

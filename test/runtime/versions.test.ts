@@ -1,0 +1,37 @@
+// Every flying-squid version the catalog offers really starts: the launcher reports ready on a real port.
+// Through the local environment directly (no database); ports 26400-26403, four at a time.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLocalEnvironment } from '../../src/runtime/local-environment';
+import { loadSoftwareCatalog, renderCommand } from '../../src/runtime/software-catalog';
+
+const BASE_PORT = 26400;
+const PARALLEL = 4;
+const def = loadSoftwareCatalog().get('flying-squid');
+const env = createLocalEnvironment({ baseEnv: process.env });
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-versions-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+async function startsAndStops(version: string, port: number): Promise<string> {
+  const serverDir = path.join(dir, version);
+  await env.install(serverDir, ['world', 'logs'], { 'settings.json': JSON.stringify(def.settings) });
+  const argv = renderCommand(def, {
+    node: process.execPath, server_id: `srv_v${port}`, game_version: version, memory_mb: '512', heap_mb: '384',
+    port: String(port), host: '127.0.0.1', max_players: '2', dir: serverDir,
+  });
+  const proc = await env.spawn({ serverId: `srv_v${port}`, argv, cwd: serverDir, ipc: true, niceness: 0 });
+  const ready = new Promise<string>((resolve) => proc.onMessage((m) => (m as { type?: string }).type === 'ready' && resolve('ready')));
+  const outcome = await Promise.race([ready, proc.exited.then((e) => `exited ${JSON.stringify(e)}`)]);
+  const exit = await proc.stop(def.stopCommand, 10_000);
+  return `${outcome}, stopped ${exit.forced ? 'by SIGKILL' : `with code ${exit.code}`}`;
+}
+
+test(`all ${def.gameVersions.length} offered versions start and stop cleanly`, async () => {
+  const results: Record<string, string> = {};
+  const queue = [...def.gameVersions];
+  await Promise.all(Array.from({ length: PARALLEL }, async (_, i) => {
+    for (let v = queue.shift(); v; v = queue.shift()) results[v] = await startsAndStops(v, BASE_PORT + i);
+  }));
+  expect(results).toEqual(Object.fromEntries(def.gameVersions.map((v) => [v, 'ready, stopped with code 0'])));
+}, 180_000);
