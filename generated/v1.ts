@@ -63,6 +63,237 @@ export interface paths {
         patch: operations["updateServer"];
         trace?: never;
     };
+    "/v1/servers/{server_id}/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's actions
+         * @description The server's power actions, newest first, one page at a time.
+         */
+        get: operations["listServerActions"];
+        put?: never;
+        /**
+         * Start, stop, restart or kill a server
+         * @description Asks for a power action and answers `202` at once with the action, `pending`. Poll it
+         *     (`GET /v1/servers/{server_id}/actions/{action_id}`) to learn how it ended: `succeeded`, or `failed` with
+         *     an `error` that says why (for example, the game did not become ready, or its port was taken).
+         *
+         *     - `start` launches the game; it succeeds when the game accepts players (state `running`).
+         *     - `stop` sends the game its own stop command, then kills it if it has not exited after 30 seconds.
+         *       Stop on a stopped server succeeds at once.
+         *     - `restart` is stop, then start.
+         *     - `kill` ends the process now. It may overtake an action in flight, which then fails with `action_conflict`.
+         *
+         *     One action at a time per server: another while one is pending or running answers `409 action_conflict`
+         *     (except `kill`). `start` on a server being deleted answers `409 invalid_state`. `start` and `restart`
+         *     set `desired_state` to `running`; `stop` and `kill` set it to `stopped`.
+         */
+        post: operations["createServerAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/actions/{action_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description The action's id. */
+                action_id: components["schemas"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an action
+         * @description One action of the server, with how it ended once it has.
+         */
+        get: operations["getServerAction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/crashes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's crashes
+         * @description Every exit nobody asked for, newest first (at most 100): when, the exit code or signal, why (`exited`,
+         *     `memory_limit`, `start_timeout`, `port_in_use`, `spawn_failed`, `install_failed`) and the last console
+         *     lines before it.
+         */
+        get: operations["listServerCrashes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read recent console lines
+         * @description The newest console lines, oldest first, from a buffer of the last 1,000 lines of this service's life
+         *     (the full log is kept in the server's folder). Lines are what the game printed (`stdout`, `stderr`), what
+         *     was sent to it (`input`), and what the service did (`system`: started, stopped, crashed).
+         */
+        get: operations["getServerConsole"];
+        put?: never;
+        /**
+         * Send a console command
+         * @description Sends one line to the game's console, as an operator at the server's terminal would. The server must be `running` (otherwise `409`).
+         */
+        post: operations["sendServerCommand"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/console/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow the console live
+         * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of console
+         *     lines: each event is `event: line`, `id: <seq>`, `data: <ConsoleLine as JSON>`. It starts with the
+         *     buffered lines after `Last-Event-ID` (all buffered lines when absent), then follows live. Sequence
+         *     numbers restart when the service restarts; a client that reconnects then gets the new buffer.
+         *     A comment line is sent every 15 seconds to keep proxies from closing the connection.
+         */
+        get: operations["streamServerConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/players": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List who is online
+         * @description The players online now and the slots, as the game itself reports them. The server must be `running` (otherwise `409`).
+         */
+        get: operations["listServerPlayers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get TPS, RAM, CPU and players over a time range
+         * @description The latest sample (`now`, `null` when the server is not running) and the history of the last `range`,
+         *     as at most 500 points, each with min / avg / max over its `resolution_seconds`, plus a summary of the
+         *     window. Samples are taken every 5 seconds while the server runs (the operator may change this).
+         *     History is kept per sample for about 3 hours, per minute for 27 hours and per hour for 62 days; each
+         *     range is read from the finest level that answers it in at most 1,500 rows, then grouped into at most
+         *     500 points:
+         *
+         *     | range | read from | resolution |
+         *     |---|---|---|
+         *     | up to 41 minutes | samples | 5 s |
+         *     | up to about 2 hours | samples | 10–30 s |
+         *     | up to 25 hours | minutes | 1–5 min |
+         *     | up to 60 days | hours | 1–3 h |
+         *
+         *     Buckets without samples (the server was stopped) are left out. History stays readable after the server stops.
+         */
+        get: operations["getServerMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/metrics/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Follow the metrics live
+         * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream with one
+         *     event per new sample: `event: sample`, `id: <sample id>`, `data: <Sample as JSON>`. With `Last-Event-ID`
+         *     (browsers send it when they reconnect) the stream first replays the samples taken after that one (up to
+         *     1,000), so nothing is missed. A comment line is sent every 15 seconds to keep the connection open.
+         */
+        get: operations["streamServerMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plans": {
         parameters: {
             query?: never;
@@ -470,9 +701,312 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "capacity_exhausted" | "service_unavailable";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "capacity_exhausted" | "service_unavailable";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
+        };
+        /**
+         * @description An action id.
+         * @example act_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        ActionId: string;
+        /** @description The power action to take. */
+        CreateActionRequest: {
+            /**
+             * @description What to do.
+             * @example start
+             * @enum {string}
+             */
+            type: "start" | "stop" | "restart" | "kill";
+        };
+        /** @description A power action and how it ended. */
+        Action: {
+            id: components["schemas"]["ActionId"];
+            server_id: components["schemas"]["ServerId"];
+            /**
+             * @description What was asked for.
+             * @example start
+             * @enum {string}
+             */
+            type: "start" | "stop" | "restart" | "kill";
+            /**
+             * @description `pending` until it runs, `running` while it does, then `succeeded` or `failed`.
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description Why it failed; `null` unless `status` is `failed`.
+             * @example null
+             */
+            error: components["schemas"]["ActionError"] | null;
+            created_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When it began to run; `null` while pending.
+             * @example 2026-11-22T08:15:30.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it ended; `null` until then.
+             * @example 2026-11-22T08:15:34.000Z
+             */
+            completed_at: string | null;
+        };
+        /** @description Why an action failed. */
+        ActionError: {
+            code: components["schemas"]["Problem"]["code"];
+            /**
+             * @description What happened, for people.
+             * @example The game exited while starting (exit code 1). Last console lines: …
+             */
+            detail: string;
+        };
+        /** @description A page of actions, newest first. */
+        ActionList: {
+            /** @description The actions on this page, newest first. */
+            data: components["schemas"]["Action"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /** @description An exit nobody asked for. */
+        Crash: {
+            /**
+             * @description The crash's id.
+             * @example crs_mi9x2k3q1b9Jr3MsU6wCo8d
+             */
+            id: string;
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description The process's exit code; `null` when it was ended by a signal.
+             * @example 1
+             */
+            exit_code: number | null;
+            /**
+             * @description The signal that ended the process; `null` when it exited by itself.
+             * @example null
+             */
+            signal: string | null;
+            /**
+             * @description Why the service thinks it happened.
+             * @example exited
+             * @enum {string}
+             */
+            reason: "exited" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed";
+            /**
+             * @description The last console lines before the crash, oldest first.
+             * @example [
+             *       "Exception in server tick loop",
+             *       "java.lang.OutOfMemoryError: Java heap space"
+             *     ]
+             */
+            last_lines: string[];
+        };
+        /** @description Crashes, newest first. */
+        CrashList: {
+            /** @description The crashes, newest first. */
+            data: components["schemas"]["Crash"][];
+        };
+        /** @description One line of a server's console. */
+        ConsoleLine: {
+            /**
+             * @description Increases by one per line within this service's life; the SSE event id.
+             * @example 42
+             */
+            seq: number;
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description Where the line came from.
+             * @example stdout
+             * @enum {string}
+             */
+            stream: "stdout" | "stderr" | "system" | "input";
+            /**
+             * @description The line, without its line break or terminal colour codes.
+             * @example Steve joined the game
+             */
+            text: string;
+        };
+        /** @description Console lines, oldest first. */
+        ConsoleLineList: {
+            /** @description The lines, oldest first. */
+            data: components["schemas"]["ConsoleLine"][];
+        };
+        /** @description A console command. */
+        ConsoleCommand: {
+            /**
+             * @description One line, without the line break.
+             * @example say Welcome!
+             */
+            command: string;
+        };
+        /** @description Who is online. */
+        Players: {
+            /**
+             * @description How many players are online.
+             * @example 1
+             */
+            online: number;
+            /**
+             * @description Player slots.
+             * @example 10
+             */
+            max: number;
+            /** @description The players online. */
+            players: components["schemas"]["Player"][];
+        };
+        /** @description A player online. */
+        Player: {
+            /**
+             * @description The player's name.
+             * @example Steve
+             */
+            name: string;
+            /**
+             * @description The player's UUID (offline-mode servers derive it from the name).
+             * @example 5627dd98-e6be-3c21-b8a8-e92344183641
+             */
+            uuid: string;
+        };
+        /** @description Minimum, average and maximum over a bucket (all three equal for a single sample). */
+        Stat: {
+            /**
+             * @description The lowest value.
+             * @example 19.2
+             */
+            min: number;
+            /**
+             * @description The average value.
+             * @example 19.9
+             */
+            avg: number;
+            /**
+             * @description The highest value.
+             * @example 20
+             */
+            max: number;
+        };
+        /** @description One measurement of a running server. */
+        Sample: {
+            /**
+             * @description The sample's id (its SSE event id); ids sort in time order.
+             * @example 1795335330
+             */
+            id: string;
+            server_id: components["schemas"]["ServerId"];
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description Game ticks per second, measured from the game's own tick loop (20 is healthy); `null` when the game does not report it.
+             * @example 20
+             */
+            tps: number | null;
+            /**
+             * @description CPU of the game's processes over the last interval, in percent of one core (100 = one core).
+             * @example 12.5
+             */
+            cpu_percent: number;
+            /**
+             * @description Resident memory of the game's processes, in bytes.
+             * @example 142606336
+             */
+            ram_bytes: number;
+            /**
+             * @description Players online.
+             * @example 1
+             */
+            players_online: number;
+            /**
+             * @description Player slots.
+             * @example 10
+             */
+            players_max: number;
+        };
+        /** @description The samples of one bucket of `resolution_seconds`, starting at `at`. */
+        MetricsPoint: {
+            at: components["schemas"]["Timestamp"];
+            /**
+             * @description How many samples the bucket holds.
+             * @example 12
+             */
+            samples: number;
+            /** @description Ticks per second; `null` when no sample in the bucket had one. */
+            tps: components["schemas"]["Stat"] | null;
+            cpu_percent: components["schemas"]["Stat"];
+            ram_bytes: components["schemas"]["Stat"];
+            players_online: components["schemas"]["Stat"];
+        };
+        /** @description The window at a glance; every figure is `null` when the window has no samples. */
+        MetricsSummary: {
+            /**
+             * @description Samples in the window.
+             * @example 720
+             */
+            sample_count: number;
+            /**
+             * @description Average ticks per second.
+             * @example 19.96
+             */
+            tps_avg: number | null;
+            /**
+             * @description Worst ticks per second.
+             * @example 17.5
+             */
+            tps_min: number | null;
+            /**
+             * @description Average CPU, percent of one core.
+             * @example 11.2
+             */
+            cpu_percent_avg: number | null;
+            /**
+             * @description Highest CPU, percent of one core.
+             * @example 48.9
+             */
+            cpu_percent_max: number | null;
+            /**
+             * @description Average resident memory, bytes.
+             * @example 140000000
+             */
+            ram_bytes_avg: number | null;
+            /**
+             * @description Highest resident memory, bytes.
+             * @example 150994944
+             */
+            ram_bytes_max: number | null;
+            /**
+             * @description Most players online at once.
+             * @example 3
+             */
+            players_online_peak: number | null;
+        };
+        /** @description A server's telemetry over a window. */
+        Metrics: {
+            server_id: components["schemas"]["ServerId"];
+            /**
+             * @description The range asked for.
+             * @example 24h
+             */
+            range: string;
+            from: components["schemas"]["Timestamp"];
+            to: components["schemas"]["Timestamp"];
+            /**
+             * @description The width of each point's bucket, in seconds.
+             * @example 180
+             */
+            resolution_seconds: number;
+            /** @description The latest sample while the server runs; `null` when there is no fresh one. */
+            now: components["schemas"]["Sample"] | null;
+            summary: components["schemas"]["MetricsSummary"];
+            /** @description The history, oldest first, at most 500 points. */
+            points: components["schemas"]["MetricsPoint"][];
         };
     };
     responses: {
@@ -734,6 +1268,8 @@ export interface components {
         ServerStartingAfter: components["schemas"]["ServerId"];
         /** @description The `next_cursor` of the previous page; the page starts after this token. */
         TokenStartingAfter: components["schemas"]["TokenId"];
+        /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
+        LastEventId: string;
         /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
         IdempotencyKey: string;
     };
@@ -926,6 +1462,363 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerActions: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this action. */
+                starting_after?: components["schemas"]["ActionId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of actions. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ActionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateActionRequest"];
+            };
+        };
+        responses: {
+            /** @description The action was accepted and will run. */
+            202: {
+                headers: {
+                    /** @description The URL of the action, to poll. */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Action"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getServerAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description The action's id. */
+                action_id: components["schemas"]["ActionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The action. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Action"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerCrashes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The crashes. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CrashList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerConsole: {
+        parameters: {
+            query?: {
+                /** @description How many of the newest lines to return. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Recent console lines. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleLineList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendServerCommand: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsoleCommand"];
+            };
+        };
+        responses: {
+            /** @description The command was handed to the game; its output follows on the console. */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleLine"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamServerConsole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it stays open. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: line
+                     *     id: 42
+                     *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerPlayers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Who is online. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Players"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerMetrics: {
+        parameters: {
+            query?: {
+                /** @description How far back from now, as `<n><unit>` with unit `m` (minutes), `h` (hours) or `d` (days); from `5m` to `60d`. */
+                range?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics of the window. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Metrics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamServerMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
+                "Last-Event-ID"?: components["parameters"]["LastEventId"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it stays open. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: sample
+                     *     id: 1795335330
+                     *     data: {"id":"1795335330","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","at":"2026-11-22T08:15:30.000Z","tps":20,"cpu_percent":12.5,"ram_bytes":142606336,"players_online":1,"players_max":10}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -7,7 +7,7 @@ import type { Clock } from './clock';
 import type { Spec } from './spec';
 import type { Logger } from './log';
 import type { VersionCatalog } from './catalog/versions';
-import type { ServerRuntime } from './http/runtime-port';
+import type { ServerRuntime, Telemetry } from './http/runtime-port';
 import { AppError } from './errors';
 import { createTokensRepo } from './store/tokens-repo';
 import { createServersRepo, type AddressPool } from './store/servers-repo';
@@ -19,7 +19,12 @@ import { serveDocs } from './http/docs';
 import { catalogHandlers } from './http/handlers/catalog';
 import { serverHandlers } from './http/handlers/servers';
 import { tokenHandlers } from './http/handlers/tokens';
-import type { Handlers } from './http/types';
+import { actionHandlers } from './http/handlers/actions';
+import { consoleHandlers } from './http/handlers/console';
+import { playerHandlers } from './http/handlers/players';
+import { metricsHandlers } from './http/handlers/metrics';
+import type { Handlers, StreamReply } from './http/types';
+import { serveStream } from './http/sse';
 
 export interface AppConfig {
   rateLimitPerMinute: number;
@@ -48,6 +53,7 @@ export interface AppDeps {
   log: Logger;
   versions: VersionCatalog;
   runtime: ServerRuntime;
+  telemetry: Telemetry;
   rateLimitStore?: Store;
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
@@ -67,6 +73,10 @@ export async function createApp(deps: AppDeps) {
     ...catalogHandlers(deps),
     ...serverHandlers({ ...deps, servers, idempotency }),
     ...tokenHandlers({ tokens }),
+    ...actionHandlers({ servers, runtime: deps.runtime }),
+    ...consoleHandlers({ servers, runtime: deps.runtime }),
+    ...playerHandlers({ servers, runtime: deps.runtime }),
+    ...metricsHandlers({ servers, telemetry: deps.telemetry }),
   };
   const api = await createApi(deps, handlers, tokens);
 
@@ -140,7 +150,7 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: ReturnType<t
     },
   });
   for (const [operationId, handler] of Object.entries(handlers)) {
-    api.register(operationId, async (c: Context, _req: Request, res: Response) => {
+    api.register(operationId, async (c: Context, req: Request, res: Response) => {
       const reply = await (handler as (call: unknown) => unknown)({
         principal: (c.security.bearerAuth as { principal: unknown }).principal,
         path: c.request.params,
@@ -149,7 +159,8 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: ReturnType<t
         headers: c.request.headers,
         context: c,
       });
-      send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });
+      if (reply && typeof reply === 'object' && 'stream' in reply) serveStream(req, res, reply as StreamReply);
+      else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });
     });
   }
   await api.init();

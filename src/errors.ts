@@ -19,6 +19,11 @@ export const errorRegistry = {
   method_not_allowed: { status: 405, title: 'The method is not allowed on this resource' },
   not_acceptable: { status: 406, title: 'No acceptable representation' },
   invalid_state: { status: 409, title: 'The server is not in a state that allows this' },
+  // The next four end failed actions (Action.error.code); they are problems only if an action is run inline.
+  port_in_use: { status: 409, title: "The server's port is taken by another process" },
+  action_cancelled: { status: 409, title: 'The action was cancelled before it finished' },
+  start_failed: { status: 502, title: 'The game failed to start' },
+  start_timeout: { status: 504, title: 'The game did not become ready in time' },
   action_conflict: { status: 409, title: 'Another action is in progress on this server' },
   idempotency_in_flight: { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
   payload_too_large: { status: 413, title: 'The request body is too large' },

@@ -5,30 +5,46 @@ import type { Logger } from './log';
 import { systemClock, type Clock } from './clock';
 import { openDb } from './store/db';
 import { loadSpec } from './spec';
-import { createApp } from './app';
+import { createApp, type AppDeps } from './app';
 import { plans } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
 import { createServersRepo } from './store/servers-repo';
 import { completeDeletion } from './http/handlers/servers';
+import { closeAllStreams } from './http/sse';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { createLocalEnvironment } from './runtime/local-environment';
-import { createRuntime, runtimeConfigDefaults } from './runtime/runtime';
+import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
 import { createMetricsStore } from './telemetry/metrics-store';
 import { createSampler } from './telemetry/sampler';
 import { createLinuxProcReader } from './telemetry/proc-reader';
 
-/** The plans as the runtime enforces them (memory, CPU share, max players). */
+/**
+ * The plans as the runtime enforces them. cpu_shares is a CFS weight (1024 = one core's fair share at nice 0);
+ * plans above one core are capped at 1024 so no game is ever scheduled ahead of the control plane itself.
+ */
 export function planResources() {
   return Object.fromEntries(
-    plans.map((p) => [p.id, { memory_mb: p.memory_mb, cpu_shares: p.cpu_percent, max_players: p.player_slots }]),
+    plans.map((p) => [
+      p.id,
+      { memory_mb: p.memory_mb, cpu_shares: Math.min(1024, Math.round((p.cpu_percent / 100) * 1024)), max_players: p.player_slots },
+    ]),
   );
 }
 
+export interface BuildOptions {
+  clock?: Clock;
+  /** Runtime timings (tests shorten backoffs and timeouts). */
+  runtime?: Partial<Omit<RuntimeConfig, 'dataDir'>>;
+  /** Test-only hooks of createApp (the contract checker). */
+  onResponse?: AppDeps['onResponse'];
+}
+
 /**
- * Wires the service: config → database → runtime → telemetry → HTTP. Everything is built here and passed down;
- * nothing below reads the environment (STYLE.md: dependencies passed in).
+ * Wires the service: config → database → runtime → telemetry → HTTP app. Everything is built here and passed
+ * down; nothing below reads the environment (STYLE.md: dependencies passed in). Tests build through here too.
  */
-export async function startService(config: Config, log: Logger, clock: Clock = systemClock) {
+export async function buildService(config: Config, log: Logger, options: BuildOptions = {}) {
+  const clock = options.clock ?? systemClock;
   const db = openDb(config.dbFile);
   const catalog = loadSoftwareCatalog({ operatorDir: path.join(config.dataDir, 'software') });
   const runtime = createRuntime({
@@ -36,7 +52,7 @@ export async function startService(config: Config, log: Logger, clock: Clock = s
     clock,
     environment: createLocalEnvironment({ baseEnv: process.env }),
     catalog,
-    config: { ...runtimeConfigDefaults, dataDir: config.dataDir },
+    config: { ...runtimeConfigDefaults, ...options.runtime, dataDir: config.dataDir },
     plans: planResources(),
     log,
   });
@@ -52,6 +68,7 @@ export async function startService(config: Config, log: Logger, clock: Clock = s
     },
     onError: (err) => log.warn('metrics sampler', { error: String(err) }),
   });
+  const telemetry = { store: metrics, sampler };
   const app = await createApp({
     db,
     clock,
@@ -65,38 +82,52 @@ export async function startService(config: Config, log: Logger, clock: Clock = s
     log,
     versions: versionCatalog(catalog),
     runtime,
+    telemetry,
+    onResponse: options.onResponse,
   });
 
-  // Boot: adopt or clean up what a previous life left (even after kill -9), then follow desired state.
-  await runtime.start();
-  const servers = createServersRepo(db, clock, { host: config.gameHost, portRange: config.gamePortRange });
-  for (const id of servers.idsInState('deleting')) void completeDeletion({ servers, runtime, log }, id);
-  sampler.start();
+  /** Boot: adopt or clean up what a previous life left (even after kill -9), then follow desired state. */
+  async function boot() {
+    await runtime.start();
+    const servers = createServersRepo(db, clock, { host: config.gameHost, portRange: config.gamePortRange });
+    for (const id of servers.idsInState('deleting')) void completeDeletion({ servers, runtime, telemetry, log }, id);
+    sampler.start();
+  }
 
-  const http: HttpServer = app.listen(config.port, config.host);
+  /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
+  async function shutdown() {
+    closeAllStreams();
+    sampler.stop();
+    await runtime.close();
+    db.close();
+  }
+
+  return { app, db, runtime, metrics, sampler, boot, shutdown };
+}
+
+/** `npm start`: build, boot, listen; `stop()` is the graceful shutdown main.ts runs on SIGTERM and SIGINT. */
+export async function startService(config: Config, log: Logger) {
+  const service = await buildService(config, log);
+  await service.boot();
+  const http: HttpServer = service.app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => http.once('listening', resolve).once('error', reject));
   log.info('listening', { address: http.address(), data_dir: config.dataDir });
 
   let stopping: Promise<void> | undefined;
-  /**
-   * Graceful shutdown: stop accepting connections and let in-flight requests finish, then stop the game servers
-   * cleanly (their desired state is kept, so the next start brings them back), then close the database.
-   */
+  /** Stop accepting connections, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_S), then shut down. */
   function stop(): Promise<void> {
     stopping ??= (async () => {
       log.info('shutting down');
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      closeAllStreams();
       http.closeIdleConnections();
       const timer = setTimeout(() => http.closeAllConnections(), config.shutdownTimeoutMs).unref();
       await closed;
       clearTimeout(timer);
-      sampler.stop();
-      await runtime.close();
-      db.close();
+      await service.shutdown();
       log.info('stopped');
     })();
     return stopping;
   }
-
-  return { http, db, runtime, metrics, sampler, stop };
+  return { ...service, http, stop };
 }

@@ -36,6 +36,24 @@ export interface Call<Op extends OperationId> {
   context: Context;
 }
 
-export type Handler<Op extends OperationId> = (call: Call<Op>) => Reply<Op> | Promise<Reply<Op>>;
+/** One Server-Sent Event (HTML Living Standard §9.2): `event`, `id`, and `data` as JSON. */
+export interface SseEvent {
+  event: string;
+  id: string;
+  data: unknown;
+}
+
+/**
+ * What a streaming operation (text/event-stream) returns: `subscribe` is called with a writer once the stream is
+ * open and returns the function that ends the subscription when the client goes away.
+ */
+export interface StreamReply {
+  status: 200;
+  stream: (write: (event: SseEvent) => void) => () => void;
+}
+
+export type Handler<Op extends OperationId> = (
+  call: Call<Op>,
+) => Reply<Op> | StreamReply | Promise<Reply<Op> | StreamReply>;
 
 export type Handlers = { [Op in OperationId]?: Handler<Op> };

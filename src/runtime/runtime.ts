@@ -100,7 +100,7 @@ export function createRuntime(deps: RuntimeDeps) {
   async function remove(serverId: string): Promise<void> {
     const slot = requireSlot(serverId);
     for (const a of store.openActions(serverId)) {
-      store.finishAction(a.id, { code: 'invalid_state', detail: 'The server was deleted before this action finished.' });
+      store.finishAction(a.id, { code: 'action_cancelled', detail: 'The server was deleted before this action finished.' });
     }
     slot.setState('deleting', 'remove');
     await slot.installing;
@@ -116,7 +116,7 @@ export function createRuntime(deps: RuntimeDeps) {
    * Records a power action and returns it at once as `pending`; it runs in the background and its row says how
    * it ended. One action at a time per server (Wings' power lock): a second one while one is pending or running
    * is refused with action_conflict, except kill, which overtakes it (the overtaken action fails with
-   * action_conflict and the process is SIGKILLed now). start/restart set desired_state running, stop/kill stopped.
+   * action_cancelled and the process is SIGKILLed now). start/restart set desired_state running, stop/kill stopped.
    */
   function requestAction(serverId: string, userId: string, type: ActionType): Action {
     if (closing) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
@@ -128,7 +128,7 @@ export function createRuntime(deps: RuntimeDeps) {
       throw new AppError('action_conflict', `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`);
     }
     const action = store.createAction(serverId, userId, type, type === 'start' || type === 'restart' ? 'running' : 'stopped');
-    for (const o of open) store.finishAction(o.id, { code: 'action_conflict', detail: `Overtaken by kill ${action.id}.` });
+    for (const o of open) store.finishAction(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
     setImmediate(() => void runAction(slot, action));
     return action;
   }
@@ -167,7 +167,7 @@ export function createRuntime(deps: RuntimeDeps) {
   /** A user start: waits for the install, cancels any backoff (a user act resets the crash count), launches. */
   async function startNow(slot: ServerSupervisor): Promise<Failure | null> {
     if (slot.state === 'installing' || slot.installFailed) await install(slot.id);
-    if (slot.installFailed) return { code: 'internal_error', detail: `The install failed: ${slot.console.lastTexts(1)[0]}` };
+    if (slot.installFailed) return { code: 'start_failed', detail: `The install failed: ${slot.console.lastTexts(1)[0]}` };
     slot.cancelRestart();
     if (slot.state === 'stopping') await slot.waitExit();
     return slot.launch('start');

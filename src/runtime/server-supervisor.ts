@@ -176,8 +176,8 @@ export class ServerSupervisor {
     const exit = await proc.exited;
     const lines = this.console.lastTexts(5).join(' | ');
     return outcome === 'timeout'
-      ? { code: 'internal_error', detail: `The game was not ready within ${def.startTimeoutMs} ms and was killed. Last console lines: ${lines}` }
-      : { code: 'internal_error', detail: `The game exited while starting (${describeExit(exit)}). Last console lines: ${lines}` };
+      ? { code: 'start_timeout', detail: `The game was not ready within ${def.startTimeoutMs} ms and was killed. Last console lines: ${lines}` }
+      : { code: 'start_failed', detail: `The game exited while starting (${describeExit(exit)}). Last console lines: ${lines}` };
   }
 
   private interrupted(): Failure {
@@ -185,7 +185,7 @@ export class ServerSupervisor {
       this.setState('stopping', 'stop');
       this.setState('stopped', 'exited');
     }
-    return { code: 'action_conflict', detail: 'The start was interrupted by a stop, kill or shutdown.' };
+    return { code: 'action_cancelled', detail: 'The start was interrupted by a stop, kill or shutdown.' };
   }
 
   /** Records the process, feeds its console and messages, and handles its exit. Resolves on the ready signal. */
@@ -235,7 +235,7 @@ export class ServerSupervisor {
     this.recordCrash(reason, { code: null, signal: null });
     this.setState('crashed', 'start_failed');
     this.afterCrash();
-    return { code: reason === 'port_in_use' ? 'invalid_state' : 'internal_error', detail };
+    return { code: reason === 'port_in_use' ? 'port_in_use' : 'start_failed', detail };
   }
 
   recordCrash(reason: string, exit: ExitInfo): void {

@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await new Promise((r) => server.close(r));
-  t.close();
+  await t.close();
 });
 afterEach(() => t.expectContract());
 

@@ -2,17 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import supertest from 'supertest';
-import { createApp, type AppConfig } from '../../src/app';
-import { openDb, type Db } from '../../src/store/db';
-import { loadSpec } from '../../src/spec';
+import { loadConfig, type Config } from '../../src/config';
+import { buildService, type BuildOptions } from '../../src/service';
 import { silentLogger } from '../../src/log';
-import { versionCatalog } from '../../src/catalog/versions';
-import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { createUsersRepo } from '../../src/store/users-repo';
 import { createTokensRepo } from '../../src/store/tokens-repo';
 import type { Scope } from '../../src/auth/tokens';
 import type { Clock } from '../../src/clock';
-import type { ServerRuntime } from '../../src/http/runtime-port';
 import { createContractChecker } from './contract';
 
 export const allScopes: Scope[] = ['servers:read', 'servers:write', 'tokens:manage'];
@@ -27,49 +23,43 @@ export function tempDir(label: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `gsh-${label}-`));
 }
 
-export interface TestAppOptions {
-  config?: Partial<AppConfig>;
-  clock?: Clock;
-  runtime?: ServerRuntime;
+export interface TestAppOptions extends BuildOptions {
+  /** Environment as an operator would set it (GAME_PORT_RANGE, RATE_LIMIT_PER_MINUTE, …). */
+  env?: Record<string, string>;
+  /** Boot the runtime and sampler (reconcile loop, timers). Off by default: most tests need only the API. */
+  boot?: boolean;
 }
 
 /**
- * A fresh service on its own SQLite file in its own folder, with every response checked against the spec.
- * `contractFailures` collects what the checker found; `expectContract()` fails the test if anything was found.
+ * A fresh service, built by the same wiring as `npm start` (src/service.ts), on its own SQLite file and
+ * DATA_DIR, with every response checked against the spec. Game ports default to a range per test file
+ * (from JEST_WORKER_ID) so files running in parallel never collide.
  */
 export async function createTestApp(options: TestAppOptions = {}) {
   const dir = tempDir('app');
-  const db: Db = openDb(path.join(dir, 'gsh.sqlite'));
-  const clock = options.clock ?? { now: () => Date.now() };
+  const base = 40000 + Number(process.env.JEST_WORKER_ID ?? 1) * 200;
+  const config: Config = loadConfig({
+    DATA_DIR: dir,
+    RATE_LIMIT_PER_MINUTE: '100000',
+    GAME_PORT_RANGE: `${base}-${base + 99}`,
+    ...options.env,
+  });
   const check = await createContractChecker();
   const contractFailures: string[] = [];
-  const config: AppConfig = {
-    rateLimitPerMinute: 10_000,
-    addressPool: { host: '127.0.0.1', portRange: [40000, 40099] },
-    trustProxy: false,
-    bodyLimitBytes: 64 * 1024,
-    ...options.config,
-  };
-  const runtime = options.runtime ?? { install: async () => {}, remove: async () => {} };
-  const app = await createApp({
-    db,
-    clock,
-    config,
-    spec: loadSpec(),
-    log: silentLogger,
-    versions: versionCatalog(loadSoftwareCatalog()),
-    runtime,
+  const service = await buildService(config, silentLogger, {
+    ...options,
     onResponse: (sent) => contractFailures.push(...check(sent)),
   });
-  const users = createUsersRepo(db, clock);
-  const tokens = createTokensRepo(db, clock);
+  if (options.boot) await service.boot();
+  const clock = options.clock ?? { now: () => Date.now() };
+  const users = createUsersRepo(service.db, clock);
+  const tokens = createTokensRepo(service.db, clock);
 
   return {
-    app,
-    db,
+    ...service,
     dir,
-    clock,
-    http: supertest(app),
+    config,
+    http: supertest(service.app),
     contractFailures,
     /** Makes a user (by email) and a token for it; returns the secret. */
     token(email = 'alice@example.com', scopes: Scope[] = allScopes, expiresInSeconds?: number): string {
@@ -79,8 +69,8 @@ export async function createTestApp(options: TestAppOptions = {}) {
     expectContract() {
       expect(contractFailures).toEqual([]);
     },
-    close() {
-      db.close();
+    async close() {
+      await service.shutdown();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -2,7 +2,7 @@ import { createTestApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
 beforeAll(async () => {
-  t = await createTestApp({ config: { rateLimitPerMinute: 120 } });
+  t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '120' } });
 });
 afterAll(() => t.close());
 afterEach(() => t.expectContract());

@@ -1,10 +1,12 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { createTestApp, type TestApp } from '../helpers/app';
 
 let t: TestApp;
 let alice: string;
 let bob: string;
 beforeAll(async () => {
-  t = await createTestApp({ config: { addressPool: { host: '127.0.0.1', portRange: [41000, 41004] } } });
+  t = await createTestApp({ env: { GAME_PORT_RANGE: '41000-41004' } });
   alice = t.token('alice@example.com');
   bob = t.token('bob@example.com');
 });
@@ -62,34 +64,36 @@ describe('servers', () => {
     expect(pages).toBe(3);
   });
 
-  test('list filters by state', async () => {
-    const installing = await t.http.get('/v1/servers?state=installing').set(auth(alice));
-    expect(installing.body.data).toHaveLength(5);
+  test('servers install (installing → stopped) and the list filters by state', async () => {
+    await waitFor(async () => (await t.http.get('/v1/servers?state=stopped').set(auth(alice))).body.data.length === 5);
+    expect((await t.http.get('/v1/servers?state=installing').set(auth(alice))).body.data).toEqual([]);
     const running = await t.http.get('/v1/servers?state=running').set(auth(alice));
     expect(running.body).toEqual({ data: [], has_more: false, next_cursor: null });
   });
 
-  test('rename; a plan change is refused while the server is not stopped', async () => {
+  // A plan change while running is refused with 409: test/e2e/game-server.test.ts runs a real game for that.
+  test('rename and change the plan of a stopped server; an unknown plan is 422', async () => {
     const { body: server } = await t.http.get('/v1/servers?limit=1').set(auth(alice)).then((r) => ({ body: r.body.data[0] }));
     const renamed = await t.http.patch(`/v1/servers/${server.id}`).set(auth(alice)).send({ name: 'Creative' });
     expect(renamed.status).toBe(200);
     expect(renamed.body.name).toBe('Creative');
     expect(Date.parse(renamed.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(server.updated_at));
     const plan = await t.http.patch(`/v1/servers/${server.id}`).set(auth(alice)).send({ plan: 'large' });
-    expect(plan.status).toBe(409);
-    expect(plan.body.code).toBe('invalid_state');
+    expect(plan.status).toBe(200);
+    expect(plan.body.plan).toBe('large');
     const unknown = await t.http.patch(`/v1/servers/${server.id}`).set(auth(alice)).send({ plan: 'nope' });
     expect(unknown.status).toBe(422);
-    expect((await t.http.get(`/v1/servers/${server.id}`).set(auth(alice))).body.plan).toBe('micro');
+    expect((await t.http.get(`/v1/servers/${server.id}`).set(auth(alice))).body.plan).toBe('large');
   });
 
-  test('delete answers 202 deleting, then the server is gone and its port is free again', async () => {
+  test('delete answers 202 deleting, then the server, its files and its port are gone', async () => {
     const list = await t.http.get('/v1/servers').set(auth(alice));
     const victim = list.body.data[1];
     const res = await t.http.delete(`/v1/servers/${victim.id}`).set(auth(alice));
     expect(res.status).toBe(202);
     expect(res.body.state).toBe('deleting');
     await waitFor(async () => (await t.http.get(`/v1/servers/${victim.id}`).set(auth(alice))).status === 404);
+    expect(fs.existsSync(path.join(t.config.dataDir, 'servers', victim.id))).toBe(false);
     const again = await create(alice, 'reuses the port');
     expect(again.status).toBe(201);
     expect(again.body.address.port).toBe(victim.address.port);

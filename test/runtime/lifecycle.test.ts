@@ -71,7 +71,7 @@ test('a second action while one runs is refused; kill overtakes it', async () =>
   await waitState(runtime, id, 'starting');
   const kill = runtime.requestAction(id, 'usr_test', 'kill');
   expect(await waitAction(runtime, id, kill.id)).toMatchObject({ status: 'succeeded' });
-  expect(runtime.getAction(id, start.id)).toMatchObject({ status: 'failed', error_code: 'action_conflict' });
+  expect(runtime.getAction(id, start.id)).toMatchObject({ status: 'failed', error_code: 'action_cancelled' });
   expect(runtime.getAction(id, start.id).error_detail).toContain(kill.id);
   expect(runtime.state(id)).toBe('stopped');
   expect(runtime.listActions(id).map((a) => a.id)).toEqual([kill.id, start.id]); // newest first
@@ -82,7 +82,7 @@ test('a start that never becomes ready fails with the reason and the process is 
   const started = act(id, 'start');
   const pid = (await waitFor('pid', () => runtime.console.recent(id, 10).length > 0 && pidOf(id))) as number;
   const action = await started;
-  expect(action).toMatchObject({ status: 'failed', error_code: 'internal_error' });
+  expect(action).toMatchObject({ status: 'failed', error_code: 'start_timeout' });
   expect(action.error_detail).toMatch(/not ready within 1500 ms/);
   expect(runtime.crashes(id)[0]).toMatchObject({ reason: 'start_timeout' });
   expect(isPidAlive(pid)).toBe(false);
@@ -93,7 +93,7 @@ test('a start that never becomes ready fails with the reason and the process is 
 test('crash loop: restarts with backoff, then stays crashed until a start action', async () => {
   const id = await installed('fake-game-crash');
   const action = await act(id, 'start');
-  expect(action).toMatchObject({ status: 'failed', error_code: 'internal_error' });
+  expect(action).toMatchObject({ status: 'failed', error_code: 'start_failed' });
   expect(action.error_detail).toMatch(/exited while starting \(exit code 3\)/);
   // maxRestarts 2: crash 1, restart, crash 2, restart, crash 3 → capped.
   await waitFor('three crashes', () => runtime.crashes(id).length === 3);
@@ -125,7 +125,7 @@ test('a port taken by someone else fails the start clearly', async () => {
   await new Promise((r) => squatter.once('listening', r));
   try {
     const action = await act(id, 'start');
-    expect(action).toMatchObject({ status: 'failed' });
+    expect(action).toMatchObject({ status: 'failed', error_code: 'port_in_use' });
     expect(action.error_detail).toContain(`Port ${port}`);
     expect(runtime.crashes(id)[0]).toMatchObject({ reason: 'port_in_use' });
   } finally {

@@ -5,7 +5,7 @@ import { findPlan } from '../../catalog/plans';
 import type { VersionCatalog } from '../../catalog/versions';
 import type { ServersRepo } from '../../store/servers-repo';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
-import type { ServerRuntime } from '../runtime-port';
+import type { ServerRuntime, Telemetry } from '../runtime-port';
 import type { Logger } from '../../log';
 import type { Call, Handlers, Reply } from '../types';
 import { page, withCursor } from './paging';
@@ -16,6 +16,7 @@ export interface ServerDeps {
   idempotency: IdempotencyRepo;
   versions: VersionCatalog;
   runtime: ServerRuntime;
+  telemetry: Telemetry;
   log: Logger;
 }
 
@@ -135,9 +136,10 @@ function install(deps: ServerDeps, id: string) {
  * Finishes a deletion: the runtime stops the process and removes the files, then the row goes, which frees the
  * port. Also run at boot for servers left in `deleting` by a previous life of the service.
  */
-export async function completeDeletion(deps: Pick<ServerDeps, 'servers' | 'runtime' | 'log'>, id: string) {
+export async function completeDeletion(deps: Pick<ServerDeps, 'servers' | 'runtime' | 'telemetry' | 'log'>, id: string) {
   try {
     await deps.runtime.remove(id);
+    deps.telemetry.store.deleteServer(id);
     deps.servers.remove(id);
   } catch (err) {
     deps.log.error('deleting a server failed; it stays in state deleting and is retried at the next start', {

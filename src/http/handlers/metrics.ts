@@ -1,0 +1,40 @@
+import type { ServersRepo } from '../../store/servers-repo';
+import type { Telemetry } from '../runtime-port';
+import type { Handlers } from '../types';
+import { rangeOrThrow } from '../../telemetry/range';
+import { ownedServer } from './owned';
+
+/** Replayed on reconnect at most (the spec's streamServerMetrics description). */
+const REPLAY_LIMIT = 1000;
+
+/** Metrics tag: getServerMetrics, streamServerMetrics. */
+export function metricsHandlers(deps: { servers: ServersRepo; telemetry: Telemetry }): Handlers {
+  const { servers, telemetry } = deps;
+  return {
+    getServerMetrics: ({ principal, path, query }) => {
+      const server = ownedServer(servers, principal, path.server_id);
+      const { range, ms } = rangeOrThrow(query.range);
+      return { status: 200, body: telemetry.store.query(server.id, ms, range) };
+    },
+
+    streamServerMetrics: ({ principal, path, headers }) => {
+      const server = ownedServer(servers, principal, path.server_id);
+      const last = headers['last-event-id'];
+      return {
+        status: 200,
+        stream: (write) => {
+          // Subscribe first, then replay: a sample taken in between is sent once (ids only grow, so skip repeats).
+          let lastSent = typeof last === 'string' ? last : '';
+          const send = (sample: { id: string }) => {
+            if (sample.id <= lastSent) return;
+            lastSent = sample.id;
+            write({ event: 'sample', id: sample.id, data: sample });
+          };
+          const unsubscribe = telemetry.sampler.subscribe(send, server.id);
+          if (typeof last === 'string') for (const s of telemetry.store.after(server.id, last, REPLAY_LIMIT)) send(s);
+          return unsubscribe;
+        },
+      };
+    },
+  };
+}

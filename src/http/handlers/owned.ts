@@ -1,0 +1,13 @@
+import { AppError } from '../../errors';
+import type { ServersRepo } from '../../store/servers-repo';
+import type { Principal } from '../../store/tokens-repo';
+
+/**
+ * The caller's server with this id. Another user's server answers exactly like a missing one
+ * (CONVENTIONS.md "Authentication"), so ids cannot be probed across accounts.
+ */
+export function ownedServer(servers: ServersRepo, principal: Principal, id: string) {
+  const server = servers.get(principal.userId, id);
+  if (!server) throw new AppError('server_not_found', `There is no server ${id}.`);
+  return server;
+}

@@ -1,0 +1,14 @@
+import type { ServersRepo } from '../../store/servers-repo';
+import type { ServerRuntime } from '../runtime-port';
+import type { Handlers } from '../types';
+import { ownedServer } from './owned';
+
+/** Players tag: listServerPlayers, answered by the game itself (launcher IPC, or a Minecraft ping). */
+export function playerHandlers(deps: { servers: ServersRepo; runtime: ServerRuntime }): Handlers {
+  return {
+    listServerPlayers: async ({ principal, path }) => {
+      const server = ownedServer(deps.servers, principal, path.server_id);
+      return { status: 200, body: await deps.runtime.players(server.id) };
+    },
+  };
+}
