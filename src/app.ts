@@ -16,6 +16,7 @@ import { bearerAuth, rejectUnauthorized } from './http/auth';
 import { createRateLimiter } from './http/rate-limit';
 import { fieldErrors, sendProblem } from './http/problem';
 import { serveDocs } from './http/docs';
+import { mountDashboard } from './dashboard';
 import { catalogHandlers } from './http/handlers/catalog';
 import { serverHandlers } from './http/handlers/servers';
 import { tokenHandlers } from './http/handlers/tokens';
@@ -90,6 +91,7 @@ export async function createApp(deps: AppDeps) {
     res.json({ status: 'ok' });
   });
   serveDocs(app, deps.spec);
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log });
 
   app.use(
     '/v1',
