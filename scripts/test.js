@@ -15,7 +15,9 @@ const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_
 
 function step(title, file, args, options = {}) {
   process.stdout.write(`\n▶ ${title}\n`);
-  const res = spawnSync(process.execPath, [require.resolve(file, { paths: [root] }), ...args], { cwd: root, stdio: 'inherit', env, ...options });
+  // Package bins by path: some packages' `exports` hide their bin from require.resolve.
+  const script = file.startsWith('./') ? path.join(root, file) : path.join(root, 'node_modules', file);
+  const res = spawnSync(process.execPath, [script, ...args], { cwd: root, stdio: 'inherit', env, ...options });
   if (res.status !== 0) {
     process.stderr.write(`✗ ${title} failed\n`);
     process.exit(res.status ?? 1);

@@ -29,6 +29,7 @@ import { serveStream } from './http/sse';
 
 export interface AppConfig {
   rateLimitPerMinute: number;
+  rateLimitWindowMs: number;
   addressPool: AddressPool;
   /** Express `trust proxy` (https://expressjs.com/en/guide/behind-proxies.html); false unless behind a proxy. */
   trustProxy: boolean | number | string;
@@ -87,6 +88,7 @@ export async function createApp(deps: AppDeps) {
   app.set('query parser', 'simple');
   if (deps.onResponse) app.use(captureResponses(deps.onResponse));
   app.use(securityHeaders);
+  app.use(accessLog(deps.log));
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -95,7 +97,11 @@ export async function createApp(deps: AppDeps) {
 
   app.use(
     '/v1',
-    createRateLimiter(tokens, { perMinute: deps.config.rateLimitPerMinute, store: deps.rateLimitStore }),
+    createRateLimiter(tokens, {
+      limit: deps.config.rateLimitPerMinute,
+      windowMs: deps.config.rateLimitWindowMs,
+      store: deps.rateLimitStore,
+    }),
     requireJson,
     express.json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }),
     async (req: Request, res: Response) => {
@@ -173,6 +179,24 @@ function send(res: Response, reply: { status: number; body?: unknown; headers?: 
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
   if (reply.status === 204 || reply.body === undefined) res.status(reply.status).end();
   else res.status(reply.status).json(reply.body);
+}
+
+/** One line per answered request: method, path, status, time, and the token's id (never the token). */
+function accessLog(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const principal = res.locals.principal as { tokenId: string } | undefined;
+      log.info('request', {
+        method: req.method,
+        path: req.originalUrl.split('?')[0],
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        token_id: principal?.tokenId,
+      });
+    });
+    next();
+  };
 }
 
 /** Test hook: hands every finished answer (status, type, body) to `onResponse`; see AppDeps.onResponse. */

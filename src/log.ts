@@ -1,6 +1,7 @@
 /**
- * One JSON line per event on stdout/stderr. Callers pass fields, never whole requests, so no header (and so no
- * token) can reach a log line by accident; SECURITY.md points at the test that checks this.
+ * One JSON line per event. Callers pass fields, never whole requests, so no header can reach a log line; and
+ * every line is passed through `redact` on its way out, so even a token pasted into a URL or an error message
+ * is never written (SECURITY.md; test/e2e/service-process.test.ts reads the logs to check).
  */
 export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void;
@@ -8,9 +9,16 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void;
 }
 
+/** Our token format (`gsh_` + base64url) and anything after a Bearer scheme. */
+const SECRETS = /gsh_[A-Za-z0-9_-]+|(?<=Bearer\s+)[^\s"',]+/gi;
+
+export function redact(text: string): string {
+  return text.replace(SECRETS, '[redacted]');
+}
+
 export function createLogger(write: (line: string) => void = (l) => process.stdout.write(l + '\n')): Logger {
   const emit = (level: string) => (msg: string, fields: Record<string, unknown> = {}) =>
-    write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }));
+    write(redact(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })));
   return { info: emit('info'), warn: emit('warn'), error: emit('error') };
 }
 

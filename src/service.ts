@@ -37,6 +37,8 @@ export interface BuildOptions {
   runtime?: Partial<Omit<RuntimeConfig, 'dataDir'>>;
   /** Test-only hooks of createApp (the contract checker). */
   onResponse?: AppDeps['onResponse'];
+  /** A shared rate-limit store (e.g. Redis) when several instances serve one API; memory by default. */
+  rateLimitStore?: AppDeps['rateLimitStore'];
 }
 
 /**
@@ -74,6 +76,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     clock,
     config: {
       rateLimitPerMinute: config.rateLimitPerMinute,
+      rateLimitWindowMs: config.rateLimitWindowMs,
       addressPool: { host: config.gameHost, portRange: config.gamePortRange },
       trustProxy: config.trustProxy,
       bodyLimitBytes: config.bodyLimitBytes,
@@ -84,6 +87,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     runtime,
     telemetry,
     onResponse: options.onResponse,
+    rateLimitStore: options.rateLimitStore,
   });
 
   /** Boot: adopt or clean up what a previous life left (even after kill -9), then follow desired state. */
@@ -110,6 +114,10 @@ export async function startService(config: Config, log: Logger) {
   const service = await buildService(config, log);
   await service.boot();
   const http: HttpServer = service.app.listen(config.port, config.host);
+  // Slow-client limits (Node's defaults are generous): the whole request within 30 s, its headers within 10 s.
+  // SSE answers are unaffected: these bound receiving the request, not sending the answer.
+  http.requestTimeout = 30_000;
+  http.headersTimeout = 10_000;
   await new Promise<void>((resolve, reject) => http.once('listening', resolve).once('error', reject));
   log.info('listening', { address: http.address(), data_dir: config.dataDir });
 

@@ -6,8 +6,10 @@ import { resolveCaller } from './auth';
 import type { TokensRepo } from '../store/tokens-repo';
 
 export interface RateLimitOptions {
-  /** Requests per token per minute (RATE_LIMIT_PER_MINUTE, default 120). */
-  perMinute: number;
+  /** Requests per token per window (RATE_LIMIT_PER_MINUTE, default 120). */
+  limit: number;
+  /** The window (RATE_LIMIT_WINDOW_S, default 60 s). */
+  windowMs: number;
   /** Where counts live; memory by default, a shared store (e.g. rate-limit-redis) for several instances. */
   store?: Store;
 }
@@ -19,8 +21,8 @@ export interface RateLimitOptions {
  */
 export function createRateLimiter(tokens: TokensRepo, options: RateLimitOptions): RequestHandler {
   return rateLimit({
-    windowMs: 60_000,
-    limit: options.perMinute,
+    windowMs: options.windowMs,
+    limit: options.limit,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
     store: options.store,
@@ -30,7 +32,8 @@ export function createRateLimiter(tokens: TokensRepo, options: RateLimitOptions)
     },
     handler: (req: Request, res: Response) => {
       const retryAfter = res.getHeader('Retry-After');
-      const detail = `At most ${options.perMinute} requests per minute are allowed; try again in ${retryAfter ?? 'a few'} seconds.`;
+      const window = options.windowMs === 60_000 ? 'minute' : `${options.windowMs / 1000} seconds`;
+      const detail = `At most ${options.limit} requests per ${window} are allowed; try again in ${retryAfter ?? 'a few'} seconds.`;
       sendProblem(res, new AppError('rate_limited', detail), req.originalUrl.split('?')[0]);
     },
   });
