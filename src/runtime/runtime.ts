@@ -186,7 +186,8 @@ export function createRuntime(deps: RuntimeDeps) {
 
   /** Newest first; `startingAfter` is the id of the last action of the previous page. */
   function listActions(serverId: string, opts: { limit?: number; startingAfter?: string } = {}): Action[] {
-    return store.listActions(serverId, Math.min(Math.max(opts.limit ?? 20, 1), 100), opts.startingAfter);
+    // No upper clamp: the API validates limit (1–100) and asks for one more to learn whether a page follows.
+    return store.listActions(serverId, Math.max(opts.limit ?? 20, 1), opts.startingAfter);
   }
 
   // --- boot, loops, shutdown -----------------------------------------------------------------------------------

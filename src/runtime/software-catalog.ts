@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { packageRoot } from '../paths';
 import { AppError } from '../errors';
 
 /**
@@ -69,14 +70,6 @@ export interface CatalogOptions {
   builtinDir?: string;
   /** The operator's folder (config.softwareDir); a missing folder is fine, an invalid file is not. */
   operatorDir?: string | null;
-}
-
-/** Walks up from `from` to the folder holding package.json, so paths work from src/ (ts-jest) and dist/ alike. */
-export function packageRoot(from: string = __dirname): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
-  }
 }
 
 export function loadSoftwareCatalog(options: CatalogOptions = {}): SoftwareCatalog {

@@ -1,7 +1,8 @@
 // Software definitions are data: parsing, validation messages, version strings with dashes, the built-in list.
 import path from 'node:path';
+import { packageRoot } from '../../src/paths';
 import {
-  createCatalog, loadSoftwareCatalog, packageRoot, parseSoftwareDefinition, renderCommand,
+  createCatalog, loadSoftwareCatalog, parseSoftwareDefinition, renderCommand,
 } from '../../src/runtime/software-catalog';
 import { fixtureSoftwareDir } from './helpers';
 
@@ -88,6 +89,6 @@ test('an operator file with a built-in id replaces the built-in one', () => {
   expect(createCatalog([a]).get('x').gameVersions).toEqual(['1']);
 });
 
-test('packageRoot walks up to package.json', () => {
-  expect(packageRoot(path.join(__dirname, 'fixtures', 'software'))).toBe(path.resolve(__dirname, '..', '..'));
+test('packageRoot is the folder holding package.json', () => {
+  expect(packageRoot()).toBe(path.resolve(__dirname, '..', '..'));
 });
