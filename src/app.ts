@@ -94,6 +94,9 @@ export async function createApp(deps: AppDeps) {
   });
   serveDocs(app, deps.spec);
   mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log });
+  app.get('/favicon.ico', (_req, res) => {
+    res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
+  });
 
   app.use(
     '/v1',
