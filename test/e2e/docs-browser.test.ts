@@ -1,21 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { artifactsDir, launchBrowser } from '../helpers/browser';
 
 let t: TestApp;
-let http: Server;
+let server: { base: string; close(): Promise<void> };
 let base: string;
 beforeAll(async () => {
   t = await createTestApp();
-  http = t.app.listen(0, '127.0.0.1');
-  await new Promise((r) => http.once('listening', r));
-  base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  server = await t.listen();
+  base = server.base;
 });
 afterAll(async () => {
-  await new Promise((r) => http.close(r));
+  await server.close();
   await t.close();
 });
 

@@ -2,15 +2,14 @@
 // started, a real Minecraft client (mineflayer, offline auth) joins, and the API reports it among the players
 // and in the telemetry (TPS from the game's tick loop, RAM and CPU from /proc), live over SSE too. Then the
 // console, a crash behind the service's back, kill and delete.
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import mineflayer from 'mineflayer';
 import { createTestApp, type TestApp } from '../helpers/app';
+import { until } from '../helpers/wait';
 
 jest.setTimeout(180_000);
 
 let t: TestApp;
-let http: Server;
+let server: { base: string; close(): Promise<void> };
 let base: string;
 let token: string;
 const auth = () => ({ Authorization: `Bearer ${token}` });
@@ -22,25 +21,14 @@ beforeAll(async () => {
     runtime: { backoffMs: 300, stopTimeoutMs: 10_000, reconcileMs: 500 },
   });
   token = t.token('player-host@example.com');
-  http = t.app.listen(0, '127.0.0.1');
-  await new Promise((r) => http.once('listening', r));
-  base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  server = await t.listen();
+  base = server.base;
 });
 afterAll(async () => {
-  await new Promise((r) => http.close(r));
+  await server.close();
   await t.close();
 });
 afterEach(() => t.expectContract());
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const get = (path: string) => t.http.get(path).set(auth());
 const action = async (id: string, type: string) => {

@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import createClient from 'openapi-fetch';
 import type { paths } from '../../generated/v1';
 import { createTestApp, type TestApp } from '../helpers/app';
@@ -7,16 +5,15 @@ import { createTestApp, type TestApp } from '../helpers/app';
 // A client author's day one: generate types from the published spec, point openapi-fetch at a listening
 // service, and drive it. Everything below is type-checked against generated/v1.ts by `npm test`.
 let t: TestApp;
-let server: Server;
+let server: { base: string; close(): Promise<void> };
 let baseUrl: string;
 beforeAll(async () => {
   t = await createTestApp();
-  server = t.app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await t.listen();
+  baseUrl = server.base;
 });
 afterAll(async () => {
-  await new Promise((r) => server.close(r));
+  await server.close();
   await t.close();
 });
 afterEach(() => t.expectContract());

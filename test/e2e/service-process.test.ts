@@ -9,6 +9,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../../src/cli';
 import { tempDir } from '../helpers/app';
+import { until } from '../helpers/wait';
 
 jest.setTimeout(300_000);
 
@@ -71,16 +72,6 @@ function gameProcesses(): Map<string, number[]> {
     if (id && vars.includes(`DATA_DIR=${dataDir}`)) found.set(id, [...(found.get(id) ?? []), Number(pid)]);
   }
   return found;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function api(base: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { buildService, type BuildOptions } from '../../src/service';
@@ -68,6 +69,15 @@ export async function createTestApp(options: TestAppOptions = {}) {
     },
     expectContract() {
       expect(contractFailures).toEqual([]);
+    },
+    /** Serves the app on a free loopback port, for clients that need a real socket (fetch, browsers, bots). */
+    async listen(): Promise<{ base: string; close(): Promise<void> }> {
+      const server = service.app.listen(0, '127.0.0.1');
+      await new Promise((r) => server.once('listening', r));
+      return {
+        base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => new Promise<void>((r) => server.close(() => r())),
+      };
     },
     async close() {
       await service.shutdown();
