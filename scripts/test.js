@@ -34,4 +34,14 @@ step('redocly lint openapi/v1.yaml', '@redocly/cli/bin/cli.js', ['lint', 'openap
 step('type check', 'typescript/bin/tsc', ['-p', 'tsconfig.test.json']);
 step('build', 'typescript/bin/tsc', ['-b']);
 step('docs', './scripts/build-docs.js', []);
-step('jest', 'jest/bin/jest.js', process.argv.slice(2));
+// jest's own summary is not a format CI reads, so the last line is the plain "N passed, N failed" from its JSON.
+const results = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-jest-')), 'results.json');
+process.stdout.write('\n▶ jest\n');
+const jest = spawnSync(process.execPath, [path.join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--json', `--outputFile=${results}`, ...process.argv.slice(2)], { cwd: root, stdio: 'inherit', env });
+if (!fs.existsSync(results)) {
+  process.stderr.write('✗ jest did not report results\n');
+  process.exit(jest.status || 1);
+}
+const r = JSON.parse(fs.readFileSync(results, 'utf8'));
+process.stdout.write(`\njest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped\n`);
+process.exit(jest.status ?? 1);

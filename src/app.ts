@@ -86,6 +86,9 @@ export async function createApp(deps: AppDeps) {
   app.disable('x-powered-by');
   app.set('trust proxy', deps.config.trustProxy);
   app.set('query parser', 'simple');
+  // No ETags: a conditional GET would answer 304, which the contract does not list, and the API's answers are
+  // live state that clients should not revalidate from a cache.
+  app.set('etag', false);
   if (deps.onResponse) app.use(captureResponses(deps.onResponse));
   app.use(securityHeaders);
   app.use(accessLog(deps.log));
