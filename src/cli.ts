@@ -4,15 +4,20 @@ import { openDb } from './store/db';
 import { systemClock } from './clock';
 import { createUsersRepo } from './store/users-repo';
 import { createTokensRepo } from './store/tokens-repo';
+import { createSessionsRepo } from './store/sessions-repo';
 import { scopes as allScopes, type Scope } from './auth/tokens';
+import { hashPasswordSync } from './dashboard/passwords';
 
 const USAGE = `Usage:
   gsh token create --email <email> --name <name> [--scopes servers:read,servers:write,tokens:manage] [--expires-in 30d]
   gsh token list --email <email>
   gsh token revoke --email <email> --id <token_id>
+  gsh user create --email <email> --password <password>
 
 Works on the service's DATA_DIR (default ./data), also while the service runs.
-token create creates the user if needed and prints the new token alone on the last line of stdout.`;
+token create creates the user if needed and prints the new token alone on the last line of stdout.
+user create creates a dashboard account, or sets the password of an existing one (which signs it out everywhere).
+--password shows in the process list while the command runs (a moment); other local users could read it then.`;
 
 export class UsageError extends Error {}
 
@@ -52,11 +57,13 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
         scopes: { type: 'string' },
         'expires-in': { type: 'string' },
         id: { type: 'string' },
+        password: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
     const [group, command] = positionals;
-    if (values.help || group !== 'token' || !['create', 'list', 'revoke'].includes(command ?? '')) {
+    const known = group === 'token' ? ['create', 'list', 'revoke'] : group === 'user' ? ['create'] : [];
+    if (values.help || !known.includes(command ?? '')) {
       (values.help ? out : err)(USAGE);
       return values.help ? 0 : 2;
     }
@@ -67,6 +74,17 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
       const tokens = createTokensRepo(db, systemClock);
       const email = required(values.email, '--email');
       if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
+      if (group === 'user') {
+        const password = required(values.password, '--password');
+        if (password.length < 8 || password.length > 1000) throw new UsageError('--password must be 8 to 1000 characters.');
+        const existed = users.findByEmail(email) !== undefined;
+        const user = users.ensure(email);
+        users.setPasswordHash(user.id, hashPasswordSync(password));
+        // A new password ends every dashboard session, so whoever knew the old one is signed out.
+        const ended = createSessionsRepo(db, systemClock, tokens).endAllOf(user.id);
+        out(existed ? `Set the password of ${email}; ended ${ended} dashboard session(s).` : `Created user ${email}.`);
+        return 0;
+      }
       if (command === 'create') {
         const name = required(values.name, '--name');
         if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');

@@ -1,0 +1,202 @@
+// The dashboard is one more client of the public /v1 API, like any SDK: after sign-in it asks the session
+// endpoint for a short-lived bearer token, keeps it in this module's memory only (never localStorage, so
+// another script or a later visitor of the profile cannot read it), and sends it as Authorization: Bearer.
+// The session cookie itself is httpOnly and only ever sent to /dashboard.
+
+let csrfToken = '';
+let bearer = '';
+/** Who is signed in, and the id of this page's own API token (Settings marks it). */
+export const session = { email: '', tokenId: '' };
+/** Set by app.js: what to do when the session is gone (show the sign-in form). */
+export const hooks = { signedOut: () => {} };
+
+/** A problem document (RFC 9457) answered by the service, or a network failure. */
+export class ApiError extends Error {
+  constructor(status, problem) {
+    const fields = (problem?.errors ?? []).map((e) => `${e.pointer.replace(/^\/body\//, '')} ${e.detail}`);
+    const text = problem?.detail || problem?.title || `The service answered ${status}.`;
+    super(fields.length ? `${text} (${fields.join('; ')})` : text);
+    this.status = status;
+    this.problem = problem;
+  }
+}
+
+export class SignedOut extends Error {}
+
+async function readJson(res) {
+  const text = await res.text();
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** POST to a session endpoint: same-origin cookie plus the CSRF token in a header. */
+async function sessionPost(path, body) {
+  const headers = { 'X-CSRF-Token': csrfToken };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  return fetch(path, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
+}
+
+function remember(s) {
+  csrfToken = s.csrf_token;
+  session.email = s.email;
+}
+
+async function newBearer() {
+  const res = await sessionPost('/dashboard/session-token');
+  if (!res.ok) {
+    bearer = '';
+    throw new SignedOut('The session has ended.');
+  }
+  const created = await res.json();
+  bearer = created.token;
+  session.tokenId = created.id;
+}
+
+/** Resumes a session from its cookie; false when there is none. */
+export async function resume() {
+  const s = await readJson(await fetch('/dashboard/session', { cache: 'no-store' }));
+  if (!s || !s.signed_in) return false;
+  remember(s);
+  await newBearer();
+  return true;
+}
+
+/** Signs in; throws ApiError with the service's message when refused. */
+export async function signIn(email, password) {
+  const res = await fetch('/dashboard/sign-in', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  const body = await readJson(res);
+  if (!res.ok) throw new ApiError(res.status, body);
+  remember(body);
+  await newBearer();
+}
+
+/** Ends the session on the server (which revokes this page's token too) and forgets everything here. */
+export async function signOut() {
+  await sessionPost('/dashboard/sign-out').catch(() => undefined);
+  bearer = csrfToken = session.email = session.tokenId = '';
+}
+
+/**
+ * Calls /v1. A 401 means the token expired or was revoked: get a new one once (the session may still be
+ * valid), and if that fails too, the session is over.
+ */
+export async function api(method, path, body, extraHeaders = {}) {
+  for (let attempt = 0; ; attempt++) {
+    const headers = { Authorization: `Bearer ${bearer}`, ...extraHeaders };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    // no-store: the data is live, and a revalidation would come back 304, which the contract does not list.
+    const init = { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) };
+    const res = await fetch(path, init);
+    if (res.status === 401 && attempt === 0) {
+      await renewOrSignOut();
+      continue;
+    }
+    const data = res.status === 204 ? null : await readJson(res);
+    if (!res.ok) throw new ApiError(res.status, data);
+    return data;
+  }
+}
+
+async function renewOrSignOut() {
+  try {
+    await newBearer();
+  } catch (e) {
+    hooks.signedOut();
+    throw e;
+  }
+}
+
+/** Every item of a paginated /v1 collection (`data`, `has_more`, `next_cursor`). */
+export async function listAll(path) {
+  const items = [];
+  let cursor = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const page = await api('GET', `${path}${sep}limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    items.push(...page.data);
+    cursor = page.has_more ? page.next_cursor : null;
+  } while (cursor);
+  return items;
+}
+
+/** An Idempotency-Key; crypto.randomUUID needs a secure context, getRandomValues does not. */
+export function newKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+const sleep = (ms, signal) =>
+  new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+/**
+ * Follows a /v1 Server-Sent Events stream until `signal` aborts. EventSource cannot send an Authorization
+ * header, so this reads the body with fetch() and parses it as the HTML standard's event-stream section says
+ * (§9.2.6: lines end with CR, LF or CRLF; `:` starts a comment; one leading space after the colon is dropped;
+ * a blank line dispatches). It reconnects with Last-Event-ID so the service replays what was missed.
+ */
+export async function follow(path, onEvent, signal, lastEventId) {
+  let lastId = lastEventId ?? null;
+  let retryMs = 1000;
+  while (!signal.aborted) {
+    try {
+      const headers = { Authorization: `Bearer ${bearer}`, Accept: 'text/event-stream' };
+      if (lastId !== null) headers['Last-Event-ID'] = lastId;
+      const res = await fetch(path, { headers, signal, cache: 'no-store' });
+      if (res.status === 401) await renewOrSignOut();
+      else if (!res.ok) throw new ApiError(res.status, await readJson(res));
+      else {
+        retryMs = 1000;
+        await readEvents(res.body, signal, (e) => {
+          if (e.id !== null) lastId = e.id;
+          onEvent(e);
+        });
+      }
+    } catch (e) {
+      if (signal.aborted || e instanceof SignedOut) return;
+      if (e instanceof ApiError && e.status !== 429 && e.status < 500) throw e;
+    }
+    await sleep(retryMs, signal);
+    retryMs = Math.min(retryMs * 2, 30_000);
+  }
+}
+
+async function readEvents(body, signal, dispatch) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  signal.addEventListener('abort', () => reader.cancel().catch(() => undefined), { once: true });
+  let buffer = '';
+  let event = { event: 'message', id: null, data: [] };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value;
+    // A chunk may end between the CR and LF of one CRLF: hold a trailing CR back until the next chunk.
+    const held = buffer.endsWith('\r') ? '\r' : '';
+    const lines = (held ? buffer.slice(0, -1) : buffer).split(/\r\n|\r|\n/);
+    buffer = lines.pop() + held; // the last piece has no line end yet
+    for (const line of lines) {
+      if (line === '') {
+        if (event.data.length) dispatch({ event: event.event, id: event.id, data: event.data.join('\n') });
+        event = { event: 'message', id: null, data: [] };
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let val = colon < 0 ? '' : line.slice(colon + 1);
+      if (val.startsWith(' ')) val = val.slice(1);
+      if (field === 'event') event.event = val;
+      else if (field === 'data') event.data.push(val);
+      else if (field === 'id' && !val.includes('\0')) event.id = val;
+    }
+  }
+}

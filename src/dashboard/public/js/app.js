@@ -1,0 +1,105 @@
+// The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/settings/tokens).
+// Hash routes need no server routes: the service serves one page at `/`.
+import { resume, signIn, signOut, hooks, session, ApiError, SignedOut } from './api.js';
+import { h, fill, announce, errorBox } from './dom.js';
+import { serversView } from './servers.js';
+import { serverView } from './server.js';
+import { tokensView } from './tokens.js';
+
+const main = document.getElementById('main');
+const ROUTES = [
+  [/^#\/servers\/(srv_[0-9A-Za-z]+)$/, serverView, 'Server'],
+  [/^#\/settings\/tokens$/, tokensView, 'API tokens'],
+  [/^#\/servers$/, serversView, 'Servers'],
+];
+let current = null; // AbortController of the shown view: ends its polling and streams when it is left
+
+function showChrome(signedIn) {
+  document.getElementById('nav').hidden = !signedIn;
+  document.getElementById('who').hidden = !signedIn;
+  document.getElementById('who-email').textContent = signedIn ? session.email : '';
+}
+
+function leave() {
+  current?.abort();
+  current = null;
+}
+
+async function route() {
+  if (!location.hash.startsWith('#/')) {
+    if (location.hash === '') location.replace('#/servers');
+    return; // in-page anchors such as the skip link are not routes
+  }
+  const [pattern, view, title] = ROUTES.find(([p]) => p.test(location.hash)) ?? [];
+  if (!view) return void location.replace('#/servers');
+  leave();
+  current = new AbortController();
+  const signal = current.signal;
+  for (const a of document.querySelectorAll('#nav a')) {
+    if (location.hash.startsWith(a.getAttribute('href'))) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  document.title = `${title} · Dashboard`;
+  fill(main, h('p', { class: 'muted' }, 'Loading…'));
+  try {
+    await view(main, signal, ...location.hash.match(pattern).slice(1));
+    // Move focus to the new page's heading, so screen readers announce the page change (as a full load would).
+    const heading = signal.aborted ? null : main.querySelector('h1');
+    heading?.setAttribute('tabindex', '-1');
+    heading?.focus();
+  } catch (e) {
+    if (!signal.aborted && !(e instanceof SignedOut)) fill(main, h('h1', {}, title), errorBox(`Could not load this page: ${e.message}`));
+  }
+}
+
+function signInView(message) {
+  leave();
+  showChrome(false);
+  document.title = 'Sign in · Dashboard';
+  const error = h('div', {}, message ? errorBox(message) : null);
+  const email = h('input', { id: 'email', name: 'email', type: 'email', required: true, autocomplete: 'username' });
+  const password = h('input', { id: 'password', name: 'password', type: 'password', required: true, autocomplete: 'current-password' });
+  const button = h('button', { type: 'submit' }, 'Sign in');
+  const form = h('form', { class: 'card narrow', 'aria-labelledby': 'sign-in-title' },
+    h('h1', { id: 'sign-in-title' }, 'Sign in'),
+    h('div', { class: 'field' }, h('label', { for: 'email' }, 'Email'), email),
+    h('div', { class: 'field' }, h('label', { for: 'password' }, 'Password'), password),
+    button, error);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    error.replaceChildren();
+    try {
+      await signIn(email.value, password.value);
+      signedIn();
+    } catch (e) {
+      const text = e instanceof ApiError ? e.message : 'The service could not be reached; try again.';
+      error.replaceChildren(errorBox(`Not signed in: ${text}`));
+      password.value = '';
+      password.focus();
+    } finally {
+      button.disabled = false;
+    }
+  });
+  fill(main, form);
+  email.focus();
+}
+
+function signedIn() {
+  showChrome(true);
+  announce(`Signed in as ${session.email}.`);
+  route();
+}
+
+hooks.signedOut = () => signInView('Your session has ended; sign in again.');
+window.addEventListener('hashchange', () => session.email && route());
+document.getElementById('sign-out').addEventListener('click', async () => {
+  leave();
+  await signOut();
+  signInView();
+  announce('Signed out.');
+});
+
+resume()
+  .then((ok) => (ok ? signedIn() : signInView()))
+  .catch(() => signInView('The service could not be reached; reload to try again.'));

@@ -1,0 +1,105 @@
+import crypto from 'node:crypto';
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { newId } from '../ids';
+import type { TokensRepo } from './tokens-repo';
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  hash: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** A signed-in dashboard session, as the HTTP layer sees it (never its secret or hash). */
+export interface Session {
+  id: string;
+  userId: string;
+  expiresAt: number;
+}
+
+/** Same shape as API tokens: 256 random bits; only the SHA-256 is stored, so no stretching is needed. */
+function hashSecret(secret: string): string {
+  return crypto.createHash('sha256').update(secret).digest('hex');
+}
+
+/** Sessions own the API tokens handed out for them and revoke them through the tokens repository. */
+export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
+  const insert = db.prepare(`INSERT INTO sessions (id, user_id, hash, created_at, expires_at)
+    VALUES (@id, @user_id, @hash, @created_at, @expires_at)`);
+  const byHash = db.prepare('SELECT * FROM sessions WHERE hash = ?');
+  const remove = db.prepare('DELETE FROM sessions WHERE id = ?');
+  const byId = db.prepare('SELECT * FROM sessions WHERE id = ?');
+  const tokensOf = db.prepare('SELECT token_id FROM session_tokens WHERE session_id = ? ORDER BY token_id DESC');
+  const addToken = db.prepare('INSERT INTO session_tokens (session_id, token_id) VALUES (?, ?)');
+  const dropToken = db.prepare('DELETE FROM session_tokens WHERE session_id = ? AND token_id = ?');
+  const expired = db.prepare('SELECT id FROM sessions WHERE expires_at <= ?');
+  const ofUser = db.prepare('SELECT id FROM sessions WHERE user_id = ?');
+
+  /** Deletes a session and revokes every API token handed out for it, in one transaction. */
+  const end = db.transaction((id: string) => {
+    const row = byId.get(id) as SessionRow | undefined;
+    if (!row) return;
+    for (const { token_id } of tokensOf.all(id) as { token_id: string }[]) tokens.revoke(row.user_id, token_id);
+    remove.run(id);
+  });
+
+  return {
+    /** Starts a session; returns the secret for the cookie (shown only here) and the session. */
+    create(userId: string, ttlMs: number): { secret: string; session: Session } {
+      const now = clock.now();
+      const secret = crypto.randomBytes(32).toString('base64url');
+      const row: SessionRow = {
+        id: newId('ses', now),
+        user_id: userId,
+        hash: hashSecret(secret),
+        created_at: iso(now),
+        expires_at: iso(now + ttlMs),
+      };
+      insert.run(row);
+      return { secret, session: { id: row.id, userId, expiresAt: now + ttlMs } };
+    },
+
+    /** The live session a cookie secret stands for; undefined when unknown or expired (lookup by hash, no scan). */
+    find(secret: string): Session | undefined {
+      const row = byHash.get(hashSecret(secret)) as SessionRow | undefined;
+      if (!row) return undefined;
+      const expiresAt = Date.parse(row.expires_at);
+      if (expiresAt <= clock.now()) return undefined;
+      return { id: row.id, userId: row.user_id, expiresAt };
+    },
+
+    /**
+     * Records an API token handed to the page and revokes the session's oldest ones beyond `keep` (each page
+     * load gets its own token, since the page keeps it only in memory; a few tabs may be open at once).
+     */
+    addToken(session: Session, tokenId: string, keep: number): void {
+      db.transaction(() => {
+        addToken.run(session.id, tokenId);
+        const old = (tokensOf.all(session.id) as { token_id: string }[]).slice(keep).map((r) => r.token_id);
+        for (const id of old) {
+          tokens.revoke(session.userId, id);
+          dropToken.run(session.id, id);
+        }
+      })();
+    },
+
+    end: (sessionId: string) => end(sessionId),
+
+    /** Ends every session of a user (a password change signs everyone out). */
+    endAllOf(userId: string): number {
+      const ids = (ofUser.all(userId) as { id: string }[]).map((r) => r.id);
+      for (const id of ids) end(id);
+      return ids.length;
+    },
+
+    /** Removes expired sessions (their tokens expired with them). */
+    sweep(): void {
+      for (const { id } of expired.all(iso(clock.now())) as { id: string }[]) end(id);
+    },
+  };
+}
+
+export type SessionsRepo = ReturnType<typeof createSessionsRepo>;

@@ -1,0 +1,59 @@
+// `npx gsh user create` as operators run it (the built CLI, like test/integration/cli.test.ts): it creates the
+// first dashboard account, and for an existing one sets a new password and ends its sessions.
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { tempDir } from '../helpers/app';
+import { openDb } from '../../src/store/db';
+import { createUsersRepo } from '../../src/store/users-repo';
+import { createSessionsRepo } from '../../src/store/sessions-repo';
+import { createTokensRepo } from '../../src/store/tokens-repo';
+import { verifyPassword } from '../../src/dashboard/passwords';
+
+const bin = path.join(__dirname, '..', '..', 'bin', 'gsh.js');
+const dataDir = tempDir('cli-user');
+const run = (args: string[]) =>
+  spawnSync(process.execPath, [bin, ...args], { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8' });
+const clock = { now: () => Date.now() };
+
+afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+test('creates the user with a scrypt hash, then changes the password and signs the user out everywhere', async () => {
+  const created = run(['user', 'create', '--email', 'ops@example.com', '--password', 'first password']);
+  expect(created.stderr).toBe('');
+  expect(created.status).toBe(0);
+  expect(created.stdout).toContain('Created user ops@example.com');
+
+  const db = openDb(path.join(dataDir, 'gsh.sqlite'));
+  try {
+    const users = createUsersRepo(db, clock);
+    const first = users.findByEmail('ops@example.com')!;
+    expect(first.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
+    expect(first.password_hash).not.toContain('first password');
+    expect(await verifyPassword('first password', first.password_hash)).toBe(true);
+    const sessions = createSessionsRepo(db, clock, createTokensRepo(db, clock));
+    const { secret } = sessions.create(first.id, 3600_000);
+
+    const changed = run(['user', 'create', '--email', 'OPS@example.com', '--password', 'second password']);
+    expect(changed.status).toBe(0);
+    expect(changed.stdout).toContain('ended 1 dashboard session');
+    const second = users.findByEmail('ops@example.com')!;
+    expect(second.id).toBe(first.id);
+    expect(await verifyPassword('first password', second.password_hash)).toBe(false);
+    expect(await verifyPassword('second password', second.password_hash)).toBe(true);
+    expect(sessions.find(secret)).toBeUndefined();
+  } finally {
+    db.close();
+  }
+}, 30_000);
+
+test.each([
+  ['no password', ['user', 'create', '--email', 'a@b.c']],
+  ['a short password', ['user', 'create', '--email', 'a@b.c', '--password', 'short']],
+  ['not an email', ['user', 'create', '--email', 'nope', '--password', 'long enough']],
+  ['an unknown user command', ['user', 'delete', '--email', 'a@b.c']],
+])('%s → exit 2 with a message on stderr', (_name, args) => {
+  const res = run(args);
+  expect(res.status).toBe(2);
+  expect(res.stderr).toMatch(/gsh: |Usage:/);
+});
