@@ -408,7 +408,7 @@ export interface components {
          */
         Timestamp: string;
         /**
-         * @description A name for people; no control characters, no leading or trailing spaces.
+         * @description A name for people; no control characters, no unpaired UTF-16 surrogates, no leading or trailing spaces.
          * @example Survival with friends
          */
         ServerName: string;

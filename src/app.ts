@@ -111,6 +111,7 @@ export async function createApp(deps: AppDeps) {
     requireJson,
     express.json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }),
     async (req: Request, res: Response) => {
+      checkPercentEncoding(req.path);
       const apiRequest: ApiRequest = {
         method: req.method,
         path: req.baseUrl + req.path,
@@ -226,6 +227,17 @@ function captureResponses(onResponse: (sent: SentResponse) => void) {
     );
     next();
   };
+}
+
+/** RFC 3986 §2.1: a `%` must start a valid escape; otherwise the path names nothing and is refused as such. */
+function checkPercentEncoding(path: string) {
+  try {
+    decodeURIComponent(path);
+  } catch {
+    throw new AppError('validation_failed', 'The path has a malformed percent-encoding.', [
+      { pointer: '/path', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' },
+    ]);
+  }
 }
 
 /** 415 for a body that is not JSON (CONVENTIONS.md), checked before parsing so nothing else is ever parsed. */

@@ -11,6 +11,7 @@ import { versionCatalog } from './catalog/versions';
 import { createServersRepo } from './store/servers-repo';
 import { completeDeletion } from './http/handlers/servers';
 import { closeAllStreams } from './http/sse';
+import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { createLocalEnvironment } from './runtime/local-environment';
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
@@ -118,6 +119,7 @@ export async function startService(config: Config, log: Logger) {
   // SSE answers are unaffected: these bound receiving the request, not sending the answer.
   http.requestTimeout = 30_000;
   http.headersTimeout = 10_000;
+  answerClientErrors(http);
   await new Promise<void>((resolve, reject) => http.once('listening', resolve).once('error', reject));
   log.info('listening', { address: http.address(), data_dir: config.dataDir });
 

@@ -5,12 +5,13 @@ import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { buildService, type BuildOptions } from '../../src/service';
-import { silentLogger } from '../../src/log';
+import { createLogger, silentLogger } from '../../src/log';
 import { createUsersRepo } from '../../src/store/users-repo';
 import { createTokensRepo } from '../../src/store/tokens-repo';
 import type { Scope } from '../../src/auth/tokens';
 import type { Clock } from '../../src/clock';
 import { createContractChecker } from './contract';
+import { answerClientErrors } from '../../src/http/client-errors';
 
 export const allScopes: Scope[] = ['servers:read', 'servers:write', 'tokens:manage'];
 
@@ -47,7 +48,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
   });
   const check = await createContractChecker();
   const contractFailures: string[] = [];
-  const service = await buildService(config, silentLogger, {
+  const service = await buildService(config, process.env.DEBUG_LOG ? createLogger() : silentLogger, {
     ...options,
     onResponse: (sent) => contractFailures.push(...check(sent)),
   });
@@ -73,6 +74,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
     /** Serves the app on a free loopback port, for clients that need a real socket (fetch, browsers, bots). */
     async listen(): Promise<{ base: string; close(): Promise<void> }> {
       const server = service.app.listen(0, '127.0.0.1');
+      answerClientErrors(server);
       await new Promise((r) => server.once('listening', r));
       return {
         base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,

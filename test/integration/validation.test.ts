@@ -47,6 +47,8 @@ const cases: Array<[string, { method?: 'post' | 'get' | 'patch'; path?: string; 
   ['SQL-looking server id', { method: 'get', path: "/v1/servers/srv_1'%20OR%20'1'='1", want: { status: 400, code: 'validation_failed', pointer: '/path/server_id' } }],
   ['empty patch', { method: 'patch', path: '/v1/servers/srv_abc', body: {}, want: { status: 400, code: 'validation_failed', pointer: '/body' } }],
   ['unknown route', { method: 'get', path: '/v1/nothing', want: { status: 404, code: 'not_found' } }],
+  ['malformed percent-encoding in the path', { method: 'get', path: '/v1/servers/srv_%E0%A4%A', want: { status: 400, code: 'validation_failed', pointer: '/path' } }],
+  ['name with an unpaired surrogate', { raw: '{"name":"a\\ud800b","plan":"small","version":"flying-squid-1.20"}', want: { status: 400, code: 'validation_failed', pointer: '/body/name' } }],
 ];
 
 describe('bad input gets a problem document with a pointer and changes nothing', () => {
@@ -73,6 +75,25 @@ describe('bad input gets a problem document with a pointer and changes nothing',
     expect(res.status).toBe(400);
     const pointers = [...new Set(res.body.errors.map((e: { pointer: string }) => e.pointer))].sort();
     expect(pointers).toEqual(['/body/extra', '/body/name', '/body/plan', '/body/version']);
+  });
+
+  test('a name with a valid astral character (a surrogate pair) is fine', async () => {
+    const res = await t.http.post('/v1/servers').set('Authorization', `Bearer ${token}`).send({ ...good, name: 'Creeper 🧨 world' });
+    expect(res.status).toBe(201);
+    expect(res.body.name).toBe('Creeper 🧨 world');
+    await t.http.delete(`/v1/servers/${res.body.id}`).set('Authorization', `Bearer ${token}`);
+  });
+
+  test('headers over 16 KiB get a problem document from the HTTP parser', async () => {
+    const server = await t.listen();
+    try {
+      const res = await fetch(`${server.base}/v1/servers?x=${'a'.repeat(20_000)}`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(431);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(((await res.json()) as { code: string }).code).toBe('validation_failed');
+    } finally {
+      await server.close();
+    }
   });
 
   test('wrong method answers 405 with Allow', async () => {
