@@ -2,12 +2,14 @@ import type { Clock } from '../clock';
 import type { Db } from '../store/db';
 import { retentionFor } from './levels';
 import { createRollup } from './rollup';
+import { adoptUnrolled, RAW_COLUMNS } from './inbox';
 import type { MetricsWindow, NewSample, Sample } from './types';
 import { createWindowReader } from './window';
 
 /**
  * The metrics time series (issue 4): raw samples, per-minute and per-hour rollups in SQLite (migration 003;
- * levels.ts has the levels and retention, rollup.ts the incremental rollups, window.ts the range reads).
+ * levels.ts has the levels and retention, rollup.ts the incremental rollups, window.ts the range reads, inbox.ts
+ * the small table new samples land in until their minute is rolled up).
  *
  * Contracts:
  * - write() stores one sampling round in one transaction and returns the samples as stored (whole seconds,
@@ -52,23 +54,33 @@ export function parseSampleId(id: string): number | null {
 export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOptions = {}): MetricsStore {
   const intervalS = options.sampleIntervalS ?? 5;
   const rollup = createRollup(db, retentionFor(intervalS));
+  adoptUnrolled(db, rollup.marks().minute);
   const windows = createWindowReader(db, intervalS);
   const keys = new Map<string, number>();
 
   const findKey = db.prepare('SELECT key FROM metric_servers WHERE server_id = ?').pluck();
   const addKey = db.prepare('INSERT INTO metric_servers (server_id) VALUES (?)');
   const rowValues = `(${new Array(COLS).fill('?').join(',')})`;
-  const insertSql = (n: number) =>
-    `INSERT OR REPLACE INTO metric_raw (server_key, t, tps_c, cpu_d, ram_kib, players, players_max) VALUES ${new Array(n).fill(rowValues).join(',')}`;
-  const insertChunk = db.prepare(insertSql(CHUNK));
-  const insertOne = db.prepare(insertSql(1));
-  const selectLatest = db.prepare(
-    'SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM metric_raw WHERE server_key = ? ORDER BY t DESC LIMIT 1',
-  ).raw();
-  const selectAfter = db.prepare(
-    'SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM metric_raw WHERE server_key = ? AND t > ? ORDER BY t LIMIT ?',
-  ).raw();
-  const deletes = ['metric_raw', 'metric_minute', 'metric_hour', 'metric_servers'].map((table) =>
+  const inserter = (table: string) => {
+    const sql = (n: number) => `INSERT OR REPLACE INTO ${table} (${RAW_COLUMNS}) VALUES ${new Array(n).fill(rowValues).join(',')}`;
+    const [chunk, one] = [db.prepare(sql(CHUNK)), db.prepare(sql(1))];
+    return (params: (number | null)[]) => {
+      let i = 0;
+      for (; i + CHUNK * COLS <= params.length; i += CHUNK * COLS) chunk.run(params.slice(i, i + CHUNK * COLS));
+      for (; i < params.length; i += COLS) one.run(params.slice(i, i + COLS));
+    };
+  };
+  const insertInbox = inserter('metric_inbox');
+  const insertRaw = inserter('metric_raw');
+  // Newest first from each table; the inbox holds the newer samples whenever it holds any (inbox.ts).
+  const selectLatest = ['metric_inbox', 'metric_raw'].map((table) => db.prepare(
+    `SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM ${table} WHERE server_key = ? ORDER BY t DESC LIMIT 1`,
+  ).raw());
+  const selectAfter = db.prepare(`SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM (
+      SELECT * FROM metric_raw WHERE server_key = :key AND t > :t
+      UNION ALL SELECT * FROM metric_inbox WHERE server_key = :key AND t > :t
+    ) ORDER BY t LIMIT :n`).raw();
+  const deletes = ['metric_raw', 'metric_inbox', 'metric_minute', 'metric_hour', 'metric_servers'].map((table) =>
     db.prepare(`DELETE FROM ${table} WHERE ${table === 'metric_servers' ? 'key' : 'server_key'} = ?`),
   );
 
@@ -112,17 +124,20 @@ export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOp
     ];
   }
 
+  // Samples of minutes not rolled up yet go to the inbox; one older than the minute watermark (a clock step back)
+  // goes straight to metric_raw, where it stays unrolled (rollup.ts). That split is the inbox invariant.
   const writeTx = db.transaction((samples: NewSample[]): Sample[] => {
     const stored: Sample[] = [];
-    const params: (number | null)[] = [];
+    const fresh: (number | null)[] = [];
+    const late: (number | null)[] = [];
+    const mark = rollup.marks().minute ?? -Infinity;
     for (const s of samples) {
       const row = encode(s);
-      params.push(keyOf(s.server_id, true) as number, row[0], row[1], row[2], row[3], row[4], row[5]);
+      (row[0] >= mark ? fresh : late).push(keyOf(s.server_id, true) as number, row[0], row[1], row[2], row[3], row[4], row[5]);
       stored.push(toSample(s.server_id, row));
     }
-    let i = 0;
-    for (; i + CHUNK * COLS <= params.length; i += CHUNK * COLS) insertChunk.run(params.slice(i, i + CHUNK * COLS));
-    for (; i < params.length; i += COLS) insertOne.run(params.slice(i, i + COLS));
+    insertInbox(fresh);
+    insertRaw(late);
     return stored;
   });
 
@@ -131,7 +146,8 @@ export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOp
 
   function latest(serverId: string): Sample | null {
     const key = keyOf(serverId, false);
-    const row = key === null ? undefined : (selectLatest.get(key) as RawRow | undefined);
+    if (key === null) return null;
+    const row = (selectLatest[0].get(key) ?? selectLatest[1].get(key)) as RawRow | undefined;
     return row ? toSample(serverId, row) : null;
   }
 
@@ -144,7 +160,7 @@ export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOp
       const t = parseSampleId(afterSampleId);
       if (key === null || t === null) return [];
       const n = Math.min(Math.max(Math.floor(limit), 1), 1000);
-      return (selectAfter.all(key, t, n) as RawRow[]).map((row) => toSample(serverId, row));
+      return (selectAfter.all({ key, t, n }) as RawRow[]).map((row) => toSample(serverId, row));
     },
     query(serverId, rangeMs, range = formatRange(rangeMs)) {
       const nowS = Math.floor(clock.now() / 1000);

@@ -8,7 +8,8 @@ import type { MetricsPoint, MetricsSummary, MetricsWindow, Sample, Stat } from '
  * to the hour watermark, minute rows up to the minute watermark, raw rows after it (the part not rolled up
  * yet). A level that the plan does not use gets an empty slice, so one prepared statement serves every
  * range. SQLite groups the rows into output buckets, so only ≤ 500 rows cross into JS. Every slice is a seek
- * plus a scan on the (server_key, t) primary key.
+ * plus a scan on the (server_key, t) primary key. The raw level is metric_raw plus metric_inbox (the minute not
+ * rolled up yet; inbox.ts), which never hold the same sample.
  */
 const RAW_AS_ROLLUP = `t, 1 AS n, tps_c IS NOT NULL AS tps_n, tps_c AS tps_min, tps_c AS tps_sum, tps_c AS tps_max,
   cpu_d AS cpu_min, cpu_d AS cpu_sum, cpu_d AS cpu_max, ram_kib AS ram_min, ram_kib AS ram_sum, ram_kib AS ram_max,
@@ -28,6 +29,8 @@ FROM (
   SELECT ${ROLLUP_COLS} FROM metric_minute WHERE server_key = :key AND t >= :minuteFrom AND t < :minuteEnd
   UNION ALL
   SELECT ${RAW_AS_ROLLUP} FROM metric_raw WHERE server_key = :key AND t >= :rawFrom AND t <= :to
+  UNION ALL
+  SELECT ${RAW_AS_ROLLUP} FROM metric_inbox WHERE server_key = :key AND t >= :rawFrom AND t <= :to
 )
 GROUP BY 1 ORDER BY 1`;
 

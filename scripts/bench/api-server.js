@@ -1,0 +1,103 @@
+'use strict';
+/**
+ * Child process of the API bench: one HTTP server on 127.0.0.1 on a free port, driven by the parent over IPC.
+ *
+ *   node api-server.js full   the whole service as `npm start` builds it (dist/src/service.js startService) on a
+ *                             temp DATA_DIR, rate limit raised to 1,000,000/min, with a user and a real token
+ *                             (with GSH_BENCH_WHAT_IF=cached-routing: the same, with what-if-router.js loaded)
+ *   node api-server.js bare   a bare express app; the parent sends it {type:'responses', responses} (status,
+ *                             headers and body captured once from the full stack) and it answers each path with
+ *                             exactly those bytes
+ *
+ * Messages to the parent: {type:'listening', port, token?}, {type:'profiled', file}. From the parent:
+ * {type:'stop'} (graceful close, then exit 0); {type:'profile-start'} and {type:'profile-stop', file}, which run
+ * V8's sampling CPU profiler (the one behind `node --cpu-prof`) through node:inspector for exactly the load
+ * window, so start-up work (spec parsing, Ajv compilation) does not blur the per-request picture.
+ */
+const fs = require('node:fs');
+const inspector = require('node:inspector');
+const { dist, tempDir } = require('./lib');
+
+async function full() {
+  if (process.env.GSH_BENCH_WHAT_IF === 'cached-routing') require('./what-if-router');
+  const { loadConfig } = dist('config');
+  const { startService } = dist('service');
+  const { silentLogger } = dist('log');
+  const { createUsersRepo } = dist('store/users-repo');
+  const { createTokensRepo } = dist('store/tokens-repo');
+  const dir = tempDir('api');
+  const config = loadConfig({
+    DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1000000', GAME_PORT_RANGE: '27700-27799',
+  });
+  const service = await startService(config, silentLogger);
+  const clock = { now: () => Date.now() };
+  const user = createUsersRepo(service.db, clock).ensure('bench@example.com');
+  const { token } = createTokensRepo(service.db, clock).create(user.id, {
+    name: 'bench', scopes: ['servers:read', 'servers:write', 'tokens:manage'],
+  });
+  return {
+    port: service.http.address().port,
+    token,
+    async stop() {
+      await service.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function bare() {
+  const express = require('express');
+  const { responses } = await new Promise((resolve) => process.once('message', resolve));
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag'); // the captured headers already carry the full stack's ETag, if any
+  // One route per captured path, so express still routes; the handler only writes the captured bytes.
+  for (const r of responses) {
+    const body = Buffer.from(r.body, 'base64');
+    app.get(r.path, (_req, res) => {
+      res.writeHead(r.status, r.headers);
+      res.end(body);
+    });
+  }
+  const http = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => http.once('listening', resolve));
+  return {
+    port: http.address().port,
+    stop: () => new Promise((resolve) => {
+      http.close(() => resolve());
+      http.closeAllConnections();
+    }),
+  };
+}
+
+async function main() {
+  const mode = process.argv[2];
+  const server = mode === 'full' ? await full() : mode === 'bare' ? await bare() : null;
+  if (!server) throw new Error('usage: api-server.js full|bare');
+  const session = new inspector.Session();
+  const post = (method, params) => new Promise((resolve, reject) =>
+    session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+  process.on('message', async (m) => {
+    if (m && m.type === 'stop') {
+      await server.stop();
+      process.exit(0);
+    } else if (m && m.type === 'profile-start') {
+      session.connect();
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 250 }); // µs
+      await post('Profiler.start');
+      process.send({ type: 'profiling' });
+    } else if (m && m.type === 'profile-stop') {
+      const { profile } = await post('Profiler.stop');
+      session.disconnect();
+      fs.writeFileSync(m.file, JSON.stringify(profile));
+      process.send({ type: 'profiled', file: m.file });
+    }
+  });
+  process.send({ type: 'listening', port: server.port, token: server.token });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

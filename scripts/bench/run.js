@@ -1,0 +1,96 @@
+'use strict';
+/**
+ * `npm run bench` (builds first): node scripts/bench/run.js [api] [metrics] [runtime] [--quick] [--no-profile]
+ * [--no-what-if]. No part named = all three. Prints one table and writes bench-results/latest.json (the parts of
+ * this run, the machine, the load average before and after each part: other work on the host shows up there).
+ * BENCHMARKS.md says what each number means and records a full run.
+ *
+ *   api      ~3 min   full stack vs bare express (autocannon), what-if, CPU profile      (api.js)
+ *   metrics  ~2 min   1,000 servers × 30 days: range queries, ingest vs plain insert, bytes (metrics.js)
+ *   runtime  ~5 min   start → running via API vs direct; service CPU/RSS at 0/1/10/30 games (runtime.js)
+ * --quick shortens every part (for checking the scripts, not for numbers).
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { RESULTS, machine, fmt } = require('./lib');
+const { runApi } = require('./api');
+const { runMetrics } = require('./metrics');
+const { runRuntime } = require('./runtime');
+
+const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1 };
+
+async function main() {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const named = ['api', 'metrics', 'runtime'].filter((p) => args.includes(p));
+  const parts = named.length ? named : ['api', 'metrics', 'runtime'];
+  const out = { started_at: new Date().toISOString(), machine: machine(), quick, parts: {} };
+  console.log(`bench: ${parts.join(', ')} on ${out.machine.nproc} × ${out.machine.cpu_model}, ${out.machine.memory_gib} GiB, node ${out.machine.node}`);
+
+  const run = {
+    api: () => runApi({ durationS: quick ? 3 : 10, rounds: quick ? 1 : 2, profile: !args.includes('--no-profile'), whatIf: !args.includes('--no-what-if') }),
+    metrics: () => runMetrics(quick ? { servers: 200, days: 3, queries: 50, steadyRounds: 60 } : {}),
+    runtime: () => runRuntime(quick ? { startRuns: 1, levels: [1, 3], windowS: 5 } : {}),
+  };
+  for (const part of parts) {
+    console.log(`\n[${part}]`);
+    const load = os.loadavg()[0];
+    const t0 = Date.now();
+    out.parts[part] = { ...(await run[part]()), seconds: (Date.now() - t0) / 1000, loadavg_1m: { before: load, after: os.loadavg()[0] } };
+  }
+  out.finished_at = new Date().toISOString();
+  fs.mkdirSync(RESULTS, { recursive: true });
+  fs.writeFileSync(path.join(RESULTS, 'latest.json'), JSON.stringify(out, null, 2) + '\n');
+  console.log('\n' + table(out).join('\n'));
+  console.log(`\nwritten: ${path.relative(process.cwd(), path.join(RESULTS, 'latest.json'))}`);
+}
+
+/** The summary table: one line per number, with its target and whether it is met. */
+function table(out) {
+  const rows = [['part', 'measure', 'value', 'baseline', 'ratio', 'target', 'met']];
+  const mark = (ok) => (ok ? 'yes' : 'NO');
+  const api = out.parts.api;
+  if (api) {
+    for (const c of api.cases) {
+      const f = c.full;
+      const b = c.bare;
+      rows.push(['api', `${c.name} req/s (full vs bare)`, fmt(f.rps), fmt(b.rps), fmt(c.ratio, 2), `≥ ${TARGET.apiRatio}`, mark(c.ratio >= TARGET.apiRatio)]);
+      rows.push(['api', `${c.name} p50 / p99 ms`, `${fmt(f.p50_ms)} / ${fmt(f.p99_ms)}`, `${fmt(b.p50_ms)} / ${fmt(b.p99_ms)}`, '', '', '']);
+      rows.push(['api', `${c.name} server CPU µs/request`, fmt(f.cpu_us), fmt(b.cpu_us), fmt(f.cpu_us / b.cpu_us, 1), '', '']);
+      if (c.what_if) rows.push(['api', `${c.name} req/s, what-if cached routing`, fmt(c.what_if.rps), fmt(b.rps), fmt(c.what_if_ratio, 2), `≥ ${TARGET.apiRatio}`, mark(c.what_if_ratio >= TARGET.apiRatio)]);
+    }
+  }
+  const m = out.parts.metrics;
+  if (m) {
+    for (const [name, q] of Object.entries(m.query)) {
+      rows.push(['metrics', `query ${name} p50 / p99 ms (rows read)`, `${fmt(q.p50_ms, 2)} / ${fmt(q.p99_ms, 2)} (${q.rows_read})`, '', '', `p50 < ${TARGET.queryP50Ms}`, mark(q.p50_ms < TARGET.queryP50Ms)]);
+    }
+    const r = m.query['30d'].p50_ms / m.query['1h'].p50_ms;
+    rows.push(['metrics', 'query 30d p50 ÷ 1h p50', fmt(r, 2), '', '', `≤ ${TARGET.rangeRatio}`, mark(r <= TARGET.rangeRatio)]);
+    rows.push(['metrics', 'ingest samples/s, store.write (vs plain insert)', fmt(m.ingest.store_write_per_s), fmt(m.ingest.plain_insert_per_s), fmt(m.ingest.ratio, 2), '', '']);
+    rows.push(['metrics', 'ingest samples/s, write + maintain', fmt(m.ingest.store_write_maintain_per_s), fmt(m.ingest.plain_insert_per_s), fmt(m.ingest.store_write_maintain_per_s / m.ingest.plain_insert_per_s, 2), '', '']);
+    rows.push(['metrics', 'bytes per server-day (all levels ÷ 30 days)', fmt(m.storage.bytes_per_server_day), '', '', '', '']);
+  }
+  const rt = out.parts.runtime;
+  if (rt) {
+    rows.push(['runtime', 'start → running ms, API vs direct (median)', fmt(rt.start.api_median_ms), fmt(rt.start.direct_median_ms), fmt(rt.start.ratio, 2), `≤ ${TARGET.startRatio}`, mark(rt.start.ratio <= TARGET.startRatio)]);
+    rows.push(['runtime', 'start → running ms, service-side (action row)', fmt(rt.start.api_service_side_median_ms), fmt(rt.start.direct_median_ms), fmt(rt.start.api_service_side_median_ms / rt.start.direct_median_ms, 2), '', '']);
+    for (const u of rt.usage) {
+      const per = u.cpu_percent_per_server;
+      rows.push(['runtime', `service with ${u.running} running: CPU % of a core, RSS MB (per server)`,
+        `${fmt(u.cpu_percent, 2)} %, ${fmt(u.rss_mean_mb)} MB`, '', per === null ? '' : `${fmt(per, 3)} %/server`,
+        u.running ? `< ${TARGET.cpuPerServer} %/server` : '', u.running ? mark(per < TARGET.cpuPerServer) : '']);
+    }
+  }
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+  return rows.map((r, k) => {
+    const line = r.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd();
+    return k === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,34 @@
+'use strict';
+/**
+ * Child process of the runtime bench: the service exactly as `npm start` runs it (startService: boot, reconcile
+ * loop, sampler, HTTP on 127.0.0.1), on the DATA_DIR given as argv[2], so the parent can read this process's own
+ * CPU and memory from /proc/<pid> with the games excluded (they are its children, separate processes).
+ * Sends {type:'listening', port, token}; on {type:'stop'} stops gracefully (every game gets its stop command)
+ * and exits.
+ */
+const { dist } = require('./lib');
+
+async function main() {
+  const dir = process.argv[2];
+  const config = dist('config').loadConfig({
+    DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1000000', GAME_PORT_RANGE: '27600-27700',
+  });
+  const service = await dist('service').startService(config, dist('log').silentLogger);
+  const clock = { now: () => Date.now() };
+  const user = dist('store/users-repo').createUsersRepo(service.db, clock).ensure('bench@example.com');
+  const { token } = dist('store/tokens-repo').createTokensRepo(service.db, clock).create(user.id, {
+    name: 'bench', scopes: ['servers:read', 'servers:write'],
+  });
+  process.on('message', async (m) => {
+    if (m && m.type === 'stop') {
+      await service.stop();
+      process.exit(0);
+    }
+  });
+  process.send({ type: 'listening', port: service.http.address().port, token });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
