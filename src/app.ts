@@ -109,7 +109,7 @@ export async function createApp(deps: AppDeps) {
       store: deps.rateLimitStore,
     }),
     requireJson,
-    express.json({ limit: deps.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] }),
+    jsonBody(deps.config.bodyLimitBytes),
     async (req: Request, res: Response) => {
       checkPercentEncoding(req.path);
       const apiRequest: ApiRequest = {
@@ -243,6 +243,16 @@ function checkPercentEncoding(path: string) {
       { pointer: '/path', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' },
     ]);
   }
+}
+
+/**
+ * Parses JSON bodies of the methods that take one; a body sent with GET or DELETE is ignored, as no operation
+ * reads it. `inflate: false`: a Content-Encoding is refused (415) rather than decompressed, so a mislabelled
+ * body cannot reach zlib and a small compressed body cannot expand past the size limit.
+ */
+function jsonBody(limit: number) {
+  const parse = express.json({ limit, inflate: false, type: ['application/json', 'application/*+json'] });
+  return (req: Request, res: Response, next: NextFunction) => (BODY_METHODS.has(req.method) ? parse(req, res, next) : next());
 }
 
 /** 415 for a body that is not JSON (CONVENTIONS.md), checked before parsing so nothing else is ever parsed. */

@@ -16,8 +16,9 @@ export function sendProblem(res: Response, err: AppError, instance: string): voi
         type: PROBLEM_BASE + err.code,
         title: entry.title,
         status: entry.status,
-        detail: err.detail,
-        instance,
+        // The spec bounds both (maxLength 2000); a long request path must not make the answer break the contract.
+        detail: err.detail.slice(0, 2000),
+        instance: instance.slice(0, 2000),
         code: err.code,
         ...(err.errors ? { errors: err.errors } : {}),
       }),

@@ -1,0 +1,128 @@
+import { completeDeletion } from '../../src/http/handlers/servers';
+import { createServersRepo } from '../../src/store/servers-repo';
+import { createTokensRepo } from '../../src/store/tokens-repo';
+import { createUsersRepo } from '../../src/store/users-repo';
+import { silentLogger } from '../../src/log';
+import type { Scope } from '../../src/auth/tokens';
+import type { TestApp } from '../helpers/app';
+import { sleep } from './helpers';
+
+export const ALL_SCOPES: Scope[] = ['servers:read', 'servers:write', 'tokens:manage'];
+
+/** The tokens each fuzzed user holds, by what they may do. */
+export const TOKEN_ROLES = {
+  caller: ALL_SCOPES,
+  spare: ALL_SCOPES,
+  readonly: ['servers:read'],
+  manageOnly: ['tokens:manage'],
+} as const satisfies Record<string, readonly Scope[]>;
+export type TokenRole = keyof typeof TOKEN_ROLES;
+
+export interface UserFixture {
+  email: string;
+  userId: string;
+  tokens: Record<TokenRole, { id: string; secret: string }>;
+  /** A stopped server with its files installed. */
+  server: string;
+  /** A finished (stop) action on `server`. */
+  action: string;
+  /** A server kept in state `deleting` for ever: no action can start it (requestAction answers invalid_state). */
+  sink?: string;
+}
+
+const NEW_SERVER = { name: 'fixture', plan: 'micro', version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20' };
+
+/**
+ * Users with servers, actions and tokens that fuzzed requests aim at, and the repair that puts them back after an
+ * accepted request deleted or revoked one (ids change; tests resolve them at send time).
+ */
+export function fixtureKeeper(t: TestApp) {
+  const clock = { now: () => Date.now() };
+  const users = createUsersRepo(t.db, clock);
+  const tokens = createTokensRepo(t.db, clock);
+  const servers = createServersRepo(t.db, clock, { host: t.config.gameHost, portRange: t.config.gamePortRange });
+  const q = {
+    tokenActive: t.db.prepare('SELECT revoked_at IS NULL FROM tokens WHERE id = ?').pluck(),
+    server: t.db.prepare('SELECT state FROM servers WHERE id = ?').pluck(),
+    serversOf: t.db.prepare('SELECT id, state FROM servers WHERE user_id = ?'),
+    action: t.db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
+    busy: t.db.prepare(`SELECT
+      (SELECT count(*) FROM actions WHERE status IN ('pending', 'running')) +
+      (SELECT count(*) FROM servers WHERE state = 'installing')`).pluck(),
+  };
+  const telemetry = { store: t.metrics, sampler: t.sampler };
+
+  function mint(userId: string, role: TokenRole) {
+    const made = tokens.create(userId, { name: `fuzz-${role}`, scopes: [...TOKEN_ROLES[role]] });
+    return { id: made.id, secret: made.token };
+  }
+
+  async function newServer(userId: string): Promise<string> {
+    const server = servers.create(userId, NEW_SERVER);
+    await t.runtime.install(server.id);
+    return server.id;
+  }
+
+  async function newAction(serverId: string, userId: string): Promise<string> {
+    // Stop on a stopped server succeeds at once and starts nothing (the spec's createServerAction description).
+    const action = t.runtime.requestAction(serverId, userId, 'stop');
+    await waitFor(() => q.action.get(action.id) === 'succeeded', 'the fixture action to finish');
+    return action.id;
+  }
+
+  async function user(email: string, withSink = false): Promise<UserFixture> {
+    const userId = users.ensure(email).id;
+    const made = Object.fromEntries((Object.keys(TOKEN_ROLES) as TokenRole[]).map((r) => [r, mint(userId, r)]));
+    const server = await newServer(userId);
+    const u: UserFixture = { email, userId, tokens: made as UserFixture['tokens'], server, action: await newAction(server, userId) };
+    if (withSink) {
+      // Created straight into `deleting` (no install, no runtime slot yet): nothing ever finishes its deletion,
+      // because only DELETE on a server not yet deleting, or a service boot, starts that work.
+      const sink = servers.create(userId, { ...NEW_SERVER, name: 'sink' });
+      t.db.prepare("UPDATE servers SET state = 'deleting' WHERE id = ?").run(sink.id);
+      u.sink = sink.id;
+    }
+    return u;
+  }
+
+  /** Waits for background work accepted requests began (installs, actions, deletions) to end. */
+  async function settle(): Promise<void> {
+    await waitFor(() => q.busy.get() === 0, 'installs and actions to finish');
+  }
+
+  /** Puts every fixture of `u` back: tokens un-revoked (re-minted), its one server and action, no extra servers. */
+  async function repair(u: UserFixture): Promise<void> {
+    for (const role of Object.keys(TOKEN_ROLES) as TokenRole[]) {
+      if (!q.tokenActive.get(u.tokens[role].id)) u.tokens[role] = mint(u.userId, role);
+    }
+    const keep = new Set([u.server, u.sink]);
+    for (const s of q.serversOf.all(u.userId) as { id: string; state: string }[]) {
+      if (keep.has(s.id)) continue;
+      if (s.state !== 'deleting') {
+        servers.markDeleting(s.id);
+        void completeDeletion({ servers, runtime: t.runtime, telemetry, log: silentLogger }, s.id);
+      }
+      await waitFor(() => q.server.get(s.id) === undefined, `server ${s.id} to be deleted`);
+    }
+    const state = q.server.get(u.server);
+    if (state === undefined || state === 'deleting') {
+      // Deleted (or being deleted) by an accepted DELETE: wait for it to go, then make another.
+      await waitFor(() => q.server.get(u.server) === undefined, `server ${u.server} to be deleted`);
+      u.server = await newServer(u.userId);
+    } else if (state !== 'stopped') {
+      throw new Error(`fixture server ${u.server} is ${String(state)}; only stop and kill actions reach it, so it should stay stopped`);
+    }
+    if (q.action.get(u.action) === undefined) u.action = await newAction(u.server, u.userId);
+    await settle();
+  }
+
+  return { user, settle, repair, mint };
+}
+
+export async function waitFor(cond: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(2);
+  }
+}

@@ -1,0 +1,192 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import fc from 'fast-check';
+import { createTestApp, type TestApp } from '../helpers/app';
+import { plans } from '../../src/catalog/plans';
+import { createTokensRepo } from '../../src/store/tokens-repo';
+import { diffSnapshots, rawRequest, snapshot, specOperations, type Json, type RawRequest, type RawResponse, type SpecOperation } from './helpers';
+import type { Hints } from './arbitraries';
+import { fixtureKeeper, type UserFixture } from './fixtures';
+import { caseArb, render, type Case } from './fuzz-cases';
+
+/**
+ * Spec-driven hostile input. For every operation of openapi/v1.yaml (read at run time), fast-check builds requests
+ * from the operation's own schemas (path, query and header parameters, request body), valid first, then mutated:
+ * wrong types, missing and extra fields, prototype keys at any depth, huge/empty/odd-unicode strings, traversal
+ * and SQL-looking text, deep nesting, oversized and malformed bodies, wrong content types and encodings, repeated
+ * and odd query values, bad, foreign, expired and revoked tokens, other methods. Every answer must be:
+ * - never a 5xx;
+ * - for a 4xx, an application/problem+json document with a `code` from the spec's enum (and, through the
+ *   contract checker every test app runs, one that matches the spec);
+ * - free of any token secret it was not asked to show;
+ * - for a rejected request (4xx), no change to any table row (VOLATILE_COLUMNS aside) or server file;
+ * and Object.prototype stays clean.
+ *
+ * No fuzzed request may start a real game. A body that could parse as a start or restart (it contains "tart" or a
+ * \u escape, or is sent as UTF-7) is always aimed at a server kept in state `deleting`, where requestAction refuses
+ * every action with 409 before recording anything; every other server the fuzzer reaches is stopped, where stop and
+ * kill are no-ops. A backstop checks after every case that no start/restart action exists and no game process runs.
+ *
+ * Reproduce: FUZZ_SEED=<printed seed> npx jest test/security/fuzz.test.ts (each operation's seed is derived from it;
+ * fast-check prints the counterexample, its seed and path on failure). FUZZ_TIME_MS and FUZZ_RUNS scale the run.
+ */
+
+const { operations, problemCodes } = specOperations();
+const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : crypto.randomInt(0, 2 ** 31 - 1);
+const TOTAL_MS = Number(process.env.FUZZ_TIME_MS ?? 60_000);
+const RUNS_PER_OP = Number(process.env.FUZZ_RUNS ?? 400);
+const MS_PER_OP = Math.floor(TOTAL_MS / operations.length);
+console.log(`fuzz: FUZZ_SEED=${SEED}; ${operations.length} operations × up to ${RUNS_PER_OP} cases, ${MS_PER_OP} ms each (rerun: FUZZ_SEED=${SEED} npx jest test/security/fuzz.test.ts)`);
+
+const seedFor = (operationId: string) => (SEED ^ crypto.createHash('sha256').update(operationId).digest().readInt32LE(0)) | 0;
+
+let t: TestApp;
+let base: string;
+let close: () => Promise<void>;
+let keeper: ReturnType<typeof fixtureKeeper>;
+let A: UserFixture; // the caller
+let B: UserFixture; // someone else
+let expiredSecret: string;
+let revokedSecret: string;
+let hints: Hints;
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+const casesRun: Record<string, number> = {};
+const statuses: Record<string, number> = {};
+
+beforeAll(async () => {
+  t = await createTestApp({ env: { GAME_PORT_RANGE: '27800-27839' } });
+  ({ base, close } = await t.listen());
+  keeper = fixtureKeeper(t);
+  A = await keeper.user('fuzz-a@example.com', true);
+  B = await keeper.user('fuzz-b@example.com');
+  const past = { now: () => Date.now() - 86_400_000 };
+  expiredSecret = createTokensRepo(t.db, past).create(A.userId, { name: 'expired', scopes: ['servers:read'], expiresInSeconds: 60 }).token;
+  const revoked = createTokensRepo(t.db, { now: () => Date.now() }).create(A.userId, { name: 'revoked', scopes: ['servers:read'] });
+  createTokensRepo(t.db, { now: () => Date.now() }).revoke(A.userId, revoked.id);
+  revokedSecret = revoked.token;
+  const versions = await rawRequest(base, { method: 'GET', path: '/v1/versions', headers: { Authorization: `Bearer ${A.tokens.caller.secret}` } });
+  hints = {
+    plan: plans.map((p) => p.id),
+    version: (JSON.parse(versions.text).data as { id: string }[]).map((v) => v.id),
+    // A few keys, so the fuzzer reuses them: replays, and the same key with another body (422), happen too.
+    'Idempotency-Key': ['fuzz-key-1', 'fuzz-key-2', 'fuzz-key-3'],
+  };
+});
+afterAll(async () => {
+  console.log(`fuzz: FUZZ_SEED=${SEED}; ${Object.values(casesRun).reduce((a, b) => a + b, 0)} cases: ${JSON.stringify(casesRun)}; statuses ${JSON.stringify(statuses)}`);
+  agent.destroy();
+  await close?.();
+  await t?.close();
+});
+afterEach(() => t.expectContract());
+
+// --- one case ---------------------------------------------------------------------------------------------------
+
+function describeExchange(req: RawRequest, res: RawResponse | undefined, note: string): string {
+  const body = req.body === undefined ? '' : Buffer.isBuffer(req.body) ? req.body.toString('utf8') : req.body;
+  return [
+    `request: ${req.method} ${req.path.slice(0, 500)} [${note}]`,
+    `headers: ${JSON.stringify(req.headers).slice(0, 500)}`,
+    `body (${body.length} chars): ${JSON.stringify(body.slice(0, 500))}`,
+    res ? `answer: ${res.status} ${String(res.headers['content-type'])} ${res.text.slice(0, 600)}` : 'answer: none',
+  ].join('\n  ');
+}
+
+const STACK_TRACE = /\bat .+\.(ts|js|cjs):\d+/;
+const protoKeys = () => Object.getOwnPropertyNames(Object.prototype).join(',');
+const PROTO_BEFORE = protoKeys();
+
+async function runCase(op: SpecOperation, c: Case): Promise<void> {
+  const { req, note } = render(op, c, { A, B, expiredSecret, revokedSecret });
+  const before = snapshot(t.db, t.dir);
+  t.contractFailures.length = 0;
+  let res: RawResponse | undefined;
+  const problems: string[] = [];
+  try {
+    res = await rawRequest(base, req, agent);
+    await new Promise((r) => setImmediate(r)); // the contract checker runs on 'finish'
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+    if (res.status >= 500 || res.status < 200) problems.push(`status ${res.status}`);
+    problems.push(...t.contractFailures.splice(0));
+    if (res.status >= 400 && req.method !== 'HEAD') {
+      if (!/^application\/problem\+json/.test(String(res.headers['content-type']))) problems.push('a 4xx that is not application/problem+json');
+      let doc: Json;
+      try {
+        doc = JSON.parse(res.text);
+      } catch {
+        problems.push('a problem body that is not JSON');
+      }
+      if (doc && !problemCodes.includes(doc.code)) problems.push(`code ${JSON.stringify(doc?.code)} is not in the spec's enum`);
+      if (doc && doc.status !== res.status) problems.push(`problem status ${doc?.status} ≠ HTTP status ${res.status}`);
+    }
+    if (STACK_TRACE.test(res.text)) problems.push('a stack trace in the answer');
+    const everything = res.text + JSON.stringify(res.headers);
+    for (const u of [A, B]) for (const tok of Object.values(u.tokens)) if (everything.includes(tok.secret)) problems.push('a token secret in the answer');
+    if (res.status >= 400) {
+      const after = snapshot(t.db, t.dir);
+      if (after.hash !== before.hash) problems.push(`a rejected request changed state: ${diffSnapshots(before, after).join('; ')}`);
+    }
+    if (protoKeys() !== PROTO_BEFORE || ({} as Json).polluted !== undefined) problems.push('Object.prototype was polluted');
+    const starts = t.db.prepare("SELECT count(*) FROM actions WHERE type IN ('start', 'restart')").pluck().get();
+    if (starts !== 0 || t.runtime.live().length > 0) problems.push('a game was asked to start (start guard failed)');
+  } finally {
+    await keeper.settle();
+    await keeper.repair(A);
+    await keeper.repair(B);
+  }
+  casesRun[op.operationId] = (casesRun[op.operationId] ?? 0) + 1;
+  if (problems.length) throw new Error(`${problems.map((p) => p.slice(0, 600)).join('\n  ')}\n  ${describeExchange(req, res, note)}`);
+}
+
+describe.each(operations.map((op) => [`${op.operationId} (${op.method.toUpperCase()} ${op.path})`, op] as const))('%s', (_name, op) => {
+  test('hostile requests: no 5xx, a problem document for every 4xx, nothing changed by a rejected request', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb(op, hints), (c) => runCase(op, c)),
+      { seed: seedFor(op.operationId), numRuns: RUNS_PER_OP, plugins: [fc.interruptAfterTimeLimit(MS_PER_OP)] },
+    );
+    expect(casesRun[op.operationId]).toBeGreaterThan(0);
+  }, MS_PER_OP + 60_000);
+});
+
+/**
+ * Inputs the fuzzer found that broke the rules above, pinned so they stay fixed whatever the seed. Each names the
+ * operation it targets; ids are the fixtures'. Expectation for all: a documented status below 500, a problem
+ * document for a 4xx, and no change of state.
+ */
+describe('pinned hostile inputs (found by the fuzzer)', () => {
+  const own = () => `Bearer ${A.tokens.caller.secret}`;
+  const json = { 'Content-Type': 'application/json' };
+  const cases: Array<[string, () => RawRequest]> = [
+    // body-parser inflates Content-Encoding; a body that is not what it claims is a zlib error without `type`,
+    // which app.ts toAppError turns into a 500.
+    ['gzip Content-Encoding with a body that is not gzip', () => ({ method: 'POST', path: '/v1/tokens', headers: { Authorization: own(), ...json, 'Content-Encoding': 'gzip' }, body: '{"name":"x","scopes":["servers:read"]}' })],
+    ['deflate Content-Encoding with a body that is not deflate', () => ({ method: 'POST', path: '/v1/servers', headers: { Authorization: own(), ...json, 'Content-Encoding': 'deflate' }, body: '{"name":"x","plan":"micro","version":"flying-squid-1.20"}' })],
+    ['br Content-Encoding with a body that is not brotli', () => ({ method: 'PATCH', path: `/v1/servers/${A.server}`, headers: { Authorization: own(), ...json, 'Content-Encoding': 'br' }, body: '{"name":"renamed"}' })],
+    ['gzip garbage on a GET', () => ({ method: 'GET', path: '/v1/plans', headers: { Authorization: own(), ...json, 'Content-Encoding': 'gzip' }, body: 'not gzip' })],
+    // Bodies are parsed for every method, so operations that take none answer 400/415, which they do not document.
+    ['malformed JSON body on a GET that takes no body', () => ({ method: 'GET', path: '/v1/plans', headers: { Authorization: own(), ...json }, body: '{' })],
+    ['unknown Content-Encoding on a GET', () => ({ method: 'GET', path: `/v1/servers/${A.server}/players`, headers: { Authorization: own(), ...json, 'Content-Encoding': 'x-unknown' }, body: '{}' })],
+    ['unsupported charset on a GET', () => ({ method: 'GET', path: `/v1/servers/${A.server}/console`, headers: { Authorization: own(), 'Content-Type': 'application/json; charset=ebcdic' }, body: '{}' })],
+    // listPlans and listVersions document no 400, yet an unknown query parameter is a 400.
+    ['unknown query parameter on listPlans', () => ({ method: 'GET', path: '/v1/plans?limit=1', headers: { Authorization: own() } })],
+    ['prototype key as a query parameter on listVersions', () => ({ method: 'GET', path: '/v1/versions?__proto__=1', headers: { Authorization: own() } })],
+    // The problem's `instance` (and not_found's `detail`) echo the whole path, past the spec's maxLength of 2000.
+    ['a 3,000-character path parameter', () => ({ method: 'GET', path: `/v1/servers/srv_${'a'.repeat(3000)}`, headers: { Authorization: own() } })],
+    ['a 3,000-character unknown path', () => ({ method: 'GET', path: `/v1/${'a'.repeat(3000)}`, headers: { Authorization: own() } })],
+  ];
+  test.each(cases)('%s', async (_name, make) => {
+    const req = make();
+    const before = snapshot(t.db, t.dir);
+    t.contractFailures.length = 0;
+    const res = await rawRequest(base, req, agent);
+    await new Promise((r) => setImmediate(r));
+    const where = describeExchange(req, res, 'pinned');
+    expect({ where, contract: t.contractFailures.splice(0).map((f) => f.slice(0, 300)) }).toEqual({ where, contract: [] });
+    expect({ where, status: res.status < 500 }).toEqual({ where, status: true });
+    if (res.status >= 400) {
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(problemCodes).toContain(JSON.parse(res.text).code);
+      expect(diffSnapshots(before, snapshot(t.db, t.dir))).toEqual([]);
+    }
+  });
+});

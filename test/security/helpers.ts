@@ -1,0 +1,186 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { loadSpec } from '../../src/spec';
+import type { Db } from '../../src/store/db';
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+export type Json = any;
+
+/** One operation of openapi/v1.yaml, dereferenced, with path-level parameters merged in (openapi-backend's view). */
+export interface SpecOperation {
+  operationId: string;
+  method: string;
+  path: string;
+  parameters: Array<{ name: string; in: 'path' | 'query' | 'header' | 'cookie'; required?: boolean; schema: Json }>;
+  requestBody?: { required?: boolean; content: Record<string, { schema: Json }> };
+  responses: Record<string, { content?: Record<string, { schema: Json }> }>;
+  security: Array<Record<string, string[]>>;
+}
+
+/**
+ * The spec as the service routes it: every operation (read at run time, so a new one is covered without editing
+ * these tests; synchronous, so jest can register one test per operation), and the `code` enum of the Problem
+ * schema. Local `$ref`s are resolved in place (the spec has no cycles; a cycle would throw here, loudly).
+ */
+export function specOperations(): { operations: SpecOperation[]; problemCodes: string[]; document: Json } {
+  const raw = loadSpec().document as Json;
+  const resolving = new Set<string>();
+  const deref = (node: Json): Json => {
+    if (Array.isArray(node)) return node.map(deref);
+    if (!node || typeof node !== 'object') return node;
+    if (typeof node.$ref === 'string') {
+      const ref: string = node.$ref;
+      if (!ref.startsWith('#/')) throw new Error(`Only local $refs are supported; is ${ref} a valid $ref?`);
+      if (resolving.has(ref)) throw new Error(`$ref cycle through ${ref}`);
+      resolving.add(ref);
+      const target = ref
+        .slice(2)
+        .split('/')
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .reduce((at: Json, key) => at?.[key], raw);
+      if (target === undefined) throw new Error(`Unresolvable $ref ${ref}`);
+      const out = deref(target);
+      resolving.delete(ref);
+      return out;
+    }
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, deref(v)]));
+  };
+  const document = deref(raw);
+  const operations: SpecOperation[] = [];
+  for (const [p, item] of Object.entries<Json>(document.paths)) {
+    for (const method of ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']) {
+      const op = item[method];
+      if (!op) continue;
+      // OpenAPI 3.1 §4.8.10.1: operation parameters override path-item parameters of the same name and location.
+      const own: Json[] = op.parameters ?? [];
+      const inherited = ((item.parameters ?? []) as Json[]).filter((q) => !own.some((o) => o.name === q.name && o.in === q.in));
+      operations.push({
+        ...op,
+        method,
+        path: p,
+        parameters: [...inherited, ...own],
+        security: op.security ?? document.security ?? [],
+      });
+    }
+  }
+  return { operations, problemCodes: document.components.schemas.Problem.properties.code.enum, document };
+}
+
+/** The path with `{name}` replaced by the (already percent-encoded) segments given. */
+export function fillPath(template: string, segments: Record<string, string>): string {
+  return template.replace(/\{([^}]+)\}/g, (_m, name: string) => segments[name] ?? '');
+}
+
+export interface RawRequest {
+  method: string;
+  /** Path and query exactly as sent on the request line (no normalisation, no encoding added). */
+  path: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+  /** True when the answer was an event stream that was cut after its first bytes. */
+  stream: boolean;
+}
+
+/**
+ * Sends exactly what it is given over a real socket (supertest would normalise paths and headers, and would hang
+ * on an event stream). An event stream is read until its first chunk and then dropped, so `text` holds what the
+ * service wrote before any event could have been sent.
+ */
+export function rawRequest(base: string, req: RawRequest, agent?: http.Agent, timeoutMs = 15_000): Promise<RawResponse> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+    const headers: Record<string, string | number> = { ...(req.headers ?? {}) };
+    if (body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) {
+      headers['Content-Length'] = body.length;
+    }
+    const r = http.request(
+      { host: url.hostname, port: url.port, method: req.method, path: req.path, headers, agent, insecureHTTPParser: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        const isStream = /^text\/event-stream/.test(String(res.headers['content-type'] ?? ''));
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          if (isStream) {
+            // Let the first write(s) arrive, then hang up: the stream would otherwise stay open for ever.
+            setTimeout(() => r.destroy(), 30);
+          }
+        });
+        const done = () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), stream: isStream });
+        res.on('end', done);
+        res.on('close', done);
+        res.on('error', () => done());
+      },
+    );
+    r.setTimeout(timeoutMs, () => r.destroy(new Error(`no answer within ${timeoutMs} ms: ${req.method} ${req.path.slice(0, 200)}`)));
+    r.on('error', reject);
+    if (body !== undefined) r.write(body);
+    r.end();
+  });
+}
+
+/**
+ * Columns that legitimately move without a request asking for it:
+ * - tokens.last_used_at: authentication writes it (at most once a minute per token) for every authenticated
+ *   request, including one that is then rejected for its shape or a missing resource; it is bookkeeping about
+ *   the caller, not a change the request asked for.
+ */
+export const VOLATILE_COLUMNS: Record<string, string[]> = { tokens: ['last_used_at'] };
+
+/**
+ * A fingerprint of everything the service keeps: every row of every table (minus VOLATILE_COLUMNS) and the
+ * list of files under DATA_DIR/servers. Two equal fingerprints mean the request changed nothing.
+ */
+export function snapshot(db: Db, dataDir?: string): { hash: string; tables: Record<string, string> } {
+  const tables: Record<string, string> = {};
+  const names = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    .pluck()
+    .all() as string[];
+  for (const name of names) {
+    const skip = new Set(VOLATILE_COLUMNS[name] ?? []);
+    const rows = (db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[]).map((row) =>
+      JSON.stringify(Object.entries(row).filter(([k]) => !skip.has(k))),
+    );
+    rows.sort();
+    tables[name] = crypto.createHash('sha256').update(rows.join('\n')).digest('hex').slice(0, 16) + `:${rows.length}`;
+  }
+  if (dataDir) tables['fs:servers'] = listFiles(path.join(dataDir, 'servers')).join('|');
+  const hash = crypto.createHash('sha256').update(JSON.stringify(tables)).digest('hex');
+  return { hash, tables };
+}
+
+function listFiles(dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    out.push(full.slice(dir.length));
+    if (entry.isDirectory()) out.push(...listFiles(full).map((f) => `/${entry.name}${f}`));
+  }
+  return out.sort();
+}
+
+/** Which tables differ between two snapshots (for a readable failure). */
+export function diffSnapshots(a: { tables: Record<string, string> }, b: { tables: Record<string, string> }): string[] {
+  const keys = new Set([...Object.keys(a.tables), ...Object.keys(b.tables)]);
+  return [...keys].filter((k) => a.tables[k] !== b.tables[k]).map((k) => `${k}: ${a.tables[k]} → ${b.tables[k]}`);
+}
+
+/** An id of the same shape and length as `like`, that names nothing. */
+export function missingIdLike(like: string): string {
+  const [prefix, rest] = like.split('_');
+  let fake = '';
+  while (fake.length < rest.length) fake += crypto.randomBytes(32).toString('base64').replace(/[^0-9A-Za-z]/g, '');
+  return `${prefix}_${fake.slice(0, rest.length)}`;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
