@@ -50,7 +50,7 @@ export function sessionRoutes(deps: SessionRouteDeps): Router {
   router.post(
     '/sign-in',
     requireSameOrigin,
-    express.json({ limit: '4kb' }),
+    express.json({ limit: '4kb', inflate: false }), // never decompress a request body (see src/app.ts jsonBody)
     validateSignIn,
     signInLimiter(deps, 'perAddress'),
     signInLimiter(deps, 'perEmail'),
