@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { ErrorObject } from 'ajv';
-import { AppError, errorRegistry, type ErrorCode, type FieldError } from '../errors';
+import { AppError, errorRegistry, type FieldError } from '../errors';
 
 export const PROBLEM_BASE = 'https://gsh.example.com/problems/';
 
@@ -23,10 +23,6 @@ export function sendProblem(res: Response, err: AppError, instance: string): voi
         ...(err.errors ? { errors: err.errors } : {}),
       }),
     );
-}
-
-export function problem(code: ErrorCode, detail: string, errors?: FieldError[]): AppError {
-  return new AppError(code, detail, errors);
 }
 
 /**

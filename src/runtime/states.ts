@@ -54,7 +54,3 @@ export const transitions: readonly Transition[] = [
 export function canTransition(from: ServerState, to: ServerState): boolean {
   return transitions.some((t) => t.from === from && t.to === to);
 }
-
-export function isServerState(value: string): value is ServerState {
-  return (serverStates as readonly string[]).includes(value);
-}

@@ -28,9 +28,15 @@ export function createIdempotencyRepo(db: Db, clock: Clock) {
     'UPDATE idempotency_keys SET response_status = ?, response_body = ? WHERE user_id = ? AND key = ?',
   );
   const expire = db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?');
+  let lastExpired = -Infinity;
 
   return {
     claim(userId: string, key: string, requestHash: string): Claim {
+      // Keys older than 24 h are dead weight; purge them at most once an hour, on the path that adds keys.
+      if (clock.now() - lastExpired >= 3_600_000) {
+        lastExpired = clock.now();
+        expire.run(iso(clock.now() - IDEMPOTENCY_TTL_MS));
+      }
       return db
         .transaction((): Claim => {
           const now = clock.now();
@@ -56,9 +62,6 @@ export function createIdempotencyRepo(db: Db, clock: Clock) {
     /** Forgets a claim whose request failed, so the client can retry it (no answer was acknowledged). */
     release(userId: string, key: string): void {
       drop.run(userId, key);
-    },
-    expireOld(): void {
-      expire.run(iso(clock.now() - IDEMPOTENCY_TTL_MS));
     },
   };
 }

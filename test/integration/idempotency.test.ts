@@ -64,6 +64,9 @@ describe('Idempotency-Key on POST /v1/servers', () => {
     expect(res.status).toBe(201);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
     expect(await count()).toBe(3);
+    // Expired keys are purged from the table, not just ignored: the other user's day-old key is gone too.
+    const other = t.db.prepare("SELECT COUNT(*) AS n FROM idempotency_keys k JOIN users u ON u.id = k.user_id WHERE u.email = 'other@example.com'").get() as { n: number };
+    expect(other.n).toBe(0);
   });
 
   test('concurrent retries with one key create exactly one server', async () => {
