@@ -23,11 +23,12 @@ export function metricsHandlers(deps: { servers: ServersRepo; telemetry: Telemet
       return {
         status: 200,
         stream: (write) => {
-          // Subscribe first, then replay: a sample taken in between is sent once (ids only grow, so skip repeats).
-          let lastSent = typeof last === 'string' ? last : '';
+          // Subscribe first, then replay: a sample taken in between is sent once (ids are unix seconds and only
+          // grow, so skip repeats). Compared as numbers: a client's Last-Event-ID may be any digit string.
+          let lastSent = typeof last === 'string' ? Number(last) : 0;
           const send = (sample: { id: string }) => {
-            if (sample.id <= lastSent) return;
-            lastSent = sample.id;
+            if (Number(sample.id) <= lastSent) return;
+            lastSent = Number(sample.id);
             write({ event: 'sample', id: sample.id, data: sample });
           };
           const unsubscribe = telemetry.sampler.subscribe(send, server.id);
