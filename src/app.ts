@@ -25,7 +25,7 @@ import { consoleHandlers } from './http/handlers/console';
 import { playerHandlers } from './http/handlers/players';
 import { metricsHandlers } from './http/handlers/metrics';
 import type { Handlers, StreamReply } from './http/types';
-import { serveStream } from './http/sse';
+import type { StreamRegistry } from './http/sse';
 
 export interface AppConfig {
   rateLimitPerMinute: number;
@@ -56,12 +56,14 @@ export interface AppDeps {
   versions: VersionCatalog;
   runtime: ServerRuntime;
   telemetry: Telemetry;
+  /** Where open SSE streams are tracked, so shutdown can end them. */
+  streams: StreamRegistry;
   rateLimitStore?: Store;
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
 }
 
-export const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * Builds the service: express → rate limiter → openapi-backend (routing, bearerAuth, Ajv validation) → the
@@ -174,7 +176,7 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: ReturnType<t
         headers: c.request.headers,
         context: c,
       });
-      if (reply && typeof reply === 'object' && 'stream' in reply) serveStream(req, res, reply as StreamReply);
+      if (reply && typeof reply === 'object' && 'stream' in reply) deps.streams.serve(req, res, reply as StreamReply);
       else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });
     });
   }

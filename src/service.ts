@@ -10,7 +10,7 @@ import { plans } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
 import { createServersRepo } from './store/servers-repo';
 import { completeDeletion } from './http/handlers/servers';
-import { closeAllStreams } from './http/sse';
+import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { createLocalEnvironment } from './runtime/local-environment';
@@ -72,6 +72,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     onError: (err) => log.warn('metrics sampler', { error: String(err) }),
   });
   const telemetry = { store: metrics, sampler };
+  const streams = createStreamRegistry();
   const app = await createApp({
     db,
     clock,
@@ -87,6 +88,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     versions: versionCatalog(catalog),
     runtime,
     telemetry,
+    streams,
     onResponse: options.onResponse,
     rateLimitStore: options.rateLimitStore,
   });
@@ -101,13 +103,13 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
 
   /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
   async function shutdown() {
-    closeAllStreams();
+    streams.closeAll();
     sampler.stop();
     await runtime.close();
     db.close();
   }
 
-  return { app, db, runtime, metrics, sampler, boot, shutdown };
+  return { app, db, runtime, metrics, sampler, streams, boot, shutdown };
 }
 
 /** `npm start`: build, boot, listen; `stop()` is the graceful shutdown main.ts runs on SIGTERM and SIGINT. */
@@ -129,7 +131,7 @@ export async function startService(config: Config, log: Logger) {
     stopping ??= (async () => {
       log.info('shutting down');
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
-      closeAllStreams();
+      service.streams.closeAll();
       http.closeIdleConnections();
       const timer = setTimeout(() => http.closeAllConnections(), config.shutdownTimeoutMs).unref();
       await closed;

@@ -4,18 +4,24 @@ import type { StreamReply, SseEvent } from './types';
 /** Heartbeat comments keep idle proxies from closing the stream (HTML Living Standard §9.2.7 recommends ~15 s). */
 export const HEARTBEAT_MS = 15_000;
 
-/** Every stream that is open, so a graceful shutdown can end them (they would otherwise hold the server open). */
-const open = new Set<Response>();
-
-export function closeAllStreams(): void {
-  for (const res of open) res.end();
+/**
+ * The streams one service has open, so its graceful shutdown can end them (they would otherwise hold the HTTP
+ * server open). Created by buildService and passed to createApp.
+ */
+export function createStreamRegistry() {
+  const open = new Set<Response>();
+  return {
+    /** Serves a StreamReply as `text/event-stream` until the client disconnects or closeAll() is called. */
+    serve: (req: Request, res: Response, reply: StreamReply) => serveStream(open, req, res, reply),
+    closeAll(): void {
+      for (const res of open) res.end();
+    },
+  };
 }
 
-/**
- * Serves a StreamReply as `text/event-stream`. The subscription ends when the client disconnects or the
- * service shuts down.
- */
-export function serveStream(req: Request, res: Response, reply: StreamReply): void {
+export type StreamRegistry = ReturnType<typeof createStreamRegistry>;
+
+function serveStream(open: Set<Response>, req: Request, res: Response, reply: StreamReply): void {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache, no-transform');
