@@ -32,11 +32,6 @@ export function createIdempotencyRepo(db: Db, clock: Clock) {
 
   return {
     claim(userId: string, key: string, requestHash: string): Claim {
-      // Keys older than 24 h are dead weight; purge them at most once an hour, on the path that adds keys.
-      if (clock.now() - lastExpired >= 3_600_000) {
-        lastExpired = clock.now();
-        expire.run(iso(clock.now() - IDEMPOTENCY_TTL_MS));
-      }
       return db
         .transaction((): Claim => {
           const now = clock.now();
@@ -52,6 +47,12 @@ export function createIdempotencyRepo(db: Db, clock: Clock) {
             return { kind: 'replay', status: row.response_status, body: row.response_body ?? '' };
           }
           insert.run(userId, key, requestHash, iso(now));
+          // Keys older than 24 h are dead weight; purge them at most once an hour, only when a key is added
+          // (a rejected request — 409, 422 — writes nothing).
+          if (now - lastExpired >= 3_600_000) {
+            lastExpired = now;
+            expire.run(iso(now - IDEMPOTENCY_TTL_MS));
+          }
           return { kind: 'new' };
         })
         .immediate();
