@@ -46,3 +46,121 @@ test('appends every line to the log file', async () => {
   expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] first\n${at()} [system] second\n`);
   fs.rmSync(dir, { recursive: true });
 });
+
+describe('ring buffer', () => {
+  test.each([
+    { capacity: 1, pushes: 50 },
+    { capacity: 3, pushes: 3 },
+    { capacity: 7, pushes: 7 * 13 + 5 }, // wraps around many times, head not at slot 0
+    { capacity: 64, pushes: 10_000 },
+  ])('capacity $capacity after $pushes pushes keeps exactly the newest lines, in order', ({ capacity, pushes }) => {
+    const buf = new ConsoleBuffer(capacity, null, at);
+    for (let i = 1; i <= pushes; i++) expect(buf.push('stdout', `line ${i}`).seq).toBe(i);
+    const held = buf.recent(capacity + 10);
+    const first = pushes - capacity + 1;
+    expect(held.map((l) => l.seq)).toEqual(Array.from({ length: capacity }, (_, i) => first + i));
+    expect(held.map((l) => l.text)).toEqual(Array.from({ length: capacity }, (_, i) => `line ${first + i}`));
+    expect(buf.lastTexts(2)).toEqual(held.slice(-2).map((l) => l.text));
+  });
+
+  test('holds fewer lines than capacity until full', () => {
+    const buf = new ConsoleBuffer(5, null, at);
+    expect(buf.recent(5)).toEqual([]);
+    buf.push('stdout', 'a');
+    buf.push('stderr', 'b');
+    expect(buf.recent(5).map((l) => l.text)).toEqual(['a', 'b']);
+  });
+
+  // 12 pushes into 5 slots: held seqs 8..12, stored across the wrap (head at slot 2).
+  test.each([
+    { limit: 0, seqs: [] },
+    { limit: -3, seqs: [] },
+    { limit: 1, seqs: [12] },
+    { limit: 3, seqs: [10, 11, 12] },
+    { limit: 5, seqs: [8, 9, 10, 11, 12] },
+    { limit: 6, seqs: [8, 9, 10, 11, 12] },
+    { limit: 1000, seqs: [8, 9, 10, 11, 12] },
+  ])('recent($limit) gives the newest lines, oldest first', ({ limit, seqs }) => {
+    const buf = new ConsoleBuffer(5, null, at);
+    for (let i = 0; i < 12; i++) buf.push('stdout', String(i + 1));
+    expect(buf.recent(limit).map((l) => l.seq)).toEqual(seqs);
+    expect(buf.lastTexts(limit)).toEqual(seqs.map(String));
+  });
+
+  // 10 pushes into 4 slots: held seqs 7..10.
+  test.each([
+    { afterSeq: 0, replayed: [7, 8, 9, 10] }, // older than the buffer: only what is still held
+    { afterSeq: 5, replayed: [7, 8, 9, 10] },
+    { afterSeq: 7, replayed: [8, 9, 10] },
+    { afterSeq: 9, replayed: [10] },
+    { afterSeq: 10, replayed: [] },
+    { afterSeq: 99, replayed: [] }, // from a previous service life: nothing to replay, live lines still come
+  ])('subscribe after seq $afterSeq replays $replayed, then streams live', ({ afterSeq, replayed }) => {
+    const buf = new ConsoleBuffer(4, null, at);
+    for (let i = 0; i < 10; i++) buf.push('stdout', `l${i + 1}`);
+    const got: ConsoleLine[] = [];
+    buf.subscribe((l) => got.push(l), afterSeq);
+    buf.push('system', 'live');
+    expect(got.map((l) => l.seq)).toEqual([...replayed, 11]);
+    expect(got.map((l) => l.text)).toEqual([...replayed.map((s) => `l${s}`), 'live']);
+  });
+});
+
+describe('log file', () => {
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-console-'))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  test('exists as soon as the first push returns', async () => {
+    const file = path.join(dir, 'console.log');
+    const buf = new ConsoleBuffer(4, file, at);
+    expect(fs.existsSync(file)).toBe(false);
+    buf.push('stdout', 'hello');
+    expect(fs.existsSync(file)).toBe(true); // no await in between: the open is synchronous
+    await buf.close();
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] hello\n`);
+  });
+
+  test('appends to what an earlier life wrote', async () => {
+    const file = path.join(dir, 'console.log');
+    fs.writeFileSync(file, 'before\n');
+    const buf = new ConsoleBuffer(4, file, at);
+    buf.push('stdout', 'after');
+    await buf.close();
+    expect(fs.readFileSync(file, 'utf8')).toBe(`before\n${at()} [stdout] after\n`);
+  });
+
+  test('a push when the folder does not exist does not throw, and the buffer keeps working', async () => {
+    const file = path.join(dir, 'gone', 'logs', 'console.log');
+    const buf = new ConsoleBuffer(4, file, at);
+    const got: string[] = [];
+    buf.subscribe((l) => got.push(l.text));
+    expect(() => buf.push('stdout', 'one')).not.toThrow();
+    expect(() => buf.push('stderr', 'two')).not.toThrow();
+    expect(buf.recent(10).map((l) => l.text)).toEqual(['one', 'two']);
+    expect(got).toEqual(['one', 'two']);
+    expect(fs.existsSync(path.join(dir, 'gone'))).toBe(false);
+    await expect(buf.close()).resolves.toBeUndefined();
+  });
+
+  test('the file is used once the folder appears', async () => {
+    const logs = path.join(dir, 'logs');
+    const file = path.join(logs, 'console.log');
+    const buf = new ConsoleBuffer(4, file, at);
+    buf.push('stdout', 'lost');
+    fs.mkdirSync(logs);
+    buf.push('stdout', 'kept');
+    await buf.close();
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] kept\n`);
+  });
+
+  test('close resolves after the file is flushed and closed, and can be called again', async () => {
+    const file = path.join(dir, 'console.log');
+    const buf = new ConsoleBuffer(2, file, at);
+    const texts = Array.from({ length: 2000 }, (_, i) => `line ${i} ${'x'.repeat(100)}`);
+    for (const t of texts) buf.push('stdout', t);
+    await buf.close();
+    expect(fs.readFileSync(file, 'utf8')).toBe(texts.map((t) => `${at()} [stdout] ${t}\n`).join(''));
+    await expect(buf.close()).resolves.toBeUndefined();
+  });
+});
