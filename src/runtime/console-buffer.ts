@@ -1,15 +1,12 @@
 import fs from 'node:fs';
+import type { components } from '../../generated/v1';
 
-export type ConsoleStream = 'stdout' | 'stderr' | 'system' | 'input';
-
-export interface ConsoleLine {
-  /** Increases by one per line of this server within one service life (it restarts at 1 when the service does). */
-  seq: number;
-  /** RFC 3339 UTC. */
-  at: string;
-  stream: ConsoleStream;
-  text: string;
-}
+/**
+ * One console line as the API shows it (the spec's ConsoleLine). `seq` increases by one per line of this server
+ * within one service life (it restarts at 1 when the service does); `at` is RFC 3339 UTC.
+ */
+export type ConsoleLine = components['schemas']['ConsoleLine'];
+export type ConsoleStream = ConsoleLine['stream'];
 
 export type ConsoleListener = (line: ConsoleLine) => void;
 
@@ -18,7 +15,10 @@ export type ConsoleListener = (line: ConsoleLine) => void;
  * a chatty game cannot grow the service's memory), fanned out to subscribers and appended to logs/console.log.
  */
 export class ConsoleBuffer {
-  private readonly lines: ConsoleLine[] = [];
+  /** `capacity` slots used as a ring: the oldest held line is at `head`, the newest `count - 1` slots after it. */
+  private readonly slots: (ConsoleLine | undefined)[];
+  private head = 0;
+  private count = 0;
   private readonly listeners = new Set<ConsoleListener>();
   private nextSeq = 1;
   private file: fs.WriteStream | null = null;
@@ -27,12 +27,13 @@ export class ConsoleBuffer {
     private readonly capacity: number,
     private readonly logFile: string | null,
     private readonly now: () => string,
-  ) {}
+  ) {
+    this.slots = new Array<ConsoleLine | undefined>(Math.max(0, Math.floor(capacity) || 0));
+  }
 
   push(stream: ConsoleStream, text: string): ConsoleLine {
     const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text };
-    this.lines.push(line);
-    if (this.lines.length > this.capacity) this.lines.shift();
+    this.store(line);
     this.appendToFile(line);
     for (const fn of this.listeners) {
       try {
@@ -46,7 +47,12 @@ export class ConsoleBuffer {
 
   /** The newest `limit` lines, oldest first. */
   recent(limit: number): ConsoleLine[] {
-    return this.lines.slice(Math.max(0, this.lines.length - Math.max(0, limit)));
+    // Same rounding as Array.prototype.slice on the newest-`limit` start index: NaN means all, fractions truncate.
+    const from = Math.max(0, this.count - Math.max(0, limit));
+    const start = Number.isNaN(from) ? 0 : Math.trunc(from);
+    const out = new Array<ConsoleLine>(this.count - start);
+    for (let i = start; i < this.count; i++) out[i - start] = this.at(i);
+    return out;
   }
 
   /** The last `n` lines as text, for crash records. */
@@ -59,26 +65,62 @@ export class ConsoleBuffer {
    * resuming with Last-Event-ID); lines older than the buffer are gone. Returns the unsubscribe function.
    */
   subscribe(fn: ConsoleListener, afterSeq?: number): () => void {
-    if (afterSeq !== undefined) for (const line of this.lines) if (line.seq > afterSeq) fn(line);
+    // A snapshot, so a line pushed by `fn` during the replay cannot overwrite a slot not yet replayed.
+    if (afterSeq !== undefined) for (const line of this.recent(this.count)) if (line.seq > afterSeq) fn(line);
     this.listeners.add(fn);
     return () => void this.listeners.delete(fn);
   }
 
-  /** Closes the log file; resolves when it is flushed. */
+  /** Closes the log file; resolves once it is flushed and its descriptor closed. */
   close(): Promise<void> {
     const file = this.file;
     this.file = null;
     this.listeners.clear();
-    return new Promise((resolve) => (file ? file.end(resolve) : resolve()));
+    return new Promise((resolve) => {
+      if (!file || file.closed) return resolve();
+      // 'close' follows 'finish' (all data written) and, on a write error, the error: it always comes.
+      file.once('close', () => resolve());
+      file.end();
+    });
+  }
+
+  /** The `i`-th held line, 0 being the oldest. */
+  private at(i: number): ConsoleLine {
+    return this.slots[(this.head + i) % this.slots.length] as ConsoleLine;
+  }
+
+  /** Writes into the slot after the newest; when full, that slot is the oldest's, so the oldest is dropped. */
+  private store(line: ConsoleLine): void {
+    const size = this.slots.length;
+    if (size === 0) return;
+    this.slots[(this.head + this.count) % size] = line;
+    if (this.count < size) this.count++;
+    else this.head = (this.head + 1) % size;
   }
 
   private appendToFile(line: ConsoleLine): void {
     if (!this.logFile) return;
-    if (!this.file) {
-      this.file = fs.createWriteStream(this.logFile, { flags: 'a' });
-      // The folder may be gone (server being deleted); the ring buffer still works, the file is best effort.
-      this.file.on('error', () => (this.file = null));
+    if (!this.file) this.file = this.openLogFile(this.logFile);
+    this.file?.write(`${line.at} [${line.stream}] ${line.text}\n`);
+  }
+
+  /**
+   * Opens the file synchronously, so it exists as soon as the first push returns (fs.createWriteStream with a
+   * path opens it later, on the event loop). Null when the folder is gone (server being deleted): the ring buffer
+   * still works, the file is best effort, and the next push tries again.
+   */
+  private openLogFile(logFile: string): fs.WriteStream | null {
+    let fd: number;
+    try {
+      fd = fs.openSync(logFile, 'a');
+    } catch {
+      return null;
     }
-    this.file.write(`${line.at} [${line.stream}] ${line.text}\n`);
+    // With `fd` the stream does not open `logFile` again; it closes `fd` when it ends or fails.
+    const file = fs.createWriteStream(logFile, { fd });
+    file.on('error', () => {
+      if (this.file === file) this.file = null;
+    });
+    return file;
   }
 }
