@@ -701,7 +701,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "internal_error" | "capacity_exhausted" | "service_unavailable";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
         };

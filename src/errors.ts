@@ -1,5 +1,5 @@
 /**
- * The one registry of error codes (CONVENTIONS.md "Errors"). Every problem document the service sends is built
+ * The one registry of error codes (docs/conventions.md "Errors"). Every problem document the service sends is built
  * from an entry here; test/unit/errors.test.ts pins this table against the `code` enum in openapi/v1.yaml, so
  * the code and the contract cannot drift.
  *
@@ -32,6 +32,8 @@ export const errorRegistry = {
   unknown_version: { status: 422, title: 'No such version' },
   idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  // RFC 6585 §5. Sent only by src/http/client-errors.ts, for requests Node's HTTP parser refuses (headers > 16 KiB).
+  request_header_fields_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'Internal error' },
   capacity_exhausted: { status: 503, title: 'No capacity left for another server' },
   service_unavailable: { status: 503, title: 'The service is shutting down' },
@@ -47,7 +49,7 @@ export interface FieldError {
 
 /**
  * The error every layer throws (handlers, repositories, the runtime). The HTTP layer turns it into an RFC 9457
- * problem document; nothing matches on message text (STYLE.md: not Wings' errors-matched-by-text).
+ * problem document; nothing matches on message text (docs/conventions.md "Errors": codes, never message text).
  */
 export class AppError extends Error {
   readonly status: number;

@@ -1,26 +1,27 @@
-import type { Server } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { PROBLEM_BASE } from './problem';
+import { AppError } from '../errors';
+import { problemDocument } from './problem';
 
 /**
  * Requests Node's HTTP parser refuses before express sees them (headers over 16 KiB, malformed request lines)
- * still get a problem document (RFC 9457) rather than a bare status line.
+ * still get a problem document (RFC 9457) rather than a bare status line. Express never sees these requests, so
+ * the answer is written to the socket by hand; its body, status and title come from the error registry through
+ * problemDocument, like every other problem the service sends.
  */
 export function answerClientErrors(server: Server): void {
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable) return socket.destroy();
-    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-    const status = tooLarge ? 431 : 400;
-    const code = 'validation_failed';
-    const body = JSON.stringify({
-      type: PROBLEM_BASE + code,
-      title: 'The request is not valid',
-      status,
-      detail: tooLarge ? 'The request line and headers may be at most 16 KiB.' : 'The request is not valid HTTP/1.1.',
-      code,
-    });
+    const problem =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? new AppError('request_header_fields_too_large', 'The request line and headers may be at most 16 KiB.')
+        : new AppError('validation_failed', 'The request is not valid HTTP/1.1.');
+    // No `instance`: the parser failed, so there is no request path to name.
+    const body = JSON.stringify(problemDocument(problem));
+    // RFC 9112 §4: the reason phrase is informational only; the standard one is sent, the title is in the body.
+    const reason = STATUS_CODES[problem.status] ?? 'Error';
     socket.end(
-      `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `HTTP/1.1 ${problem.status} ${reason}\r\n` +
         `Content-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });

@@ -1,28 +1,38 @@
 import type { Response } from 'express';
 import type { ErrorObject } from 'ajv';
 import { AppError, errorRegistry, type FieldError } from '../errors';
+import type { components } from '../../generated/v1';
 
 export const PROBLEM_BASE = 'https://gsh.example.com/problems/';
 
-/** Writes an RFC 9457 problem document (§3: type, title, status, detail, instance; plus our `code`, `errors`). */
-export function sendProblem(res: Response, err: AppError, instance: string): void {
+export type ProblemDocument = components['schemas']['Problem'];
+
+/**
+ * The one place a problem document is built (RFC 9457 §3: type, title, status, detail, instance; plus our `code`
+ * and `errors`). Status and title come from the error registry, never from the caller. `instance` is the request
+ * path; it is left out when there is none, as for a request the HTTP parser refused (src/http/client-errors.ts).
+ */
+export function problemDocument(err: AppError, instance?: string): ProblemDocument {
   const entry = errorRegistry[err.code];
+  return {
+    type: PROBLEM_BASE + err.code,
+    title: entry.title,
+    status: entry.status,
+    // The spec bounds both (maxLength 2000); a long request path must not make the answer break the contract.
+    detail: err.detail.slice(0, 2000),
+    ...(instance !== undefined ? { instance: instance.slice(0, 2000) } : {}),
+    code: err.code,
+    ...(err.errors ? { errors: err.errors } : {}),
+  };
+}
+
+/** Answers with the problem document of `err`, its registered status and any headers it carries. */
+export function sendProblem(res: Response, err: AppError, instance: string): void {
   for (const [name, value] of Object.entries(err.headers ?? {})) res.setHeader(name, value);
   res
-    .status(entry.status)
+    .status(errorRegistry[err.code].status)
     .type('application/problem+json')
-    .send(
-      JSON.stringify({
-        type: PROBLEM_BASE + err.code,
-        title: entry.title,
-        status: entry.status,
-        // The spec bounds both (maxLength 2000); a long request path must not make the answer break the contract.
-        detail: err.detail.slice(0, 2000),
-        instance: instance.slice(0, 2000),
-        code: err.code,
-        ...(err.errors ? { errors: err.errors } : {}),
-      }),
-    );
+    .send(JSON.stringify(problemDocument(err, instance)));
 }
 
 /**

@@ -1,4 +1,7 @@
-import { errorRegistry } from '../../src/errors';
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { AppError, errorRegistry, type ErrorCode } from '../../src/errors';
+import { PROBLEM_BASE, problemDocument } from '../../src/http/problem';
 import { loadSpec } from '../../src/spec';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -17,5 +20,35 @@ describe('the error registry and the spec agree', () => {
       const entry = errorRegistry[example.code as keyof typeof errorRegistry];
       expect([name, entry?.status, entry?.title]).toEqual([name, example.status, example.title]);
     }
+  });
+});
+
+describe('problemDocument builds, for every registered code, a document the spec accepts', () => {
+  const spec = loadSpec().document as Json;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  // The Problem schema refers to FieldError as '#/components/...', so it is compiled inside the spec's components.
+  const validate = ajv.compile({ $ref: '#/components/schemas/Problem', components: spec.components });
+  const codes = Object.keys(errorRegistry) as ErrorCode[];
+
+  test.each(codes)('%s', (code) => {
+    const withInstance = problemDocument(new AppError(code, 'What went wrong.'), '/v1/servers');
+    // Without an instance, as client-errors.ts sends it for a request the HTTP parser refused.
+    const without = problemDocument(new AppError(code, 'What went wrong.'));
+    for (const doc of [withInstance, without]) {
+      expect(validate(doc)).toBe(true);
+      expect(doc).toMatchObject({ type: PROBLEM_BASE + code, code, ...errorRegistry[code] });
+    }
+    expect(withInstance.instance).toBe('/v1/servers');
+    expect(without).not.toHaveProperty('instance');
+  });
+
+  test('detail, instance and field errors are carried over, and cut to the lengths the spec allows', () => {
+    const errors = [{ pointer: '/body/name', detail: 'is required' }];
+    const doc = problemDocument(new AppError('validation_failed', 'd'.repeat(3000), errors), `/v1/${'p'.repeat(3000)}`);
+    expect(doc.detail).toHaveLength(2000);
+    expect(doc.instance).toHaveLength(2000);
+    expect(doc.errors).toEqual(errors);
+    expect(validate(doc)).toBe(true);
   });
 });
