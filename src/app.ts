@@ -1,20 +1,22 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { OpenAPIBackend, type Context, type Request as ApiRequest } from 'openapi-backend';
 import addFormats from 'ajv-formats';
-import type { Store } from 'express-rate-limit';
+import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { Db } from './store/db';
+import type { Store } from './store';
 import type { Clock } from './clock';
 import type { Spec } from './spec';
 import type { Logger } from './log';
 import type { VersionCatalog } from './catalog/versions';
-import type { ServerRuntime, Telemetry } from './http/runtime-port';
+import type { Runtime } from './runtime/runtime';
+import type { Telemetry } from './telemetry';
 import { AppError } from './errors';
-import { createTokensRepo } from './store/tokens-repo';
-import { createServersRepo, type AddressPool } from './store/servers-repo';
-import { createIdempotencyRepo } from './store/idempotency-repo';
 import { bearerAuth, rejectUnauthorized } from './http/auth';
 import { createRateLimiter } from './http/rate-limit';
-import { fieldErrors, sendProblem } from './http/problem';
+import { fieldErrors } from './http/problem';
+import {
+  accessLog, captureResponses, checkPercentEncoding, errorHandler, jsonBody, requireJson, securityHeaders, type SentResponse,
+} from './http/middleware';
 import { serveDocs } from './http/docs';
 import { mountDashboard } from './dashboard';
 import { catalogHandlers } from './http/handlers/catalog';
@@ -30,52 +32,41 @@ import type { StreamRegistry } from './http/sse';
 export interface AppConfig {
   rateLimitPerMinute: number;
   rateLimitWindowMs: number;
-  addressPool: AddressPool;
   /** Express `trust proxy` (https://expressjs.com/en/guide/behind-proxies.html); false unless behind a proxy. */
   trustProxy: boolean | number | string;
-  /** Largest accepted request body (CONVENTIONS.md: 413 beyond it). */
+  /** Largest accepted request body (docs/conventions.md "Errors": 413 beyond it). */
   bodyLimitBytes: number;
 }
 
-/** What one sent answer looked like, for the test-only contract check (see test/helpers/contract.ts). */
-export interface SentResponse {
-  method: string;
-  path: string;
-  status: number;
-  contentType: string;
-  headers: Record<string, unknown>;
-  body: string;
-}
+export type { SentResponse } from './http/middleware';
 
 export interface AppDeps {
+  /** For the dashboard's own tables (sessions); the API reaches the database only through `store`. */
   db: Db;
+  store: Store;
   clock: Clock;
   config: AppConfig;
   spec: Spec;
   log: Logger;
   versions: VersionCatalog;
-  runtime: ServerRuntime;
-  telemetry: Telemetry;
+  runtime: Runtime;
+  telemetry: Pick<Telemetry, 'store' | 'sampler'>;
   /** Where open SSE streams are tracked, so shutdown can end them. */
   streams: StreamRegistry;
-  rateLimitStore?: Store;
+  rateLimitStore?: RateLimitStore;
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
 }
-
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * Builds the service: express → rate limiter → openapi-backend (routing, bearerAuth, Ajv validation) → the
  * handler registered under the operation's operationId → a repository or the runtime.
  */
 export async function createApp(deps: AppDeps) {
-  const tokens = createTokensRepo(deps.db, deps.clock);
-  const servers = createServersRepo(deps.db, deps.clock, deps.config.addressPool);
-  const idempotency = createIdempotencyRepo(deps.db, deps.clock);
+  const { servers, tokens, idempotency } = deps.store;
   const handlers: Handlers = {
     ...catalogHandlers(deps),
-    ...serverHandlers({ ...deps, servers, idempotency }),
+    ...serverHandlers({ servers, idempotency, versions: deps.versions, runtime: deps.runtime }),
     ...tokenHandlers({ tokens }),
     ...actionHandlers({ servers, runtime: deps.runtime }),
     ...consoleHandlers({ servers, runtime: deps.runtime }),
@@ -131,7 +122,7 @@ export async function createApp(deps: AppDeps) {
   return app;
 }
 
-async function createApi(deps: AppDeps, handlers: Handlers, tokens: ReturnType<typeof createTokensRepo>) {
+async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['tokens']) {
   const api = new OpenAPIBackend({
     definition: structuredClone(deps.spec.document) as never,
     strict: true,
@@ -195,113 +186,3 @@ function send(res: Response, reply: { status: number; body?: unknown; headers?: 
   else res.status(reply.status).json(reply.body);
 }
 
-/** One line per answered request: method, path, status, time, and the token's id (never the token). */
-function accessLog(log: Logger) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const principal = res.locals.principal as { tokenId: string } | undefined;
-      log.info('request', {
-        method: req.method,
-        path: req.originalUrl.split('?')[0],
-        status: res.statusCode,
-        ms: Number(process.hrtime.bigint() - started) / 1e6,
-        token_id: principal?.tokenId,
-      });
-    });
-    next();
-  };
-}
-
-/** Test hook: hands every finished answer (status, type, body) to `onResponse`; see AppDeps.onResponse. */
-function captureResponses(onResponse: (sent: SentResponse) => void) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    let body = '';
-    const send = res.send.bind(res);
-    res.send = (chunk?: unknown) => {
-      if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) body = chunk.toString();
-      return send(chunk);
-    };
-    res.on('finish', () =>
-      onResponse({
-        method: req.method,
-        path: req.originalUrl.split('?')[0],
-        status: res.statusCode,
-        contentType: String(res.getHeader('content-type') ?? ''),
-        headers: res.getHeaders(),
-        body,
-      }),
-    );
-    next();
-  };
-}
-
-/** RFC 3986 §2.1: a `%` must start a valid escape; otherwise the path names nothing and is refused as such. */
-function checkPercentEncoding(path: string) {
-  try {
-    decodeURIComponent(path);
-  } catch {
-    throw new AppError('validation_failed', 'The path has a malformed percent-encoding.', [
-      { pointer: '/path', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' },
-    ]);
-  }
-}
-
-/**
- * Parses JSON bodies of the methods that take one; a body sent with GET or DELETE is ignored, as no operation
- * reads it. `inflate: false`: a Content-Encoding is refused (415) rather than decompressed, so a mislabelled
- * body cannot reach zlib and a small compressed body cannot expand past the size limit.
- */
-function jsonBody(limit: number) {
-  const parse = express.json({ limit, inflate: false, type: ['application/json', 'application/*+json'] });
-  return (req: Request, res: Response, next: NextFunction) => (BODY_METHODS.has(req.method) ? parse(req, res, next) : next());
-}
-
-/** 415 for a body that is not JSON (CONVENTIONS.md), checked before parsing so nothing else is ever parsed. */
-function requireJson(req: Request, _res: Response, next: NextFunction) {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (BODY_METHODS.has(req.method) && hasBody && !req.is(['application/json', 'application/*+json'])) {
-    const type = req.headers['content-type'] ?? 'no Content-Type';
-    return next(new AppError('unsupported_media_type', `Send the body as application/json; got ${type}.`));
-  }
-  next();
-}
-
-/** Baseline headers for an API that is never framed or sniffed (OWASP REST Security Cheat Sheet). */
-function securityHeaders(_req: Request, res: Response, next: NextFunction) {
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-  next();
-}
-
-/** The one error path: AppError and body-parser errors become problems; anything else is a logged 500. */
-function errorHandler(log: Logger) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const instance = req.originalUrl.split('?')[0];
-    if (res.headersSent) {
-      log.error('error after the answer was sent', { path: instance, error: String(err) });
-      return;
-    }
-    sendProblem(res, toAppError(err, log, instance), instance);
-  };
-}
-
-function toAppError(err: unknown, log: Logger, path: string): AppError {
-  if (err instanceof AppError) return err;
-  const type = (err as { type?: string } | null)?.type;
-  // body-parser's documented error types (https://github.com/expressjs/body-parser#errors).
-  if (type === 'entity.parse.failed') {
-    return new AppError('malformed_body', 'The body is not valid JSON.', [{ pointer: '/body', detail: 'is not valid JSON' }]);
-  }
-  if (type === 'entity.too.large') return new AppError('payload_too_large', 'The body is larger than the service accepts.');
-  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
-    return new AppError('unsupported_media_type', 'The body must be UTF-8 JSON without a content encoding.');
-  }
-  if (type === 'request.aborted' || type === 'request.size.invalid') {
-    return new AppError('validation_failed', 'The body ended before its declared length.');
-  }
-  log.error('unhandled error', { path, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
-  return new AppError('internal_error', 'The service failed to handle this request. It has been logged.');
-}

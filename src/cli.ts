@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config';
-import { openDb } from './store/db';
+import { openDb, type Db } from './store/db';
 import { systemClock } from './clock';
-import { createUsersRepo } from './store/users-repo';
-import { createTokensRepo } from './store/tokens-repo';
+import { createUsersRepo, type UsersRepo } from './store/users-repo';
+import { createTokensRepo, type TokensRepo } from './store/tokens-repo';
 import { createSessionsRepo } from './store/sessions-repo';
 import { scopes as allScopes, type Scope } from './auth/tokens';
 import { hashPasswordSync } from './dashboard/passwords';
@@ -45,6 +45,72 @@ function required(value: string | undefined, flag: string): string {
   return value;
 }
 
+type Values = Record<string, string | boolean | undefined>;
+interface CommandContext {
+  values: Values;
+  email: string;
+  db: Db;
+  users: UsersRepo;
+  tokens: TokensRepo;
+  out: (s: string) => void;
+}
+
+function flag(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function knownUser(c: CommandContext) {
+  const user = c.users.findByEmail(c.email);
+  if (!user) throw new UsageError(`There is no user ${c.email}.`);
+  return user;
+}
+
+/** `gsh <group> <command>`, one function each; every command takes --email. */
+const commands: Record<string, (c: CommandContext) => void> = {
+  'user create': (c) => {
+    const password = required(flag(c.values, 'password'), '--password');
+    if (password.length < 8 || password.length > 1000) throw new UsageError('--password must be 8 to 1000 characters.');
+    const existed = c.users.findByEmail(c.email) !== undefined;
+    const user = c.users.ensure(c.email);
+    c.users.setPasswordHash(user.id, hashPasswordSync(password));
+    // A new password ends every dashboard session, so whoever knew the old one is signed out.
+    const ended = createSessionsRepo(c.db, systemClock, c.tokens).endAllOf(user.id);
+    c.out(existed ? `Set the password of ${c.email}; ended ${ended} dashboard session(s).` : `Created user ${c.email}.`);
+  },
+  'token create': (c) => {
+    const name = required(flag(c.values, 'name'), '--name');
+    if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');
+    const user = c.users.ensure(c.email);
+    const expiresIn = flag(c.values, 'expires-in');
+    const token = c.tokens.create(user.id, {
+      name,
+      scopes: parseScopes(flag(c.values, 'scopes')),
+      expiresInSeconds: expiresIn ? parseDuration(expiresIn) : null,
+    });
+    c.out(`Created token ${token.id} (${token.scopes.join(', ')}) for ${c.email}. It is shown only now:`);
+    c.out(token.token);
+  },
+  'token list': (c) => {
+    const user = knownUser(c);
+    let after = '';
+    for (;;) {
+      const page = c.tokens.list(user.id, 100, after);
+      for (const t of page.data) {
+        c.out(`${t.id}\t${t.prefix}…\t${t.name}\t${t.scopes.join(',')}\texpires ${t.expires_at ?? 'never'}\tlast used ${t.last_used_at ?? 'never'}`);
+      }
+      if (!page.has_more) break;
+      after = page.data[page.data.length - 1].id;
+    }
+  },
+  'token revoke': (c) => {
+    const user = knownUser(c);
+    const id = required(flag(c.values, 'id'), '--id');
+    if (!c.tokens.revoke(user.id, id)) throw new UsageError(`${c.email} has no token ${id}.`);
+    c.out(`Revoked ${id}.`);
+  },
+};
+
 /** Runs one CLI command; returns the exit code. Output goes through `out`/`err` so tests can read it. */
 export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number {
   try {
@@ -61,60 +127,16 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
         help: { type: 'boolean', short: 'h' },
       },
     });
-    const [group, command] = positionals;
-    const known = group === 'token' ? ['create', 'list', 'revoke'] : group === 'user' ? ['create'] : [];
-    if (values.help || !known.includes(command ?? '')) {
+    const command = commands[positionals.slice(0, 2).join(' ')];
+    if (values.help || !command) {
       (values.help ? out : err)(USAGE);
       return values.help ? 0 : 2;
     }
-    const config = loadConfig(env);
-    const db = openDb(config.dbFile);
+    const db = openDb(loadConfig(env).dbFile);
     try {
-      const users = createUsersRepo(db, systemClock);
-      const tokens = createTokensRepo(db, systemClock);
       const email = required(values.email, '--email');
       if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
-      if (group === 'user') {
-        const password = required(values.password, '--password');
-        if (password.length < 8 || password.length > 1000) throw new UsageError('--password must be 8 to 1000 characters.');
-        const existed = users.findByEmail(email) !== undefined;
-        const user = users.ensure(email);
-        users.setPasswordHash(user.id, hashPasswordSync(password));
-        // A new password ends every dashboard session, so whoever knew the old one is signed out.
-        const ended = createSessionsRepo(db, systemClock, tokens).endAllOf(user.id);
-        out(existed ? `Set the password of ${email}; ended ${ended} dashboard session(s).` : `Created user ${email}.`);
-        return 0;
-      }
-      if (command === 'create') {
-        const name = required(values.name, '--name');
-        if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');
-        const user = users.ensure(email);
-        const token = tokens.create(user.id, {
-          name,
-          scopes: parseScopes(values.scopes),
-          expiresInSeconds: values['expires-in'] ? parseDuration(values['expires-in']) : null,
-        });
-        out(`Created token ${token.id} (${token.scopes.join(', ')}) for ${email}. It is shown only now:`);
-        out(token.token);
-        return 0;
-      }
-      const user = users.findByEmail(email);
-      if (!user) throw new UsageError(`There is no user ${email}.`);
-      if (command === 'list') {
-        let after = '';
-        for (;;) {
-          const page = tokens.list(user.id, 100, after);
-          for (const t of page.data) {
-            out(`${t.id}\t${t.prefix}…\t${t.name}\t${t.scopes.join(',')}\texpires ${t.expires_at ?? 'never'}\tlast used ${t.last_used_at ?? 'never'}`);
-          }
-          if (!page.has_more) break;
-          after = page.data[page.data.length - 1].id;
-        }
-        return 0;
-      }
-      const id = required(values.id, '--id');
-      if (!tokens.revoke(user.id, id)) throw new UsageError(`${email} has no token ${id}.`);
-      out(`Revoked ${id}.`);
+      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), out });
       return 0;
     } finally {
       db.close();

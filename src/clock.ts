@@ -1,4 +1,4 @@
-/** Time is passed in, never read from globals, so tests can move it (STYLE.md: dependencies passed in). */
+/** Time is passed in, never read from globals, so tests can move it (docs/conventions.md "Dependencies"). */
 export interface Clock {
   now(): number;
 }

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 
 /**
- * Opaque, prefixed, sortable ids (CONVENTIONS.md: "never database row numbers"). The time part makes ids
+ * Opaque, prefixed, sortable ids (docs/conventions.md "IDs and timestamps": never database row numbers). The time part makes ids
  * sort by creation, which is what cursor pagination walks; 10 random bytes make them unguessable.
  */
 export function newId(prefix: 'usr' | 'tok' | 'srv' | 'act' | 'crs' | 'ses', now = Date.now()): string {

@@ -4,33 +4,17 @@ import type { Config } from './config';
 import type { Logger } from './log';
 import { systemClock, type Clock } from './clock';
 import { openDb } from './store/db';
+import { createStore } from './store';
 import { loadSpec } from './spec';
 import { createApp, type AppDeps } from './app';
 import { plans } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
-import { createServersRepo } from './store/servers-repo';
-import { completeDeletion } from './http/handlers/servers';
 import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { createLocalEnvironment } from './runtime/local-environment';
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
-import { createMetricsStore } from './telemetry/metrics-store';
-import { createSampler } from './telemetry/sampler';
-import { createLinuxProcReader } from './telemetry/proc-reader';
-
-/**
- * The plans as the runtime enforces them. cpu_shares is a CFS weight (1024 = one core's fair share at nice 0);
- * plans above one core are capped at 1024 so no game is ever scheduled ahead of the control plane itself.
- */
-export function planResources() {
-  return Object.fromEntries(
-    plans.map((p) => [
-      p.id,
-      { memory_mb: p.memory_mb, cpu_shares: Math.min(1024, Math.round((p.cpu_percent / 100) * 1024)), max_players: p.player_slots },
-    ]),
-  );
-}
+import { createTelemetry } from './telemetry';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -43,43 +27,33 @@ export interface BuildOptions {
 }
 
 /**
- * Wires the service: config → database → runtime → telemetry → HTTP app. Everything is built here and passed
- * down; nothing below reads the environment (STYLE.md: dependencies passed in). Tests build through here too.
+ * Wires the service: config → database → store → runtime → telemetry → HTTP app. Everything is built here and
+ * passed down; nothing below reads the environment (docs/conventions.md "Dependencies"). Tests build through
+ * here too.
  */
 export async function buildService(config: Config, log: Logger, options: BuildOptions = {}) {
   const clock = options.clock ?? systemClock;
   const db = openDb(config.dbFile);
+  const store = createStore(db, clock, { host: config.gameHost, portRange: config.gamePortRange });
   const catalog = loadSoftwareCatalog({ operatorDir: path.join(config.dataDir, 'software') });
   const runtime = createRuntime({
-    db,
+    store,
     clock,
     environment: createLocalEnvironment({ baseEnv: process.env }),
     catalog,
     config: { ...runtimeConfigDefaults, ...options.runtime, dataDir: config.dataDir },
-    plans: planResources(),
+    plans,
     log,
   });
-  const metrics = createMetricsStore(db, clock, { sampleIntervalS: config.metricsIntervalMs / 1000 });
-  const sampler = createSampler({
-    store: metrics,
-    clock,
-    intervalMs: config.metricsIntervalMs,
-    proc: createLinuxProcReader(),
-    source: {
-      live: () =>
-        runtime.live().map((s) => ({ ...s, players_online: s.players_online ?? 0, players_max: s.players_max ?? 0 })),
-    },
-    onError: (err) => log.warn('metrics sampler', { error: String(err) }),
-  });
-  const telemetry = { store: metrics, sampler };
+  const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime, log });
   const streams = createStreamRegistry();
   const app = await createApp({
     db,
+    store,
     clock,
     config: {
       rateLimitPerMinute: config.rateLimitPerMinute,
       rateLimitWindowMs: config.rateLimitWindowMs,
-      addressPool: { host: config.gameHost, portRange: config.gamePortRange },
       trustProxy: config.trustProxy,
       bodyLimitBytes: config.bodyLimitBytes,
     },
@@ -93,23 +67,21 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     rateLimitStore: options.rateLimitStore,
   });
 
-  /** Boot: adopt or clean up what a previous life left (even after kill -9), then follow desired state. */
+  /** Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling starts. */
   async function boot() {
     await runtime.start();
-    const servers = createServersRepo(db, clock, { host: config.gameHost, portRange: config.gamePortRange });
-    for (const id of servers.idsInState('deleting')) void completeDeletion({ servers, runtime, telemetry, log }, id);
-    sampler.start();
+    telemetry.sampler.start();
   }
 
   /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
   async function shutdown() {
     streams.closeAll();
-    sampler.stop();
+    telemetry.sampler.stop();
     await runtime.close();
     db.close();
   }
 
-  return { app, db, runtime, metrics, sampler, streams, boot, shutdown };
+  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, boot, shutdown };
 }
 
 /** `npm start`: build, boot, listen; `stop()` is the graceful shutdown main.ts runs on SIGTERM and SIGINT. */

@@ -15,7 +15,7 @@ export interface RateLimitOptions {
 }
 
 /**
- * 120 requests per minute per token (CONVENTIONS.md "Rate limiting"). The key is the token's id, never the
+ * 120 requests per minute per token (docs/conventions.md "Rate limiting"). The key is the token's id, never the
  * secret; requests without a valid token share a budget per client address (IPv6 grouped by /56), so token
  * guessing is limited too. Headers follow draft-ietf-httpapi-ratelimit-headers-08.
  */

@@ -1,17 +1,14 @@
 import { ping } from 'minecraft-protocol';
+import type { components } from '../../generated/v1';
 
-/** Who is online, as the game itself reports it. */
-export interface PlayersInfo {
-  online: number;
-  max: number;
-  players: { name: string; uuid: string }[];
-}
+/** Who is online, as the game itself reports it (the spec's Players schema). */
+export type Players = components['schemas']['Players'];
 
 /**
  * Parses the launcher's `{ type: 'players', online, max, players }` IPC message (flying-squid-launcher.cjs).
  * Returns null for anything else, so a malformed message is ignored rather than trusted.
  */
-export function playersFromMessage(msg: unknown): PlayersInfo | null {
+export function playersFromMessage(msg: unknown): Players | null {
   if (typeof msg !== 'object' || msg === null || (msg as { type?: unknown }).type !== 'players') return null;
   const m = msg as { online?: unknown; max?: unknown; players?: unknown };
   if (typeof m.online !== 'number' || typeof m.max !== 'number' || !Array.isArray(m.players)) return null;
@@ -33,7 +30,7 @@ export function tpsFromMessage(msg: unknown): number | null {
  * `ping`, for software without an IPC channel (an operator's Paper jar). The sample list is the game's choice:
  * vanilla servers show at most 12 names, so `players` may be shorter than `online`.
  */
-export async function pingPlayers(host: string, port: number, timeoutMs = 5000): Promise<PlayersInfo> {
+export async function pingPlayers(host: string, port: number, timeoutMs = 5000): Promise<Players> {
   const target = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const result = await ping({ host: target, port, closeTimeout: timeoutMs, noPongTimeout: timeoutMs });
   if ('players' in result) {

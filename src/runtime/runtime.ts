@@ -1,141 +1,181 @@
 import { EventEmitter } from 'node:events';
 import { AppError } from '../errors';
 import type { Clock } from '../clock';
-import type { Db } from '../store/db';
+import type { Logger } from '../log';
+import type { Plan } from '../catalog/plans';
+import type { Action, ActionType, Failure } from '../store/actions-repo';
+import type { Crash } from '../store/crashes-repo';
+import type { NewServer, Server } from '../store/servers-repo';
+import type { Store } from '../store';
 import type { ConsoleLine, ConsoleListener } from './console-buffer';
+import { createCrashPolicy } from './crash-policy';
 import type { Environment } from './environment';
-import { pingPlayers, type PlayersInfo } from './probes';
-import { createRuntimeStore, type Action, type ActionType, type Crash, type ServerRecord } from './runtime-store';
-import { ServerSupervisor } from './server-supervisor';
+import type { Players } from './probes';
+import { createReconciler } from './reconcile';
+import type { ServerSupervisor } from './server-supervisor';
 import type { SoftwareCatalog } from './software-catalog';
 import type { ServerState } from './states';
-import type { Failure, LiveServer, Plan, RuntimeConfig, RuntimeLog, StateChange } from './types';
+import { createSupervisors } from './supervisors';
+import type { LiveServer, RuntimeConfig, RuntimeEvents } from './types';
 
 export { runtimeConfigDefaults } from './types';
-export type { Failure, LiveServer, Plan, RuntimeConfig, RuntimeLog, StateChange } from './types';
+export type { LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
 
 export interface RuntimeDeps {
-  db: Db;
+  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes'>;
   clock: Clock;
   environment: Environment;
   catalog: SoftwareCatalog;
   config: RuntimeConfig;
-  /** plan id → resources; the plans of the servers table. */
-  plans: Record<string, Plan>;
-  log: RuntimeLog;
+  plans: readonly Plan[];
+  log: Logger;
 }
 
-export type Runtime = ReturnType<typeof createRuntime>;
-
-const PING_EVERY_MS = 5_000;
-
 /**
- * The supervisor of this host's game servers: power actions with a recorded outcome, desired-state reconcile,
- * crash policy, memory watchdog, console and player probes. See states.ts for the state machine.
+ * The one owner of a server's life on this host, from create to removal (docs/architecture.md). Handlers call
+ * these methods and translate the result; every method that takes a server id expects the caller to have checked
+ * that the server is the caller's (another user's answers server_not_found at the HTTP layer).
  */
-export function createRuntime(deps: RuntimeDeps) {
-  const { environment, catalog, config, log } = deps;
-  const store = createRuntimeStore(deps.db, () => deps.clock.now());
-  const events = new EventEmitter();
-  const slots = new Map<string, ServerSupervisor>();
-  const lastPing = new Map<string, number>();
-  const timers: NodeJS.Timeout[] = [];
-  let closing = false;
-  const ctx = {
-    store, environment, catalog, plans: deps.plans, log, config, now: () => deps.clock.now(),
-    isClosing: () => closing,
-    emitState: (e: StateChange) => events.emit('state', e),
-  };
-
-  function slotFor(server: ServerRecord): ServerSupervisor {
-    let slot = slots.get(server.id);
-    if (!slot) slots.set(server.id, (slot = new ServerSupervisor(server.id, server.state, ctx)));
-    return slot;
-  }
-
-  function requireSlot(serverId: string): ServerSupervisor {
-    const existing = slots.get(serverId);
-    if (existing) return existing;
-    const server = store.server(serverId);
-    if (!server) throw new AppError('server_not_found', `No server ${serverId}.`);
-    return slotFor(server);
-  }
-
-  // --- install / remove ----------------------------------------------------------------------------------------
-
+export interface Runtime {
+  /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
+  start(): Promise<void>;
+  /** Graceful shutdown: fails open actions, stops every game with its stop command, resolves when all exited. */
+  close(): Promise<void>;
+  /** Resolves once no install, power action or removal that an earlier call started is still under way. */
+  idle(): Promise<void>;
   /**
-   * Creates the server folder (world, logs, settings.json) and moves `installing → stopped`. Never rejects for an
-   * install failure: that is recorded as a crash (reason install_failed) and the state becomes `crashed`; a
-   * start action retries the install. Calling it again while it runs joins the running install.
+   * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
+   * transaction (if any) has returned. Synchronous, so it can run inside IdempotencyRepo.run.
    */
-  function install(serverId: string): Promise<void> {
-    const slot = requireSlot(serverId);
-    if (!slot.installing && (slot.state === 'installing' || slot.installFailed)) {
-      slot.installing = doInstall(slot).finally(() => (slot.installing = null));
-    }
-    return slot.installing ?? Promise.resolve();
-  }
-
-  async function doInstall(slot: ServerSupervisor): Promise<void> {
-    try {
-      const server = store.server(slot.id);
-      if (!server) throw new AppError('server_not_found', `No server ${slot.id}.`);
-      const def = catalog.get(server.software);
-      if (!def.gameVersions.includes(server.game_version)) {
-        throw new AppError('unknown_version', `${def.id} does not offer game version ${server.game_version}.`);
-      }
-      const settings = JSON.stringify(def.settings ?? {}, null, 2) + '\n';
-      await environment.install(slot.dir, ['world', 'logs'], { 'settings.json': settings });
-      slot.installFailed = false;
-      slot.setState('stopped', slot.state === 'crashed' ? 'cleared' : 'install_succeeded');
-    } catch (err) {
-      slot.installFailed = true;
-      slot.console.push('system', `install failed: ${err instanceof AppError ? err.detail : (err as Error).message}`);
-      slot.recordCrash('install_failed', { code: null, signal: null });
-      slot.setState('crashed', 'install_failed');
-    }
-  }
-
-  /** Kills the process if any, deletes the server folder, resolves when done (the caller then deletes the row). */
-  async function remove(serverId: string): Promise<void> {
-    const slot = requireSlot(serverId);
-    for (const a of store.openActions(serverId)) {
-      store.finishAction(a.id, { code: 'action_cancelled', detail: 'The server was deleted before this action finished.' });
-    }
-    slot.setState('deleting', 'remove');
-    await slot.installing;
-    await slot.halt('kill');
-    await slot.console.close();
-    await environment.uninstall(slot.dir);
-    slots.delete(serverId);
-  }
-
-  // --- power actions -------------------------------------------------------------------------------------------
-
+  create(userId: string, input: NewServer): Server;
+  /** Prepares the server's folder; resolves when done (a failure is recorded as a crash, never rejected). */
+  install(serverId: string): Promise<void>;
+  /** Renames and/or changes the plan (a plan change needs the server stopped or crashed: invalid_state). */
+  update(userId: string, serverId: string, patch: { name?: string; plan?: string }): Server;
+  /**
+   * Starts a removal: open actions fail (action_cancelled), the state becomes `deleting` at once; then the process
+   * is killed, the folder deleted, `removed` published and the row deleted. The promise resolves when the row
+   * is gone; a failure is logged and the server stays `deleting` until the next boot retries. On a server already
+   * `deleting` it starts nothing (it resolves with the removal under way, if any).
+   */
+  remove(serverId: string): Promise<void>;
   /**
    * Records a power action and returns it at once as `pending`; it runs in the background and its row says how
-   * it ended. One action at a time per server (Wings' power lock): a second one while one is pending or running
-   * is refused with action_conflict, except kill, which overtakes it (the overtaken action fails with
-   * action_cancelled and the process is SIGKILLed now). start/restart set desired_state running, stop/kill stopped.
+   * it ended. One action at a time per server: another while one is open is action_conflict, except kill, which
+   * overtakes it (the overtaken action fails with action_cancelled). invalid_state while the server is deleted.
    */
+  requestAction(serverId: string, userId: string, type: ActionType): Action;
+  /** action_not_found unless this server has that action. */
+  getAction(serverId: string, actionId: string): Action;
+  /** Newest first; `startingAfter` is the id of the last action of the previous page. */
+  listActions(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Action[]; has_more: boolean };
+  /** Newest first. */
+  crashes(serverId: string, limit?: number): Crash[];
+  /** The observed state as the runtime holds it (also written to servers.state). */
+  state(serverId: string): ServerState;
+  /** Writes one console line to the game; invalid_state unless it is running. Echoed as an `input` line. */
+  sendCommand(serverId: string, text: string): ConsoleLine;
+  /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */
+  players(serverId: string): Promise<Players>;
+  console: {
+    /** The newest `limit` lines (default 100), oldest first. */
+    recent(serverId: string, limit?: number): ConsoleLine[];
+    /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
+    subscribe(serverId: string, fn: ConsoleListener, opts?: { afterSeq?: number }): () => void;
+  };
+  /** Every running game, for the telemetry sampler. */
+  live(): LiveServer[];
+  on<E extends keyof RuntimeEvents>(event: E, fn: (e: RuntimeEvents[E]) => void): void;
+  off<E extends keyof RuntimeEvents>(event: E, fn: (e: RuntimeEvents[E]) => void): void;
+}
+
+export function createRuntime(deps: RuntimeDeps): Runtime {
+  const { servers, actions, crashes, processes } = deps.store;
+  const { environment, log } = deps;
+  const events = new EventEmitter();
+  const work = new Set<Promise<unknown>>();
+  const removals = new Map<string, Promise<void>>();
+  const now = () => deps.clock.now();
+  const crashPolicy = createCrashPolicy({ crashes, actions, servers, config: deps.config, now, log });
+  const supervisors = createSupervisors({
+    servers, processes, crashPolicy, environment, catalog: deps.catalog, plans: deps.plans, log, config: deps.config, now,
+    isClosing: () => reconciler.isClosing(),
+    emitState: (e) => events.emit('state', e),
+  });
+  const reconciler = createReconciler({
+    servers, actions, processes, environment, supervisors, config: deps.config, log,
+    install: (id) => void install(id),
+    resumeRemoval: (id) => void beginRemoval(supervisors.of(id)),
+  });
+
+  /** Background work is tracked so idle() and tests can wait for it; it never rejects (failures are recorded). */
+  function track<T>(p: Promise<T>): Promise<T> {
+    work.add(p);
+    void p.finally(() => work.delete(p)).catch(() => undefined);
+    return p;
+  }
+
+  function install(serverId: string): Promise<void> {
+    return track(supervisors.of(serverId).install());
+  }
+
+  function remove(serverId: string): Promise<void> {
+    const slot = supervisors.of(serverId);
+    if (slot.state === 'deleting') return removals.get(serverId) ?? Promise.resolve();
+    return beginRemoval(slot);
+  }
+
+  /** Also what boot runs for a server a previous life left in `deleting`. */
+  function beginRemoval(slot: ServerSupervisor): Promise<void> {
+    const running = removals.get(slot.id);
+    if (running) return running;
+    servers.markDeleting(slot.id);
+    for (const a of actions.open(slot.id)) {
+      actions.finish(a.id, { code: 'action_cancelled', detail: 'The server was deleted before this action finished.' });
+    }
+    slot.setState('deleting', 'remove');
+    const done = track(finishRemoval(slot)).finally(() => removals.delete(slot.id));
+    removals.set(slot.id, done);
+    return done;
+  }
+
+  async function finishRemoval(slot: ServerSupervisor): Promise<void> {
+    try {
+      await slot.whenInstalled();
+      await slot.halt('kill');
+      await slot.console.close();
+      await environment.uninstall(slot.dir);
+      // Listeners (telemetry) drop what they keep before the row goes: a crash in between leaves the row in
+      // `deleting`, and the next boot runs the whole removal again, so listeners must be idempotent.
+      events.emit('removed', { serverId: slot.id });
+      servers.remove(slot.id);
+      supervisors.forget(slot.id);
+    } catch (err) {
+      log.error('deleting a server failed; it stays in state deleting and is retried at the next start', {
+        server_id: slot.id,
+        error: String(err),
+      });
+    }
+  }
+
   function requestAction(serverId: string, userId: string, type: ActionType): Action {
-    if (closing) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
-    const slot = requireSlot(serverId);
+    if (reconciler.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
+    const slot = supervisors.of(serverId);
     if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
-    const open = store.openActions(serverId);
+    const open = actions.open(serverId);
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];
       throw new AppError('action_conflict', `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`);
     }
-    const action = store.createAction(serverId, userId, type, type === 'start' || type === 'restart' ? 'running' : 'stopped');
-    for (const o of open) store.finishAction(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
-    setImmediate(() => void runAction(slot, action));
+    const action = actions.create(serverId, userId, type);
+    for (const o of open) actions.finish(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
+    track(new Promise<void>((resolve) => setImmediate(() => resolve(runAction(slot, action)))));
     return action;
   }
 
   async function runAction(slot: ServerSupervisor, action: Action): Promise<void> {
-    if (!isOpen(action.id)) return; // overtaken by a kill before it started
-    store.markRunning(action.id);
+    if (!actions.isOpen(action.id)) return; // overtaken by a kill before it started
+    actions.markRunning(action.id);
     let failure: Failure | null;
     try {
       failure = await perform(slot, action);
@@ -143,185 +183,72 @@ export function createRuntime(deps: RuntimeDeps) {
       log.error('power action failed unexpectedly', { actionId: action.id, err: String(err) });
       failure = err instanceof AppError ? { code: err.code, detail: err.detail } : { code: 'internal_error', detail: String(err) };
     }
-    store.finishAction(action.id, failure); // a no-op if a kill, shutdown or delete completed it first
+    actions.finish(action.id, failure); // a no-op if a kill, shutdown or delete completed it first
   }
 
   async function perform(slot: ServerSupervisor, action: Action): Promise<Failure | null> {
     switch (action.type) {
       case 'start':
-        return startNow(slot);
+        return slot.start();
       case 'stop':
-        await slot.installing;
+        await slot.whenInstalled();
         await slot.halt('stop'); // stop on a stopped server is a no-op
         return null;
       case 'kill':
         await slot.halt('kill');
         return null;
       case 'restart':
-        await slot.installing;
+        await slot.whenInstalled();
         await slot.halt('stop');
-        return isOpen(action.id) ? startNow(slot) : null;
+        return actions.isOpen(action.id) ? slot.start() : null;
     }
-  }
-
-  /** A user start: waits for the install, cancels any backoff (a user act resets the crash count), launches. */
-  async function startNow(slot: ServerSupervisor): Promise<Failure | null> {
-    if (slot.state === 'installing' || slot.installFailed) await install(slot.id);
-    if (slot.installFailed) return { code: 'start_failed', detail: `The install failed: ${slot.console.lastTexts(1)[0]}` };
-    slot.cancelRestart();
-    if (slot.state === 'stopping') await slot.waitExit();
-    return slot.launch('start');
-  }
-
-  function isOpen(actionId: string): boolean {
-    const status = store.actionStatus(actionId);
-    return status === 'pending' || status === 'running';
-  }
-
-  function getAction(serverId: string, actionId: string): Action {
-    const action = store.action(serverId, actionId);
-    if (!action) throw new AppError('action_not_found', `No action ${actionId} on server ${serverId}.`);
-    return action;
-  }
-
-  /** Newest first; `startingAfter` is the id of the last action of the previous page. */
-  function listActions(serverId: string, opts: { limit?: number; startingAfter?: string } = {}): Action[] {
-    // No upper clamp: the API validates limit (1–100) and asks for one more to learn whether a page follows.
-    return store.listActions(serverId, Math.max(opts.limit ?? 20, 1), opts.startingAfter);
-  }
-
-  // --- boot, loops, shutdown -----------------------------------------------------------------------------------
-
-  /**
-   * Service boot: fails actions a previous life left open, kills its leftover game processes (verified through
-   * /proc, see Environment.killLeftover), resets transient states, resumes installs and crash backoffs, then
-   * starts the loops; the first reconcile starts every server whose desired state is running.
-   */
-  async function start(): Promise<void> {
-    for (const a of store.allOpenActions()) {
-      store.finishAction(a.id, { code: 'service_unavailable', detail: 'The service restarted before this action finished; request it again.' });
-    }
-    for (const p of store.processes()) {
-      const killed = await environment.killLeftover({ serverId: p.server_id, pid: p.pid, cmdline: p.cmdline });
-      if (killed) log.warn('killed a game process left by a previous service life', { serverId: p.server_id, pid: p.pid });
-      store.forgetProcess(p.server_id, p.pid);
-    }
-    for (const server of store.servers()) {
-      const slot = slotFor(server);
-      if (server.state === 'starting' || server.state === 'running' || server.state === 'stopping') {
-        slot.setState('stopped', 'service_boot');
-      } else if (server.state === 'installing') {
-        void install(server.id);
-      } else if (server.state === 'crashed') {
-        slot.afterCrash();
-      }
-    }
-    timers.push(setInterval(reconcile, config.reconcileMs), setInterval(watchResources, config.memoryCheckMs));
-    reconcile();
-  }
-
-  /** Makes actual follow desired for servers no action is working on. */
-  function reconcile(): void {
-    if (closing) return;
-    for (const server of store.servers()) {
-      if (server.state === 'deleting') continue;
-      const slot = slotFor(server);
-      if (slot.busy || store.openActions(server.id).length > 0) continue;
-      if (server.desired_state === 'running' && slot.state === 'stopped') void slot.launch('start');
-    }
-    for (const slot of slots.values()) {
-      const desired = store.server(slot.id)?.desired_state;
-      if (desired === 'stopped' && slot.state === 'running' && store.openActions(slot.id).length === 0) void slot.halt('stop');
-    }
-  }
-
-  /** RSS watchdog (the heap flag alone misses native memory) and, for ping-probed software, a player poll. */
-  function watchResources(): void {
-    for (const slot of slots.values()) {
-      const rss = slot.proc?.rssBytes();
-      if (rss && rss > slot.memoryLimitBytes) slot.killForMemory(rss, slot.memoryLimitBytes);
-      if (slot.state === 'running' && deps.clock.now() - (lastPing.get(slot.id) ?? 0) > PING_EVERY_MS) {
-        const server = store.server(slot.id);
-        if (server && catalog.get(server.software).players === 'minecraft-ping') {
-          lastPing.set(slot.id, deps.clock.now());
-          probePlayers(server).then((p) => (slot.players = p), () => undefined);
-        }
-      }
-    }
-  }
-
-  function probePlayers(server: ServerRecord): Promise<PlayersInfo> {
-    return pingPlayers(server.host ?? '0.0.0.0', server.port ?? 0);
-  }
-
-  /**
-   * Graceful shutdown: stops every game process with its stop command (desired_state untouched, so the next boot
-   * starts them again), stops the loops, resolves when all processes have exited.
-   */
-  async function close(): Promise<void> {
-    closing = true;
-    for (const t of timers) clearInterval(t);
-    for (const a of store.allOpenActions()) {
-      store.finishAction(a.id, { code: 'service_unavailable', detail: 'The service shut down before this action finished; request it again.' });
-    }
-    const all = [...slots.values()];
-    for (const slot of all) slot.cancelRestart();
-    await Promise.all(all.map(async (slot) => {
-      await slot.installing;
-      if (slot.hasProcess) await slot.halt('stop');
-      await slot.console.close();
-    }));
-  }
-
-  // --- console, players, telemetry -----------------------------------------------------------------------------
-
-  function sendCommand(serverId: string, text: string): void {
-    const slot = requireSlot(serverId);
-    if (slot.state !== 'running' || !slot.proc) throw new AppError('invalid_state', `The server is ${slot.state}; commands need it running.`);
-    if (/[\r\n]/.test(text) || text.trim() === '') {
-      throw new AppError('validation_failed', 'A command is one non-empty line.', [{ pointer: '/command', detail: 'must be one non-empty line' }]);
-    }
-    slot.console.push('input', text);
-    try {
-      slot.proc.sendCommand(text);
-    } catch {
-      throw new AppError('invalid_state', 'The game process is exiting; its console is closed.');
-    }
-  }
-
-  /** Who is online, from the game itself. Throws invalid_state unless the server is running. */
-  async function players(serverId: string): Promise<PlayersInfo> {
-    const slot = requireSlot(serverId);
-    const server = store.server(serverId);
-    if (!server || slot.state !== 'running') throw new AppError('invalid_state', `The server is ${slot.state}; players are known only while it runs.`);
-    const probe = catalog.get(server.software).players;
-    if (probe === 'minecraft-ping') return (slot.players = await probePlayers(server));
-    if (probe === 'none') throw new AppError('invalid_state', `${server.software} does not report its players.`);
-    return slot.players ?? { online: 0, max: deps.plans[server.plan]?.max_players ?? 0, players: [] };
-  }
-
-  function live(): LiveServer[] {
-    return [...slots.values()]
-      .filter((s) => s.state === 'running' && s.proc)
-      .map((s) => ({
-        serverId: s.id, pid: s.proc!.pid, tps: s.tps, players_online: s.players?.online ?? null, players_max: s.players?.max ?? null,
-      }));
   }
 
   return {
-    start, close, install, remove, requestAction, getAction, listActions, sendCommand, players, live,
-    /** Newest first. */
-    crashes: (serverId: string, limit = 20): Crash[] => (requireSlot(serverId), store.crashes(serverId, limit)),
-    /** The observed state as the runtime holds it (also written to servers.state). */
-    state: (serverId: string): ServerState => requireSlot(serverId).state,
-    console: {
-      /** The newest `limit` lines (default 100), oldest first. */
-      recent: (serverId: string, limit = 100): ConsoleLine[] => requireSlot(serverId).console.recent(limit),
-      /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
-      subscribe: (serverId: string, fn: ConsoleListener, opts: { afterSeq?: number } = {}): (() => void) =>
-        requireSlot(serverId).console.subscribe(fn, opts.afterSeq),
+    start: () => reconciler.start(),
+    close: () => reconciler.close(),
+    async idle() {
+      while (work.size > 0) await Promise.allSettled([...work]);
     },
-    on: (event: 'state', fn: (e: StateChange) => void) => void events.on(event, fn),
-    off: (event: 'state', fn: (e: StateChange) => void) => void events.off(event, fn),
+    create(userId, input) {
+      const server = servers.create(userId, input);
+      // After the caller's transaction: if it rolled back, there is no row and nothing to install.
+      track(new Promise<void>((resolve) => setImmediate(() => resolve(servers.find(server.id) ? install(server.id) : undefined))));
+      return server;
+    },
+    install,
+    update(userId, serverId, patch) {
+      const server = servers.update(userId, serverId, patch);
+      if (!server) throw new AppError('server_not_found', `There is no server ${serverId}.`);
+      return server;
+    },
+    remove,
+    requestAction,
+    getAction(serverId, actionId) {
+      const action = actions.get(serverId, actionId);
+      if (!action) throw new AppError('action_not_found', `No action ${actionId} on server ${serverId}.`);
+      return action;
+    },
+    listActions: (serverId, opts) => actions.page(serverId, opts),
+    crashes: (serverId, limit = 20) => (supervisors.of(serverId), crashes.list(serverId, limit)),
+    state: (serverId) => supervisors.of(serverId).state,
+    sendCommand(serverId, text) {
+      const slot = supervisors.of(serverId);
+      const game = slot.running('commands need it running');
+      if (/[\r\n]/.test(text) || text.trim() === '') {
+        throw new AppError('validation_failed', 'A command is one non-empty line.', [{ pointer: '/command', detail: 'must be one non-empty line' }]);
+      }
+      const line = slot.console.push('input', text);
+      game.send(text);
+      return line;
+    },
+    players: async (serverId) => supervisors.of(serverId).running('players are known only while it runs').players(now()),
+    console: {
+      recent: (serverId, limit = 100) => supervisors.of(serverId).console.recent(limit),
+      subscribe: (serverId, fn, opts = {}) => supervisors.of(serverId).console.subscribe(fn, opts.afterSeq),
+    },
+    live: () => supervisors.all().flatMap((s) => s.live ?? []),
+    on: (event, fn) => void events.on(event, fn),
+    off: (event, fn) => void events.off(event, fn),
   };
 }

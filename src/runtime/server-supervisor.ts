@@ -1,20 +1,27 @@
 import path from 'node:path';
 import { AppError } from '../errors';
+import type { Logger } from '../log';
+import type { Plan } from '../catalog/plans';
+import type { Failure } from '../store/actions-repo';
+import type { CrashReason } from '../store/crashes-repo';
+import type { ProcessesRepo } from '../store/processes-repo';
+import type { ServersRepo } from '../store/servers-repo';
 import { ConsoleBuffer } from './console-buffer';
-import type { Environment, ExitInfo, GameProcess } from './environment';
-import { playersFromMessage, tpsFromMessage, type PlayersInfo } from './probes';
-import type { RuntimeStore } from './runtime-store';
-import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './software-catalog';
-import { nicenessFor } from './cpu-priority';
+import type { CrashPolicy } from './crash-policy';
+import type { Environment, ExitInfo } from './environment';
+import { describeExit, Game, installFiles, launchSpec, planLaunch, type LaunchPlan } from './game';
+import type { SoftwareCatalog } from './software-catalog';
 import { canTransition, type ServerState, type TransitionEvent } from './states';
-import type { Failure, Plan, RuntimeConfig, RuntimeLog, StateChange } from './types';
+import type { LiveServer, RuntimeConfig, StateChange } from './types';
 
-export interface SupervisorContext {
-  store: RuntimeStore;
+export interface SupervisorDeps {
+  servers: Pick<ServersRepo, 'find' | 'setState'>;
+  processes: ProcessesRepo;
+  crashPolicy: CrashPolicy;
   environment: Environment;
   catalog: SoftwareCatalog;
-  plans: Record<string, Plan>;
-  log: RuntimeLog;
+  plans: readonly Plan[];
+  log: Logger;
   config: RuntimeConfig;
   now: () => number;
   isClosing: () => boolean;
@@ -25,59 +32,108 @@ const CONSOLE_LINES = 1000;
 const CRASH_LINES = 20;
 
 /**
- * One server's life: its process, state, console and crash policy. Power actions (runtime.ts) and the reconcile
- * loop drive it through launch() and halt(); it never decides on its own except to restart after a crash.
+ * One server's life on this host, from install to removal: its state (the only writer of servers.state), its
+ * install, its game process, its console and its restarts after a crash. Power actions (runtime.ts) and the
+ * reconcile loop (reconcile.ts) drive it; it decides alone only to restart after a crash (crash-policy.ts).
+ * The state machine is the table in states.ts; docs/architecture.md draws it.
  */
 export class ServerSupervisor {
   readonly console: ConsoleBuffer;
   readonly dir: string;
-  state: ServerState;
-  proc: GameProcess | null = null;
-  tps: number | null = null;
-  players: PlayersInfo | null = null;
-  installing: Promise<void> | null = null;
-  installFailed = false;
-  /** The plan's memory as of the last launch; the runtime's watchdog compares RSS with it. */
-  memoryLimitBytes = Infinity;
+  private current: ServerState;
+  private game: Game | null = null;
+  private installing: Promise<void> | null = null;
+  private installFailed = false;
   private launching: Promise<Failure | null> | null = null;
   private exitHandled: Promise<void> = Promise.resolve();
   private expectingExit = false;
   private abortLaunch = false;
-  private crashReason: string | null = null;
+  private crashReason: CrashReason | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
-  private onReady: (() => void) | null = null;
 
   constructor(
     readonly id: string,
     initial: ServerState,
-    private readonly ctx: SupervisorContext,
+    private readonly deps: SupervisorDeps,
   ) {
-    this.state = initial;
-    this.dir = path.join(ctx.config.dataDir, 'servers', id);
+    this.current = initial;
+    this.dir = path.join(deps.config.dataDir, 'servers', id);
     this.console = new ConsoleBuffer(CONSOLE_LINES, path.join(this.dir, 'logs', 'console.log'), () =>
-      new Date(ctx.now()).toISOString(),
+      new Date(deps.now()).toISOString(),
     );
   }
 
-  /** True while a process lives or is being launched: the reconcile loop leaves such a server alone. */
+  get state(): ServerState {
+    return this.current;
+  }
+
+  /** True while a process lives, a launch or install is under way, or a restart is scheduled: reconcile waits. */
   get busy(): boolean {
-    return this.launching !== null || this.proc !== null || this.restartTimer !== null || this.installing !== null;
+    return this.launching !== null || this.game !== null || this.restartTimer !== null || this.installing !== null;
   }
 
-  /** Publishes only real changes (Wings: the environment publishes a state only when it really changes). */
+  /** True while a process lives or a launch is under way. */
+  get hasProcess(): boolean {
+    return this.game !== null || this.launching !== null;
+  }
+
+  /** What the telemetry sampler reads; null unless the game is running. */
+  get live(): LiveServer | null {
+    return this.current === 'running' && this.game ? this.game.live(this.id) : null;
+  }
+
+  /** Publishes only real changes (a removal is terminal: nothing leaves `deleting`). */
   setState(to: ServerState, on: TransitionEvent): void {
-    const previous = this.state;
+    const previous = this.current;
     if (previous === to || previous === 'deleting') return;
-    if (!canTransition(previous, to)) this.ctx.log.error('state transition not in the table', { serverId: this.id, previous, to, on });
-    this.state = to;
-    this.ctx.store.setState(this.id, to);
+    if (!canTransition(previous, to)) this.deps.log.error('state transition not in the table', { serverId: this.id, previous, to, on });
+    this.current = to;
+    this.deps.servers.setState(this.id, to);
     this.console.push('system', `state ${previous} → ${to} (${on})`);
-    this.ctx.emitState({ serverId: this.id, state: to, previous });
+    this.deps.emitState({ serverId: this.id, state: to, previous });
   }
 
-  cancelRestart(): void {
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    this.restartTimer = null;
+  // --- install ---------------------------------------------------------------------------------------------------
+
+  /**
+   * Creates the server folder (world, logs, settings.json) and moves `installing → stopped`. Never rejects: a
+   * failure is recorded as a crash (install_failed) and the state becomes `crashed`; the next start retries.
+   * A call while an install runs joins it; on an installed server it does nothing.
+   */
+  install(): Promise<void> {
+    if (!this.installing && (this.current === 'installing' || this.installFailed)) {
+      this.installing = this.doInstall().finally(() => (this.installing = null));
+    }
+    return this.installing ?? Promise.resolve();
+  }
+
+  /** Resolves once no install is running (stop, remove and shutdown wait for it before touching the folder). */
+  async whenInstalled(): Promise<void> {
+    await this.installing;
+  }
+
+  private async doInstall(): Promise<void> {
+    try {
+      await installFiles(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.environment, this.dir);
+      this.installFailed = false;
+      this.setState('stopped', this.current === 'crashed' ? 'cleared' : 'install_succeeded');
+    } catch (err) {
+      this.installFailed = true;
+      this.console.push('system', `install failed: ${err instanceof AppError ? err.detail : (err as Error).message}`);
+      this.deps.crashPolicy.record(this.id, 'install_failed', { code: null, signal: null }, this.console.lastTexts(CRASH_LINES));
+      this.setState('crashed', 'install_failed');
+    }
+  }
+
+  // --- start -----------------------------------------------------------------------------------------------------
+
+  /** A user's start: finishes (or retries) the install, cancels any backoff, waits out a stop, launches. */
+  async start(): Promise<Failure | null> {
+    if (this.current === 'installing' || this.installFailed) await this.install();
+    if (this.installFailed) return { code: 'start_failed', detail: `The install failed: ${this.console.lastTexts(1)[0]}` };
+    this.cancelRestart();
+    if (this.current === 'stopping') await this.exitHandled;
+    return this.launch('start');
   }
 
   /**
@@ -86,79 +142,46 @@ export class ServerSupervisor {
    * A second call while one is under way joins it: there is never a second process for one server.
    */
   launch(on: 'start' | 'auto_restart'): Promise<Failure | null> {
-    if (this.proc && this.state === 'running') return Promise.resolve(null);
+    if (this.game && this.current === 'running') return Promise.resolve(null);
     this.launching ??= this.doLaunch(on).finally(() => (this.launching = null));
     return this.launching;
   }
 
-  /** True while a process lives or a launch is under way. */
-  get hasProcess(): boolean {
-    return this.proc !== null || this.launching !== null;
-  }
-
-  /** Resolves once the current process (if any) has exited and its exit has been handled. */
-  waitExit(): Promise<void> {
-    return this.exitHandled;
-  }
-
   private async doLaunch(on: 'start' | 'auto_restart'): Promise<Failure | null> {
-    if (this.state === 'deleting' || this.ctx.isClosing()) {
-      return { code: 'invalid_state', detail: `The server is ${this.ctx.isClosing() ? 'shutting down' : 'being deleted'}.` };
+    if (this.current === 'deleting' || this.deps.isClosing()) {
+      return { code: 'invalid_state', detail: `The server is ${this.deps.isClosing() ? 'shutting down' : 'being deleted'}.` };
     }
     this.cancelRestart();
     this.setState('starting', on);
     this.abortLaunch = false;
-    const server = this.ctx.store.server(this.id);
-    let def: SoftwareDefinition;
-    let plan: Plan;
+    let launch: LaunchPlan;
     try {
-      if (!server) throw new AppError('server_not_found', `Server ${this.id} no longer exists.`);
-      def = this.ctx.catalog.get(server.software);
-      plan = this.ctx.plans[server.plan];
-      if (!plan) throw new AppError('unknown_plan', `Plan "${server.plan}" is not configured on this host.`);
-      if (server.port === null) throw new AppError('invalid_state', 'The server has no port allocated.');
-      this.memoryLimitBytes = plan.memory_mb * 1024 * 1024;
+      launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
     } catch (err) {
       return this.failStart('spawn_failed', err instanceof AppError ? err.detail : String(err));
     }
-    const host = server.host ?? '0.0.0.0';
-    if (!(await this.ctx.environment.isPortFree(host, server.port))) {
-      return this.failStart('port_in_use', `Port ${server.port} on ${host} is already in use by another process.`);
+    const { address } = launch;
+    if (!(await this.deps.environment.isPortFree(address.host, address.port))) {
+      return this.failStart('port_in_use', `Port ${address.port} on ${address.host} is already in use by another process.`);
     }
     if (this.abortLaunch) return this.interrupted();
-    let proc: GameProcess;
+    let game: Game;
     try {
-      proc = await this.ctx.environment.spawn({
-        serverId: this.id,
-        argv: renderCommand(def, {
-          node: process.execPath, server_id: this.id, game_version: server.game_version, dir: this.dir, host,
-          memory_mb: String(plan.memory_mb), heap_mb: String(Math.max(32, Math.floor(plan.memory_mb * 0.75))),
-          port: String(server.port), max_players: String(plan.max_players),
-        }),
-        cwd: this.dir,
-        ipc: def.ipc,
-        niceness: nicenessFor(plan.cpu_shares),
-      });
+      const proc = await this.deps.environment.spawn(launchSpec(launch, this.dir));
+      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting'));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
     }
-    const ready = this.watch(proc, def);
     if (this.abortLaunch) {
       await this.halt('kill');
       return this.interrupted();
     }
-    return this.awaitReady(proc, def, ready);
+    return this.awaitReady(game);
   }
 
-  private async awaitReady(proc: GameProcess, def: SoftwareDefinition, ready: Promise<void>): Promise<Failure | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const outcome = await Promise.race([
-      ready.then(() => 'ready' as const),
-      proc.exited.then(() => 'exit' as const),
-      new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), def.startTimeoutMs))),
-    ]);
-    clearTimeout(timer);
-    if (outcome === 'ready' && this.state === 'starting') {
+  private async awaitReady(game: Game): Promise<Failure | null> {
+    const outcome = await game.waitReady();
+    if (outcome === 'ready' && this.current === 'starting') {
       this.setState('running', 'ready');
       return null;
     }
@@ -168,55 +191,36 @@ export class ServerSupervisor {
     }
     if (outcome === 'timeout') {
       this.crashReason = 'start_timeout';
-      this.console.push('system', `not ready within ${def.startTimeoutMs} ms; killing it`);
-      await proc.kill();
+      this.console.push('system', `not ready within ${game.def.startTimeoutMs} ms; killing it`);
+      await game.proc.kill();
     }
     await this.exitHandled;
-    if (this.state !== 'crashed') return this.interrupted();
-    const exit = await proc.exited;
-    const lines = this.console.lastTexts(5).join(' | ');
-    return outcome === 'timeout'
-      ? { code: 'start_timeout', detail: `The game was not ready within ${def.startTimeoutMs} ms and was killed. Last console lines: ${lines}` }
-      : { code: 'start_failed', detail: `The game exited while starting (${describeExit(exit)}). Last console lines: ${lines}` };
+    if (this.current !== 'crashed') return this.interrupted();
+    return game.startFailure(outcome, await game.proc.exited, this.console.lastTexts(5));
   }
 
   private interrupted(): Failure {
-    if (this.state === 'starting') {
+    if (this.current === 'starting') {
       this.setState('stopping', 'stop');
       this.setState('stopped', 'exited');
     }
     return { code: 'action_cancelled', detail: 'The start was interrupted by a stop, kill or shutdown.' };
   }
 
-  /** Records the process, feeds its console and messages, and handles its exit. Resolves on the ready signal. */
-  private watch(proc: GameProcess, def: SoftwareDefinition): Promise<void> {
-    this.proc = proc;
+  /** Records the process so a later service life can find it, and handles its exit. */
+  private watch(game: Game): Game {
+    this.game = game;
     this.expectingExit = false;
     this.crashReason = null;
-    this.ctx.store.recordProcess(this.id, proc.pid, proc.cmdline);
-    const ready = new Promise<void>((resolve) => (this.onReady = resolve));
-    const readyRegex = 'console' in def.ready ? def.ready.console : null;
-    const readyType = 'ipc' in def.ready ? def.ready.ipc : null;
-    proc.onLine((stream, text) => {
-      this.console.push(stream, text);
-      if (readyRegex?.test(text) && this.state === 'starting') this.onReady?.();
-    });
-    proc.onMessage((msg) => {
-      if (readyType && (msg as { type?: unknown })?.type === readyType && this.state === 'starting') this.onReady?.();
-      this.players = playersFromMessage(msg) ?? this.players;
-      this.tps = tpsFromMessage(msg) ?? this.tps;
-    });
-    this.exitHandled = proc.exited.then((exit) => this.onExit(proc, exit));
-    return ready;
+    this.deps.processes.record({ serverId: this.id, pid: game.proc.pid, cmdline: game.proc.cmdline });
+    this.exitHandled = game.proc.exited.then((exit) => this.onExit(game, exit));
+    return game;
   }
 
-  private onExit(proc: GameProcess, exit: ExitInfo): void {
-    this.ctx.store.forgetProcess(this.id, proc.pid);
-    this.proc = null;
-    this.onReady = null;
-    this.tps = null;
-    this.players = null;
-    this.console.push('system', `process ${proc.pid} exited (${describeExit(exit)})`);
+  private onExit(game: Game, exit: ExitInfo): void {
+    this.deps.processes.forget(this.id, game.proc.pid);
+    this.game = null;
+    this.console.push('system', `process ${game.proc.pid} exited (${describeExit(exit)})`);
     if (this.expectingExit) {
       this.expectingExit = false;
       this.setState('stopped', 'exited');
@@ -224,49 +228,40 @@ export class ServerSupervisor {
     }
     const reason = this.crashReason ?? 'exited';
     this.crashReason = null;
-    const wasStarting = this.state === 'starting';
-    this.recordCrash(reason, exit);
-    this.setState('crashed', wasStarting ? 'start_failed' : 'crash');
-    this.afterCrash();
+    const wasStarting = this.current === 'starting';
+    this.crashed(reason, exit, wasStarting ? 'start_failed' : 'crash');
   }
 
-  private failStart(reason: string, detail: string): Failure {
+  private failStart(reason: 'spawn_failed' | 'port_in_use', detail: string): Failure {
     this.console.push('system', detail);
-    this.recordCrash(reason, { code: null, signal: null });
-    this.setState('crashed', 'start_failed');
-    this.afterCrash();
+    this.crashed(reason, { code: null, signal: null }, 'start_failed');
     return { code: reason === 'port_in_use' ? 'port_in_use' : 'start_failed', detail };
   }
 
-  recordCrash(reason: string, exit: ExitInfo): void {
-    this.ctx.store.recordCrash({
-      server_id: this.id, exit_code: exit.code, signal: exit.signal, reason, last_lines: this.console.lastTexts(CRASH_LINES),
-    });
-    this.ctx.log.warn('game server crashed', { serverId: this.id, reason, ...exit });
+  // --- crashes ---------------------------------------------------------------------------------------------------
+
+  private crashed(reason: CrashReason, exit: ExitInfo, on: 'start_failed' | 'crash'): void {
+    this.deps.crashPolicy.record(this.id, reason, exit, this.console.lastTexts(CRASH_LINES));
+    this.setState('crashed', on);
+    this.restartIfWanted();
   }
 
-  /**
-   * Crash policy (Wings restarts unless the last crash was too recent; we count instead): restart with
-   * exponential backoff while the server should run, unless it crashed more than maxRestarts times within
-   * windowMs (counting only since the user's last start), in which case it stays crashed until a start action.
-   */
-  afterCrash(): void {
-    if (this.ctx.isClosing() || this.state !== 'crashed') return;
-    if (this.ctx.store.server(this.id)?.desired_state !== 'running') return;
-    const { maxRestarts, windowMs } = this.ctx.config.crashLoop;
-    const crashes = this.ctx.store.crashesInWindow(this.id, windowMs);
-    if (crashes > maxRestarts) {
-      this.console.push('system', `crashed ${crashes} times within ${windowMs} ms; staying crashed until a start action`);
-      return;
-    }
-    const delay = Math.min(this.ctx.config.backoffMs * 2 ** Math.max(0, crashes - 1), windowMs);
-    this.console.push('system', `restarting in ${delay} ms (crash ${crashes} of at most ${maxRestarts} in the window)`);
+  /** After a crash (or at boot, for a server a previous life left crashed): restart it if the crash policy says so. */
+  restartIfWanted(): void {
+    if (this.deps.isClosing() || this.current !== 'crashed') return;
     this.cancelRestart();
-    this.restartTimer = setTimeout(() => {
+    this.restartTimer = this.deps.crashPolicy.scheduleRestart(this.id, (text) => this.console.push('system', text), () => {
       this.restartTimer = null;
-      if (this.state === 'crashed' && !this.ctx.isClosing()) void this.launch('auto_restart');
-    }, delay);
+      if (this.current === 'crashed' && !this.deps.isClosing()) void this.launch('auto_restart');
+    });
   }
+
+  cancelRestart(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+  }
+
+  // --- stop ------------------------------------------------------------------------------------------------------
 
   /**
    * Ends the process: 'stop' sends the software's stop command and SIGKILLs after stopTimeoutMs, 'kill' SIGKILLs
@@ -275,50 +270,50 @@ export class ServerSupervisor {
    */
   async halt(mode: 'stop' | 'kill'): Promise<void> {
     this.cancelRestart();
-    if (this.launching && !this.proc) {
+    if (this.launching && !this.game) {
       this.abortLaunch = true; // the launch is between its port check and spawn; it checks this flag
       await this.launching;
     }
-    const proc = this.proc;
-    if (proc) {
+    const game = this.game;
+    if (game) {
       this.expectingExit = true;
-      if (this.state === 'starting' || this.state === 'running') this.setState('stopping', 'stop');
+      if (this.current === 'starting' || this.current === 'running') this.setState('stopping', 'stop');
       if (mode === 'kill') {
         this.console.push('system', 'killing the process (SIGKILL)');
-        await proc.kill();
+        await game.proc.kill();
       } else {
-        const stopCommand = this.stopCommand();
-        this.console.push('input', stopCommand);
-        const { forced } = await proc.stop(stopCommand, this.ctx.config.stopTimeoutMs);
-        if (forced) this.console.push('system', `did not stop within ${this.ctx.config.stopTimeoutMs} ms; killed`);
+        this.console.push('input', game.def.stopCommand);
+        const { forced } = await game.proc.stop(game.def.stopCommand, this.deps.config.stopTimeoutMs);
+        if (forced) this.console.push('system', `did not stop within ${this.deps.config.stopTimeoutMs} ms; killed`);
       }
       await this.exitHandled;
-    } else if (this.state === 'crashed') {
+    } else if (this.current === 'crashed') {
       this.setState('stopped', 'cleared');
     }
   }
 
-  private stopCommand(): string {
-    try {
-      return this.ctx.catalog.get(this.ctx.store.server(this.id)?.software ?? '').stopCommand;
-    } catch {
-      return 'stop'; // the definition was removed while the game ran; the SIGKILL after the timeout still applies
+  // --- while it runs ---------------------------------------------------------------------------------------------
+
+  /** The running game, for commands and player lists; invalid_state (saying `why` it must run) otherwise. */
+  running(why: string): Game {
+    if (this.current !== 'running' || !this.game) throw new AppError('invalid_state', `The server is ${this.current}; ${why}.`);
+    return this.game;
+  }
+
+  /**
+   * The watchdog's round: kill a process over its plan's memory (recorded as a crash, memory_limit; the heap flag
+   * alone misses native memory), and let a ping-probed game report who is online.
+   */
+  watchdog(): void {
+    const game = this.game;
+    if (!game) return;
+    const rss = game.rssOverPlan();
+    if (rss !== null && !this.expectingExit) {
+      this.crashReason = 'memory_limit';
+      const used = Math.round(rss / 1024 / 1024);
+      this.console.push('system', `resident memory ${used} MB exceeds the plan's ${game.plan.memory_mb} MB; killing it`);
+      void game.proc.kill();
     }
+    if (this.current === 'running') game.pollPlayers(this.deps.now());
   }
-
-  /** Kills the process because it uses more memory than its plan allows; recorded as a crash (memory_limit). */
-  killForMemory(rss: number, limit: number): void {
-    if (!this.proc || this.expectingExit) return;
-    this.crashReason = 'memory_limit';
-    this.console.push('system', `resident memory ${mb(rss)} MB exceeds the plan's ${mb(limit)} MB; killing it`);
-    void this.proc.kill();
-  }
-}
-
-function mb(bytes: number): number {
-  return Math.round(bytes / 1024 / 1024);
-}
-
-export function describeExit(exit: ExitInfo): string {
-  return exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
 }

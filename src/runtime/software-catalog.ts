@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../paths';
 import { AppError } from '../errors';
+import type { Version } from '../catalog/versions';
 
 /**
  * Software definitions are data, like Pterodactyl's eggs: one JSON file per software, built-in ones in
@@ -46,16 +47,9 @@ export interface SoftwareDefinition {
   source: string;
 }
 
-/** One entry of `GET /v1/versions`: a software at one game version. */
-export interface CatalogVersion {
-  id: string;
-  software: string;
-  game_version: string;
-  description: string;
-}
 
 export interface SoftwareCatalog {
-  list(): CatalogVersion[];
+  list(): Version[];
   /**
    * Parses `<software>-<game_version>`. Software ids may contain dashes, so the string is matched against the
    * known ids (longest first) rather than split. Throws AppError('unknown_version') when nothing matches.

@@ -1,3 +1,5 @@
+import type { components } from '../../generated/v1';
+
 /**
  * The server state machine, as data. The OpenAPI spec carries the same table; test/runtime/states.test.ts pins
  * it. `state` is what the runtime observes; `desired_state` (running|stopped) is what the user last asked for.
@@ -6,8 +8,13 @@
  * can tell "stopped because asked" from "stopped because it died", and `starting → running` happens only on the
  * game's real ready signal (IPC `ready` or the console regex of its software definition), never on a timer.
  */
-export const serverStates = ['installing', 'stopped', 'starting', 'running', 'stopping', 'crashed', 'deleting'] as const;
-export type ServerState = (typeof serverStates)[number];
+export type ServerState = components['schemas']['ServerState'];
+
+/** Every state, in the spec's order. The record makes the compiler insist on each state the spec lists. */
+const everyState: Record<ServerState, true> = {
+  installing: true, stopped: true, starting: true, running: true, stopping: true, crashed: true, deleting: true,
+};
+export const serverStates = Object.keys(everyState) as ServerState[];
 
 /** What caused a transition; the spec documents each. */
 export type TransitionEvent =

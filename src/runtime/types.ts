@@ -1,24 +1,5 @@
-// Types shared by the runtime modules and its callers (main.ts, the HTTP layer, the telemetry sampler).
-import type { ErrorCode } from '../errors';
+// Types of the runtime's own (not in the spec): its configuration and what it reports to the rest of the service.
 import type { ServerState } from './states';
-
-/** Why an action failed, as stored on the action row (error registry code + words for a person). */
-export interface Failure {
-  code: ErrorCode;
-  detail: string;
-}
-
-export interface Plan {
-  memory_mb: number;
-  cpu_shares: number;
-  max_players: number;
-}
-
-export interface RuntimeLog {
-  info(msg: string, fields?: Record<string, unknown>): void;
-  warn(msg: string, fields?: Record<string, unknown>): void;
-  error(msg: string, fields?: Record<string, unknown>): void;
-}
 
 export interface RuntimeConfig {
   /** Server folders live in `<dataDir>/servers/<id>`. */
@@ -43,18 +24,27 @@ export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
   reconcileMs: 10_000,
 };
 
-/** What the telemetry sampler reads for each running server. tps/players are null until the game reported them. */
+/**
+ * A running server as the telemetry sampler reads it (runtime.live()). tps is null until the game reported it;
+ * players are 0 until it did.
+ */
 export interface LiveServer {
   serverId: string;
   pid: number;
   tps: number | null;
-  players_online: number | null;
-  players_max: number | null;
+  players_online: number;
+  players_max: number;
 }
 
+/** Published on every real change of a server's observed state (runtime.on('state')). */
 export interface StateChange {
   serverId: string;
   state: ServerState;
   previous: ServerState;
 }
 
+/** What the runtime publishes: state changes, and the end of a removal (its row is about to go). */
+export interface RuntimeEvents {
+  state: StateChange;
+  removed: { serverId: string };
+}

@@ -6,7 +6,7 @@ import { AppError } from '../errors';
 import type { components } from '../../generated/v1';
 
 export type Server = components['schemas']['Server'];
-export type ServerState = components['schemas']['ServerState'];
+type ServerState = Server['state'];
 
 interface ServerRow {
   id: string;
@@ -73,6 +73,11 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
   );
   const remove = db.prepare('DELETE FROM servers WHERE id = ?');
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
+  const byId = db.prepare('SELECT * FROM servers WHERE id = ?');
+  const setState = db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?');
+  // One query per reconcile pass: every server with the number of its open actions (no N+1 reads).
+  const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
+    WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
 
   /** The lowest free port of the range, read inside the creating transaction; UNIQUE(port) backs it up. */
   function freePort(): number {
@@ -148,7 +153,26 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
         .immediate();
     },
 
-    /** Marks a server as being deleted; the runtime then removes its process and files. */
+    /** Any user's server by id: for the runtime, which acts on servers the HTTP layer already checked. */
+    find(id: string): Server | undefined {
+      const row = byId.get(id) as ServerRow | undefined;
+      return row && toServer(row);
+    },
+
+    /** Every server with how many actions are open on it, in one query (the reconcile loop's view). */
+    allWithOpenActions(): Array<Server & { open_actions: number }> {
+      return (withOpenActions.all() as Array<ServerRow & { open_actions: number }>).map((r) => ({
+        ...toServer(r),
+        open_actions: r.open_actions,
+      }));
+    },
+
+    /** The observed state; written by the runtime's supervisor, its only writer. */
+    setState(id: string, state: ServerState): void {
+      setState.run(state, iso(clock.now()), id);
+    },
+
+    /** Marks a server as being deleted (desired state stopped); the runtime then removes its process and files. */
     markDeleting(id: string): void {
       markDeleting.run(iso(clock.now()), id);
     },

@@ -74,7 +74,7 @@ export function createTokensRepo(db: Db, clock: Clock) {
     /**
      * Resolves a presented secret to its principal, or undefined when it is unknown, expired or revoked.
      * The lookup is by SHA-256 hash through a unique index, so no secret is ever compared character by
-     * character (no timing oracle on the secret; CONVENTIONS.md "Compare by hash lookup").
+     * character (no timing oracle on the secret; docs/conventions.md "Authentication").
      */
     authenticate(secret: string): Principal | undefined {
       const row = byHash.get(hashToken(secret)) as TokenRow | undefined;

@@ -1,16 +1,8 @@
 import type { Clock } from '../clock';
+import type { LiveServer } from '../runtime/types';
 import type { MetricsStore } from './metrics-store';
 import type { ProcReader } from './proc-reader';
 import type { NewSample, Sample } from './types';
-
-/** What the runtime tells the sampler about each running server (running servers only). */
-export interface LiveServer {
-  serverId: string;
-  pid: number;
-  tps: number | null;
-  players_online: number;
-  players_max: number;
-}
 
 export interface SamplerDeps {
   store: MetricsStore;

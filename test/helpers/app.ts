@@ -6,8 +6,6 @@ import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { buildService, type BuildOptions } from '../../src/service';
 import { createLogger, silentLogger } from '../../src/log';
-import { createUsersRepo } from '../../src/store/users-repo';
-import { createTokensRepo } from '../../src/store/tokens-repo';
 import type { Scope } from '../../src/auth/tokens';
 import type { Clock } from '../../src/clock';
 import { createContractChecker } from './contract';
@@ -53,9 +51,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
     onResponse: (sent) => contractFailures.push(...check(sent)),
   });
   if (options.boot) await service.boot();
-  const clock = options.clock ?? { now: () => Date.now() };
-  const users = createUsersRepo(service.db, clock);
-  const tokens = createTokensRepo(service.db, clock);
+  const { users, tokens } = service.store;
 
   return {
     ...service,

@@ -9,7 +9,7 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
 /**
  * Checks answers against openapi/v1.yaml: the status is one the operation documents, the content type is one it
  * documents for that status, the body matches the schema, and /v1 answers carry the rate-limit headers. Every
- * test app runs it on every response (CONVENTIONS.md: code and contract cannot drift).
+ * test app runs it on every response (docs/conventions.md "Tests": code and contract cannot drift).
  */
 export async function createContractChecker() {
   const api = new OpenAPIBackend({ definition: structuredClone(loadSpec().document) as never, validate: false, strict: true });

@@ -6,17 +6,20 @@ import { openDb, type Db } from '../../src/store/db';
 import { createLocalEnvironment } from '../../src/runtime/local-environment';
 import { createRuntime, runtimeConfigDefaults, type Runtime, type RuntimeConfig } from '../../src/runtime/runtime';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
-import type { RuntimeLog } from '../../src/runtime/types';
+import { createStore } from '../../src/store';
+import type { Plan } from '../../src/catalog/plans';
+import type { Logger } from '../../src/log';
 import type { ServerState } from '../../src/runtime/states';
 
 export const fixtureSoftwareDir = path.join(__dirname, 'fixtures', 'software');
 
-export const testPlans = {
-  small: { memory_mb: 1024, cpu_shares: 512, max_players: 5 },
-  tiny: { memory_mb: 128, cpu_shares: 1024, max_players: 2 },
-};
+const plan = (id: string, memory_mb: number, cpu_percent: number, player_slots: number): Plan => ({
+  id, name: id, description: `test plan ${id}`, memory_mb, cpu_percent, player_slots, disk_mb: 1024,
+});
+export const testPlans = [plan('small', 1024, 50, 5), plan('tiny', 128, 100, 2)];
+export type TestPlanId = 'small' | 'tiny';
 
-/** A fresh SQLite file and DATA_DIR per test file (STYLE.md: tests never share a database). */
+/** A fresh SQLite file and DATA_DIR (docs/conventions.md "Tests": tests never share a database). */
 export interface TestHost {
   dir: string;
   dataDir: string;
@@ -57,13 +60,13 @@ export function createTestHost(name: string, overrides: Partial<RuntimeConfig> =
 
 /** A runtime whose log records errors, so a test can assert the state machine never left its table. */
 export function makeRuntime(db: Db, config: RuntimeConfig, errors: string[] = []): Runtime {
-  const log: RuntimeLog = {
+  const log: Logger = {
     info: () => undefined,
     warn: () => undefined,
     error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
   };
   return createRuntime({
-    db,
+    store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }),
     clock: systemClock,
     environment: createLocalEnvironment({ baseEnv: process.env }),
     catalog: loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir }),
@@ -78,7 +81,7 @@ let serial = 0;
 /** Inserts a servers row the way the lead's repository does: state installing, host and port set. */
 export function insertServer(
   db: Db,
-  opts: { software: string; gameVersion: string; port: number; plan?: keyof typeof testPlans },
+  opts: { software: string; gameVersion: string; port: number; plan?: TestPlanId },
 ): string {
   const id = `srv_test${process.pid}x${++serial}`;
   const now = new Date().toISOString();

@@ -13,18 +13,18 @@ let host: TestHost;
 let runtime: Runtime;
 let nextPort = BASE_PORT;
 
-beforeAll(async () => {
+// Every test gets its own database, data folder and runtime (docs/conventions.md "Tests").
+beforeEach(async () => {
   host = createTestHost('lifecycle', { crashLoop: { maxRestarts: 2, windowMs: 60_000 }, stopTimeoutMs: 1_500 });
   runtime = host.newRuntime();
   await runtime.start();
 });
 
-afterAll(async () => {
+afterEach(async () => {
   await runtime.close();
   host.cleanup();
+  expect(host.errors).toEqual([]);
 });
-
-afterEach(() => expect(host.errors).toEqual([]));
 
 async function installed(software = 'fake-game', plan: 'small' | 'tiny' = 'small'): Promise<string> {
   const id = insertServer(host.db, { software, gameVersion: '1.0', port: nextPort++, plan });
@@ -49,7 +49,7 @@ test('start → running on the ready line; commands round-trip; stop; stop again
   const id = await installed();
   const seen: StateChange[] = [];
   runtime.on('state', (e) => e.serverId === id && seen.push(e));
-  expect(await act(id, 'start')).toMatchObject({ status: 'succeeded', error_code: null });
+  expect(await act(id, 'start')).toMatchObject({ status: 'succeeded', error: null });
   expect(runtime.state(id)).toBe('running');
   runtime.sendCommand(id, 'hello there');
   await waitFor('echo', () => runtime.console.recent(id, 50).find((l) => l.stream === 'stdout' && l.text === 'echo: hello there'));
@@ -71,10 +71,10 @@ test('a second action while one runs is refused; kill overtakes it', async () =>
   await waitState(runtime, id, 'starting');
   const kill = runtime.requestAction(id, 'usr_test', 'kill');
   expect(await waitAction(runtime, id, kill.id)).toMatchObject({ status: 'succeeded' });
-  expect(runtime.getAction(id, start.id)).toMatchObject({ status: 'failed', error_code: 'action_cancelled' });
-  expect(runtime.getAction(id, start.id).error_detail).toContain(kill.id);
+  expect(runtime.getAction(id, start.id)).toMatchObject({ status: 'failed', error: expect.objectContaining({ code: 'action_cancelled' }) });
+  expect(runtime.getAction(id, start.id).error?.detail).toContain(kill.id);
   expect(runtime.state(id)).toBe('stopped');
-  expect(runtime.listActions(id).map((a) => a.id)).toEqual([kill.id, start.id]); // newest first
+  expect(runtime.listActions(id, { limit: 20 }).data.map((a) => a.id)).toEqual([kill.id, start.id]); // newest first
 });
 
 test('a start that never becomes ready fails with the reason and the process is killed', async () => {
@@ -82,8 +82,8 @@ test('a start that never becomes ready fails with the reason and the process is 
   const started = act(id, 'start');
   const pid = (await waitFor('pid', () => runtime.console.recent(id, 10).length > 0 && pidOf(id))) as number;
   const action = await started;
-  expect(action).toMatchObject({ status: 'failed', error_code: 'start_timeout' });
-  expect(action.error_detail).toMatch(/not ready within 1500 ms/);
+  expect(action).toMatchObject({ status: 'failed', error: expect.objectContaining({ code: 'start_timeout' }) });
+  expect(action.error?.detail).toMatch(/not ready within 1500 ms/);
   expect(runtime.crashes(id)[0]).toMatchObject({ reason: 'start_timeout' });
   expect(isPidAlive(pid)).toBe(false);
   await act(id, 'stop'); // desired stopped: no more automatic restarts
@@ -93,8 +93,8 @@ test('a start that never becomes ready fails with the reason and the process is 
 test('crash loop: restarts with backoff, then stays crashed until a start action', async () => {
   const id = await installed('fake-game-crash');
   const action = await act(id, 'start');
-  expect(action).toMatchObject({ status: 'failed', error_code: 'start_failed' });
-  expect(action.error_detail).toMatch(/exited while starting \(exit code 3\)/);
+  expect(action).toMatchObject({ status: 'failed', error: expect.objectContaining({ code: 'start_failed' }) });
+  expect(action.error?.detail).toMatch(/exited while starting \(exit code 3\)/);
   // maxRestarts 2: crash 1, restart, crash 2, restart, crash 3 → capped.
   await waitFor('three crashes', () => runtime.crashes(id).length === 3);
   await new Promise((r) => setTimeout(r, 1_500)); // longer than any backoff: no fourth attempt
@@ -125,8 +125,8 @@ test('a port taken by someone else fails the start clearly', async () => {
   await new Promise((r) => squatter.once('listening', r));
   try {
     const action = await act(id, 'start');
-    expect(action).toMatchObject({ status: 'failed', error_code: 'port_in_use' });
-    expect(action.error_detail).toContain(`Port ${port}`);
+    expect(action).toMatchObject({ status: 'failed', error: expect.objectContaining({ code: 'port_in_use' }) });
+    expect(action.error?.detail).toContain(`Port ${port}`);
     expect(runtime.crashes(id)[0]).toMatchObject({ reason: 'port_in_use' });
   } finally {
     await act(id, 'stop');
@@ -154,7 +154,7 @@ test('killing the game behind the service\'s back is a crash, followed by a rest
   expect(runtime.state(id)).toBe('stopped');
 });
 
-test('start while installing waits for the install; start while deleting is refused; remove frees everything', async () => {
+test('start while installing waits for the install; start while deleting is refused; remove frees everything and the row', async () => {
   const id = insertServer(host.db, { software: 'fake-game', gameVersion: '1.0', port: nextPort++ });
   const start = runtime.requestAction(id, 'usr_test', 'start');
   void runtime.install(id);
@@ -165,6 +165,7 @@ test('start while installing waits for the install; start while deleting is refu
   expect(() => runtime.requestAction(id, 'usr_test', 'start')).toThrow(expect.objectContaining({ code: 'invalid_state' }));
   await removing;
   expect(isPidAlive(pid)).toBe(false);
+  expect(host.db.prepare('SELECT COUNT(*) AS n FROM servers WHERE id = ?').get(id)).toEqual({ n: 0 });
   expect(fs.existsSync(path.join(host.dataDir, 'servers', id))).toBe(false);
   expect(host.db.prepare('SELECT COUNT(*) AS n FROM runtime_processes WHERE server_id = ?').get(id)).toEqual({ n: 0 });
 });

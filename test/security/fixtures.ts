@@ -1,8 +1,3 @@
-import { completeDeletion } from '../../src/http/handlers/servers';
-import { createServersRepo } from '../../src/store/servers-repo';
-import { createTokensRepo } from '../../src/store/tokens-repo';
-import { createUsersRepo } from '../../src/store/users-repo';
-import { silentLogger } from '../../src/log';
 import type { Scope } from '../../src/auth/tokens';
 import type { TestApp } from '../helpers/app';
 import { sleep } from './helpers';
@@ -37,10 +32,7 @@ const NEW_SERVER = { name: 'fixture', plan: 'micro', version: 'flying-squid-1.20
  * accepted request deleted or revoked one (ids change; tests resolve them at send time).
  */
 export function fixtureKeeper(t: TestApp) {
-  const clock = { now: () => Date.now() };
-  const users = createUsersRepo(t.db, clock);
-  const tokens = createTokensRepo(t.db, clock);
-  const servers = createServersRepo(t.db, clock, { host: t.config.gameHost, portRange: t.config.gamePortRange });
+  const { users, tokens, servers } = t.store;
   const q = {
     tokenActive: t.db.prepare('SELECT revoked_at IS NULL FROM tokens WHERE id = ?').pluck(),
     server: t.db.prepare('SELECT state FROM servers WHERE id = ?').pluck(),
@@ -50,7 +42,6 @@ export function fixtureKeeper(t: TestApp) {
       (SELECT count(*) FROM actions WHERE status IN ('pending', 'running')) +
       (SELECT count(*) FROM servers WHERE state = 'installing')`).pluck(),
   };
-  const telemetry = { store: t.metrics, sampler: t.sampler };
 
   function mint(userId: string, role: TokenRole) {
     const made = tokens.create(userId, { name: `fuzz-${role}`, scopes: [...TOKEN_ROLES[role]] });
@@ -58,8 +49,8 @@ export function fixtureKeeper(t: TestApp) {
   }
 
   async function newServer(userId: string): Promise<string> {
-    const server = servers.create(userId, NEW_SERVER);
-    await t.runtime.install(server.id);
+    const server = t.runtime.create(userId, NEW_SERVER);
+    await t.runtime.idle(); // installed
     return server.id;
   }
 
@@ -85,8 +76,12 @@ export function fixtureKeeper(t: TestApp) {
     return u;
   }
 
-  /** Waits for background work accepted requests began (installs, actions, deletions) to end. */
+  /**
+   * Waits for background work accepted requests began (installs, actions, deletions) to end: the runtime's own
+   * account of what it is doing, then the database's (nothing installing, no open action).
+   */
   async function settle(): Promise<void> {
+    await t.runtime.idle();
     await waitFor(() => q.busy.get() === 0, 'installs and actions to finish');
   }
 
@@ -98,10 +93,7 @@ export function fixtureKeeper(t: TestApp) {
     const keep = new Set([u.server, u.sink]);
     for (const s of q.serversOf.all(u.userId) as { id: string; state: string }[]) {
       if (keep.has(s.id)) continue;
-      if (s.state !== 'deleting') {
-        servers.markDeleting(s.id);
-        void completeDeletion({ servers, runtime: t.runtime, telemetry, log: silentLogger }, s.id);
-      }
+      void t.runtime.remove(s.id); // starts nothing when it is already being deleted
       await waitFor(() => q.server.get(s.id) === undefined, `server ${s.id} to be deleted`);
     }
     const state = q.server.get(u.server);

@@ -5,7 +5,7 @@ import { newId } from '../../src/ids';
 import { diffSnapshots, missingIdLike, rawRequest, snapshot, specOperations, type Json, type RawResponse, type SpecOperation } from './helpers';
 
 /**
- * Tenancy (CONVENTIONS.md "Every resource has an owner. Another owner's resource answers 404, exactly like a missing
+ * Tenancy (docs/conventions.md "Authentication": "Every resource has an owner. Another owner's resource answers 404, exactly like a missing
  * one"). Two users, each with a server, an action, a crash, metrics and a spare token. For every operation of the
  * spec that takes a resource id (found by walking the spec), the attacker names the victim's resource and must get:
  * - 404 with the same status, headers and body as for a truly missing id of the same shape (the id itself aside,
@@ -92,7 +92,7 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
 const pathParams = (op: SpecOperation) => op.parameters.filter((p) => p.in === 'path');
 const isStream = (op: SpecOperation) => Boolean(op.responses['200']?.content?.['text/event-stream']);
 
-/** A valid body from the spec's own examples (every property has one; STYLE/CONVENTIONS require it). */
+/** A valid body from the spec's own examples (every property has one; docs/conventions.md "The contract" requires it). */
 function example(schema: Json): unknown {
   if (schema.example !== undefined) return schema.example;
   if (schema.type === 'object' || schema.properties) {

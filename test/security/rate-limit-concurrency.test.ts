@@ -8,7 +8,7 @@ import { createUsersRepo } from '../../src/store/users-repo';
 import { rawRequest, sleep, type RawResponse } from './helpers';
 
 /**
- * The rate limit (CONVENTIONS.md "Rate limiting", 120 per window) under concurrency, over real sockets: many clients
+ * The rate limit (docs/conventions.md "Rate limiting", 120 per window) under concurrency, over real sockets: many clients
  * at once on one key get exactly the limit and not one request more; keys do not share budgets; requests without a
  * valid token are limited per client address (X-Forwarded-For with TRUST_PROXY, IPv6 grouped by /56); and the
  * limiter's memory stays bounded with very many distinct keys.

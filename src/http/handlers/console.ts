@@ -1,10 +1,10 @@
 import type { ServersRepo } from '../../store/servers-repo';
-import type { ServerRuntime } from '../runtime-port';
+import type { Runtime } from '../../runtime/runtime';
 import type { Handlers } from '../types';
 import { ownedServer } from './owned';
 
 /** Console tag: getServerConsole, sendServerCommand, streamServerConsole. */
-export function consoleHandlers(deps: { servers: ServersRepo; runtime: ServerRuntime }): Handlers {
+export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
   const { servers, runtime } = deps;
   return {
     getServerConsole: ({ principal, path, query }) => {
@@ -15,10 +15,8 @@ export function consoleHandlers(deps: { servers: ServersRepo; runtime: ServerRun
 
     sendServerCommand: ({ principal, path, body }) => {
       const server = ownedServer(servers, principal, path.server_id);
-      runtime.sendCommand(server.id, body.command);
-      // sendCommand records the command on the console synchronously, as an `input` line: that line is the answer.
-      const [line] = runtime.console.recent(server.id, 1);
-      return { status: 202, body: line };
+      // The answer is the command as the console recorded it (an `input` line).
+      return { status: 202, body: runtime.sendCommand(server.id, body.command) };
     },
 
     streamServerConsole: ({ principal, path, headers }) => {

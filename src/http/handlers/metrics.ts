@@ -1,5 +1,5 @@
 import type { ServersRepo } from '../../store/servers-repo';
-import type { Telemetry } from '../runtime-port';
+import type { Telemetry } from '../../telemetry';
 import type { Handlers } from '../types';
 import { rangeOrThrow } from '../../telemetry/range';
 import { ownedServer } from './owned';

@@ -4,7 +4,7 @@ import type { Principal } from '../../store/tokens-repo';
 
 /**
  * The caller's server with this id. Another user's server answers exactly like a missing one
- * (CONVENTIONS.md "Authentication"), so ids cannot be probed across accounts.
+ * (docs/conventions.md "Authentication"), so ids cannot be probed across accounts.
  */
 export function ownedServer(servers: ServersRepo, principal: Principal, id: string) {
   const server = servers.get(principal.userId, id);

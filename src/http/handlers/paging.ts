@@ -1,5 +1,5 @@
 /**
- * Reads `limit` and `starting_after` (CONVENTIONS.md "Collections"). openapi-backend has already checked both
+ * Reads `limit` and `starting_after` (docs/conventions.md "Collections"). openapi-backend has already checked both
  * against the spec (limit 1–100), so this only applies the default and converts the string.
  */
 export function page(query: { limit?: number | string; starting_after?: string }) {

@@ -1,5 +1,5 @@
 // Users, their API tokens, their servers and the idempotency record of POST /v1/servers.
-// Timestamps are RFC 3339 UTC strings (they sort as text); ids are opaque prefixed strings (CONVENTIONS.md).
+// Timestamps are RFC 3339 UTC strings (they sort as text); ids are opaque prefixed strings (docs/conventions.md "IDs and timestamps").
 export const sql = `
 CREATE TABLE users (
   id            TEXT PRIMARY KEY,

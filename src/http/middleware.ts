@@ -1,0 +1,127 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from '../log';
+import { AppError } from '../errors';
+import { sendProblem } from './problem';
+
+/** What one sent answer looked like, for the test-only contract check (see test/helpers/contract.ts). */
+export interface SentResponse {
+  method: string;
+  path: string;
+  status: number;
+  contentType: string;
+  headers: Record<string, unknown>;
+  body: string;
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** One line per answered request: method, path, status, time, and the token's id (never the token). */
+export function accessLog(log: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const principal = res.locals.principal as { tokenId: string } | undefined;
+      log.info('request', {
+        method: req.method,
+        path: req.originalUrl.split('?')[0],
+        status: res.statusCode,
+        ms: Number(process.hrtime.bigint() - started) / 1e6,
+        token_id: principal?.tokenId,
+      });
+    });
+    next();
+  };
+}
+
+/** Test hook: hands every finished answer (status, type, body) to `onResponse`; see AppDeps.onResponse. */
+export function captureResponses(onResponse: (sent: SentResponse) => void) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    let body = '';
+    const send = res.send.bind(res);
+    res.send = (chunk?: unknown) => {
+      if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) body = chunk.toString();
+      return send(chunk);
+    };
+    res.on('finish', () =>
+      onResponse({
+        method: req.method,
+        path: req.originalUrl.split('?')[0],
+        status: res.statusCode,
+        contentType: String(res.getHeader('content-type') ?? ''),
+        headers: res.getHeaders(),
+        body,
+      }),
+    );
+    next();
+  };
+}
+
+/** RFC 3986 §2.1: a `%` must start a valid escape; otherwise the path names nothing and is refused as such. */
+export function checkPercentEncoding(path: string) {
+  try {
+    decodeURIComponent(path);
+  } catch {
+    throw new AppError('validation_failed', 'The path has a malformed percent-encoding.', [
+      { pointer: '/path', detail: 'is not valid percent-encoding (RFC 3986 §2.1)' },
+    ]);
+  }
+}
+
+/**
+ * Parses JSON bodies of the methods that take one; a body sent with GET or DELETE is ignored, as no operation
+ * reads it. `inflate: false`: a Content-Encoding is refused (415) rather than decompressed, so a mislabelled
+ * body cannot reach zlib and a small compressed body cannot expand past the size limit.
+ */
+export function jsonBody(limit: number) {
+  const parse = express.json({ limit, inflate: false, type: ['application/json', 'application/*+json'] });
+  return (req: Request, res: Response, next: NextFunction) => (BODY_METHODS.has(req.method) ? parse(req, res, next) : next());
+}
+
+/** 415 for a body that is not JSON (docs/conventions.md "Errors"), checked before parsing so nothing else is ever parsed. */
+export function requireJson(req: Request, _res: Response, next: NextFunction) {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (BODY_METHODS.has(req.method) && hasBody && !req.is(['application/json', 'application/*+json'])) {
+    const type = req.headers['content-type'] ?? 'no Content-Type';
+    return next(new AppError('unsupported_media_type', `Send the body as application/json; got ${type}.`));
+  }
+  next();
+}
+
+/** Baseline headers for an API that is never framed or sniffed (OWASP REST Security Cheat Sheet). */
+export function securityHeaders(_req: Request, res: Response, next: NextFunction) {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  next();
+}
+
+/** The one error path: AppError and body-parser errors become problems; anything else is a logged 500. */
+export function errorHandler(log: Logger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const instance = req.originalUrl.split('?')[0];
+    if (res.headersSent) {
+      log.error('error after the answer was sent', { path: instance, error: String(err) });
+      return;
+    }
+    sendProblem(res, toAppError(err, log, instance), instance);
+  };
+}
+
+function toAppError(err: unknown, log: Logger, path: string): AppError {
+  if (err instanceof AppError) return err;
+  const type = (err as { type?: string } | null)?.type;
+  // body-parser's documented error types (https://github.com/expressjs/body-parser#errors).
+  if (type === 'entity.parse.failed') {
+    return new AppError('malformed_body', 'The body is not valid JSON.', [{ pointer: '/body', detail: 'is not valid JSON' }]);
+  }
+  if (type === 'entity.too.large') return new AppError('payload_too_large', 'The body is larger than the service accepts.');
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+    return new AppError('unsupported_media_type', 'The body must be UTF-8 JSON without a content encoding.');
+  }
+  if (type === 'request.aborted' || type === 'request.size.invalid') {
+    return new AppError('validation_failed', 'The body ended before its declared length.');
+  }
+  log.error('unhandled error', { path, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
+  return new AppError('internal_error', 'The service failed to handle this request. It has been logged.');
+}

@@ -1,0 +1,172 @@
+// What a software definition makes of a server on this host: its folder, its launch, and the process that runs.
+import { AppError } from '../errors';
+import type { Plan } from '../catalog/plans';
+import type { Failure } from '../store/actions-repo';
+import type { Server } from '../store/servers-repo';
+import type { ConsoleBuffer } from './console-buffer';
+import { nicenessFor, sharesFor } from './cpu-priority';
+import type { Environment, ExitInfo, GameProcess, LaunchSpec } from './environment';
+import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
+import type { LiveServer } from './types';
+import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './software-catalog';
+
+/** How often a ping-probed game (no IPC) is asked who is online. */
+const PING_EVERY_MS = 5_000;
+
+/** Where a launched game listens. */
+export interface GameAddress {
+  host: string;
+  port: number;
+}
+
+/**
+ * Writes a server's folder as its software definition asks: world/, logs/ and settings.json. Idempotent (the
+ * world is kept). Throws an AppError saying why not.
+ */
+export async function installFiles(server: Server | undefined, id: string, catalog: SoftwareCatalog, environment: Environment, dir: string) {
+  if (!server) throw new AppError('server_not_found', `No server ${id}.`);
+  const def = catalog.get(server.software);
+  if (!def.gameVersions.includes(server.game_version)) {
+    throw new AppError('unknown_version', `${def.id} does not offer game version ${server.game_version}.`);
+  }
+  await environment.install(dir, ['world', 'logs'], { 'settings.json': JSON.stringify(def.settings ?? {}, null, 2) + '\n' });
+}
+
+/** What one launch needs, read fresh from the row (the plan may have changed while the server was stopped). */
+export interface LaunchPlan {
+  server: Server;
+  def: SoftwareDefinition;
+  plan: Plan;
+  address: GameAddress;
+}
+
+/** Reads what a launch needs; throws an AppError naming what is missing. */
+export function planLaunch(server: Server | undefined, id: string, catalog: SoftwareCatalog, plans: readonly Plan[]): LaunchPlan {
+  if (!server) throw new AppError('server_not_found', `Server ${id} no longer exists.`);
+  const def = catalog.get(server.software);
+  const plan = plans.find((p) => p.id === server.plan);
+  if (!plan) throw new AppError('unknown_plan', `Plan "${server.plan}" is not configured on this host.`);
+  if (!server.address) throw new AppError('invalid_state', 'The server has no port allocated.');
+  return { server, def, plan, address: server.address };
+}
+
+/** The argv, folder and limits of one launch, rendered from the software definition and the plan. */
+export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: string): LaunchSpec {
+  return {
+    serverId: server.id,
+    argv: renderCommand(def, {
+      node: process.execPath,
+      server_id: server.id,
+      game_version: server.game_version,
+      dir,
+      host: address.host,
+      memory_mb: String(plan.memory_mb),
+      // The V8 heap gets three quarters of the plan; the rest is native memory the RSS watchdog also counts.
+      heap_mb: String(Math.max(32, Math.floor(plan.memory_mb * 0.75))),
+      port: String(address.port),
+      max_players: String(plan.player_slots),
+    }),
+    cwd: dir,
+    ipc: def.ipc,
+    niceness: nicenessFor(sharesFor(plan.cpu_percent)),
+  };
+}
+
+/**
+ * One launched game process as its supervisor sees it: every console line goes to the server's console, IPC
+ * messages update `tps` and `players`, and `ready` resolves on the definition's ready signal (an IPC message
+ * type, or a console line matching its regex) if it comes while `isStarting()` holds. A new Game per process,
+ * so nothing one process reported survives into the next.
+ */
+export class Game {
+  tps: number | null = null;
+  private reported: Players | null = null;
+  /** When the players were last asked for by a Minecraft ping (ping-probed software only). */
+  private lastPingAt = 0;
+  readonly ready: Promise<void>;
+
+  constructor(
+    readonly proc: GameProcess,
+    readonly def: SoftwareDefinition,
+    readonly plan: Plan,
+    readonly address: GameAddress,
+    console: ConsoleBuffer,
+    isStarting: () => boolean,
+  ) {
+    let signalReady = () => undefined as void;
+    this.ready = new Promise<void>((resolve) => (signalReady = resolve));
+    const readyRegex = 'console' in def.ready ? def.ready.console : null;
+    const readyType = 'ipc' in def.ready ? def.ready.ipc : null;
+    proc.onLine((stream, text) => {
+      console.push(stream, text);
+      if (readyRegex?.test(text) && isStarting()) signalReady();
+    });
+    proc.onMessage((msg) => {
+      if (readyType && (msg as { type?: unknown })?.type === readyType && isStarting()) signalReady();
+      this.reported = playersFromMessage(msg) ?? this.reported;
+      this.tps = tpsFromMessage(msg) ?? this.tps;
+    });
+  }
+
+  /** What came first: the ready signal, the exit, or the definition's start timeout. */
+  async waitReady(): Promise<'ready' | 'exit' | 'timeout'> {
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      this.ready.then(() => 'ready' as const),
+      this.proc.exited.then(() => 'exit' as const),
+      new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), this.def.startTimeoutMs))),
+    ]);
+    clearTimeout(timer);
+    return outcome;
+  }
+
+  /** Why a start failed, for the action's error: the outcome, how the process ended and its last words. */
+  startFailure(outcome: 'exit' | 'timeout', exit: ExitInfo, lastLines: string[]): Failure {
+    const lines = lastLines.join(' | ');
+    return outcome === 'timeout'
+      ? { code: 'start_timeout', detail: `The game was not ready within ${this.def.startTimeoutMs} ms and was killed. Last console lines: ${lines}` }
+      : { code: 'start_failed', detail: `The game exited while starting (${describeExit(exit)}). Last console lines: ${lines}` };
+  }
+
+  /** What the telemetry sampler reads of it; players are 0 until the game reported them. */
+  live(serverId: string): LiveServer {
+    const p = this.reported;
+    return { serverId, pid: this.proc.pid, tps: this.tps, players_online: p?.online ?? 0, players_max: p?.max ?? 0 };
+  }
+
+  /** Who is online: the last IPC report, or a fresh Minecraft ping for ping-probed software. */
+  async players(now: number): Promise<Players> {
+    if (this.def.players === 'none') throw new AppError('invalid_state', `${this.def.id} does not report its players.`);
+    if (this.def.players === 'minecraft-ping') return this.ping(now);
+    return this.reported ?? { online: 0, max: this.plan.player_slots, players: [] };
+  }
+
+  /** For ping-probed software, pings when the last ping is older than PING_EVERY_MS (failures are ignored). */
+  pollPlayers(now: number): void {
+    if (this.def.players === 'minecraft-ping' && now - this.lastPingAt > PING_EVERY_MS) this.ping(now).catch(() => undefined);
+  }
+
+  private async ping(now: number): Promise<Players> {
+    this.lastPingAt = now;
+    return (this.reported = await pingPlayers(this.address.host, this.address.port));
+  }
+
+  /** Writes one console command; invalid_state when the process's console is already closed (it is exiting). */
+  send(text: string): void {
+    try {
+      this.proc.sendCommand(text);
+    } catch {
+      throw new AppError('invalid_state', 'The game process is exiting; its console is closed.');
+    }
+  }
+
+  /** Its resident memory when that is over the plan's memory, else null. */
+  rssOverPlan(): number | null {
+    const rss = this.proc.rssBytes();
+    return rss !== null && rss > this.plan.memory_mb * 1024 * 1024 ? rss : null;
+  }
+}
+
+export function describeExit(exit: ExitInfo): string {
+  return exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+}

@@ -1,0 +1,106 @@
+import type { Logger } from '../log';
+import type { ActionsRepo } from '../store/actions-repo';
+import type { ProcessesRepo } from '../store/processes-repo';
+import type { ServersRepo } from '../store/servers-repo';
+import type { Environment } from './environment';
+import type { Supervisors } from './supervisors';
+import type { RuntimeConfig } from './types';
+
+export interface ReconcilerDeps {
+  servers: Pick<ServersRepo, 'allWithOpenActions' | 'idsInState'>;
+  actions: Pick<ActionsRepo, 'allOpen' | 'finish'>;
+  processes: ProcessesRepo;
+  environment: Environment;
+  supervisors: Supervisors;
+  config: Pick<RuntimeConfig, 'reconcileMs' | 'memoryCheckMs'>;
+  log: Logger;
+  /** Starts (and tracks) an install, or the rest of a removal, as the runtime does for a request. */
+  install(serverId: string): void;
+  resumeRemoval(serverId: string): void;
+}
+
+/**
+ * The runtime's own loops: boot (adopt or clean up what a previous life left, even after kill -9), the reconcile
+ * loop (actual state follows desired state), the RSS watchdog, and graceful shutdown. Each pass reads the
+ * database once: one query for every server with its open-action count (docs/architecture.md "Reconcile").
+ */
+export function createReconciler(deps: ReconcilerDeps) {
+  const { supervisors, config } = deps;
+  const timers: NodeJS.Timeout[] = [];
+  let closing = false;
+
+  /** Fails what a previous life left open: its actions cannot finish, and its processes are killed. */
+  async function cleanUpPreviousLife(): Promise<void> {
+    for (const a of deps.actions.allOpen()) {
+      deps.actions.finish(a.id, { code: 'service_unavailable', detail: 'The service restarted before this action finished; request it again.' });
+    }
+    for (const p of deps.processes.all()) {
+      // Verified through /proc first (Environment.killLeftover), so a reused pid is never touched.
+      const killed = await deps.environment.killLeftover(p);
+      if (killed) deps.log.warn('killed a game process left by a previous service life', { serverId: p.serverId, pid: p.pid });
+      deps.processes.forget(p.serverId, p.pid);
+    }
+  }
+
+  /**
+   * Service boot: cleans up the previous life, resets transient states, resumes installs, deletions and crash
+   * backoffs, then starts the loops; the first pass starts every server whose desired state is running.
+   */
+  async function start(): Promise<void> {
+    await cleanUpPreviousLife();
+    for (const server of deps.servers.allWithOpenActions()) {
+      const slot = supervisors.forServer(server);
+      if (server.state === 'starting' || server.state === 'running' || server.state === 'stopping') {
+        slot.setState('stopped', 'service_boot');
+      } else if (server.state === 'installing') {
+        deps.install(server.id);
+      } else if (server.state === 'crashed') {
+        slot.restartIfWanted();
+      }
+    }
+    for (const id of deps.servers.idsInState('deleting')) deps.resumeRemoval(id);
+    timers.push(setInterval(reconcile, config.reconcileMs), setInterval(watchdog, config.memoryCheckMs));
+    reconcile();
+  }
+
+  /** Makes actual follow desired for servers no action is working on: one query, then in-memory decisions. */
+  function reconcile(): void {
+    if (closing) return;
+    for (const server of deps.servers.allWithOpenActions()) {
+      if (server.state === 'deleting' || server.open_actions > 0) continue;
+      const slot = supervisors.forServer(server);
+      if (server.desired_state === 'running' && slot.state === 'stopped' && !slot.busy) void slot.launch('start');
+      if (server.desired_state === 'stopped' && slot.state === 'running') void slot.halt('stop');
+    }
+  }
+
+  /** Memory and player polls of the live processes; no database read. */
+  function watchdog(): void {
+    for (const slot of supervisors.all()) slot.watchdog();
+  }
+
+  /**
+   * Graceful shutdown: stops the loops, fails open actions, stops every game process with its stop command
+   * (desired_state untouched, so the next boot starts them again); resolves when all have exited.
+   */
+  async function close(): Promise<void> {
+    closing = true;
+    for (const t of timers) clearInterval(t);
+    for (const a of deps.actions.allOpen()) {
+      deps.actions.finish(a.id, { code: 'service_unavailable', detail: 'The service shut down before this action finished; request it again.' });
+    }
+    const all = supervisors.all();
+    for (const slot of all) slot.cancelRestart();
+    await Promise.all(
+      all.map(async (slot) => {
+        await slot.whenInstalled();
+        if (slot.hasProcess) await slot.halt('stop');
+        await slot.console.close();
+      }),
+    );
+  }
+
+  return { start, close, reconcile, isClosing: () => closing };
+}
+
+export type Reconciler = ReturnType<typeof createReconciler>;

@@ -1,0 +1,116 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { newId } from '../ids';
+import type { ErrorCode } from '../errors';
+import type { components } from '../../generated/v1';
+
+/** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
+export type Action = components['schemas']['Action'];
+export type ActionType = Action['type'];
+export type DesiredState = components['schemas']['Server']['desired_state'];
+
+/** Why an action failed: an error registry code and words for a person (Action.error). */
+export interface Failure {
+  code: ErrorCode;
+  detail: string;
+}
+
+interface ActionRow {
+  id: string;
+  server_id: string;
+  user_id: string;
+  type: ActionType;
+  status: Action['status'];
+  error_code: ErrorCode | null;
+  error_detail: string | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+/** The failure becomes one `error` object (docs/conventions.md "Writes"). */
+function toAction(row: ActionRow): Action {
+  return {
+    id: row.id,
+    server_id: row.server_id,
+    type: row.type,
+    status: row.status,
+    error: row.error_code ? { code: row.error_code, detail: row.error_detail ?? '' } : null,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    completed_at: row.completed_at,
+  };
+}
+
+/** The `actions` table: power actions and how they ended (failures are recorded here, never only logged). */
+export function createActionsRepo(db: Db, clock: Clock) {
+  const q = {
+    insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, status, created_at)
+      VALUES (@id, @server_id, @user_id, @type, 'pending', @created_at)`),
+    setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
+    one: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
+    status: db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
+    open: db.prepare(`SELECT * FROM actions WHERE server_id = ? AND status IN ('pending', 'running') ORDER BY id`),
+    allOpen: db.prepare(`SELECT * FROM actions WHERE status IN ('pending', 'running') ORDER BY id`),
+    first: db.prepare('SELECT * FROM actions WHERE server_id = ? ORDER BY id DESC LIMIT ?'),
+    after: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+    markRunning: db.prepare(`UPDATE actions SET status = 'running', started_at = ? WHERE id = ? AND status = 'pending'`),
+    finish: db.prepare(`UPDATE actions SET status = ?, error_code = ?, error_detail = ?, completed_at = ?,
+      started_at = COALESCE(started_at, ?) WHERE id = ? AND status IN ('pending', 'running')`),
+    lastUserStart: db.prepare(`SELECT MAX(created_at) FROM actions WHERE server_id = ? AND type IN ('start', 'restart')`).pluck(),
+  };
+
+  return {
+    /**
+     * Records a pending action and the desired state it implies (start/restart → running, stop/kill → stopped)
+     * in one transaction: an acknowledged action and the state it asks for are one fact.
+     */
+    create(serverId: string, userId: string, type: ActionType): Action {
+      const row = { id: newId('act', clock.now()), server_id: serverId, user_id: userId, type, created_at: iso(clock.now()) };
+      const desired: DesiredState = type === 'start' || type === 'restart' ? 'running' : 'stopped';
+      db.transaction(() => {
+        q.insert.run(row);
+        q.setDesired.run(desired, row.created_at, serverId);
+      }).immediate();
+      return toAction({ ...row, status: 'pending', error_code: null, error_detail: null, started_at: null, completed_at: null });
+    },
+
+    get(serverId: string, id: string): Action | undefined {
+      const row = q.one.get(serverId, id) as ActionRow | undefined;
+      return row && toAction(row);
+    },
+
+    /** True while the action is pending or running. */
+    isOpen(id: string): boolean {
+      const status = q.status.get(id);
+      return status === 'pending' || status === 'running';
+    },
+
+    /** This server's pending and running actions, oldest first (at most one, or a kill and what it overtakes). */
+    open: (serverId: string): Action[] => (q.open.all(serverId) as ActionRow[]).map(toAction),
+    allOpen: (): Action[] => (q.allOpen.all() as ActionRow[]).map(toAction),
+
+    /** A page, newest first, after the action `startingAfter` (docs/conventions.md "Collections"). */
+    page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Action[]; has_more: boolean } {
+      const rows = (
+        opts.startingAfter ? q.after.all(serverId, opts.startingAfter, opts.limit + 1) : q.first.all(serverId, opts.limit + 1)
+      ) as ActionRow[];
+      return { data: rows.slice(0, opts.limit).map(toAction), has_more: rows.length > opts.limit };
+    },
+
+    markRunning: (id: string): void => void q.markRunning.run(iso(clock.now()), id),
+
+    /** Completes an action unless it already completed (a kill may have failed it first). Returns whether it did. */
+    finish(id: string, failure: Failure | null): boolean {
+      const t = iso(clock.now());
+      const status = failure ? 'failed' : 'succeeded';
+      return q.finish.run(status, failure?.code ?? null, failure?.detail ?? null, t, t, id).changes === 1;
+    },
+
+    /** When the user last asked this server to start (start or restart), or null. */
+    lastUserStart: (serverId: string): string | null => (q.lastUserStart.get(serverId) as string | null) ?? null,
+  };
+}
+
+export type ActionsRepo = ReturnType<typeof createActionsRepo>;
