@@ -68,20 +68,16 @@ async function action(api, id, type, timeoutMs = 180_000) {
 
 /** Launches flying-squid the way the runtime does, without the runtime; resolves with ms to `ready` and a stop(). */
 async function launchDirect(dir, port) {
-  const { loadSoftwareCatalog, renderCommand } = dist('runtime/software-catalog');
-  const { nicenessFor } = dist('runtime/cpu-priority');
-  const { planResources } = dist('service');
+  const { loadSoftwareCatalog } = dist('runtime/software-catalog');
+  const { launchSpec } = dist('runtime/game');
   const def = loadSoftwareCatalog().get('flying-squid');
-  const plan = planResources()[PLAN];
+  const plan = dist('catalog/plans').findPlan(PLAN);
   fs.mkdirSync(path.join(dir, 'world'), { recursive: true });
   fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'settings.json'), JSON.stringify(def.settings ?? {}, null, 2) + '\n');
-  const argv = renderCommand(def, {
-    node: process.execPath, server_id: 'srv_direct', game_version: '1.20', dir, host: '127.0.0.1',
-    memory_mb: String(plan.memory_mb), heap_mb: String(Math.max(32, Math.floor(plan.memory_mb * 0.75))),
-    port: String(port), max_players: String(plan.max_players),
-  });
-  const nice = nicenessFor(plan.cpu_shares);
+  // The runtime's own launch spec (argv, heap, niceness), so the two sides launch the same command.
+  const server = { id: 'srv_direct', game_version: '1.20' };
+  const { argv, niceness: nice } = launchSpec({ server, def, plan, address: { host: '127.0.0.1', port } }, dir);
   const [file, ...args] = nice > 0 && fs.existsSync('/usr/bin/nice') ? ['/usr/bin/nice', '-n', String(nice), ...argv] : argv;
   const t0 = process.hrtime.bigint();
   const child = spawn(file, args, {
