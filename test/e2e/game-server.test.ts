@@ -14,7 +14,8 @@ let base: string;
 let token: string;
 const auth = () => ({ Authorization: `Bearer ${token}` });
 
-beforeAll(async () => {
+// Each test gets its own service, database and games (docs/conventions.md "Tests").
+beforeEach(async () => {
   t = await createTestApp({
     boot: true,
     env: { GAME_PORT_RANGE: '27000-27009', METRICS_INTERVAL_S: '1' },
@@ -24,11 +25,11 @@ beforeAll(async () => {
   server = await t.listen();
   base = server.base;
 });
-afterAll(async () => {
+afterEach(async () => {
   await server.close();
   await t.close();
+  t.expectContract();
 });
-afterEach(() => t.expectContract());
 
 const get = (path: string) => t.http.get(path).set(auth());
 const action = async (id: string, type: string) => {

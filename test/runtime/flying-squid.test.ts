@@ -12,28 +12,27 @@ const BASE_PORT = 26100;
 const GAME_VERSION = '1.20.5';
 let host: TestHost;
 let runtime: Runtime;
-let a: string;
-let b: string;
 
-beforeAll(async () => {
+// Every test gets its own database, data folder, runtime and game processes (docs/conventions.md "Tests").
+beforeEach(async () => {
   host = createTestHost('flying-squid');
   runtime = host.newRuntime();
   await runtime.start();
-  a = insertServer(host.db, { software: 'flying-squid', gameVersion: GAME_VERSION, port: BASE_PORT });
-  b = insertServer(host.db, { software: 'flying-squid', gameVersion: '1.8.8', port: BASE_PORT + 1 });
-  await Promise.all([runtime.install(a), runtime.install(b)]);
-  // Both servers start in parallel: the suite stays quick.
-  const started = [a, b].map((id) => runtime.requestAction(id, 'usr_test', 'start'));
-  const done = await Promise.all(started.map((s) => waitAction(runtime, s.server_id, s.id)));
-  expect(done.map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
-}, 120_000);
+});
 
-afterAll(async () => {
+afterEach(async () => {
   await runtime?.close();
   host.cleanup();
+  expect(host.errors).toEqual([]);
 }, 60_000);
 
-afterEach(() => expect(host.errors).toEqual([]));
+/** Installs and starts a real flying-squid server; resolves with its id once it is running. */
+async function running(gameVersion = GAME_VERSION, port = BASE_PORT): Promise<string> {
+  const id = insertServer(host.db, { software: 'flying-squid', gameVersion, port });
+  await runtime.install(id);
+  expect(await act(id, 'start')).toMatchObject({ status: 'succeeded' });
+  return id;
+}
 
 async function act(id: string, type: 'start' | 'stop' | 'restart' | 'kill') {
   return waitAction(runtime, id, runtime.requestAction(id, 'usr_test', type).id);
@@ -44,6 +43,7 @@ function pidOf(id: string): number | undefined {
 }
 
 test('a real player joins and shows up in players() and live()', async () => {
+  const a = await running();
   const bot = mineflayer.createBot({ host: '127.0.0.1', port: BASE_PORT, username: 'probe_player', auth: 'offline', version: GAME_VERSION });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -68,6 +68,7 @@ test('a real player joins and shows up in players() and live()', async () => {
 }, 60_000);
 
 test('a console command round-trips through the game', async () => {
+  const a = await running();
   const before = runtime.console.recent(a, 1000).at(-1)?.seq ?? 0;
   const seen: string[] = [];
   const unsubscribe = runtime.console.subscribe(a, (line) => seen.push(line.text), { afterSeq: before });
@@ -76,15 +77,17 @@ test('a console command round-trips through the game', async () => {
   unsubscribe();
   const log = fs.readFileSync(path.join(host.dataDir, 'servers', a, 'logs', 'console.log'), 'utf8');
   expect(log).toContain('pong [5]!');
-});
+}, 60_000);
 
-test('players() is refused unless the server runs', async () => {
+test('players() is refused unless the server runs (an older game version)', async () => {
+  const b = await running('1.8.8', BASE_PORT + 1);
   expect(await act(b, 'stop')).toMatchObject({ status: 'succeeded' });
   await expect(runtime.players(b)).rejects.toMatchObject({ code: 'invalid_state' });
   expect(runtime.console.recent(b, 50).some((l) => l.text.includes('Server is closed'))).toBe(true);
-});
+}, 60_000);
 
 test('restart gives a new process; kill stops at once', async () => {
+  const a = await running();
   const first = pidOf(a)!;
   expect(await act(a, 'restart')).toMatchObject({ status: 'succeeded' });
   const second = pidOf(a)!;
@@ -97,7 +100,7 @@ test('restart gives a new process; kill stops at once', async () => {
 }, 60_000);
 
 test('SIGKILL behind the service\'s back: crash recorded with the last lines, restarted', async () => {
-  expect(await act(a, 'start')).toMatchObject({ status: 'succeeded' });
+  const a = await running();
   const pid = pidOf(a)!;
   process.kill(pid, 'SIGKILL');
   await waitFor('crash', () => runtime.crashes(a).length === 1);
@@ -108,7 +111,8 @@ test('SIGKILL behind the service\'s back: crash recorded with the last lines, re
   expect(pidOf(a)).not.toBe(pid);
 }, 60_000);
 
-test('remove kills the game, deletes its folder and frees its port', async () => {
+test('remove kills the game, deletes its folder and row, and frees its port', async () => {
+  const a = await running();
   const pid = pidOf(a)!;
   await runtime.remove(a);
   expect(isPidAlive(pid)).toBe(false);
@@ -116,6 +120,6 @@ test('remove kills the game, deletes its folder and frees its port', async () =>
   const probe = net.createServer().listen(BASE_PORT, '127.0.0.1');
   await new Promise((resolve, reject) => probe.once('listening', resolve).once('error', reject));
   probe.close();
-  host.db.prepare('DELETE FROM servers WHERE id = ?').run(a); // what the lead's repository does next
+  expect(host.db.prepare('SELECT COUNT(*) AS n FROM servers WHERE id = ?').get(a)).toEqual({ n: 0 });
   expect(host.db.prepare('SELECT COUNT(*) AS n FROM actions WHERE server_id = ?').get(a)).toEqual({ n: 0 });
 }, 60_000);
