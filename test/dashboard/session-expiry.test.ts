@@ -4,13 +4,21 @@ import supertest from 'supertest';
 import { manualClock } from '../helpers/app';
 import { EMAIL, PASSWORD, startDashboard, type Dashboard } from './helpers';
 
-const clock = manualClock(Date.now());
+// Both tests sign in (a session, tokens) and move the clock: each gets its own service, database and clock.
+let clock: ReturnType<typeof manualClock>;
 let service: Dashboard;
 
-beforeAll(async () => {
+beforeEach(async () => {
+  clock = manualClock(Date.now());
   service = await startDashboard({ clock, env: { GAME_PORT_RANGE: '27440-27444' } });
 }, 60_000);
-afterAll(() => service?.close(), 60_000);
+afterEach(async () => {
+  try {
+    service.expectContract();
+  } finally {
+    await service.close();
+  }
+}, 60_000);
 
 async function signIn(http: supertest.Agent) {
   const res = await http.post('/dashboard/sign-in').set('Origin', service.origin).send({ email: EMAIL, password: PASSWORD }).expect(200);

@@ -8,15 +8,46 @@ import { DASHBOARD_CSP } from '../../src/dashboard';
 let service: Dashboard;
 let browser: TestBrowser;
 
+// One Chromium for the file (it is slow to launch). Every test signs in, makes tokens or spends a sign-in budget,
+// so each gets its own service and database, and starts signed out with an empty record of the page's requests
+// and console errors.
 beforeAll(async () => {
-  service = await startDashboard({ env: { GAME_PORT_RANGE: '27430-27439' } });
   browser = await openBrowser();
 }, 60_000);
 
 afterAll(async () => {
   await browser?.close();
-  await service?.close();
 }, 60_000);
+
+beforeEach(async () => {
+  service = await startDashboard({ env: { GAME_PORT_RANGE: '27430-27439' } });
+  // Cookies are per host, not per port: drop the previous test's session cookie.
+  await browser.page.context().clearCookies();
+  browser.requests.length = 0;
+  browser.consoleErrors.length = 0;
+}, 60_000);
+
+afterEach(async () => {
+  try {
+    // Leave the page first, so nothing in it keeps calling a service that is about to close.
+    await browser.page.goto('about:blank');
+    service.expectContract();
+  } finally {
+    await service.close();
+  }
+}, 60_000);
+
+/** Signs in through the form and waits for the signed-in page (which has its session's API token by then). */
+async function signedIn() {
+  await signInThroughUi(browser.page, service.origin);
+  await browser.page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+}
+
+/** The page talked only to this test's service and logged no console errors but the `expected` ones. */
+function expectOnlyTheService(expected: RegExp[] = []) {
+  expect(browser.foreignRequests(service.origin)).toEqual([]);
+  expect(browser.consoleErrors).toEqual(expected.map((re) => expect.stringMatching(re)));
+}
 
 test('a wrong password is refused with a message; the right one signs in', async () => {
   const { page } = browser;
@@ -31,10 +62,13 @@ test('a wrong password is refused with a message; the right one signs in', async
   // The session cookie is httpOnly, SameSite=Strict and only sent to /dashboard.
   const [cookie] = await page.context().cookies();
   expect(cookie).toMatchObject({ name: 'gsh_session', httpOnly: true, sameSite: 'Strict', path: '/dashboard' });
+  // Chromium logs every 4xx answer to fetch(); the one expected is the wrong password's 401.
+  expectOnlyTheService([/^Failed to load resource: the server responded with a status of 401 .*\/dashboard\/sign-in$/]);
 }, 60_000);
 
 test('a token created in Settings is shown once, works on the API, and is refused once revoked in the UI', async () => {
   const { page } = browser;
+  await signedIn();
   await page.getByRole('link', { name: 'API tokens' }).click();
   await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
   // The page's own session token is listed and marked, without a revoke button.
@@ -60,10 +94,12 @@ test('a token created in Settings is shown once, works on the API, and is refuse
   await row.waitFor({ state: 'detached' });
   await api.get('/v1/servers').set('Authorization', `Bearer ${secret}`).expect(401);
   await browser.screenshot('tokens');
+  expectOnlyTheService();
 }, 60_000);
 
 test('signing out ends the session and revokes the page token', async () => {
   const { page } = browser;
+  await signedIn();
   const sessionTokenIds = service.db
     .prepare("SELECT id FROM tokens WHERE name = 'dashboard session' AND revoked_at IS NULL")
     .all() as { id: string }[];
@@ -73,16 +109,8 @@ test('signing out ends the session and revokes the page token', async () => {
   const live = service.db.prepare("SELECT id FROM tokens WHERE name = 'dashboard session' AND revoked_at IS NULL").all();
   expect(live).toEqual([]);
   expect(await page.context().cookies()).toEqual([]);
+  expectOnlyTheService();
 }, 60_000);
-
-test('the page talked only to the service and logged no errors but the refused sign-in', () => {
-  expect(browser.foreignRequests(service.origin)).toEqual([]);
-  // Chromium logs every 4xx answer to fetch(); the one expected is the wrong password's 401.
-  expect(browser.consoleErrors).toEqual([
-    expect.stringMatching(/^Failed to load resource: the server responded with a status of 401 .*\/dashboard\/sign-in$/),
-  ]);
-  service.expectContract();
-});
 
 describe('over HTTP', () => {
   const signIn = (http: supertest.Agent, password = PASSWORD, email = EMAIL) =>

@@ -4,19 +4,23 @@ import { createTestApp, type TestApp } from '../helpers/app';
 
 // A client author's day one: generate types from the published spec, point openapi-fetch at a listening
 // service, and drive it. Everything below is type-checked against generated/v1.ts by `npm test`.
+// Each test gets its own listening app and database (the first one creates, renames and deletes servers).
 let t: TestApp;
 let server: { base: string; close(): Promise<void> };
 let baseUrl: string;
-beforeAll(async () => {
+beforeEach(async () => {
   t = await createTestApp();
   server = await t.listen();
   baseUrl = server.base;
 });
-afterAll(async () => {
-  await server.close();
-  await t.close();
+afterEach(async () => {
+  try {
+    t.expectContract();
+  } finally {
+    await server.close();
+    await t.close();
+  }
 });
-afterEach(() => t.expectContract());
 
 test('a generated client creates, reads, pages, renames and deletes servers', async () => {
   const specRes = await fetch(`${baseUrl}/openapi.json`);

@@ -1,13 +1,19 @@
 import { createTestApp, type TestApp } from '../helpers/app';
 
+// Every test here writes (servers, actions), so each gets its own app and database.
 let t: TestApp;
 let token: string;
-beforeAll(async () => {
+beforeEach(async () => {
   t = await createTestApp();
   token = t.token();
 });
-afterAll(() => t.close());
-afterEach(() => t.expectContract());
+afterEach(async () => {
+  try {
+    t.expectContract();
+  } finally {
+    await t.close();
+  }
+});
 
 const auth = () => ({ Authorization: `Bearer ${token}` });
 

@@ -1,14 +1,32 @@
 import { createTestApp, manualClock, type TestApp } from '../helpers/app';
 
 let t: TestApp;
-const clock = manualClock();
-beforeAll(async () => {
-  t = await createTestApp({ clock });
-});
-afterAll(() => t.close());
-afterEach(() => t.expectContract());
+let clock: ReturnType<typeof manualClock>;
 
-describe('bearer tokens (RFC 6750)', () => {
+/** The tests of the calling describe each get their own app, database and clock. */
+function appPerTest() {
+  beforeEach(async () => {
+    clock = manualClock();
+    t = await createTestApp({ clock });
+  });
+  afterEach(async () => {
+    try {
+      t.expectContract();
+    } finally {
+      await t.close();
+    }
+  });
+}
+
+// Read-only: every request here is refused (401) and writes nothing, so one app serves them all.
+describe('bearer tokens (RFC 6750): refused callers', () => {
+  beforeAll(async () => {
+    clock = manualClock();
+    t = await createTestApp({ clock });
+  });
+  afterAll(() => t.close());
+  afterEach(() => t.expectContract());
+
   const refused: Array<[string, () => Record<string, string>]> = [
     ['no Authorization header', () => ({})],
     ['an unknown token', () => ({ Authorization: 'Bearer gsh_' + 'A'.repeat(43) })],
@@ -22,6 +40,15 @@ describe('bearer tokens (RFC 6750)', () => {
     expect(res.body.code).toBe('unauthorized');
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="gsh", error="invalid_token"/);
   });
+
+  test('an invalid request from an anonymous caller is 401, not 400 (shape is not revealed)', async () => {
+    const res = await t.http.post('/v1/servers').send({ bogus: true });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('bearer tokens (RFC 6750)', () => {
+  appPerTest();
 
   test('the scheme name is case-insensitive', async () => {
     const token = t.token('case@example.com');
@@ -43,14 +70,12 @@ describe('bearer tokens (RFC 6750)', () => {
     expect((await t.http.delete(`/v1/tokens/${id}`).set('Authorization', `Bearer ${token}`)).status).toBe(204);
     expect((await t.http.get('/v1/servers').set('Authorization', `Bearer ${token}`)).status).toBe(401);
   });
-
-  test('an invalid request from an anonymous caller is 401, not 400 (shape is not revealed)', async () => {
-    const res = await t.http.post('/v1/servers').send({ bogus: true });
-    expect(res.status).toBe(401);
-  });
 });
 
 describe('scopes', () => {
+  // Every case makes tokens (and createServer/createToken succeed with the right scope): one app per case.
+  appPerTest();
+
   // operation → the scope it needs; a token with every other scope is refused with 403.
   const cases: Array<[string, 'get' | 'post' | 'delete', string, object | undefined, string]> = [
     ['listServers', 'get', '/v1/servers', undefined, 'servers:read'],

@@ -1,6 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../helpers/app';
+import { openDb } from '../../src/store/db';
 
 // The CLI as operators run it: `node bin/gsh.js` (what `npx gsh` runs) on a DATA_DIR, built by `npm test`.
 const bin = path.join(__dirname, '..', '..', 'bin', 'gsh.js');
@@ -8,7 +10,12 @@ const run = (args: string[], dataDir: string) =>
   spawnSync(process.execPath, [bin, ...args], { env: { ...process.env, DATA_DIR: dataDir }, encoding: 'utf8' });
 
 describe('npx gsh token …', () => {
-  const dataDir = tempDir('cli');
+  // Each test gets its own DATA_DIR (docs/conventions.md "Tests").
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = tempDir('cli');
+  });
+  afterEach(() => execFileSync('rm', ['-rf', dataDir]));
 
   test('create prints the token alone on the last line; list shows it; revoke removes it', () => {
     const created = run(['token', 'create', '--email', 'ops@example.com', '--name', 'deploy', '--scopes', 'servers:read', '--expires-in', '30d'], dataDir);
@@ -36,11 +43,20 @@ describe('npx gsh token …', () => {
     ['missing name', ['token', 'create', '--email', 'a@b.c'], 2],
     ['unknown flag', ['token', 'list', '--email', 'a@b.c', '--all'], 2],
     ['revoke for an unknown user', ['token', 'revoke', '--email', 'nobody@b.c', '--id', 'tok_x'], 2],
-  ])('%s → exit %i with a message on stderr', (_name, args, code) => {
+  ])('%s → exit code %s with a message on stderr, and nothing written', (_name, args, code) => {
     const res = run(args as string[], dataDir);
     expect(res.status).toBe(code);
     expect(res.stderr).toMatch(/gsh: |Usage:/);
     expect(res.stdout).not.toMatch(/gsh_/);
+    // A refused command leaves no user behind (token create used to make its user before checking its flags).
+    if (fs.existsSync(path.join(dataDir, 'gsh.sqlite'))) {
+      const db = openDb(path.join(dataDir, 'gsh.sqlite'));
+      try {
+        expect(db.prepare('SELECT COUNT(*) FROM users').pluck().get()).toBe(0);
+      } finally {
+        db.close();
+      }
+    }
   });
 
   test('works while the service holds the same database open', () => {
@@ -50,6 +66,8 @@ describe('npx gsh token …', () => {
       db.prepare('BEGIN IMMEDIATE').run(); setTimeout(() => { db.prepare('COMMIT').run(); process.exit(0); }, 500);
       process.stdout.write('locked\\n');`;
     const holder = require('node:child_process').spawn(process.execPath, ['-e', script, dataDir]);
+    // Settles once the holder has exited too, so afterEach removes a DATA_DIR nobody has open.
+    const exited = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
     return new Promise<void>((resolve, reject) => {
       holder.stdout.once('data', () => {
         // The service is mid-write; the CLI waits (busy_timeout) rather than failing.
@@ -61,8 +79,6 @@ describe('npx gsh token …', () => {
           reject(e);
         }
       });
-    });
+    }).finally(() => exited);
   });
-
-  afterAll(() => execFileSync('rm', ['-rf', dataDir]));
 });

@@ -1,11 +1,17 @@
 import { createTestApp, type TestApp } from '../helpers/app';
 
+// Every test makes tokens or spends a rate-limit budget, so each gets its own app (and its own budgets).
 let t: TestApp;
-beforeAll(async () => {
+beforeEach(async () => {
   t = await createTestApp({ env: { RATE_LIMIT_PER_MINUTE: '120' } });
 });
-afterAll(() => t.close());
-afterEach(() => t.expectContract());
+afterEach(async () => {
+  try {
+    t.expectContract();
+  } finally {
+    await t.close();
+  }
+});
 
 describe('120 requests per minute per token (draft-ietf-httpapi-ratelimit-headers-08)', () => {
   test('the 121st request in a minute is 429 with Retry-After and a problem; another token is unaffected', async () => {

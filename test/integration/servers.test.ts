@@ -5,19 +5,42 @@ import { createTestApp, type TestApp } from '../helpers/app';
 let t: TestApp;
 let alice: string;
 let bob: string;
-beforeAll(async () => {
+
+/** A fresh app (game ports 41000-41004: room for exactly five servers) with a token each for alice and bob. */
+async function startApp() {
   t = await createTestApp({ env: { GAME_PORT_RANGE: '41000-41004' } });
   alice = t.token('alice@example.com');
   bob = t.token('bob@example.com');
-});
-afterAll(() => t.close());
-afterEach(() => t.expectContract());
+}
+
+async function closeApp() {
+  try {
+    t.expectContract();
+  } finally {
+    await t.close();
+  }
+}
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 const create = (token: string, name: string, extra: Record<string, string> = {}) =>
   t.http.post('/v1/servers').set(auth(token)).set(extra).send({ name, plan: 'micro', version: 'flying-squid-1.20' });
 
+/** The five servers that fill the port range. */
+const five = ['Survival', 's0', 's1', 's2', 's3'];
+
+/** Creates alice's servers in this order; with `installed`, waits until every one has installed (stopped). */
+async function setup(names: string[], { installed = false } = {}) {
+  for (const name of names) expect((await create(alice, name)).status).toBe(201);
+  if (installed) {
+    await waitFor(async () => (await t.http.get('/v1/servers?state=stopped').set(auth(alice))).body.data.length === names.length);
+  }
+}
+
 describe('servers', () => {
+  // Every test here creates, changes or deletes servers: each gets its own app and makes what it needs.
+  beforeEach(startApp);
+  afterEach(closeApp);
+
   test('create answers 201 with Location and the full record', async () => {
     const res = await create(alice, 'Survival');
     expect(res.status).toBe(201);
@@ -38,6 +61,7 @@ describe('servers', () => {
   });
 
   test('each server gets its own port, and running out is a clear 503', async () => {
+    await setup(['Survival']);
     const ports = [];
     for (let i = 0; i < 4; i++) ports.push((await create(alice, `s${i}`)).body.address.port);
     expect(ports).toEqual([41001, 41002, 41003, 41004]);
@@ -47,6 +71,7 @@ describe('servers', () => {
   });
 
   test('list pages through every server exactly once, oldest first', async () => {
+    await setup(five);
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -65,6 +90,7 @@ describe('servers', () => {
   });
 
   test('servers install (installing → stopped) and the list filters by state', async () => {
+    await setup(five);
     await waitFor(async () => (await t.http.get('/v1/servers?state=stopped').set(auth(alice))).body.data.length === 5);
     expect((await t.http.get('/v1/servers?state=installing').set(auth(alice))).body.data).toEqual([]);
     const running = await t.http.get('/v1/servers?state=running').set(auth(alice));
@@ -73,6 +99,7 @@ describe('servers', () => {
 
   // A plan change while running is refused with 409: test/e2e/game-server.test.ts runs a real game for that.
   test('rename and change the plan of a stopped server; an unknown plan is 422', async () => {
+    await setup(['Survival'], { installed: true });
     const { body: server } = await t.http.get('/v1/servers?limit=1').set(auth(alice)).then((r) => ({ body: r.body.data[0] }));
     const renamed = await t.http.patch(`/v1/servers/${server.id}`).set(auth(alice)).send({ name: 'Creative' });
     expect(renamed.status).toBe(200);
@@ -87,6 +114,8 @@ describe('servers', () => {
   });
 
   test('delete answers 202 deleting, then the server, its files and its port are gone', async () => {
+    // A full port range, so the server created after the delete can only get the freed port.
+    await setup(five, { installed: true });
     const list = await t.http.get('/v1/servers').set(auth(alice));
     const victim = list.body.data[1];
     const res = await t.http.delete(`/v1/servers/${victim.id}`).set(auth(alice));
@@ -101,6 +130,15 @@ describe('servers', () => {
 });
 
 describe('tenancy: another user\'s server answers exactly like a missing one', () => {
+  // Read-only: bob's get, patch and delete are all refused (404) and alice's server is checked unchanged, so these
+  // share one app, built once with one server of alice's.
+  beforeAll(async () => {
+    await startApp();
+    await setup(['Survival']);
+  });
+  afterAll(() => t.close());
+  afterEach(() => t.expectContract());
+
   test.each([
     ['get', 'get', undefined],
     ['patch', 'patch', { name: 'mine now' }],
