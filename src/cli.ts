@@ -81,13 +81,12 @@ const commands: Record<string, (c: CommandContext) => void> = {
   'token create': (c) => {
     const name = required(flag(c.values, 'name'), '--name');
     if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');
-    const user = c.users.ensure(c.email);
+    // Every flag is checked before anything is written: a refused command changes nothing.
+    const scopes = parseScopes(flag(c.values, 'scopes'));
     const expiresIn = flag(c.values, 'expires-in');
-    const token = c.tokens.create(user.id, {
-      name,
-      scopes: parseScopes(flag(c.values, 'scopes')),
-      expiresInSeconds: expiresIn ? parseDuration(expiresIn) : null,
-    });
+    const expiresInSeconds = expiresIn ? parseDuration(expiresIn) : null;
+    const user = c.users.ensure(c.email);
+    const token = c.tokens.create(user.id, { name, scopes, expiresInSeconds });
     c.out(`Created token ${token.id} (${token.scopes.join(', ')}) for ${c.email}. It is shown only now:`);
     c.out(token.token);
   },

@@ -53,7 +53,8 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 const casesRun: Record<string, number> = {};
 const statuses: Record<string, number> = {};
 
-beforeAll(async () => {
+/** A fresh service with two users' fixtures: every operation's fuzzing gets its own (docs/conventions.md "Tests"). */
+async function setup() {
   t = await createTestApp({ env: { GAME_PORT_RANGE: '27800-27839' } });
   ({ base, close } = await t.listen());
   keeper = fixtureKeeper(t);
@@ -71,12 +72,16 @@ beforeAll(async () => {
     // A few keys, so the fuzzer reuses them: replays, and the same key with another body (422), happen too.
     'Idempotency-Key': ['fuzz-key-1', 'fuzz-key-2', 'fuzz-key-3'],
   };
-});
-afterAll(async () => {
-  console.log(`fuzz: FUZZ_SEED=${SEED}; ${Object.values(casesRun).reduce((a, b) => a + b, 0)} cases: ${JSON.stringify(casesRun)}; statuses ${JSON.stringify(statuses)}`);
-  agent.destroy();
+}
+
+async function teardown() {
   await close?.();
   await t?.close();
+}
+
+afterAll(() => {
+  console.log(`fuzz: FUZZ_SEED=${SEED}; ${Object.values(casesRun).reduce((a, b) => a + b, 0)} cases: ${JSON.stringify(casesRun)}; statuses ${JSON.stringify(statuses)}`);
+  agent.destroy();
 });
 afterEach(() => t.expectContract());
 
@@ -143,6 +148,8 @@ async function runCase(op: SpecOperation, c: Case): Promise<void> {
 }
 
 describe.each(operations.map((op) => [`${op.operationId} (${op.method.toUpperCase()} ${op.path})`, op] as const))('%s', (_name, op) => {
+  beforeEach(setup, 60_000);
+  afterEach(teardown);
   test('hostile requests: no 5xx, a problem document for every 4xx, nothing changed by a rejected request', async () => {
     // interruptAfterTimeLimit stops *waiting* for the case in flight at the time limit; it does not stop the case.
     // That case (its request, settle and repair) must end before the next operation's first snapshot, and a
@@ -168,6 +175,9 @@ describe.each(operations.map((op) => [`${op.operationId} (${op.method.toUpperCas
  * document for a 4xx, and no change of state.
  */
 describe('pinned hostile inputs (found by the fuzzer)', () => {
+  // Every pinned request is refused and each test checks that nothing changed, so they share one service.
+  beforeAll(setup, 60_000);
+  afterAll(teardown);
   const own = () => `Bearer ${A.tokens.caller.secret}`;
   const json = { 'Content-Type': 'application/json' };
   const cases: Array<[string, () => RawRequest]> = [
