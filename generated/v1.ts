@@ -198,6 +198,11 @@ export interface paths {
          *     buffered lines after `Last-Event-ID` (all buffered lines when absent), then follows live. Sequence
          *     numbers restart when the service restarts; a client that reconnects then gets the new buffer.
          *     A comment line is sent every 15 seconds to keep proxies from closing the connection.
+         *     **Limits.** A user may have 10 event streams open at once (the operator may set another number); one more
+         *     answers `429` with code `too_many_streams`. The service ends a stream after 30 minutes, as soon as (within
+         *     a second) its token is revoked or expires or its server is deleted, and when the client falls more than
+         *     1 MiB behind. A client reconnects with `Last-Event-ID` and resumes where it stopped (a revoked token or a
+         *     deleted server then gets its 401 or 404).
          */
         get: operations["streamServerConsole"];
         put?: never;
@@ -284,6 +289,11 @@ export interface paths {
          *     event per new sample: `event: sample`, `id: <sample id>`, `data: <Sample as JSON>`. With `Last-Event-ID`
          *     (browsers send it when they reconnect) the stream first replays the samples taken after that one (up to
          *     1,000), so nothing is missed. A comment line is sent every 15 seconds to keep the connection open.
+         *     **Limits.** A user may have 10 event streams open at once (the operator may set another number); one more
+         *     answers `429` with code `too_many_streams`. The service ends a stream after 30 minutes, as soon as (within
+         *     a second) its token is revoked or expires or its server is deleted, and when the client falls more than
+         *     1 MiB behind. A client reconnects with `Last-Event-ID` and resumes where it stopped (a revoked token or a
+         *     deleted server then gets its 401 or 404).
          */
         get: operations["streamServerMetrics"];
         put?: never;
@@ -701,7 +711,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
         };
@@ -1694,7 +1704,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event stream; it stays open. */
+            /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1799,7 +1809,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The event stream; it stays open. */
+            /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -10,6 +10,7 @@ import type { Logger } from './log';
 import type { VersionCatalog } from './catalog/versions';
 import type { Runtime } from './runtime/runtime';
 import type { Telemetry } from './telemetry';
+import type { Principal } from './store/tokens-repo';
 import { AppError } from './errors';
 import { bearerAuth, rejectUnauthorized } from './http/auth';
 import { createRateLimiter } from './http/rate-limit';
@@ -167,7 +168,11 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
         headers: c.request.headers,
         context: c,
       });
-      if (reply && typeof reply === 'object' && 'stream' in reply) deps.streams.serve(req, res, reply as StreamReply);
+      if (reply && typeof reply === 'object' && 'stream' in reply) {
+        const { userId, tokenId } = (c.security.bearerAuth as { principal: Principal }).principal;
+        const stream = reply as StreamReply;
+        deps.streams.serve(req, res, stream, { userId, tokenId, serverId: stream.serverId });
+      }
       else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });
     });
   }

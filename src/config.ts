@@ -15,6 +15,10 @@ export interface Config {
   trustProxy: boolean | number | string;
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
+  /** Open event streams per user (docs/conventions.md "Real-time"). */
+  streamsPerUser: number;
+  /** How long one event stream may stay open before the service ends it (the client resumes). */
+  streamMaxLifetimeMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -59,5 +63,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     bodyLimitBytes: 64 * 1024,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_S', 30, 1, 600) * 1000,
+    streamsPerUser: int(env, 'STREAMS_PER_USER', 10, 1, 1000),
+    streamMaxLifetimeMs: int(env, 'STREAM_MAX_LIFETIME_S', 1800, 1, 86_400) * 1000,
   };
 }

@@ -32,6 +32,7 @@ export const errorRegistry = {
   unknown_version: { status: 422, title: 'No such version' },
   idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request' },
   rate_limited: { status: 429, title: 'Too many requests' },
+  too_many_streams: { status: 429, title: 'Too many open event streams' },
   // RFC 6585 §5. Sent only by src/http/client-errors.ts, for requests Node's HTTP parser refuses (headers > 16 KiB).
   request_header_fields_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'Internal error' },

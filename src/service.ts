@@ -46,7 +46,11 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     log,
   });
   const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime, log });
-  const streams = createStreamRegistry();
+  const streams = createStreamRegistry({
+    perUser: config.streamsPerUser,
+    maxLifetimeMs: config.streamMaxLifetimeMs,
+    authority: { activeTokens: (ids) => store.tokens.activeIds(ids), liveServers: (ids) => store.servers.liveIds(ids) },
+  });
   const app = await createApp({
     db,
     store,

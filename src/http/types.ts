@@ -49,6 +49,8 @@ export interface SseEvent {
  */
 export interface StreamReply {
   status: 200;
+  /** The server the stream shows; it ends when that server is deleted. */
+  serverId?: string;
   stream: (write: (event: SseEvent) => void) => () => void;
 }
 

@@ -74,6 +74,9 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
   const remove = db.prepare('DELETE FROM servers WHERE id = ?');
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
   const byId = db.prepare('SELECT * FROM servers WHERE id = ?');
+  const live = db
+    .prepare(`SELECT id FROM servers WHERE id IN (SELECT value FROM json_each(?)) AND state != 'deleting'`)
+    .pluck();
   const setState = db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?');
   // One query per reconcile pass: every server with the number of its open actions (no N+1 reads).
   const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
@@ -157,6 +160,11 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
     find(id: string): Server | undefined {
       const row = byId.get(id) as ServerRow | undefined;
       return row && toServer(row);
+    },
+
+    /** The ids among these whose server exists and is not being deleted (one query, for the stream sweep). */
+    liveIds(ids: string[]): Set<string> {
+      return new Set(live.all(JSON.stringify(ids)) as string[]);
     },
 
     /** Every server with how many actions are open on it, in one query (the reconcile loop's view). */

@@ -52,6 +52,10 @@ export function createTokensRepo(db: Db, clock: Clock) {
     ORDER BY id LIMIT ?`);
   const one = db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
   const revoke = db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
+  const active = db
+    .prepare(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
+      AND (expires_at IS NULL OR expires_at > ?)`)
+    .pluck();
 
   return {
     create(userId: string, input: { name: string; scopes: Scope[]; expiresInSeconds?: number | null }): CreatedToken {
@@ -94,6 +98,11 @@ export function createTokensRepo(db: Db, clock: Clock) {
     get(userId: string, id: string): Token | undefined {
       const row = one.get(id, userId) as TokenRow | undefined;
       return row && toToken(row);
+    },
+
+    /** The ids among these that are neither revoked nor expired (one query, for the stream sweep). */
+    activeIds(ids: string[]): Set<string> {
+      return new Set(active.all(JSON.stringify(ids), iso(clock.now())) as string[]);
     },
 
     /** True when a token of this user was revoked now; false when there was none to revoke. */

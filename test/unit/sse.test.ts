@@ -17,7 +17,7 @@ afterEach(async () => {
 /** A real HTTP server (express, for the real Response) whose one route serves `replyFor(res)` as a stream. */
 async function listen(registry: StreamRegistry, replyFor: (res: Response) => StreamReply): Promise<number> {
   const app = express();
-  app.get('/events', (req, res) => registry.serve(req, res, replyFor(res)));
+  app.get('/events', (req, res) => registry.serve(req, res, replyFor(res), { userId: 'usr_a', tokenId: 'tok_a' }));
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(() => {

@@ -25,6 +25,7 @@ export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime }
       const afterSeq = typeof last === 'string' ? Number(last) : 0;
       return {
         status: 200,
+        serverId: server.id,
         stream: (write) =>
           runtime.console.subscribe(server.id, (line) => write({ event: 'line', id: String(line.seq), data: line }), {
             afterSeq,

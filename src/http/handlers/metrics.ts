@@ -22,6 +22,7 @@ export function metricsHandlers(deps: { servers: ServersRepo; telemetry: Telemet
       const last = headers['last-event-id'];
       return {
         status: 200,
+        serverId: server.id,
         stream: (write) => {
           // Subscribe first, then replay: a sample taken in between is sent once (ids are unix seconds and only
           // grow, so skip repeats). Compared as numbers: a client's Last-Event-ID may be any digit string.
