@@ -59,6 +59,7 @@ export interface paths {
          * Rename a server or change its plan
          * @description Changes the fields given and leaves the others as they are. The plan can only change while the server
          *     is `stopped` or `crashed` (otherwise `409`), because a running game keeps the memory it started with.
+         *     A server that is being deleted takes no change (`409`).
          */
         patch: operations["updateServer"];
         trace?: never;

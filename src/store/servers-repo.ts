@@ -133,13 +133,15 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
 
     /**
      * Applies a rename and/or plan change. The state check and the write are one transaction, so a start that
-     * lands in between cannot run the game on a plan that changed under it.
+     * lands in between cannot run the game on a plan that changed under it. A server being deleted takes no
+     * change at all (invalid_state): `deleting` is terminal, and a 200 would promise a server that is going away.
      */
     update(userId: string, id: string, patch: { name?: string; plan?: string }): Server | undefined {
       return db
         .transaction(() => {
           const row = one.get(id, userId) as ServerRow | undefined;
           if (!row) return undefined;
+          if (row.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
           if (patch.plan !== undefined && patch.plan !== row.plan && !['stopped', 'crashed'].includes(row.state)) {
             throw new AppError(
               'invalid_state',

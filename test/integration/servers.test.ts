@@ -113,6 +113,23 @@ describe('servers', () => {
     expect((await t.http.get(`/v1/servers/${server.id}`).set(auth(alice))).body.plan).toBe('large');
   });
 
+  // A removal runs in the background and usually ends within milliseconds, so the test holds the server in
+  // `deleting` the way a service that died mid-removal leaves it: this app never boots, so nothing resumes it.
+  test.each([
+    ['a rename', { name: 'Creative' }],
+    ['a plan change', { plan: 'large' }],
+    ['both', { name: 'Creative', plan: 'large' }],
+  ])('%s of a server being deleted is 409 invalid_state and changes nothing', async (_name, patch) => {
+    await setup(['Survival'], { installed: true });
+    const id: string = (await t.http.get('/v1/servers?limit=1').set(auth(alice))).body.data[0].id;
+    t.db.prepare("UPDATE servers SET state = 'deleting', desired_state = 'stopped' WHERE id = ?").run(id);
+    const before = (await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body;
+    const res = await t.http.patch(`/v1/servers/${id}`).set(auth(alice)).send(patch);
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('invalid_state');
+    expect((await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body).toEqual(before);
+  });
+
   test('delete answers 202 deleting, then the server, its files and its port are gone', async () => {
     // A full port range, so the server created after the delete can only get the freed port.
     await setup(five, { installed: true });
