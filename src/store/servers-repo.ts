@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
@@ -79,16 +80,23 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
   const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
     WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
 
-  /** The lowest free port of the range, read inside the creating transaction; UNIQUE(port) backs it up. */
+  /**
+   * A free port of the range drawn uniformly at random, read inside the creating transaction; UNIQUE(port) backs
+   * it up. Not the lowest free one: sequential ports would tell every user how many servers this host holds
+   * (SECURITY.md, "Threats, defences and their tests"). Every free port can be drawn, so the range still fills.
+   */
   function freePort(): number {
     const [low, high] = pool.portRange;
-    let candidate = low;
-    for (const { port } of usedPorts.all(low, high) as { port: number }[]) {
-      if (port !== candidate) break;
-      candidate++;
-    }
-    if (candidate > high) {
+    const used = usedPorts.all(low, high) as { port: number }[];
+    const free = high - low + 1 - used.length;
+    if (free <= 0) {
       throw new AppError('capacity_exhausted', `Every game port from ${low} to ${high} is taken; delete a server or ask the operator for more.`);
+    }
+    // The n-th free port: walk the used ports (ascending) and step over each one at or below the candidate.
+    let candidate = low + crypto.randomInt(free);
+    for (const { port } of used) {
+      if (port > candidate) break;
+      candidate++;
     }
     return candidate;
   }
