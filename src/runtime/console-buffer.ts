@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { components } from '../../generated/v1';
+import { stripTerminalControls } from './console-text';
 
 /**
  * One console line as the API shows it (the spec's ConsoleLine). `seq` increases by one per line of this server
@@ -31,8 +32,12 @@ export class ConsoleBuffer {
     this.slots = new Array<ConsoleLine | undefined>(Math.max(0, Math.floor(capacity) || 0));
   }
 
+  /**
+   * Records one line. Its text is stored without terminal controls (console-text.ts), whoever produced it: an
+   * Environment may pass a game's escape sequences through, and the stored text reaches operators' terminals.
+   */
   push(stream: ConsoleStream, text: string): ConsoleLine {
-    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text };
+    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: stripTerminalControls(text) };
     this.store(line);
     this.appendToFile(line);
     for (const fn of this.listeners) {

@@ -164,3 +164,20 @@ describe('log file', () => {
     await expect(buf.close()).resolves.toBeUndefined();
   });
 });
+
+// The buffer is where every line passes (game output from any Environment, system lines, commands), so it is
+// where terminal controls are removed: the stored line reaches API clients and `tail -f logs/console.log`.
+test('lines are stored, streamed and written without terminal controls', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-console-'));
+  const file = path.join(dir, 'console.log');
+  const buf = new ConsoleBuffer(4, file, at);
+  const streamed: string[] = [];
+  buf.subscribe((l) => streamed.push(l.text));
+  const hostile = 'a\x1b]0;pwned\x07b\x1bP1$qm\x1b\\c\x1bcd\x07e\x9b31mf\x1b[0m';
+  expect(buf.push('stdout', hostile).text).toBe('abcdef');
+  await buf.close();
+  expect(buf.recent(1).map((l) => l.text)).toEqual(['abcdef']);
+  expect(streamed).toEqual(['abcdef']);
+  expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] abcdef\n`);
+  fs.rmSync(dir, { recursive: true });
+});

@@ -1,0 +1,31 @@
+// What a console line may contain once the service stores it (the ring buffer, logs/console.log) and shows it
+// (the API, the SSE stream): text, never something a terminal would act on, and never the host's folders.
+
+/**
+ * Every terminal control sequence and control character, per ECMA-48 (5th edition), in one pattern. Order
+ * matters: a whole sequence is removed before its introducer alone could be.
+ */
+const TERMINAL_CONTROLS = new RegExp(
+  [
+    // Control strings (ECMA-48 §5.6, §8.3.89): OSC, DCS, SOS, PM, APC, 7-bit (ESC ] …) or 8-bit (U+009D …), up to
+    // their terminator ST (ESC \ or U+009C) or BEL (xterm ends OSC with it too); unterminated, to the line's end.
+    String.raw`(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?`,
+    // Control sequences (§5.4): CSI (ESC [ or U+009B), parameter bytes, intermediate bytes, one final byte.
+    String.raw`(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]`,
+    // Other escape sequences (§5.3; ECMA-35 §13): ESC, intermediate bytes, one final byte (ESC c, ESC ( B, ESC 7).
+    String.raw`\x1b[\x20-\x2f]*[\x30-\x7e]`,
+    // Whatever is left: every C0 control but tab (a lone ESC, BEL, CR, backspace), DEL, every C1 control.
+    String.raw`[\x00-\x08\x0a-\x1f\x7f-\x9f]`,
+  ].join('|'),
+  'g',
+);
+
+/**
+ * The line without any terminal control: colours, cursor moves, window titles, device strings, resets and lone
+ * control characters are removed; tabs and every printable character stay. What is left contains no C0 control
+ * but tab, no DEL and no C1 control, so showing it (`tail -f logs/console.log`, a dashboard) cannot drive the
+ * viewer's terminal. Idempotent.
+ */
+export function stripTerminalControls(text: string): string {
+  return text.replace(TERMINAL_CONTROLS, '');
+}

@@ -1,0 +1,48 @@
+// A running game's console with the fake game fixture: what it stores of the game's output, and what it does
+// with the commands it is sent. Ports 28500-28519.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Runtime } from '../../src/runtime/runtime';
+import { createTestHost, insertServer, waitAction, waitFor, type TestHost } from './helpers';
+
+const BASE_PORT = 28500;
+let host: TestHost;
+let runtime: Runtime;
+let nextPort = BASE_PORT;
+
+/** Anything a terminal would act on: C0 controls but tab, DEL, C1 controls. */
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/; // eslint-disable-line no-control-regex
+
+// Every test gets its own database, data folder and runtime (docs/conventions.md "Tests").
+beforeEach(async () => {
+  host = createTestHost('console', { stopTimeoutMs: 3_000 });
+  runtime = host.newRuntime();
+  await runtime.start();
+});
+
+afterEach(async () => {
+  await runtime.close();
+  host.cleanup();
+  expect(host.errors).toEqual([]);
+});
+
+/** A fake game, installed and started; resolves once it is running. */
+async function running(): Promise<string> {
+  const id = insertServer(host.db, { software: 'fake-game', gameVersion: '1.0', port: nextPort++ });
+  await runtime.install(id);
+  const start = runtime.requestAction(id, 'usr_test', 'start');
+  expect(await waitAction(runtime, id, start.id)).toMatchObject({ status: 'succeeded' });
+  return id;
+}
+
+const consoleLog = (id: string) => fs.readFileSync(path.join(host.dataDir, 'servers', id, 'logs', 'console.log'), 'utf8');
+
+test("the game's terminal control sequences are neither stored nor written to logs/console.log", async () => {
+  const id = await running();
+  runtime.sendCommand(id, 'escapes');
+  const line = await waitFor('the printed line', () => runtime.console.recent(id, 20).find((l) => l.stream === 'stdout' && l.text.endsWith('e')));
+  expect(line.text).toBe('abcde');
+  for (const l of runtime.console.recent(id, 100)) expect(l.text).not.toMatch(CONTROL);
+  await waitFor('the log file', () => consoleLog(id).includes('abcde'));
+  expect(consoleLog(id).replace(/\n/g, '')).not.toMatch(CONTROL);
+});
