@@ -832,7 +832,8 @@ export interface components {
              */
             stream: "stdout" | "stderr" | "system" | "input";
             /**
-             * @description The line, without its line break or terminal colour codes.
+             * @description The line, without its line break, terminal escape sequences or control characters (tab excepted). The
+             *     server's own folder on the host shows as `.` and the host's data folder as `$DATA_DIR`.
              * @example Steve joined the game
              */
             text: string;

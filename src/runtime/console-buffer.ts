@@ -1,6 +1,7 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { components } from '../../generated/v1';
-import { stripTerminalControls } from './console-text';
+import { hostPathMasks, pathMasker, stripTerminalControls, type PathMask } from './console-text';
 
 /**
  * One console line as the API shows it (the spec's ConsoleLine). `seq` increases by one per line of this server
@@ -23,21 +24,27 @@ export class ConsoleBuffer {
   private readonly listeners = new Set<ConsoleListener>();
   private nextSeq = 1;
   private file: fs.WriteStream | null = null;
+  private readonly maskPaths: (text: string) => string;
 
+  /** `masks`: the host's folders that lines show replaced (console-text.ts hostPathMasks). */
   constructor(
     private readonly capacity: number,
     private readonly logFile: string | null,
     private readonly now: () => string,
+    masks: readonly PathMask[] = [],
   ) {
     this.slots = new Array<ConsoleLine | undefined>(Math.max(0, Math.floor(capacity) || 0));
+    this.maskPaths = pathMasker(masks);
   }
 
   /**
-   * Records one line. Its text is stored without terminal controls (console-text.ts), whoever produced it: an
-   * Environment may pass a game's escape sequences through, and the stored text reaches operators' terminals.
+   * Records one line. Its text is stored without terminal controls and with the masked folders replaced
+   * (console-text.ts), whoever produced it: an Environment may pass a game's escape sequences through, a system
+   * line may quote a path, and the stored text reaches API clients and operators' terminals.
    */
   push(stream: ConsoleStream, text: string): ConsoleLine {
-    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: stripTerminalControls(text) };
+    const clean = this.maskPaths(stripTerminalControls(text));
+    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean };
     this.store(line);
     this.appendToFile(line);
     for (const fn of this.listeners) {
@@ -128,4 +135,17 @@ export class ConsoleBuffer {
     });
     return file;
   }
+}
+
+/** How many lines a server's console holds (docs/architecture.md "Streams"). */
+const SERVER_CONSOLE_LINES = 1000;
+
+/**
+ * One server's console: the newest 1,000 lines, appended to `logs/console.log` in its folder, with its folder and
+ * DATA_DIR masked in every line (console-text.ts hostPathMasks).
+ */
+export function serverConsole(serverDir: string, dataDir: string, now: () => number): ConsoleBuffer {
+  const logFile = path.join(serverDir, 'logs', 'console.log');
+  const at = () => new Date(now()).toISOString();
+  return new ConsoleBuffer(SERVER_CONSOLE_LINES, logFile, at, hostPathMasks(serverDir, dataDir));
 }

@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
 // What a console line may contain once the service stores it (the ring buffer, logs/console.log) and shows it
 // (the API, the SSE stream): text, never something a terminal would act on, and never the host's folders.
 
@@ -28,4 +31,43 @@ const TERMINAL_CONTROLS = new RegExp(
  */
 export function stripTerminalControls(text: string): string {
   return text.replace(TERMINAL_CONTROLS, '');
+}
+
+/** An absolute folder of the host and what a console line shows in its place. */
+export type PathMask = readonly [folder: string, standIn: string];
+
+/**
+ * The masks for one server's console: its folder becomes `.` and DATA_DIR becomes `$DATA_DIR`, so a game that
+ * prints its working directory (or a stack trace through its world) shows users no folder of the host. Each
+ * also as its real path when DATA_DIR goes through a symlink, since a game's getcwd(3) resolves symlinks.
+ */
+export function hostPathMasks(serverDir: string, dataDir: string): PathMask[] {
+  const masks: PathMask[] = [
+    [serverDir, '.'],
+    [dataDir, '$DATA_DIR'],
+  ];
+  let real: string | null = null;
+  try {
+    real = fs.realpathSync(dataDir);
+  } catch {
+    // Not there yet: nothing can have printed its real path either.
+  }
+  if (real && real !== dataDir) masks.push([path.join(real, path.relative(dataDir, serverDir)), '.'], [real, '$DATA_DIR']);
+  return masks;
+}
+
+/**
+ * A function that replaces each masked folder wherever it stands as a whole path, not inside a longer name:
+ * `/srv/data` is masked in `/srv/data/x` and `in /srv/data.`, not in `/srv/database` or `/srv/data.old`. The
+ * longest folder is tried first, so a server's folder wins over the DATA_DIR that holds it. The root folder is
+ * never masked.
+ */
+export function pathMasker(masks: readonly PathMask[]): (text: string) => string {
+  const used = masks.filter(([folder]) => folder.length > 1).sort((a, b) => b[0].length - a[0].length);
+  if (used.length === 0) return (text) => text;
+  const standIns = new Map(used.map(([folder, standIn]) => [folder, standIn]));
+  const alternatives = used.map(([folder]) => folder.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // Not after a name character; not before one, nor before a dot that goes on with one (a full stop may follow).
+  const pattern = new RegExp(`(?<![\\w.-])(?:${alternatives.join('|')})(?![\\w-]|\\.[\\w.-])`, 'g');
+  return (text) => text.replace(pattern, (folder) => standIns.get(folder) ?? folder);
 }

@@ -46,3 +46,14 @@ test("the game's terminal control sequences are neither stored nor written to lo
   await waitFor('the log file', () => consoleLog(id).includes('abcde'));
   expect(consoleLog(id).replace(/\n/g, '')).not.toMatch(CONTROL);
 });
+
+test("the host's folders are masked: the server folder shows as `.`, DATA_DIR as `$DATA_DIR`", async () => {
+  const id = await running();
+  runtime.sendCommand(id, 'cwd');
+  await waitFor('the printed folders', () => runtime.console.recent(id, 20).find((l) => l.text.startsWith('data: ')));
+  const printed = runtime.console.recent(id, 20).filter((l) => l.stream === 'stdout').map((l) => l.text);
+  expect(printed).toEqual(expect.arrayContaining(['cwd: .', 'world: ./world', 'data: $DATA_DIR']));
+  for (const l of runtime.console.recent(id, 100)) expect(l.text).not.toContain(host.dir);
+  await waitFor('the log file', () => consoleLog(id).includes('data: $DATA_DIR'));
+  expect(consoleLog(id)).not.toContain(host.dir);
+});

@@ -1,4 +1,7 @@
-import { stripTerminalControls } from '../../src/runtime/console-text';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { hostPathMasks, pathMasker, stripTerminalControls } from '../../src/runtime/console-text';
 
 /** Anything a terminal would act on: C0 controls but tab, DEL, C1 controls. */
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/; // eslint-disable-line no-control-regex
@@ -46,6 +49,46 @@ describe('stripTerminalControls', () => {
         const got = stripTerminalControls(`a${intro}${String.fromCharCode(c)}b${intro}`);
         expect(got).not.toMatch(CONTROL);
       }
+    }
+  });
+});
+
+describe('pathMasker with a server folder inside DATA_DIR', () => {
+  const mask = pathMasker(hostPathMasks('/srv/gsh/data/servers/srv_a1', '/srv/gsh/data'));
+
+  // Each case: a line a game printed → the line as the console stores it.
+  test.each([
+    ['its working directory', 'cwd: /srv/gsh/data/servers/srv_a1', 'cwd: .'],
+    ['a file in its folder', "ENOENT: open '/srv/gsh/data/servers/srv_a1/world/level.dat'", "ENOENT: open './world/level.dat'"],
+    ['DATA_DIR itself', 'data in /srv/gsh/data.', 'data in $DATA_DIR.'],
+    ['another folder of DATA_DIR', 'at /srv/gsh/data/software/x.cjs:3', 'at $DATA_DIR/software/x.cjs:3'],
+    ['a longer server id is another folder', '/srv/gsh/data/servers/srv_a12/world', '$DATA_DIR/servers/srv_a12/world'],
+    ['a longer name is not the folder', '/srv/gsh/database, /srv/gsh/data-old, /srv/gsh/data.bak', '/srv/gsh/database, /srv/gsh/data-old, /srv/gsh/data.bak'],
+    ['a folder inside another path is not it', '/mnt/srv/gsh/data', '/mnt/srv/gsh/data'],
+    ['in a URL', 'file:///srv/gsh/data/servers/srv_a1/x', 'file://./x'],
+    ['several on one line', '/srv/gsh/data/servers/srv_a1 and /srv/gsh/data', '. and $DATA_DIR'],
+    ['no folder at all', 'Steve joined the game', 'Steve joined the game'],
+  ])('%s', (_name, given, want) => {
+    expect(mask(given)).toBe(want);
+  });
+
+  test('masks nothing when given nothing, or only the root folder', () => {
+    expect(pathMasker([])('/srv/x')).toBe('/srv/x');
+    expect(pathMasker([['/', '$DATA_DIR']])('/srv/x /')).toBe('/srv/x /');
+  });
+
+  test('a DATA_DIR reached through a symlink is masked by its real path too', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-mask-'));
+    try {
+      const real = path.join(dir, 'real');
+      fs.mkdirSync(path.join(real, 'servers', 'srv_b2'), { recursive: true });
+      const link = path.join(dir, 'link');
+      fs.symlinkSync(real, link);
+      const masked = pathMasker(hostPathMasks(path.join(link, 'servers', 'srv_b2'), link));
+      expect(masked(`cwd: ${path.join(real, 'servers', 'srv_b2')}`)).toBe('cwd: .');
+      expect(masked(`data: ${real} and ${link}`)).toBe('data: $DATA_DIR and $DATA_DIR');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 });
