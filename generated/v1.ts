@@ -846,7 +846,9 @@ export interface components {
         /** @description A console command. */
         ConsoleCommand: {
             /**
-             * @description One line, without the line break.
+             * @description One line of text, without the line break, and not only spaces. Control characters (U+0000–U+001F,
+             *     U+007F–U+009F, tab included), the line separators U+2028 and U+2029 and unpaired surrogates are
+             *     refused: a command is stored in the console, which operators read in terminals.
              * @example say Welcome!
              */
             command: string;

@@ -8,6 +8,7 @@ import type { Crash } from '../store/crashes-repo';
 import type { NewServer, Server } from '../store/servers-repo';
 import type { Store } from '../store';
 import type { ConsoleLine, ConsoleListener } from './console-buffer';
+import { isCommandLine } from './console-text';
 import { createCrashPolicy } from './crash-policy';
 import type { Environment } from './environment';
 import type { Players } from './probes';
@@ -235,8 +236,10 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     sendCommand(serverId, text) {
       const slot = supervisors.of(serverId);
       const game = slot.running('commands need it running');
-      if (/[\r\n]/.test(text) || text.trim() === '') {
-        throw new AppError('validation_failed', 'A command is one non-empty line.', [{ pointer: '/command', detail: 'must be one non-empty line' }]);
+      // The spec refuses these before a handler runs; checked again for the runtime's other callers.
+      if (!isCommandLine(text)) {
+        const detail = 'must be one non-empty line of text, without control characters';
+        throw new AppError('validation_failed', `A command ${detail}.`, [{ pointer: '/command', detail }]);
       }
       const line = slot.console.push('input', text);
       game.send(text);

@@ -57,3 +57,22 @@ test("the host's folders are masked: the server folder shows as `.`, DATA_DIR as
   await waitFor('the log file', () => consoleLog(id).includes('data: $DATA_DIR'));
   expect(consoleLog(id)).not.toContain(host.dir);
 });
+
+// The spec refuses these before any handler runs (test/integration/validation.test.ts); the runtime refuses them
+// too, for its other callers. Nothing reaches the game or the console.
+test.each([
+  ['ESC (an OSC title)', 'say \x1b]0;pwned\x07'],
+  ['BEL', 'say \x07'],
+  ['tab', 'say\ta'],
+  ['a line break', 'say a\nstop'],
+  ['DEL', 'say \x7f'],
+  ['C1 CSI', 'say \x9b31m'],
+  ['line separator', 'say a\u2028stop'],
+  ['an unpaired surrogate', 'say \ud800'],
+  ['only spaces', '   '],
+])('a command with %s is refused', async (_name, command) => {
+  const id = await running();
+  const before = runtime.console.recent(id, 100);
+  expect(() => runtime.sendCommand(id, command)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+  expect(runtime.console.recent(id, 100)).toEqual(before);
+});
