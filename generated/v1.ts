@@ -837,6 +837,13 @@ export interface components {
              * @example Steve joined the game
              */
             text: string;
+            /**
+             * @description Who sent an `input` line: the id of the API token it was sent with (`sendServerCommand`). `null` for
+             *     the game's output, the service's own lines, and commands the service sends itself (the stop command
+             *     of a stop action).
+             * @example tok_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            token_id: string | null;
         };
         /** @description Console lines, oldest first. */
         ConsoleLineList: {
@@ -1709,7 +1716,7 @@ export interface operations {
                     /**
                      * @example event: line
                      *     id: 42
-                     *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game"}
+                     *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
                      */
                     "text/event-stream": string;
                 };

@@ -40,11 +40,12 @@ export class ConsoleBuffer {
   /**
    * Records one line. Its text is stored without terminal controls and with the masked folders replaced
    * (console-text.ts), whoever produced it: an Environment may pass a game's escape sequences through, a system
-   * line may quote a path, and the stored text reaches API clients and operators' terminals.
+   * line may quote a path, and the stored text reaches API clients and operators' terminals. `tokenId`: the API
+   * token that sent an `input` line, recorded with it (and in the log file); null for every other line.
    */
-  push(stream: ConsoleStream, text: string): ConsoleLine {
+  push(stream: ConsoleStream, text: string, tokenId: string | null = null): ConsoleLine {
     const clean = this.maskPaths(stripTerminalControls(text));
-    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean };
+    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId };
     this.store(line);
     this.appendToFile(line);
     for (const fn of this.listeners) {
@@ -113,7 +114,8 @@ export class ConsoleBuffer {
   private appendToFile(line: ConsoleLine): void {
     if (!this.logFile) return;
     if (!this.file) this.file = this.openLogFile(this.logFile);
-    this.file?.write(`${line.at} [${line.stream}] ${line.text}\n`);
+    const source = line.token_id ? `${line.stream} ${line.token_id}` : line.stream;
+    this.file?.write(`${line.at} [${source}] ${line.text}\n`);
   }
 
   /**

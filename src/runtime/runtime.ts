@@ -17,10 +17,10 @@ import type { ServerSupervisor } from './server-supervisor';
 import type { SoftwareCatalog } from './software-catalog';
 import type { ServerState } from './states';
 import { createSupervisors } from './supervisors';
-import type { LiveServer, RuntimeConfig, RuntimeEvents } from './types';
+import type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents } from './types';
 
 export { runtimeConfigDefaults } from './types';
-export type { LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
+export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
 
 export interface RuntimeDeps {
   store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes'>;
@@ -74,8 +74,11 @@ export interface Runtime {
   crashes(serverId: string, limit?: number): Crash[];
   /** The observed state as the runtime holds it (also written to servers.state). */
   state(serverId: string): ServerState;
-  /** Writes one console line to the game; invalid_state unless it is running. Echoed as an `input` line. */
-  sendCommand(serverId: string, text: string): ConsoleLine;
+  /**
+   * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
+   * line of text. Echoed as an `input` line that records the sender's token.
+   */
+  sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine;
   /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */
   players(serverId: string): Promise<Players>;
   console: {
@@ -233,7 +236,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     listActions: (serverId, opts) => actions.page(serverId, opts),
     crashes: (serverId, limit = 20) => (supervisors.of(serverId), crashes.list(serverId, limit)),
     state: (serverId) => supervisors.of(serverId).state,
-    sendCommand(serverId, text) {
+    sendCommand(serverId, text, sender) {
       const slot = supervisors.of(serverId);
       const game = slot.running('commands need it running');
       // The spec refuses these before a handler runs; checked again for the runtime's other callers.
@@ -241,7 +244,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
         const detail = 'must be one non-empty line of text, without control characters';
         throw new AppError('validation_failed', `A command ${detail}.`, [{ pointer: '/command', detail }]);
       }
-      const line = slot.console.push('input', text);
+      const line = slot.console.push('input', text, sender.tokenId);
       game.send(text);
       return line;
     },

@@ -42,8 +42,9 @@ test('appends every line to the log file', async () => {
   const buf = new ConsoleBuffer(1, file, at);
   buf.push('stdout', 'first');
   buf.push('system', 'second');
+  expect(buf.push('input', 'say third', 'tok_abc').token_id).toBe('tok_abc');
   await buf.close();
-  expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] first\n${at()} [system] second\n`);
+  expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] first\n${at()} [system] second\n${at()} [input tok_abc] say third\n`);
   fs.rmSync(dir, { recursive: true });
 });
 

@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Runtime } from '../../src/runtime/runtime';
-import { createTestHost, insertServer, waitAction, waitFor, type TestHost } from './helpers';
+import { createTestHost, insertServer, sender, waitAction, waitFor, type TestHost } from './helpers';
 
 const BASE_PORT = 28500;
 let host: TestHost;
@@ -39,7 +39,7 @@ const consoleLog = (id: string) => fs.readFileSync(path.join(host.dataDir, 'serv
 
 test("the game's terminal control sequences are neither stored nor written to logs/console.log", async () => {
   const id = await running();
-  runtime.sendCommand(id, 'escapes');
+  runtime.sendCommand(id, 'escapes', sender);
   const line = await waitFor('the printed line', () => runtime.console.recent(id, 20).find((l) => l.stream === 'stdout' && l.text.endsWith('e')));
   expect(line.text).toBe('abcde');
   for (const l of runtime.console.recent(id, 100)) expect(l.text).not.toMatch(CONTROL);
@@ -49,7 +49,7 @@ test("the game's terminal control sequences are neither stored nor written to lo
 
 test("the host's folders are masked: the server folder shows as `.`, DATA_DIR as `$DATA_DIR`", async () => {
   const id = await running();
-  runtime.sendCommand(id, 'cwd');
+  runtime.sendCommand(id, 'cwd', sender);
   await waitFor('the printed folders', () => runtime.console.recent(id, 20).find((l) => l.text.startsWith('data: ')));
   const printed = runtime.console.recent(id, 20).filter((l) => l.stream === 'stdout').map((l) => l.text);
   expect(printed).toEqual(expect.arrayContaining(['cwd: .', 'world: ./world', 'data: $DATA_DIR']));
@@ -73,6 +73,17 @@ test.each([
 ])('a command with %s is refused', async (_name, command) => {
   const id = await running();
   const before = runtime.console.recent(id, 100);
-  expect(() => runtime.sendCommand(id, command)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+  expect(() => runtime.sendCommand(id, command, sender)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
   expect(runtime.console.recent(id, 100)).toEqual(before);
+});
+
+test("a command's line records the token that sent it; every other line records none", async () => {
+  const id = await running();
+  const line = runtime.sendCommand(id, 'hello there', sender);
+  expect(line).toMatchObject({ stream: 'input', text: 'hello there', token_id: sender.tokenId });
+  await waitFor('the echo', () => runtime.console.recent(id, 20).find((l) => l.text === 'echo: hello there'));
+  for (const l of runtime.console.recent(id, 100)) expect(l.token_id).toBe(l.seq === line.seq ? sender.tokenId : null);
+  await waitFor('the log file', () => consoleLog(id).includes('echo: hello there'));
+  expect(consoleLog(id)).toContain(`[input ${sender.tokenId}] hello there\n`);
+  expect(consoleLog(id)).toContain('[stdout] echo: hello there\n');
 });
