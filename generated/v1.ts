@@ -173,7 +173,14 @@ export interface paths {
         put?: never;
         /**
          * Send a console command
-         * @description Sends one line to the game's console, as an operator at the server's terminal would. The server must be `running` (otherwise `409`).
+         * @description Sends one line to the game's console, as an operator at the server's terminal would. The server must be
+         *     `running` (otherwise `409`). The console line records the id of the token that sent it.
+         *
+         *     The software's stop command (`stop` for flying-squid; in any case, with or without a leading `/` or
+         *     words after it) is taken as a `stop` action by the caller, exactly as if it had been posted to the
+         *     server's actions: desired state becomes `stopped`, the game is stopped cleanly (not recorded as a
+         *     crash, not restarted), and the action appears in the server's actions. Like an action it answers `409`
+         *     while another action is in progress, and `503` while the service shuts down.
          */
         post: operations["sendServerCommand"];
         delete?: never;
@@ -1688,6 +1695,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     streamServerConsole: {

@@ -14,7 +14,7 @@ import type { Environment } from './environment';
 import type { Players } from './probes';
 import { createReconciler } from './reconcile';
 import type { ServerSupervisor } from './server-supervisor';
-import type { SoftwareCatalog } from './software-catalog';
+import { isStopCommand, type SoftwareCatalog } from './software-catalog';
 import type { ServerState } from './states';
 import { createSupervisors } from './supervisors';
 import type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents } from './types';
@@ -76,7 +76,8 @@ export interface Runtime {
   state(serverId: string): ServerState;
   /**
    * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
-   * line of text. Echoed as an `input` line that records the sender's token.
+   * line of text. Echoed as an `input` line that records the sender's token. The software's stop command is a
+   * stop action by the sender instead (refused like one: action_conflict while another action is open).
    */
   sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine;
   /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */
@@ -243,6 +244,12 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       if (!isCommandLine(text)) {
         const detail = 'must be one non-empty line of text, without control characters';
         throw new AppError('validation_failed', `A command ${detail}.`, [{ pointer: '/command', detail }]);
+      }
+      if (isStopCommand(game.def, text)) {
+        // The game would exit on it as on a crash (and be restarted): it is this user's stop action instead, so
+        // desired state becomes `stopped` with the action and the exit is expected. The action sends the stop.
+        requestAction(serverId, sender.userId, 'stop'); // action_conflict while another action is open
+        return slot.console.push('input', text, sender.tokenId);
       }
       const line = slot.console.push('input', text, sender.tokenId);
       game.send(text);

@@ -46,3 +46,24 @@ test("a command's console line names the token it was sent with", async () => {
   });
   for (const l of lines) expect(l.token_id).toBe(l.seq === sent.body.seq ? tokenId : null);
 });
+
+// The issue as reported: four stops typed in the console were four crashes, and the crash loop cap then left the
+// server crashed. Each is a stop action by the caller now: stopped, desired stopped, no crash.
+test('stop typed in the console, four times over, stops the server like a stop action', async () => {
+  const id = await running();
+  for (let round = 1; round <= 4; round++) {
+    if (round > 1) {
+      expect((await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'start' })).status).toBe(202);
+      await until('running', async () => (await t.http.get(`/v1/servers/${id}`).set(auth())).body.state === 'running');
+    }
+    const sent = await t.http.post(`/v1/servers/${id}/console`).set(auth()).send({ command: 'stop' });
+    expect(sent.status).toBe(202);
+    expect(sent.body).toMatchObject({ stream: 'input', text: 'stop' });
+    await until('stopped', async () => (await t.http.get(`/v1/servers/${id}`).set(auth())).body.state === 'stopped', 20_000);
+    await t.runtime.idle();
+    expect((await t.http.get(`/v1/servers/${id}`).set(auth())).body).toMatchObject({ state: 'stopped', desired_state: 'stopped' });
+    expect((await t.http.get(`/v1/servers/${id}/crashes`).set(auth())).body.data).toEqual([]);
+    const [newest] = (await t.http.get(`/v1/servers/${id}/actions?limit=1`).set(auth())).body.data;
+    expect(newest).toMatchObject({ type: 'stop', status: 'succeeded', error: null });
+  }
+});

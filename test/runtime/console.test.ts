@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Runtime } from '../../src/runtime/runtime';
-import { createTestHost, insertServer, sender, waitAction, waitFor, type TestHost } from './helpers';
+import { createTestHost, insertServer, sender, waitAction, waitFor, waitState, type TestHost } from './helpers';
 
 const BASE_PORT = 28500;
 let host: TestHost;
@@ -86,4 +86,30 @@ test("a command's line records the token that sent it; every other line records 
   await waitFor('the log file', () => consoleLog(id).includes('echo: hello there'));
   expect(consoleLog(id)).toContain(`[input ${sender.tokenId}] hello there\n`);
   expect(consoleLog(id)).toContain('[stdout] echo: hello there\n');
+});
+
+// The game exits on its stop command whoever types it; typed in the console it used to be recorded as a crash
+// and restarted, until the crash loop cap left the server crashed. It is a stop action by the sender instead.
+test.each(['stop', 'STOP', '  stop  ', '/stop', 'stop now'])('%j typed in the console is a stop by that user: stopped, no crash, no restart', async (command) => {
+  const id = await running();
+  const seen: string[] = [];
+  runtime.on('state', (e) => e.serverId === id && seen.push(e.state));
+  const line = runtime.sendCommand(id, command, sender);
+  expect(line).toMatchObject({ stream: 'input', text: command, token_id: sender.tokenId });
+  await waitState(runtime, id, 'stopped', 10_000);
+  await runtime.idle();
+  expect(runtime.crashes(id)).toEqual([]);
+  expect(host.db.prepare('SELECT desired_state FROM servers WHERE id = ?').get(id)).toEqual({ desired_state: 'stopped' });
+  expect(runtime.listActions(id, { limit: 1 }).data[0]).toMatchObject({ type: 'stop', status: 'succeeded', error: null });
+  expect(seen).toEqual(['stopping', 'stopped']);
+});
+
+test('a typed stop while another action is in progress is refused and reaches neither the game nor the console', async () => {
+  const id = await running();
+  const restart = runtime.requestAction(id, 'usr_test', 'restart');
+  const before = runtime.console.recent(id, 100);
+  expect(() => runtime.sendCommand(id, 'stop', sender)).toThrow(expect.objectContaining({ code: 'action_conflict' }));
+  expect(runtime.console.recent(id, 100)).toEqual(before);
+  expect(await waitAction(runtime, id, restart.id)).toMatchObject({ status: 'succeeded' });
+  expect(runtime.state(id)).toBe('running');
 });
