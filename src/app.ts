@@ -16,7 +16,8 @@ import { bearerAuth, rejectUnauthorized } from './http/auth';
 import { createRateLimiter } from './http/rate-limit';
 import { fieldErrors } from './http/problem';
 import {
-  accessLog, captureResponses, checkPercentEncoding, errorHandler, jsonBody, requireJson, securityHeaders, type SentResponse,
+  accessLog, captureResponses, checkHost, checkPercentEncoding, errorHandler, jsonBody, requireJson, securityHeaders,
+  type SentResponse,
 } from './http/middleware';
 import { serveDocs } from './http/docs';
 import { mountDashboard } from './dashboard';
@@ -37,6 +38,8 @@ export interface AppConfig {
   trustProxy: boolean | number | string;
   /** Largest accepted request body (docs/conventions.md "Errors": 413 beyond it). */
   bodyLimitBytes: number;
+  /** The host names the service answers for (ALLOWED_HOSTS); empty: every host. */
+  allowedHosts: readonly string[];
 }
 
 export type { SentResponse } from './http/middleware';
@@ -86,9 +89,20 @@ export async function createApp(deps: AppDeps) {
   if (deps.onResponse) app.use(captureResponses(deps.onResponse));
   app.use(securityHeaders);
   app.use(accessLog(deps.log));
+  // Before the Host check: load balancers and orchestrators probe health by address, and it tells nothing.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // The limiter before the Host check, so every /v1 answer (a 421 too) carries the RateLimit headers the spec lists.
+  app.use(
+    '/v1',
+    createRateLimiter(tokens, {
+      limit: deps.config.rateLimitPerMinute,
+      windowMs: deps.config.rateLimitWindowMs,
+      store: deps.rateLimitStore,
+    }),
+  );
+  app.use(checkHost(deps.config.allowedHosts));
   serveDocs(app, deps.spec);
   mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log });
   app.get('/favicon.ico', (_req, res) => {
@@ -97,11 +111,6 @@ export async function createApp(deps: AppDeps) {
 
   app.use(
     '/v1',
-    createRateLimiter(tokens, {
-      limit: deps.config.rateLimitPerMinute,
-      windowMs: deps.config.rateLimitWindowMs,
-      store: deps.rateLimitStore,
-    }),
     requireJson,
     jsonBody(deps.config.bodyLimitBytes),
     async (req: Request, res: Response) => {

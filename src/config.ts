@@ -13,6 +13,8 @@ export interface Config {
   gamePortRange: [number, number];
   metricsIntervalMs: number;
   trustProxy: boolean | number | string;
+  /** The host names the service answers for, lowercase; empty: every host (RFC 9110 §15.5.20, 421 for others). */
+  allowedHosts: string[];
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
   /** Open event streams per user (docs/conventions.md "Real-time"). */
@@ -48,6 +50,17 @@ function trustProxy(raw: string | undefined): boolean | number | string {
   return /^\d+$/.test(raw) ? Number(raw) : raw;
 }
 
+/** Host names or IP literals (`[::1]` for IPv6), comma-separated; ports, paths and wildcards are refused. */
+function allowedHosts(raw: string | undefined): string[] {
+  const names = (raw ?? '').split(',').map((h) => h.trim().toLowerCase().replace(/\.$/, '')).filter((h) => h !== '');
+  for (const name of names) {
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9_]([a-z0-9_.-]*[a-z0-9_])?)$/.test(name)) {
+      throw new ConfigError(`ALLOWED_HOSTS must list host names or IP literals ("api.example.com,[::1]"), without ports; got "${name}".`);
+    }
+  }
+  return names;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
@@ -61,6 +74,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gamePortRange: portRange(env.GAME_PORT_RANGE),
     metricsIntervalMs: int(env, 'METRICS_INTERVAL_S', 5, 1, 3600) * 1000,
     trustProxy: trustProxy(env.TRUST_PROXY),
+    allowedHosts: allowedHosts(env.ALLOWED_HOSTS),
     bodyLimitBytes: 64 * 1024,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_S', 30, 1, 600) * 1000,
     streamsPerUser: int(env, 'STREAMS_PER_USER', 10, 1, 1000),

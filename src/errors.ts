@@ -28,6 +28,8 @@ export const errorRegistry = {
   idempotency_in_flight: { status: 409, title: 'A request with this Idempotency-Key is still in progress' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   unsupported_media_type: { status: 415, title: 'The request body must be application/json' },
+  // RFC 9110 §15.5.20: the request names a host this service does not answer for (ALLOWED_HOSTS).
+  misdirected_request: { status: 421, title: 'This service does not answer for that host' },
   unknown_plan: { status: 422, title: 'No such plan' },
   unknown_version: { status: 422, title: 'No such version' },
   idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request' },

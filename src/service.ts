@@ -60,6 +60,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       rateLimitWindowMs: config.rateLimitWindowMs,
       trustProxy: config.trustProxy,
       bodyLimitBytes: config.bodyLimitBytes,
+      allowedHosts: config.allowedHosts,
     },
     spec: loadSpec(),
     log,

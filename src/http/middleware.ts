@@ -125,3 +125,18 @@ function toAppError(err: unknown, log: Logger, path: string): AppError {
   log.error('unhandled error', { path, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
   return new AppError('internal_error', 'The service failed to handle this request. It has been logged.');
 }
+
+/**
+ * RFC 9110 §7.2 and §15.5.20: a request whose host (Host, or X-Forwarded-Host from a trusted proxy: Express's
+ * req.hostname) is not one of `allowed` is answered 421 `misdirected_request`, so a DNS name someone else points
+ * at this address (DNS rebinding) reaches nothing. Ports and a final dot are ignored. With no names, every host is
+ * served: the operator's choice (README "Configuration", SECURITY.md).
+ */
+export function checkHost(allowed: readonly string[]) {
+  const names = new Set(allowed);
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const host = req.hostname?.toLowerCase().replace(/\.$/, '');
+    if (names.size === 0 || (host !== undefined && names.has(host))) return next();
+    next(new AppError('misdirected_request', 'This service does not answer for the host this request names.'));
+  };
+}

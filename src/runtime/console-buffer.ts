@@ -1,5 +1,7 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { components } from '../../generated/v1';
+import { hostPathMasks, pathMasker, stripTerminalControls, type PathMask } from './console-text';
 
 /**
  * One console line as the API shows it (the spec's ConsoleLine). `seq` increases by one per line of this server
@@ -22,17 +24,28 @@ export class ConsoleBuffer {
   private readonly listeners = new Set<ConsoleListener>();
   private nextSeq = 1;
   private file: fs.WriteStream | null = null;
+  private readonly maskPaths: (text: string) => string;
 
+  /** `masks`: the host's folders that lines show replaced (console-text.ts hostPathMasks). */
   constructor(
     private readonly capacity: number,
     private readonly logFile: string | null,
     private readonly now: () => string,
+    masks: readonly PathMask[] = [],
   ) {
     this.slots = new Array<ConsoleLine | undefined>(Math.max(0, Math.floor(capacity) || 0));
+    this.maskPaths = pathMasker(masks);
   }
 
-  push(stream: ConsoleStream, text: string): ConsoleLine {
-    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text };
+  /**
+   * Records one line. Its text is stored without terminal controls and with the masked folders replaced
+   * (console-text.ts), whoever produced it: an Environment may pass a game's escape sequences through, a system
+   * line may quote a path, and the stored text reaches API clients and operators' terminals. `tokenId`: the API
+   * token that sent an `input` line, recorded with it (and in the log file); null for every other line.
+   */
+  push(stream: ConsoleStream, text: string, tokenId: string | null = null): ConsoleLine {
+    const clean = this.maskPaths(stripTerminalControls(text));
+    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId };
     this.store(line);
     this.appendToFile(line);
     for (const fn of this.listeners) {
@@ -101,7 +114,8 @@ export class ConsoleBuffer {
   private appendToFile(line: ConsoleLine): void {
     if (!this.logFile) return;
     if (!this.file) this.file = this.openLogFile(this.logFile);
-    this.file?.write(`${line.at} [${line.stream}] ${line.text}\n`);
+    const source = line.token_id ? `${line.stream} ${line.token_id}` : line.stream;
+    this.file?.write(`${line.at} [${source}] ${line.text}\n`);
   }
 
   /**
@@ -123,4 +137,17 @@ export class ConsoleBuffer {
     });
     return file;
   }
+}
+
+/** How many lines a server's console holds (docs/architecture.md "Streams"). */
+const SERVER_CONSOLE_LINES = 1000;
+
+/**
+ * One server's console: the newest 1,000 lines, appended to `logs/console.log` in its folder, with its folder and
+ * DATA_DIR masked in every line (console-text.ts hostPathMasks).
+ */
+export function serverConsole(serverDir: string, dataDir: string, now: () => number): ConsoleBuffer {
+  const logFile = path.join(serverDir, 'logs', 'console.log');
+  const at = () => new Date(now()).toISOString();
+  return new ConsoleBuffer(SERVER_CONSOLE_LINES, logFile, at, hostPathMasks(serverDir, dataDir));
 }

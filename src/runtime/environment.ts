@@ -54,7 +54,10 @@ export interface GameProcess {
   kill(): Promise<ExitInfo>;
   /** Resident set size in bytes from /proc, or null when it cannot be read (exited, not Linux). */
   rssBytes(): number | null;
-  /** Each console line (ANSI colours removed) as it is printed. Listeners added after output are not replayed. */
+  /**
+   * Each console line as it is printed, without its line break and terminal controls (console-text.ts), so a
+   * ready regex sees the text. Listeners added after output are not replayed.
+   */
   onLine(fn: (stream: OutputStream, text: string) => void): void;
   /** Each IPC message from the process (only when launched with ipc: true). */
   onMessage(fn: (msg: unknown) => void): void;

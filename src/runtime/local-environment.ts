@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { stripTerminalControls } from './console-text';
 import type { Environment, ExitInfo, GameProcess, LaunchSpec, LeftoverProcess, OutputStream } from './environment';
 
 export interface LocalEnvironmentOptions {
@@ -15,9 +16,6 @@ export interface LocalEnvironmentOptions {
 /** The marker a later service life looks for in /proc/<pid>/environ before killing a leftover. */
 export const SERVER_ID_ENV = 'GSH_SERVER_ID';
 
-// CSI sequences (colours, cursor moves) as games print them to a terminal; they are noise in a stored console.
-// eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 const CLOSE_GRACE_MS = 500;
 
 /**
@@ -178,16 +176,12 @@ function splitLines(stream: NodeJS.ReadableStream, onLine: (text: string) => voi
   stream.on('data', (chunk: string) => {
     const parts = (partial + chunk).split('\n');
     partial = parts.pop()!;
-    for (const p of parts) onLine(clean(p));
+    for (const p of parts) onLine(stripTerminalControls(p));
   });
   stream.on('end', () => {
-    if (partial) onLine(clean(partial));
+    if (partial) onLine(stripTerminalControls(partial));
     partial = '';
   });
-}
-
-function clean(line: string): string {
-  return line.replace(ANSI, '').replace(/\r/g, '');
 }
 
 /** VmRSS from /proc/<pid>/status (proc(5)), in bytes. */

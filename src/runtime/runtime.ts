@@ -8,18 +8,19 @@ import type { Crash } from '../store/crashes-repo';
 import type { NewServer, Server } from '../store/servers-repo';
 import type { Store } from '../store';
 import type { ConsoleLine, ConsoleListener } from './console-buffer';
+import { isCommandLine } from './console-text';
 import { createCrashPolicy } from './crash-policy';
 import type { Environment } from './environment';
 import type { Players } from './probes';
 import { createReconciler } from './reconcile';
 import type { ServerSupervisor } from './server-supervisor';
-import type { SoftwareCatalog } from './software-catalog';
+import { isStopCommand, type SoftwareCatalog } from './software-catalog';
 import type { ServerState } from './states';
 import { createSupervisors } from './supervisors';
-import type { LiveServer, RuntimeConfig, RuntimeEvents } from './types';
+import type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents } from './types';
 
 export { runtimeConfigDefaults } from './types';
-export type { LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
+export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
 
 export interface RuntimeDeps {
   store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes'>;
@@ -73,8 +74,12 @@ export interface Runtime {
   crashes(serverId: string, limit?: number): Crash[];
   /** The observed state as the runtime holds it (also written to servers.state). */
   state(serverId: string): ServerState;
-  /** Writes one console line to the game; invalid_state unless it is running. Echoed as an `input` line. */
-  sendCommand(serverId: string, text: string): ConsoleLine;
+  /**
+   * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
+   * line of text. Echoed as an `input` line that records the sender's token. The software's stop command is a
+   * stop action by the sender instead (refused like one: action_conflict while another action is open).
+   */
+  sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine;
   /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */
   players(serverId: string): Promise<Players>;
   console: {
@@ -232,13 +237,21 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     listActions: (serverId, opts) => actions.page(serverId, opts),
     crashes: (serverId, limit = 20) => (supervisors.of(serverId), crashes.list(serverId, limit)),
     state: (serverId) => supervisors.of(serverId).state,
-    sendCommand(serverId, text) {
+    sendCommand(serverId, text, sender) {
       const slot = supervisors.of(serverId);
       const game = slot.running('commands need it running');
-      if (/[\r\n]/.test(text) || text.trim() === '') {
-        throw new AppError('validation_failed', 'A command is one non-empty line.', [{ pointer: '/command', detail: 'must be one non-empty line' }]);
+      // The spec refuses these before a handler runs; checked again for the runtime's other callers.
+      if (!isCommandLine(text)) {
+        const detail = 'must be one non-empty line of text, without control characters';
+        throw new AppError('validation_failed', `A command ${detail}.`, [{ pointer: '/command', detail }]);
       }
-      const line = slot.console.push('input', text);
+      if (isStopCommand(game.def, text)) {
+        // The game would exit on it as on a crash (and be restarted): it is this user's stop action instead, so
+        // desired state becomes `stopped` with the action and the exit is expected. The action sends the stop.
+        requestAction(serverId, sender.userId, 'stop'); // action_conflict while another action is open
+        return slot.console.push('input', text, sender.tokenId);
+      }
+      const line = slot.console.push('input', text, sender.tokenId);
       game.send(text);
       return line;
     },

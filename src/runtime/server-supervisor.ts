@@ -6,7 +6,7 @@ import type { Failure } from '../store/actions-repo';
 import type { CrashReason } from '../store/crashes-repo';
 import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
-import { ConsoleBuffer } from './console-buffer';
+import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo } from './environment';
 import { describeExit, Game, installFiles, launchSpec, planLaunch, type LaunchPlan } from './game';
@@ -28,7 +28,6 @@ export interface SupervisorDeps {
   emitState: (e: StateChange) => void;
 }
 
-const CONSOLE_LINES = 1000;
 const CRASH_LINES = 20;
 
 /**
@@ -58,9 +57,7 @@ export class ServerSupervisor {
   ) {
     this.current = initial;
     this.dir = path.join(deps.config.dataDir, 'servers', id);
-    this.console = new ConsoleBuffer(CONSOLE_LINES, path.join(this.dir, 'logs', 'console.log'), () =>
-      new Date(deps.now()).toISOString(),
-    );
+    this.console = serverConsole(this.dir, deps.config.dataDir, deps.now);
   }
 
   get state(): ServerState {

@@ -181,6 +181,19 @@ export function renderCommand(def: SoftwareDefinition, values: Omit<Record<Place
   return def.command.map((part) => part.replace(/\{(\w+)\}/g, (_, name: string) => all[name]));
 }
 
+/**
+ * True when a console command would make the game stop: the definition's stop command, compared the generous
+ * way games read their console (case, spaces and a leading `/` aside; flying-squid also stops on `stop` followed
+ * by anything). Generous on purpose: a command taken for a stop is a clean stop action, while a stop the service
+ * missed makes the game exit unasked, which is recorded as a crash and restarted.
+ */
+export function isStopCommand(def: SoftwareDefinition, command: string): boolean {
+  const normal = (text: string) => text.trim().replace(/^\//, '').replace(/\s+/g, ' ').toLowerCase();
+  const stop = normal(def.stopCommand);
+  const typed = normal(command);
+  return typed === stop || typed.startsWith(`${stop} `);
+}
+
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

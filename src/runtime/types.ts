@@ -48,3 +48,9 @@ export interface RuntimeEvents {
   state: StateChange;
   removed: { serverId: string };
 }
+
+/** Who sends a console command: the user it acts for, and the API token it came with (null without one). */
+export interface CommandSender {
+  userId: string;
+  tokenId: string | null;
+}

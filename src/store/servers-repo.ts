@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
@@ -82,16 +83,23 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
   const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
     WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
 
-  /** The lowest free port of the range, read inside the creating transaction; UNIQUE(port) backs it up. */
+  /**
+   * A free port of the range drawn uniformly at random, read inside the creating transaction; UNIQUE(port) backs
+   * it up. Not the lowest free one: sequential ports would tell every user how many servers this host holds
+   * (SECURITY.md, "Threats, defences and their tests"). Every free port can be drawn, so the range still fills.
+   */
   function freePort(): number {
     const [low, high] = pool.portRange;
-    let candidate = low;
-    for (const { port } of usedPorts.all(low, high) as { port: number }[]) {
-      if (port !== candidate) break;
-      candidate++;
-    }
-    if (candidate > high) {
+    const used = usedPorts.all(low, high) as { port: number }[];
+    const free = high - low + 1 - used.length;
+    if (free <= 0) {
       throw new AppError('capacity_exhausted', `Every game port from ${low} to ${high} is taken; delete a server or ask the operator for more.`);
+    }
+    // The n-th free port: walk the used ports (ascending) and step over each one at or below the candidate.
+    let candidate = low + crypto.randomInt(free);
+    for (const { port } of used) {
+      if (port > candidate) break;
+      candidate++;
     }
     return candidate;
   }
@@ -136,13 +144,15 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
 
     /**
      * Applies a rename and/or plan change. The state check and the write are one transaction, so a start that
-     * lands in between cannot run the game on a plan that changed under it.
+     * lands in between cannot run the game on a plan that changed under it. A server being deleted takes no
+     * change at all (invalid_state): `deleting` is terminal, and a 200 would promise a server that is going away.
      */
     update(userId: string, id: string, patch: { name?: string; plan?: string }): Server | undefined {
       return db
         .transaction(() => {
           const row = one.get(id, userId) as ServerRow | undefined;
           if (!row) return undefined;
+          if (row.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
           if (patch.plan !== undefined && patch.plan !== row.plan && !['stopped', 'crashed'].includes(row.state)) {
             throw new AppError(
               'invalid_state',

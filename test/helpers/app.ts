@@ -28,6 +28,8 @@ export interface TestAppOptions extends BuildOptions {
   env?: Record<string, string>;
   /** Boot the runtime and sampler (reconcile loop, timers). Off by default: most tests need only the API. */
   boot?: boolean;
+  /** A folder of software definitions (and their launchers) to install as the operator's, in DATA_DIR/software. */
+  software?: string;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
     GAME_PORT_RANGE: `${base}-${base + 99}`,
     ...options.env,
   });
+  if (options.software) fs.cpSync(options.software, path.join(config.dataDir, 'software'), { recursive: true });
   const check = await createContractChecker();
   const contractFailures: string[] = [];
   const service = await buildService(config, process.env.DEBUG_LOG ? createLogger() : silentLogger, {

@@ -54,17 +54,18 @@ describe('servers', () => {
       game_version: '1.20',
       state: 'installing',
       desired_state: 'stopped',
-      address: { host: '127.0.0.1', port: 41000 },
+      address: { host: '127.0.0.1', port: expect.any(Number) },
     });
+    expect(res.body.address.port).toBeGreaterThanOrEqual(41000);
+    expect(res.body.address.port).toBeLessThanOrEqual(41004);
     const got = await t.http.get(res.headers.location).set(auth(alice));
     expect(got.body).toEqual(res.body);
   });
 
-  test('each server gets its own port, and running out is a clear 503', async () => {
-    await setup(['Survival']);
+  test('each server gets its own port until the range is full, and running out is a clear 503', async () => {
     const ports = [];
-    for (let i = 0; i < 4; i++) ports.push((await create(alice, `s${i}`)).body.address.port);
-    expect(ports).toEqual([41001, 41002, 41003, 41004]);
+    for (const name of five) ports.push((await create(alice, name)).body.address.port);
+    expect([...ports].sort((a, b) => a - b)).toEqual([41000, 41001, 41002, 41003, 41004]);
     const full = await create(alice, 'one too many');
     expect(full.status).toBe(503);
     expect(full.body.code).toBe('capacity_exhausted');
@@ -113,6 +114,23 @@ describe('servers', () => {
     expect((await t.http.get(`/v1/servers/${server.id}`).set(auth(alice))).body.plan).toBe('large');
   });
 
+  // A removal runs in the background and usually ends within milliseconds, so the test holds the server in
+  // `deleting` the way a service that died mid-removal leaves it: this app never boots, so nothing resumes it.
+  test.each([
+    ['a rename', { name: 'Creative' }],
+    ['a plan change', { plan: 'large' }],
+    ['both', { name: 'Creative', plan: 'large' }],
+  ])('%s of a server being deleted is 409 invalid_state and changes nothing', async (_name, patch) => {
+    await setup(['Survival'], { installed: true });
+    const id: string = (await t.http.get('/v1/servers?limit=1').set(auth(alice))).body.data[0].id;
+    t.db.prepare("UPDATE servers SET state = 'deleting', desired_state = 'stopped' WHERE id = ?").run(id);
+    const before = (await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body;
+    const res = await t.http.patch(`/v1/servers/${id}`).set(auth(alice)).send(patch);
+    expect(res.status).toBe(409);
+    expect(res.body.code).toBe('invalid_state');
+    expect((await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body).toEqual(before);
+  });
+
   test('delete answers 202 deleting, then the server, its files and its port are gone', async () => {
     // A full port range, so the server created after the delete can only get the freed port.
     await setup(five, { installed: true });
@@ -126,6 +144,25 @@ describe('servers', () => {
     const again = await create(alice, 'reuses the port');
     expect(again.status).toBe(201);
     expect(again.body.address.port).toBe(victim.address.port);
+  });
+});
+
+describe('port allocation', () => {
+  beforeEach(async () => {
+    t = await createTestApp({ env: { GAME_PORT_RANGE: '41100-41199' } });
+    alice = t.token('alice@example.com');
+  });
+  afterEach(closeApp);
+
+  // Lowest-first ports would tell each user how many servers the host holds (SECURITY.md). Drawn at random, 20
+  // ports out of 100 come out ascending with probability 1/20!, and are the lowest 20 with 1/C(100,20).
+  test('ports are drawn at random from the range, not handed out lowest first', async () => {
+    const ports: number[] = [];
+    for (let i = 0; i < 20; i++) ports.push((await create(alice, `s${i}`)).body.address.port);
+    expect(new Set(ports).size).toBe(20);
+    for (const port of ports) expect(port >= 41100 && port <= 41199).toBe(true);
+    expect(ports).not.toEqual([...ports].sort((a, b) => a - b));
+    expect([...ports].sort((a, b) => a - b)).not.toEqual(Array.from({ length: 20 }, (_, i) => 41100 + i));
   });
 });
 

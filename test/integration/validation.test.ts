@@ -47,6 +47,19 @@ const cases: Array<[string, { method?: 'post' | 'get' | 'patch'; path?: string; 
   ['empty patch', { method: 'patch', path: '/v1/servers/srv_abc', body: {}, want: { status: 400, code: 'validation_failed', pointer: '/body' } }],
   ['unknown route', { method: 'get', path: '/v1/nothing', want: { status: 404, code: 'not_found' } }],
   ['malformed percent-encoding in the path', { method: 'get', path: '/v1/servers/srv_%E0%A4%A', want: { status: 400, code: 'validation_failed', pointer: '/path' } }],
+  // A console command is one line of text: any control character could drive a terminal that shows the console.
+  ...([
+    ['ESC (an OSC title)', '\u001b]0;pwned\u0007'],
+    ['BEL', 'say \u0007'],
+    ['NUL', 'say a\u0000b'],
+    ['tab', 'say\ta'],
+    ['DEL', 'say \u007f'],
+    ['C1 CSI', 'say \u009b31m'],
+    ['line separator', 'say a\u2028stop'],
+  ] as const).map(([what, command]): (typeof cases)[number] => [
+    `command with ${what}`,
+    { path: '/v1/servers/srv_abc/console', body: { command }, want: { status: 400, code: 'validation_failed', pointer: '/body/command' } },
+  ]),
   ['name with an unpaired surrogate', { raw: '{"name":"a\\ud800b","plan":"small","version":"flying-squid-1.20"}', want: { status: 400, code: 'validation_failed', pointer: '/body/name' } }],
 ];
 

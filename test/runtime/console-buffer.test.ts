@@ -42,8 +42,9 @@ test('appends every line to the log file', async () => {
   const buf = new ConsoleBuffer(1, file, at);
   buf.push('stdout', 'first');
   buf.push('system', 'second');
+  expect(buf.push('input', 'say third', 'tok_abc').token_id).toBe('tok_abc');
   await buf.close();
-  expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] first\n${at()} [system] second\n`);
+  expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] first\n${at()} [system] second\n${at()} [input tok_abc] say third\n`);
   fs.rmSync(dir, { recursive: true });
 });
 
@@ -163,4 +164,21 @@ describe('log file', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe(texts.map((t) => `${at()} [stdout] ${t}\n`).join(''));
     await expect(buf.close()).resolves.toBeUndefined();
   });
+});
+
+// The buffer is where every line passes (game output from any Environment, system lines, commands), so it is
+// where terminal controls are removed: the stored line reaches API clients and `tail -f logs/console.log`.
+test('lines are stored, streamed and written without terminal controls', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-console-'));
+  const file = path.join(dir, 'console.log');
+  const buf = new ConsoleBuffer(4, file, at);
+  const streamed: string[] = [];
+  buf.subscribe((l) => streamed.push(l.text));
+  const hostile = 'a\x1b]0;pwned\x07b\x1bP1$qm\x1b\\c\x1bcd\x07e\x9b31mf\x1b[0m';
+  expect(buf.push('stdout', hostile).text).toBe('abcdef');
+  await buf.close();
+  expect(buf.recent(1).map((l) => l.text)).toEqual(['abcdef']);
+  expect(streamed).toEqual(['abcdef']);
+  expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] abcdef\n`);
+  fs.rmSync(dir, { recursive: true });
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import mineflayer from 'mineflayer';
 import { pingPlayers } from '../../src/runtime/probes';
 import type { Runtime } from '../../src/runtime/runtime';
-import { createTestHost, insertServer, isPidAlive, waitAction, waitFor, waitState, type TestHost } from './helpers';
+import { createTestHost, insertServer, isPidAlive, sender, waitAction, waitFor, waitState, type TestHost } from './helpers';
 
 const BASE_PORT = 26100;
 const GAME_VERSION = '1.20.5';
@@ -72,7 +72,7 @@ test('a console command round-trips through the game', async () => {
   const before = runtime.console.recent(a, 1000).at(-1)?.seq ?? 0;
   const seen: string[] = [];
   const unsubscribe = runtime.console.subscribe(a, (line) => seen.push(line.text), { afterSeq: before });
-  runtime.sendCommand(a, 'ping 4'); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
+  runtime.sendCommand(a, 'ping 4', sender); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
   await waitFor('pong', () => seen.some((t) => t.includes('pong [5]!')));
   unsubscribe();
   const log = fs.readFileSync(path.join(host.dataDir, 'servers', a, 'logs', 'console.log'), 'utf8');

@@ -76,6 +76,9 @@ export function makeRuntime(db: Db, config: RuntimeConfig, errors: string[] = []
   });
 }
 
+/** Who sends console commands in runtime tests: the test user, with a token id as the API would pass it. */
+export const sender = { userId: 'usr_test', tokenId: 'tok_runtimetest1' };
+
 let serial = 0;
 
 /** Inserts a servers row the way the lead's repository does: state installing, host and port set. */

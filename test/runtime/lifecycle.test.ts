@@ -6,7 +6,7 @@ import path from 'node:path';
 import { AppError } from '../../src/errors';
 import type { Runtime } from '../../src/runtime/runtime';
 import type { StateChange } from '../../src/runtime/runtime';
-import { createTestHost, insertServer, isPidAlive, waitAction, waitFor, waitState, type TestHost } from './helpers';
+import { createTestHost, insertServer, isPidAlive, sender, waitAction, waitFor, waitState, type TestHost } from './helpers';
 
 const BASE_PORT = 26200;
 let host: TestHost;
@@ -51,14 +51,14 @@ test('start → running on the ready line; commands round-trip; stop; stop again
   runtime.on('state', (e) => e.serverId === id && seen.push(e));
   expect(await act(id, 'start')).toMatchObject({ status: 'succeeded', error: null });
   expect(runtime.state(id)).toBe('running');
-  runtime.sendCommand(id, 'hello there');
+  runtime.sendCommand(id, 'hello there', sender);
   await waitFor('echo', () => runtime.console.recent(id, 50).find((l) => l.stream === 'stdout' && l.text === 'echo: hello there'));
   expect(runtime.console.recent(id, 50).some((l) => l.stream === 'input' && l.text === 'hello there')).toBe(true);
   expect(await act(id, 'stop')).toMatchObject({ status: 'succeeded' });
   expect(runtime.state(id)).toBe('stopped');
   expect(seen.map((e) => e.state)).toEqual(['starting', 'running', 'stopping', 'stopped']);
   expect(await act(id, 'stop')).toMatchObject({ status: 'succeeded' });
-  expect(() => runtime.sendCommand(id, 'hello')).toThrow(expect.objectContaining({ code: 'invalid_state' }));
+  expect(() => runtime.sendCommand(id, 'hello', sender)).toThrow(expect.objectContaining({ code: 'invalid_state' }));
   const log = fs.readFileSync(path.join(host.dataDir, 'servers', id, 'logs', 'console.log'), 'utf8');
   expect(log).toContain('echo: hello there');
   expect(host.db.prepare('SELECT desired_state FROM servers WHERE id = ?').get(id)).toEqual({ desired_state: 'stopped' });
@@ -137,7 +137,7 @@ test('a port taken by someone else fails the start clearly', async () => {
 test('a graceful stop that is ignored ends in SIGKILL after stopTimeoutMs', async () => {
   const id = await installed();
   await act(id, 'start');
-  runtime.sendCommand(id, 'ignore-stop'); // the fake game stops reading its console
+  runtime.sendCommand(id, 'ignore-stop', sender); // the fake game stops reading its console
   expect(await act(id, 'stop')).toMatchObject({ status: 'succeeded' });
   expect(runtime.console.recent(id, 20).some((l) => /did not stop within 1500 ms; killed/.test(l.text))).toBe(true);
 });

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { packageRoot } from '../../src/paths';
 import {
-  createCatalog, loadSoftwareCatalog, parseSoftwareDefinition, renderCommand,
+  createCatalog, isStopCommand, loadSoftwareCatalog, parseSoftwareDefinition, renderCommand,
 } from '../../src/runtime/software-catalog';
 import { fixtureSoftwareDir } from './helpers';
 
@@ -91,4 +91,23 @@ test('an operator file with a built-in id replaces the built-in one', () => {
 
 test('packageRoot is the folder holding package.json', () => {
   expect(packageRoot()).toBe(path.resolve(__dirname, '..', '..'));
+});
+
+// A stop typed in a console is taken as a stop action (runtime.sendCommand). The match is generous, because a
+// game that exits on a command the service did not recognise is recorded as a crash and restarted.
+describe('isStopCommand', () => {
+  const def = (stop_command: string) => parseSoftwareDefinition({ ...valid, stop_command }, 'x.json');
+  test.each([
+    ['the stop command', 'stop', 'stop', true],
+    ['in capitals', 'stop', 'STOP', true],
+    ['with spaces around it', 'stop', '  stop  ', true],
+    ['with a leading slash', 'stop', '/stop', true],
+    ['with arguments (flying-squid reads the first word)', 'stop', 'stop now please', true],
+    ['a multi-word stop command, spaced differently', 'server  shutdown', 'Server shutdown', true],
+    ['another command', 'stop', 'say stop', false],
+    ['a longer word', 'stop', 'stopsound', false],
+    ['only the first word of a multi-word stop command', 'server shutdown', 'server', false],
+  ])('%s', (_name, stopCommand, typed, want) => {
+    expect(isStopCommand(def(stopCommand), typed)).toBe(want);
+  });
 });

@@ -15,8 +15,8 @@ export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime }
 
     sendServerCommand: ({ principal, path, body }) => {
       const server = ownedServer(servers, principal, path.server_id);
-      // The answer is the command as the console recorded it (an `input` line).
-      return { status: 202, body: runtime.sendCommand(server.id, body.command) };
+      // The answer is the command as the console recorded it: an `input` line with the caller's token id.
+      return { status: 202, body: runtime.sendCommand(server.id, body.command, principal) };
     },
 
     streamServerConsole: ({ principal, path, headers }) => {
