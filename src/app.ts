@@ -169,8 +169,9 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
   });
   for (const [operationId, handler] of Object.entries(handlers)) {
     api.register(operationId, async (c: Context, req: Request, res: Response) => {
+      const { principal } = c.security.bearerAuth as { principal: Principal };
       const reply = await (handler as (call: unknown) => unknown)({
-        principal: (c.security.bearerAuth as { principal: unknown }).principal,
+        principal,
         path: c.request.params,
         query: c.request.query,
         body: c.request.requestBody,
@@ -178,11 +179,9 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
         context: c,
       });
       if (reply && typeof reply === 'object' && 'stream' in reply) {
-        const { userId, tokenId } = (c.security.bearerAuth as { principal: Principal }).principal;
         const stream = reply as StreamReply;
-        deps.streams.serve(req, res, stream, { userId, tokenId, serverId: stream.serverId });
-      }
-      else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });
+        deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId });
+      } else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });
     });
   }
   await api.init();
