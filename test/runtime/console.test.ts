@@ -2,60 +2,46 @@
 // with the commands it is sent. Ports 28500-28519.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Runtime } from '../../src/runtime/runtime';
-import { createTestHost, insertServer, sender, waitAction, waitFor, waitState, type TestHost } from './helpers';
+import { hostPerTest, insertServer, sender, waitAction, waitFor, waitState } from './helpers';
 
 const BASE_PORT = 28500;
-let host: TestHost;
-let runtime: Runtime;
 let nextPort = BASE_PORT;
 
 /** Anything a terminal would act on: C0 controls but tab, DEL, C1 controls. */
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/; // eslint-disable-line no-control-regex
 
-// Every test gets its own database, data folder and runtime (docs/conventions.md "Tests").
-beforeEach(async () => {
-  host = createTestHost('console', { stopTimeoutMs: 3_000 });
-  runtime = host.newRuntime();
-  await runtime.start();
-});
-
-afterEach(async () => {
-  await runtime.close();
-  host.cleanup();
-  expect(host.errors).toEqual([]);
-});
+const t = hostPerTest('console', { stopTimeoutMs: 3_000 });
 
 /** A fake game, installed and started; resolves once it is running. */
 async function running(): Promise<string> {
-  const id = insertServer(host.db, { software: 'fake-game', gameVersion: '1.0', port: nextPort++ });
-  await runtime.install(id);
-  const start = runtime.requestAction(id, 'usr_test', 'start');
-  expect(await waitAction(runtime, id, start.id)).toMatchObject({ status: 'succeeded' });
+  const id = insertServer(t.host.db, { software: 'fake-game', gameVersion: '1.0', port: nextPort++ });
+  await t.runtime.install(id);
+  const start = t.runtime.requestAction(id, 'usr_test', 'start');
+  expect(await waitAction(t.runtime, id, start.id)).toMatchObject({ status: 'succeeded' });
   return id;
 }
 
-const consoleLog = (id: string) => fs.readFileSync(path.join(host.dataDir, 'servers', id, 'logs', 'console.log'), 'utf8');
+const consoleLog = (id: string) => fs.readFileSync(path.join(t.host.dataDir, 'servers', id, 'logs', 'console.log'), 'utf8');
 
 test("the game's terminal control sequences are neither stored nor written to logs/console.log", async () => {
   const id = await running();
-  runtime.sendCommand(id, 'escapes', sender);
-  const line = await waitFor('the printed line', () => runtime.console.recent(id, 20).find((l) => l.stream === 'stdout' && l.text.endsWith('e')));
+  t.runtime.sendCommand(id, 'escapes', sender);
+  const line = await waitFor('the printed line', () => t.runtime.console.recent(id, 20).find((l) => l.stream === 'stdout' && l.text.endsWith('e')));
   expect(line.text).toBe('abcde');
-  for (const l of runtime.console.recent(id, 100)) expect(l.text).not.toMatch(CONTROL);
+  for (const l of t.runtime.console.recent(id, 100)) expect(l.text).not.toMatch(CONTROL);
   await waitFor('the log file', () => consoleLog(id).includes('abcde'));
   expect(consoleLog(id).replace(/\n/g, '')).not.toMatch(CONTROL);
 });
 
 test("the host's folders are masked: the server folder shows as `.`, DATA_DIR as `$DATA_DIR`", async () => {
   const id = await running();
-  runtime.sendCommand(id, 'cwd', sender);
-  await waitFor('the printed folders', () => runtime.console.recent(id, 20).find((l) => l.text.startsWith('data: ')));
-  const printed = runtime.console.recent(id, 20).filter((l) => l.stream === 'stdout').map((l) => l.text);
+  t.runtime.sendCommand(id, 'cwd', sender);
+  await waitFor('the printed folders', () => t.runtime.console.recent(id, 20).find((l) => l.text.startsWith('data: ')));
+  const printed = t.runtime.console.recent(id, 20).filter((l) => l.stream === 'stdout').map((l) => l.text);
   expect(printed).toEqual(expect.arrayContaining(['cwd: .', 'world: ./world', 'data: $DATA_DIR']));
-  for (const l of runtime.console.recent(id, 100)) expect(l.text).not.toContain(host.dir);
+  for (const l of t.runtime.console.recent(id, 100)) expect(l.text).not.toContain(t.host.dir);
   await waitFor('the log file', () => consoleLog(id).includes('data: $DATA_DIR'));
-  expect(consoleLog(id)).not.toContain(host.dir);
+  expect(consoleLog(id)).not.toContain(t.host.dir);
 });
 
 // The spec refuses these before any handler runs (test/integration/validation.test.ts); the runtime refuses them
@@ -72,17 +58,17 @@ test.each([
   ['only spaces', '   '],
 ])('a command with %s is refused', async (_name, command) => {
   const id = await running();
-  const before = runtime.console.recent(id, 100);
-  expect(() => runtime.sendCommand(id, command, sender)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
-  expect(runtime.console.recent(id, 100)).toEqual(before);
+  const before = t.runtime.console.recent(id, 100);
+  expect(() => t.runtime.sendCommand(id, command, sender)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+  expect(t.runtime.console.recent(id, 100)).toEqual(before);
 });
 
 test("a command's line records the token that sent it; every other line records none", async () => {
   const id = await running();
-  const line = runtime.sendCommand(id, 'hello there', sender);
+  const line = t.runtime.sendCommand(id, 'hello there', sender);
   expect(line).toMatchObject({ stream: 'input', text: 'hello there', token_id: sender.tokenId });
-  await waitFor('the echo', () => runtime.console.recent(id, 20).find((l) => l.text === 'echo: hello there'));
-  for (const l of runtime.console.recent(id, 100)) expect(l.token_id).toBe(l.seq === line.seq ? sender.tokenId : null);
+  await waitFor('the echo', () => t.runtime.console.recent(id, 20).find((l) => l.text === 'echo: hello there'));
+  for (const l of t.runtime.console.recent(id, 100)) expect(l.token_id).toBe(l.seq === line.seq ? sender.tokenId : null);
   await waitFor('the log file', () => consoleLog(id).includes('echo: hello there'));
   expect(consoleLog(id)).toContain(`[input ${sender.tokenId}] hello there\n`);
   expect(consoleLog(id)).toContain('[stdout] echo: hello there\n');
@@ -93,23 +79,23 @@ test("a command's line records the token that sent it; every other line records 
 test.each(['stop', 'STOP', '  stop  ', '/stop', 'stop now'])('%j typed in the console is a stop by that user: stopped, no crash, no restart', async (command) => {
   const id = await running();
   const seen: string[] = [];
-  runtime.on('state', (e) => e.serverId === id && seen.push(e.state));
-  const line = runtime.sendCommand(id, command, sender);
+  t.runtime.on('state', (e) => e.serverId === id && seen.push(e.state));
+  const line = t.runtime.sendCommand(id, command, sender);
   expect(line).toMatchObject({ stream: 'input', text: command, token_id: sender.tokenId });
-  await waitState(runtime, id, 'stopped', 10_000);
-  await runtime.idle();
-  expect(runtime.crashes(id)).toEqual([]);
-  expect(host.db.prepare('SELECT desired_state FROM servers WHERE id = ?').get(id)).toEqual({ desired_state: 'stopped' });
-  expect(runtime.listActions(id, { limit: 1 }).data[0]).toMatchObject({ type: 'stop', status: 'succeeded', error: null });
+  await waitState(t.runtime, id, 'stopped', 10_000);
+  await t.runtime.idle();
+  expect(t.runtime.crashes(id)).toEqual([]);
+  expect(t.host.db.prepare('SELECT desired_state FROM servers WHERE id = ?').get(id)).toEqual({ desired_state: 'stopped' });
+  expect(t.runtime.listActions(id, { limit: 1 }).data[0]).toMatchObject({ type: 'stop', status: 'succeeded', error: null });
   expect(seen).toEqual(['stopping', 'stopped']);
 });
 
 test('a typed stop while another action is in progress is refused and reaches neither the game nor the console', async () => {
   const id = await running();
-  const restart = runtime.requestAction(id, 'usr_test', 'restart');
-  const before = runtime.console.recent(id, 100);
-  expect(() => runtime.sendCommand(id, 'stop', sender)).toThrow(expect.objectContaining({ code: 'action_conflict' }));
-  expect(runtime.console.recent(id, 100)).toEqual(before);
-  expect(await waitAction(runtime, id, restart.id)).toMatchObject({ status: 'succeeded' });
-  expect(runtime.state(id)).toBe('running');
+  const restart = t.runtime.requestAction(id, 'usr_test', 'restart');
+  const before = t.runtime.console.recent(id, 100);
+  expect(() => t.runtime.sendCommand(id, 'stop', sender)).toThrow(expect.objectContaining({ code: 'action_conflict' }));
+  expect(t.runtime.console.recent(id, 100)).toEqual(before);
+  expect(await waitAction(t.runtime, id, restart.id)).toMatchObject({ status: 'succeeded' });
+  expect(t.runtime.state(id)).toBe('running');
 });

@@ -5,41 +5,27 @@ import net from 'node:net';
 import path from 'node:path';
 import mineflayer from 'mineflayer';
 import { pingPlayers } from '../../src/runtime/probes';
-import type { Runtime } from '../../src/runtime/runtime';
-import { createTestHost, insertServer, isPidAlive, sender, waitAction, waitFor, waitState, type TestHost } from './helpers';
+import { hostPerTest, insertServer, isPidAlive, sender, waitAction, waitFor, waitState } from './helpers';
 
 const BASE_PORT = 26100;
 const GAME_VERSION = '1.20.5';
-let host: TestHost;
-let runtime: Runtime;
 
-// Every test gets its own database, data folder, runtime and game processes (docs/conventions.md "Tests").
-beforeEach(async () => {
-  host = createTestHost('flying-squid');
-  runtime = host.newRuntime();
-  await runtime.start();
-});
-
-afterEach(async () => {
-  await runtime?.close();
-  host.cleanup();
-  expect(host.errors).toEqual([]);
-}, 60_000);
+const t = hostPerTest('flying-squid');
 
 /** Installs and starts a real flying-squid server; resolves with its id once it is running. */
 async function running(gameVersion = GAME_VERSION, port = BASE_PORT): Promise<string> {
-  const id = insertServer(host.db, { software: 'flying-squid', gameVersion, port });
-  await runtime.install(id);
+  const id = insertServer(t.host.db, { software: 'flying-squid', gameVersion, port });
+  await t.runtime.install(id);
   expect(await act(id, 'start')).toMatchObject({ status: 'succeeded' });
   return id;
 }
 
 async function act(id: string, type: 'start' | 'stop' | 'restart' | 'kill') {
-  return waitAction(runtime, id, runtime.requestAction(id, 'usr_test', type).id);
+  return waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', type).id);
 }
 
 function pidOf(id: string): number | undefined {
-  return (host.db.prepare('SELECT pid FROM runtime_processes WHERE server_id = ?').get(id) as { pid: number } | undefined)?.pid;
+  return (t.host.db.prepare('SELECT pid FROM runtime_processes WHERE server_id = ?').get(id) as { pid: number } | undefined)?.pid;
 }
 
 test('a real player joins and shows up in players() and live()', async () => {
@@ -51,39 +37,39 @@ test('a real player joins and shows up in players() and live()', async () => {
       bot.once('error', reject);
       bot.once('kicked', (reason) => reject(new Error(`kicked: ${reason}`)));
     });
-    await waitFor('player in players()', () => runtime.live().find((l) => l.serverId === a && l.players_online === 1));
-    const players = await runtime.players(a);
+    await waitFor('player in players()', () => t.runtime.live().find((l) => l.serverId === a && l.players_online === 1));
+    const players = await t.runtime.players(a);
     expect(players).toMatchObject({ online: 1, max: 5 });
     expect(players.players).toEqual([{ name: 'probe_player', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
     // The probe an operator's jar would use (Server List Ping) agrees with the IPC report.
     expect(await pingPlayers('127.0.0.1', BASE_PORT)).toMatchObject({ online: 1, max: 5 });
-    const live = runtime.live().find((l) => l.serverId === a)!;
+    const live = t.runtime.live().find((l) => l.serverId === a)!;
     expect(live.pid).toBe(pidOf(a));
-    await waitFor('a tps report', () => (runtime.live().find((l) => l.serverId === a)?.tps ?? 0) > 0);
-    expect(runtime.live().find((l) => l.serverId === a)!.tps).toBeLessThanOrEqual(20);
+    await waitFor('a tps report', () => (t.runtime.live().find((l) => l.serverId === a)?.tps ?? 0) > 0);
+    expect(t.runtime.live().find((l) => l.serverId === a)!.tps).toBeLessThanOrEqual(20);
   } finally {
     bot.end();
   }
-  await waitFor('player gone', () => runtime.live().find((l) => l.serverId === a && l.players_online === 0));
+  await waitFor('player gone', () => t.runtime.live().find((l) => l.serverId === a && l.players_online === 0));
 }, 60_000);
 
 test('a console command round-trips through the game', async () => {
   const a = await running();
-  const before = runtime.console.recent(a, 1000).at(-1)?.seq ?? 0;
+  const before = t.runtime.console.recent(a, 1000).at(-1)?.seq ?? 0;
   const seen: string[] = [];
-  const unsubscribe = runtime.console.subscribe(a, (line) => seen.push(line.text), { afterSeq: before });
-  runtime.sendCommand(a, 'ping 4', sender); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
+  const unsubscribe = t.runtime.console.subscribe(a, (line) => seen.push(line.text), { afterSeq: before });
+  t.runtime.sendCommand(a, 'ping 4', sender); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
   await waitFor('pong', () => seen.some((t) => t.includes('pong [5]!')));
   unsubscribe();
-  const log = fs.readFileSync(path.join(host.dataDir, 'servers', a, 'logs', 'console.log'), 'utf8');
+  const log = fs.readFileSync(path.join(t.host.dataDir, 'servers', a, 'logs', 'console.log'), 'utf8');
   expect(log).toContain('pong [5]!');
 }, 60_000);
 
 test('players() is refused unless the server runs (an older game version)', async () => {
   const b = await running('1.8.8', BASE_PORT + 1);
   expect(await act(b, 'stop')).toMatchObject({ status: 'succeeded' });
-  await expect(runtime.players(b)).rejects.toMatchObject({ code: 'invalid_state' });
-  expect(runtime.console.recent(b, 50).some((l) => l.text.includes('Server is closed'))).toBe(true);
+  await expect(t.runtime.players(b)).rejects.toMatchObject({ code: 'invalid_state' });
+  expect(t.runtime.console.recent(b, 50).some((l) => l.text.includes('Server is closed'))).toBe(true);
 }, 60_000);
 
 test('restart gives a new process; kill stops at once', async () => {
@@ -94,32 +80,32 @@ test('restart gives a new process; kill stops at once', async () => {
   expect(second).not.toBe(first);
   expect(isPidAlive(first)).toBe(false);
   expect(await act(a, 'kill')).toMatchObject({ status: 'succeeded' });
-  expect(runtime.state(a)).toBe('stopped');
+  expect(t.runtime.state(a)).toBe('stopped');
   expect(isPidAlive(second)).toBe(false);
-  expect(runtime.crashes(a)).toEqual([]);
+  expect(t.runtime.crashes(a)).toEqual([]);
 }, 60_000);
 
 test('SIGKILL behind the service\'s back: crash recorded with the last lines, restarted', async () => {
   const a = await running();
   const pid = pidOf(a)!;
   process.kill(pid, 'SIGKILL');
-  await waitFor('crash', () => runtime.crashes(a).length === 1);
-  const crash = runtime.crashes(a)[0];
+  await waitFor('crash', () => t.runtime.crashes(a).length === 1);
+  const crash = t.runtime.crashes(a)[0];
   expect(crash).toMatchObject({ reason: 'exited', signal: 'SIGKILL', exit_code: null });
   expect(crash.last_lines.length).toBeGreaterThan(0);
-  await waitState(runtime, a, 'running');
+  await waitState(t.runtime, a, 'running');
   expect(pidOf(a)).not.toBe(pid);
 }, 60_000);
 
 test('remove kills the game, deletes its folder and row, and frees its port', async () => {
   const a = await running();
   const pid = pidOf(a)!;
-  await runtime.remove(a);
+  await t.runtime.remove(a);
   expect(isPidAlive(pid)).toBe(false);
-  expect(fs.existsSync(path.join(host.dataDir, 'servers', a))).toBe(false);
+  expect(fs.existsSync(path.join(t.host.dataDir, 'servers', a))).toBe(false);
   const probe = net.createServer().listen(BASE_PORT, '127.0.0.1');
   await new Promise((resolve, reject) => probe.once('listening', resolve).once('error', reject));
   probe.close();
-  expect(host.db.prepare('SELECT COUNT(*) AS n FROM servers WHERE id = ?').get(a)).toEqual({ n: 0 });
-  expect(host.db.prepare('SELECT COUNT(*) AS n FROM actions WHERE server_id = ?').get(a)).toEqual({ n: 0 });
+  expect(t.host.db.prepare('SELECT COUNT(*) AS n FROM servers WHERE id = ?').get(a)).toEqual({ n: 0 });
+  expect(t.host.db.prepare('SELECT COUNT(*) AS n FROM actions WHERE server_id = ?').get(a)).toEqual({ n: 0 });
 }, 60_000);

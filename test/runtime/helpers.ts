@@ -58,6 +58,26 @@ export function createTestHost(name: string, overrides: Partial<RuntimeConfig> =
   return host;
 }
 
+/**
+ * Gives every test of a file its own host and started runtime (docs/conventions.md "Tests"): the returned object
+ * holds the running test's. After each test the runtime is closed, the host removed, and no error may have been
+ * logged (the state machine never left its table).
+ */
+export function hostPerTest(name: string, overrides: Partial<RuntimeConfig> = {}): { host: TestHost; runtime: Runtime } {
+  const current = {} as { host: TestHost; runtime: Runtime };
+  beforeEach(async () => {
+    current.host = createTestHost(name, overrides);
+    current.runtime = current.host.newRuntime();
+    await current.runtime.start();
+  });
+  afterEach(async () => {
+    await current.runtime.close();
+    current.host.cleanup();
+    expect(current.host.errors).toEqual([]);
+  }, 60_000);
+  return current;
+}
+
 /** A runtime whose log records errors, so a test can assert the state machine never left its table. */
 export function makeRuntime(db: Db, config: RuntimeConfig, errors: string[] = []): Runtime {
   const log: Logger = {
