@@ -84,3 +84,34 @@ export async function signInThroughUi(page: Page, origin: string, password = PAS
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Sign in' }).click();
 }
+
+/**
+ * One Chromium for the file (it is slow to launch) and a service and database of its own for every test
+ * (docs/conventions.md "Tests"). Each test starts signed out (cookies are per host, not per port, so the previous
+ * test's session cookie is dropped) with an empty record of the page's requests and console errors; after it, the
+ * page leaves (so nothing in it keeps calling a service about to close) and the contract is checked.
+ */
+export function dashboardPerTest(options: TestAppOptions): { browser: TestBrowser; service: Dashboard } {
+  const current = {} as { browser: TestBrowser; service: Dashboard };
+  beforeAll(async () => {
+    current.browser = await openBrowser();
+  }, 60_000);
+  afterAll(async () => {
+    await current.browser?.close();
+  }, 60_000);
+  beforeEach(async () => {
+    current.service = await startDashboard(options);
+    await current.browser.page.context().clearCookies();
+    current.browser.requests.length = 0;
+    current.browser.consoleErrors.length = 0;
+  }, 60_000);
+  afterEach(async () => {
+    try {
+      await current.browser.page.goto('about:blank');
+      current.service.expectContract();
+    } finally {
+      await current.service.close();
+    }
+  }, 90_000);
+  return current;
+}

@@ -1,42 +1,14 @@
 // A real flying-squid server driven from the dashboard in Debian's Chromium: created from the catalog, started
 // with the Start button, then its page shows live TPS/RAM/CPU/players charts fed by the SSE stream, and its
 // console answers a command. Game ports 27400-27420.
-import { openBrowser, signInThroughUi, startDashboard, type Dashboard, type TestBrowser } from './helpers';
+import { dashboardPerTest, signInThroughUi } from './helpers';
 import type { Locator } from 'playwright-core';
 
-let service: Dashboard;
-let browser: TestBrowser;
-
-// One Chromium for the file (it is slow to launch); each test gets its own service and database.
-beforeAll(async () => {
-  browser = await openBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-}, 60_000);
-
-beforeEach(async () => {
-  service = await startDashboard({ boot: true, env: { METRICS_INTERVAL_S: '1', GAME_PORT_RANGE: '27400-27420' } });
-  // Cookies are per host, not per port: start signed out, with an empty record of requests and console errors.
-  await browser.page.context().clearCookies();
-  browser.requests.length = 0;
-  browser.consoleErrors.length = 0;
-}, 60_000);
-
-afterEach(async () => {
-  try {
-    // Leave the page first, so its streams end before the service closes.
-    await browser.page.goto('about:blank');
-    service.expectContract();
-  } finally {
-    await service.close();
-  }
-}, 90_000);
+const ctx = dashboardPerTest({ boot: true, env: { METRICS_INTERVAL_S: '1', GAME_PORT_RANGE: '27400-27420' } });
 
 test('create a server from the catalog, start it, and watch its charts and console live', async () => {
-  const { page } = browser;
-  await signInThroughUi(page, service.origin);
+  const { page } = ctx.browser;
+  await signInThroughUi(page, ctx.service.origin);
   await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
 
   await page.getByLabel('Name').fill('Survival');
@@ -45,7 +17,7 @@ test('create a server from the catalog, start it, and watch its charts and conso
   await page.getByRole('button', { name: 'Create server' }).click();
   const row = page.locator('tr', { hasText: 'Survival' });
   await waitForText(row, /stopped/, 60_000);
-  await browser.screenshot('servers');
+  await ctx.browser.screenshot('servers');
 
   await row.getByRole('link', { name: 'Survival' }).click();
   await page.getByRole('heading', { name: 'Survival', level: 1 }).waitFor();
@@ -76,7 +48,7 @@ test('create a server from the catalog, start it, and watch its charts and conso
   await page.getByLabel('Command').fill('ping 4');
   await page.getByRole('button', { name: 'Send' }).click();
   await waitForText(consoleLog, /pong \[5\]!/, 30_000); // flying-squid answers 'pong [n+1]!'
-  await browser.screenshot('server');
+  await ctx.browser.screenshot('server');
 
   // A command to a stopped server fails with the service's explanation (409), shown in the page.
   await page.getByRole('button', { name: 'Stop Survival', exact: true }).click();
@@ -84,15 +56,15 @@ test('create a server from the catalog, start it, and watch its charts and conso
   await page.getByLabel('Command').fill('ping 1');
   await page.getByRole('button', { name: 'Send' }).click();
   await waitForText(page.getByRole('alert'), /Not sent: /, 10_000);
-  await browser.screenshot('server-stopped');
+  await ctx.browser.screenshot('server-stopped');
 
   await page.getByRole('button', { name: 'Delete Survival', exact: true }).click();
   await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor({ timeout: 60_000 });
 
   // The page talked only to the service and logged no errors (afterEach checks the contract). The one expected
   // error is Chromium's log line for the 409 of the command sent to a stopped server.
-  expect(browser.foreignRequests(service.origin)).toEqual([]);
-  expect(browser.consoleErrors).toEqual([
+  expect(ctx.browser.foreignRequests(ctx.service.origin)).toEqual([]);
+  expect(ctx.browser.consoleErrors).toEqual([
     expect.stringMatching(/^Failed to load resource: the server responded with a status of 409 .*\/console$/),
   ]);
 }, 300_000);

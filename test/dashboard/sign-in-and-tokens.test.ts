@@ -2,58 +2,28 @@
 // once, works on the API, revoked in the UI → 401), sign-out; and, over plain HTTP, CSRF, the sign-in rate
 // limit and the page's headers.
 import supertest from 'supertest';
-import { EMAIL, PASSWORD, openBrowser, signInThroughUi, startDashboard, type Dashboard, type TestBrowser } from './helpers';
+import { EMAIL, PASSWORD, dashboardPerTest, signInThroughUi } from './helpers';
 import { DASHBOARD_CSP } from '../../src/dashboard';
 
-let service: Dashboard;
-let browser: TestBrowser;
-
-// One Chromium for the file (it is slow to launch). Every test signs in, makes tokens or spends a sign-in budget,
-// so each gets its own service and database, and starts signed out with an empty record of the page's requests
-// and console errors.
-beforeAll(async () => {
-  browser = await openBrowser();
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-}, 60_000);
-
-beforeEach(async () => {
-  service = await startDashboard({ env: { GAME_PORT_RANGE: '27430-27439' } });
-  // Cookies are per host, not per port: drop the previous test's session cookie.
-  await browser.page.context().clearCookies();
-  browser.requests.length = 0;
-  browser.consoleErrors.length = 0;
-}, 60_000);
-
-afterEach(async () => {
-  try {
-    // Leave the page first, so nothing in it keeps calling a service that is about to close.
-    await browser.page.goto('about:blank');
-    service.expectContract();
-  } finally {
-    await service.close();
-  }
-}, 60_000);
+const ctx = dashboardPerTest({ env: { GAME_PORT_RANGE: '27430-27439' } });
 
 /** Signs in through the form and waits for the signed-in page (which has its session's API token by then). */
 async function signedIn() {
-  await signInThroughUi(browser.page, service.origin);
-  await browser.page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+  await signInThroughUi(ctx.browser.page, ctx.service.origin);
+  await ctx.browser.page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
 }
 
 /** The page talked only to this test's service and logged no console errors but the `expected` ones. */
 function expectOnlyTheService(expected: RegExp[] = []) {
-  expect(browser.foreignRequests(service.origin)).toEqual([]);
-  expect(browser.consoleErrors).toEqual(expected.map((re) => expect.stringMatching(re)));
+  expect(ctx.browser.foreignRequests(ctx.service.origin)).toEqual([]);
+  expect(ctx.browser.consoleErrors).toEqual(expected.map((re) => expect.stringMatching(re)));
 }
 
 test('a wrong password is refused with a message; the right one signs in', async () => {
-  const { page } = browser;
-  await signInThroughUi(page, service.origin, 'not the password');
+  const { page } = ctx.browser;
+  await signInThroughUi(page, ctx.service.origin, 'not the password');
   await expectText(page.getByRole('alert'), /email or password is not right/);
-  await browser.screenshot('sign-in-refused');
+  await ctx.browser.screenshot('sign-in-refused');
 
   await page.getByLabel('Password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -67,7 +37,7 @@ test('a wrong password is refused with a message; the right one signs in', async
 }, 60_000);
 
 test('a token created in Settings is shown once, works on the API, and is refused once revoked in the UI', async () => {
-  const { page } = browser;
+  const { page } = ctx.browser;
   await signedIn();
   await page.getByRole('link', { name: 'API tokens' }).click();
   await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
@@ -79,9 +49,9 @@ test('a token created in Settings is shown once, works on the API, and is refuse
   await page.getByRole('button', { name: 'Create token' }).click();
   const secret = (await page.locator('#new-token').textContent()) ?? '';
   expect(secret).toMatch(/^gsh_[A-Za-z0-9_-]{43}$/);
-  await browser.screenshot('token-created');
+  await ctx.browser.screenshot('token-created');
 
-  const api = supertest(service.origin);
+  const api = supertest(ctx.service.origin);
   await api.get('/v1/servers').set('Authorization', `Bearer ${secret}`).expect(200);
 
   // Shown once: after Done it is gone from the page, and the list shows only its prefix.
@@ -93,20 +63,20 @@ test('a token created in Settings is shown once, works on the API, and is refuse
   await page.getByRole('button', { name: /^Revoke ci deploy/ }).click();
   await row.waitFor({ state: 'detached' });
   await api.get('/v1/servers').set('Authorization', `Bearer ${secret}`).expect(401);
-  await browser.screenshot('tokens');
+  await ctx.browser.screenshot('tokens');
   expectOnlyTheService();
 }, 60_000);
 
 test('signing out ends the session and revokes the page token', async () => {
-  const { page } = browser;
+  const { page } = ctx.browser;
   await signedIn();
-  const sessionTokenIds = service.db
+  const sessionTokenIds = ctx.service.db
     .prepare("SELECT id FROM tokens WHERE name = 'dashboard session' AND revoked_at IS NULL")
     .all() as { id: string }[];
   expect(sessionTokenIds.length).toBeGreaterThan(0);
   await page.getByRole('button', { name: 'Sign out' }).click();
   await page.getByRole('heading', { name: 'Sign in' }).waitFor();
-  const live = service.db.prepare("SELECT id FROM tokens WHERE name = 'dashboard session' AND revoked_at IS NULL").all();
+  const live = ctx.service.db.prepare("SELECT id FROM tokens WHERE name = 'dashboard session' AND revoked_at IS NULL").all();
   expect(live).toEqual([]);
   expect(await page.context().cookies()).toEqual([]);
   expectOnlyTheService();
@@ -114,12 +84,12 @@ test('signing out ends the session and revokes the page token', async () => {
 
 describe('over HTTP', () => {
   const signIn = (http: supertest.Agent, password = PASSWORD, email = EMAIL) =>
-    http.post('/dashboard/sign-in').set('Origin', service.origin).send({ email, password });
+    http.post('/dashboard/sign-in').set('Origin', ctx.service.origin).send({ email, password });
 
   test('state-changing requests without the CSRF token or from another origin are refused', async () => {
-    const http = supertest.agent(service.origin);
+    const http = supertest.agent(ctx.service.origin);
     const session = (await signIn(http).expect(200)).body as { csrf_token: string };
-    const post = (path: string) => http.post(path).set('Origin', service.origin);
+    const post = (path: string) => http.post(path).set('Origin', ctx.service.origin);
 
     const missing = await post('/dashboard/session-token').expect(403);
     expect(missing.body).toMatchObject({ code: 'csrf_failed' });
@@ -137,7 +107,7 @@ describe('over HTTP', () => {
   });
 
   test('failed sign-ins say so without telling whether the email exists, and are rate limited per email', async () => {
-    const http = supertest(service.origin);
+    const http = supertest(ctx.service.origin);
     const unknown = await signIn(http, 'whatever', 'nobody@example.com').expect(401);
     const wrong = await signIn(http, 'whatever', 'limit@example.com').expect(401);
     expect(unknown.body.detail).toBe(wrong.body.detail);
@@ -149,7 +119,7 @@ describe('over HTTP', () => {
   }, 30_000);
 
   test('the page is served with a strict CSP and no inline script', async () => {
-    const res = await supertest(service.origin).get('/').expect(200);
+    const res = await supertest(ctx.service.origin).get('/').expect(200);
     expect(res.headers['content-security-policy']).toBe(DASHBOARD_CSP);
     expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)/);
     expect(res.text).not.toMatch(/\sstyle=|\son[a-z]+=/);
