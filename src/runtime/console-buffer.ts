@@ -10,6 +10,9 @@ import { hostPathMasks, pathMasker, stripTerminalControls, type PathMask } from 
 export type ConsoleLine = components['schemas']['ConsoleLine'];
 export type ConsoleStream = ConsoleLine['stream'];
 
+/** ConsoleLine.text's maxLength in openapi/v1.yaml. */
+export const MAX_LINE_CHARS = 10_000;
+
 export type ConsoleListener = (line: ConsoleLine) => void;
 
 /**
@@ -44,7 +47,8 @@ export class ConsoleBuffer {
    * token that sent an `input` line, recorded with it (and in the log file); null for every other line.
    */
   push(stream: ConsoleStream, text: string, tokenId: string | null = null): ConsoleLine {
-    const clean = this.maskPaths(stripTerminalControls(text));
+    // The spec bounds ConsoleLine.text (and a crash's last_lines) at MAX_LINE_CHARS; a longer game line is cut.
+    const clean = this.maskPaths(stripTerminalControls(text)).slice(0, MAX_LINE_CHARS);
     const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId };
     this.store(line);
     this.appendToFile(line);

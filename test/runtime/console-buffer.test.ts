@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConsoleBuffer, type ConsoleLine } from '../../src/runtime/console-buffer';
+import { ConsoleBuffer, MAX_LINE_CHARS, type ConsoleLine } from '../../src/runtime/console-buffer';
+import { loadSpec } from '../../src/spec';
 
 const at = () => '2026-01-01T00:00:00.000Z';
 
@@ -11,6 +12,15 @@ test('drops the oldest line when full and keeps seq increasing', () => {
   expect(buf.recent(10).map((l) => [l.seq, l.text])).toEqual([[2, 'b'], [3, 'c'], [4, 'd']]);
   expect(buf.recent(1).map((l) => l.text)).toEqual(['d']);
   expect(buf.recent(0)).toEqual([]);
+});
+
+test('a line longer than the spec allows is cut to ConsoleLine.text\'s maxLength', () => {
+  const spec = loadSpec().document as { components: { schemas: { ConsoleLine: { properties: { text: { maxLength: number } } } } } };
+  expect(MAX_LINE_CHARS).toBe(spec.components.schemas.ConsoleLine.properties.text.maxLength);
+  const buf = new ConsoleBuffer(3, null, at);
+  const line = buf.push('stdout', 'x'.repeat(MAX_LINE_CHARS + 500));
+  expect(line.text).toHaveLength(MAX_LINE_CHARS);
+  expect(buf.lastTexts(1)[0]).toHaveLength(MAX_LINE_CHARS);
 });
 
 test('subscribe resumes after a seq, then streams live lines; unsubscribe stops it', () => {
