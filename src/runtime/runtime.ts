@@ -235,7 +235,10 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       return action;
     },
     listActions: (serverId, opts) => actions.page(serverId, opts),
-    crashes: (serverId, limit = 20) => (supervisors.of(serverId), crashes.list(serverId, limit)),
+    crashes(serverId, limit = 20) {
+      supervisors.of(serverId); // server_not_found for an id with no row, like every other read
+      return crashes.list(serverId, limit);
+    },
     state: (serverId) => supervisors.of(serverId).state,
     sendCommand(serverId, text, sender) {
       const slot = supervisors.of(serverId);

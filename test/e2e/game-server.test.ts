@@ -27,8 +27,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await server.close();
-  await t.close();
-  t.expectContract();
+  await t.finish();
 });
 
 const get = (path: string) => t.http.get(path).set(auth());

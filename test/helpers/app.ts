@@ -84,6 +84,14 @@ export async function createTestApp(options: TestAppOptions = {}) {
       await service.shutdown();
       fs.rmSync(dir, { recursive: true, force: true });
     },
+    /** The end of a per-test app: every answer kept to the contract, and the app is closed whatever happened. */
+    async finish() {
+      try {
+        expect(contractFailures).toEqual([]);
+      } finally {
+        await this.close();
+      }
+    },
   };
 }
 

@@ -7,13 +7,7 @@ beforeEach(async () => {
   t = await createTestApp();
   token = t.token();
 });
-afterEach(async () => {
-  try {
-    t.expectContract();
-  } finally {
-    await t.close();
-  }
-});
+afterEach(() => t.finish());
 
 const auth = () => ({ Authorization: `Bearer ${token}` });
 

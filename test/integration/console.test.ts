@@ -18,10 +18,7 @@ beforeEach(async () => {
   });
   token = t.token('console@example.com');
 });
-afterEach(async () => {
-  await t.close();
-  t.expectContract();
-});
+afterEach(() => t.finish());
 
 /** A fake game, created, installed and started through the API; resolves with its id once it runs. */
 async function running(): Promise<string> {

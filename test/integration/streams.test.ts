@@ -47,8 +47,7 @@ async function start(options: TestAppOptions = {}) {
 afterEach(async () => {
   for (const s of streams.splice(0)) s.close();
   await stop?.();
-  await t?.close();
-  t.expectContract();
+  await t.finish();
 });
 
 async function serverOf(token: string): Promise<string> {

@@ -13,13 +13,7 @@ async function startApp() {
 /** The tests of the calling describe each get their own app and database. */
 function appPerTest() {
   beforeEach(startApp);
-  afterEach(async () => {
-    try {
-      t.expectContract();
-    } finally {
-      await t.close();
-    }
-  });
+  afterEach(() => t.finish());
 }
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
