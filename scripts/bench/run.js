@@ -1,13 +1,14 @@
 'use strict';
 /**
- * `npm run bench` (builds first): node scripts/bench/run.js [api] [metrics] [runtime] [--quick] [--no-profile]
- * [--no-what-if]. No part named = all three. Prints one table and writes bench-results/latest.json (the parts of
+ * `npm run bench` (builds first): node scripts/bench/run.js [api] [metrics] [runtime] [streams] [--quick]
+ * [--no-profile] [--no-what-if]. No part named = all four. Prints one table and writes bench-results/latest.json (the parts of
  * this run, the machine, the load average before and after each part: other work on the host shows up there).
  * BENCHMARKS.md says what each number means and records a full run.
  *
  *   api      ~3 min   full stack vs bare express (autocannon), what-if, CPU profile      (api.js)
  *   metrics  ~2 min   1,000 servers × 30 days: range queries, ingest vs plain insert, bytes (metrics.js)
  *   runtime  ~5 min   start → running via API vs direct; service CPU/RSS at 0/1/10/30 games (runtime.js)
+ *   streams  ~3 min   service RSS growth: console spam alone vs spam + 60 never-reading streams (streams.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -17,14 +18,16 @@ const { RESULTS, machine, fmt } = require('./lib');
 const { runApi } = require('./api');
 const { runMetrics } = require('./metrics');
 const { runRuntime } = require('./runtime');
+const { runStreams } = require('./streams');
 
-const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1 };
+const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50 };
+const PARTS = ['api', 'metrics', 'runtime', 'streams'];
 
 async function main() {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
-  const named = ['api', 'metrics', 'runtime'].filter((p) => args.includes(p));
-  const parts = named.length ? named : ['api', 'metrics', 'runtime'];
+  const named = PARTS.filter((p) => args.includes(p));
+  const parts = named.length ? named : PARTS;
   const out = { started_at: new Date().toISOString(), machine: machine(), quick, parts: {} };
   console.log(`bench: ${parts.join(', ')} on ${out.machine.nproc} × ${out.machine.cpu_model}, ${out.machine.memory_gib} GiB, node ${out.machine.node}`);
 
@@ -32,6 +35,7 @@ async function main() {
     api: () => runApi({ durationS: quick ? 3 : 10, rounds: quick ? 1 : 2, profile: !args.includes('--no-profile'), whatIf: !args.includes('--no-what-if') }),
     metrics: () => runMetrics(quick ? { servers: 200, days: 3, queries: 50, steadyRounds: 60 } : {}),
     runtime: () => runRuntime(quick ? { startRuns: 1, levels: [1, 3], windowS: 5 } : {}),
+    streams: () => runStreams({ windowS: quick ? 10 : 60 }),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -82,6 +86,14 @@ function table(out) {
         `${fmt(u.cpu_percent, 2)} %, ${fmt(u.rss_mean_mb)} MB`, '', per === null ? '' : `${fmt(per, 3)} %/server`,
         u.running ? `< ${TARGET.cpuPerServer} %/server` : '', u.running ? mark(per < TARGET.cpuPerServer) : '']);
     }
+  }
+  const st = out.parts.streams;
+  if (st) {
+    rows.push(['streams', `RSS growth MB, spam + ${st.streams} stalled streams vs spam alone (${st.window_s} s)`, fmt(st.load.growth_mb, 1),
+      fmt(st.baseline.growth_mb, 1), fmt(st.load.growth_mb / Math.max(st.baseline.growth_mb, 1), 2), `< ${TARGET.streamGrowthMb} MB`,
+      mark(st.load.growth_mb < TARGET.streamGrowthMb)]);
+    rows.push(['streams', 'RSS MB 5 s after the clients left (start of the run)', fmt(st.after_clients_left_mb, 1),
+      fmt(st.baseline.rss_before_mb, 1), '', '', '']);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {

@@ -3,6 +3,7 @@
  * Child process of the runtime bench: the service exactly as `npm start` runs it (startService: boot, reconcile
  * loop, sampler, HTTP on 127.0.0.1), on the DATA_DIR given as argv[2], so the parent can read this process's own
  * CPU and memory from /proc/<pid> with the games excluded (they are its children, separate processes).
+ * argv[3], when given, is JSON of more environment settings (the streams bench lifts STREAMS_PER_USER).
  * Sends {type:'listening', port, token}; on {type:'stop'} stops gracefully (every game gets its stop command)
  * and exits.
  */
@@ -12,6 +13,7 @@ async function main() {
   const dir = process.argv[2];
   const config = dist('config').loadConfig({
     DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1000000', GAME_PORT_RANGE: '27600-27700',
+    ...(process.argv[3] ? JSON.parse(process.argv[3]) : {}),
   });
   const service = await dist('service').startService(config, dist('log').silentLogger);
   const clock = { now: () => Date.now() };

@@ -17,6 +17,14 @@ export const HEARTBEAT_MS = 15_000;
  */
 export const MAX_QUEUED_BYTES = 1024 * 1024;
 
+/**
+ * The most unsent bytes all streams of this service together may have queued. Without it the bound above grows
+ * with the number of streams (60 stalled streams could hold 60 MiB); with it, stalled clients cost at most this
+ * much whoever opened them. Past it, the stream with the longest queue is dropped, so a tenant whose clients stop
+ * reading loses its own streams first, and a reading client (whose queue stays near empty) keeps its stream.
+ */
+export const MAX_TOTAL_QUEUED_BYTES = 16 * 1024 * 1024;
+
 /** Whose a stream is and what it shows: it stays open only while the token is valid and the server exists. */
 export interface StreamOwner {
   userId: string;
@@ -35,6 +43,8 @@ export interface StreamAuthority {
 export interface StreamRegistryOptions {
   /** Overrides MAX_QUEUED_BYTES (tests use a small bound); production uses the default. */
   maxQueuedBytes?: number;
+  /** Overrides MAX_TOTAL_QUEUED_BYTES (tests use a small budget); production uses the default. */
+  maxTotalQueuedBytes?: number;
   /** Open streams per user (STREAMS_PER_USER); past it, 429 too_many_streams. Default 10. */
   perUser?: number;
   /** A stream ends after this long (STREAM_MAX_LIFETIME_S); the client reconnects with Last-Event-ID. */
@@ -48,6 +58,10 @@ interface OpenStream {
   owner: StreamOwner;
   /** Ends the stream as a server would: the client sees the end and reconnects. */
   end(): void;
+  /** Ends it at once, unsent data discarded (the client resumes with Last-Event-ID). */
+  drop(): void;
+  /** Bytes written for this client that have not reached the socket. */
+  queued(): number;
 }
 
 /**
@@ -60,8 +74,23 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
   const maxQueuedBytes = options.maxQueuedBytes ?? MAX_QUEUED_BYTES;
   const perUser = options.perUser ?? 10;
   const maxLifetimeMs = options.maxLifetimeMs ?? 30 * 60_000;
+  const maxTotalQueued = options.maxTotalQueuedBytes ?? MAX_TOTAL_QUEUED_BYTES;
   const open = new Set<OpenStream>();
   let sweeper: NodeJS.Timeout | null = null;
+  // The sum of every stream's own pending queue (see serveStream), kept as streams queue and flush.
+  let totalPending = 0;
+  const budget: QueueBudget = {
+    add(bytes) {
+      totalPending += bytes;
+      while (totalPending > maxTotalQueued && open.size > 0) {
+        const longest = [...open].reduce((a, b) => (b.queued() > a.queued() ? b : a));
+        longest.drop();
+      }
+    },
+    release(bytes) {
+      totalPending -= bytes;
+    },
+  };
 
   function sweep(): void {
     const authority = options.authority;
@@ -99,10 +128,12 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
           'Retry-After': '5',
         });
       }
-      serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, track: (end) => track({ owner, end }) });
+      serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, track: (hooks) => track({ owner, ...hooks }) });
     },
     /** How many streams are open (for tests and the benchmark). */
     size: () => open.size,
+    /** Unsent bytes queued across every stream (for tests and the benchmark). */
+    queuedBytes: () => [...open].reduce((sum, s) => sum + s.queued(), 0),
     closeAll(): void {
       for (const s of [...open]) s.end();
     },
@@ -111,21 +142,34 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
 
 export type StreamRegistry = ReturnType<typeof createStreamRegistry>;
 
+/** The service-wide queue budget: `add` may drop streams (the longest queue first) until the total fits. */
+interface QueueBudget {
+  add(bytes: number): void;
+  release(bytes: number): void;
+}
+
 interface StreamSetup {
   req: Request;
   res: Response;
   reply: StreamReply;
   maxQueuedBytes: number;
   maxLifetimeMs: number;
-  /** Registers the stream's graceful end; returns the function that unregisters it. */
-  track: (endGracefully: () => void) => () => void;
+  budget: QueueBudget;
+  /** Registers the stream's hooks; returns the function that unregisters it. */
+  track: (hooks: { end: () => void; drop: () => void; queued: () => number }) => () => void;
 }
 
-function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, track }: StreamSetup): void {
+function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, track }: StreamSetup): void {
   writeHead(res);
   let done = false;
-  // True from a write that returned false until 'drain': Node is buffering what the socket could not take.
+  // True from a write that returned false until 'drain': the socket takes nothing more for now. Events that come
+  // meanwhile wait here, joined into one write at 'drain': Node would keep each as its own buffered chunk, with
+  // a per-chunk overhead larger than a console line, so the bytes counted would not be the memory used.
   let blocked = false;
+  let pending: string[] = [];
+  let pendingBytes = 0;
+  // Bytes counted against the service-wide budget: the pending ones, plus a joined write until it drains.
+  let owed = 0;
   let unsubscribe: (() => void) | undefined;
 
   /** Runs once, however the stream ends (client gone, closeAll, dropped); says whether this call did it. */
@@ -136,24 +180,48 @@ function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, track }: 
     clearTimeout(lifetime);
     untrack();
     unsubscribe?.();
+    budget.release(owed);
+    owed = 0;
+    pending = [];
+    pendingBytes = 0;
     return true;
   };
   const endGracefully = () => void (cleanup() && res.end());
   // destroy, not end: end() would queue behind the unsent data and wait for the client that is not reading.
   const drop = () => void (cleanup() && res.destroy());
+  const queued = () => (done ? 0 : res.writableLength + pendingBytes);
 
   const send = (chunk: string): void => {
     if (done) return;
-    if (blocked && res.writableLength + Buffer.byteLength(chunk) > maxQueuedBytes) return drop();
-    blocked = !res.write(chunk);
+    if (!blocked) return void (blocked = !res.write(chunk));
+    const bytes = Buffer.byteLength(chunk);
+    if (queued() + bytes > maxQueuedBytes) return drop();
+    pending.push(chunk);
+    pendingBytes += bytes;
+    owed += bytes;
+    budget.add(bytes); // may drop this stream, or another with a longer queue
+  };
+  // 'drain': everything handed to Node has left, so only the pending bytes are still owed; they go out as one write.
+  const flush = () => {
+    if (done) return;
+    const text = pending.join('');
+    budget.release(owed - pendingBytes);
+    owed = pendingBytes;
+    pending = [];
+    pendingBytes = 0;
+    blocked = text !== '' && !res.write(text);
+    if (!blocked) {
+      budget.release(owed);
+      owed = 0;
+    }
   };
 
   const heartbeat = setInterval(() => send(': keep-alive\n\n'), HEARTBEAT_MS);
   const lifetime = setTimeout(endGracefully, maxLifetimeMs);
-  res.on('drain', () => (blocked = false));
+  res.on('drain', flush);
   req.on('close', cleanup);
   res.on('close', cleanup);
-  const untrack = track(endGracefully);
+  const untrack = track({ end: endGracefully, drop, queued });
   send(': stream open\n\n');
 
   // The subscription may replay (a console resuming after Last-Event-ID) and so write, and even be dropped,

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import express, { type Response } from 'express';
-import { createStreamRegistry, MAX_QUEUED_BYTES, type StreamRegistry } from '../../src/http/sse';
+import { createStreamRegistry, MAX_QUEUED_BYTES, MAX_TOTAL_QUEUED_BYTES, type StreamRegistry } from '../../src/http/sse';
 import type { SseEvent, StreamReply } from '../../src/http/types';
 
 /** A small bound keeps the flood tests short; production uses MAX_QUEUED_BYTES. */
@@ -106,8 +106,9 @@ function recordingReply(res: Response, sub: Subscription): StreamReply {
   };
 }
 
-test('the default bound is 1 MiB', () => {
+test('the default bounds are 1 MiB per stream and 16 MiB for the service', () => {
   expect(MAX_QUEUED_BYTES).toBe(1024 * 1024);
+  expect(MAX_TOTAL_QUEUED_BYTES).toBe(16 * 1024 * 1024);
 });
 
 describe('a client that reads', () => {
@@ -197,7 +198,7 @@ interface Flood {
  * timer (8 events a turn of the event loop), or synchronously inside `stream` (as a console replay writes).
  * It stops when unsubscribed, when the response is destroyed, or after FLOOD_BYTES.
  */
-function floodReply(res: Response, mode: 'timer' | 'sync', flood: Flood, finished: () => void): StreamReply {
+function floodReply(res: Response, mode: 'timer' | 'sync', flood: Flood, finished: () => void, queued: () => number): StreamReply {
   flood.res = res;
   return {
     status: 200,
@@ -212,7 +213,7 @@ function floodReply(res: Response, mode: 'timer' | 'sync', flood: Flood, finishe
           const bytes = Buffer.byteLength(formatted(e));
           flood.writtenBytes += bytes;
           flood.maxEventBytes = Math.max(flood.maxEventBytes, bytes);
-          flood.maxQueued = Math.max(flood.maxQueued, res.writableLength);
+          flood.maxQueued = Math.max(flood.maxQueued, queued());
         }
       };
       const loop = () => (batch(8), more() ? setImmediate(loop) : finished());
@@ -236,7 +237,7 @@ describe('a client that never reads', () => {
       const flood: Flood = { unsubscribed: 0, maxQueued: 0, maxEventBytes: 0, writtenBytes: 0, done: Promise.resolve() };
       flood.done = new Promise<void>((resolve) => (finished = resolve));
       const registry = createStreamRegistry({ maxQueuedBytes: BOUND });
-      const port = await listen(registry, (res) => floodReply(res, mode, flood, finished));
+      const port = await listen(registry, (res) => floodReply(res, mode, flood, finished, registry.queuedBytes));
       connectNeverReading(port);
       await flood.done;
       const res = flood.res as Response;
@@ -255,6 +256,58 @@ describe('a client that never reads', () => {
       expect(flood.unsubscribed).toBe(1);
     },
   );
+});
+
+describe('the service-wide budget', () => {
+  const STALLED = 10;
+  const ROUND_BYTES = 8 * 1024;
+
+  /**
+   * One reading client and STALLED never-reading ones on one registry; every stream gets the same ~1 KB events,
+   * 8 per stream per turn of the event loop, until every stalled stream is gone or 20 MiB went to each.
+   */
+  async function crowd(maxTotalQueuedBytes: number) {
+    const registry = createStreamRegistry({ maxQueuedBytes: BOUND, maxTotalQueuedBytes, perUser: STALLED + 1 });
+    const subs: Subscription[] = [];
+    const port = await listen(registry, (res) => {
+      const sub: Subscription = { unsubscribed: 0 };
+      subs.push(sub);
+      return recordingReply(res, sub);
+    });
+    const reader = await connect(port);
+    await reader.until((t) => t.includes(': stream open'));
+    for (let i = 0; i < STALLED; i++) connectNeverReading(port);
+    while (subs.filter((s) => s.write).length < STALLED + 1) await new Promise((r) => setTimeout(r, 5));
+    let id = 0;
+    let maxQueued = 0;
+    for (let sent = 0; sent < FLOOD_BYTES && subs.slice(1).some((s) => !s.res?.destroyed); sent += ROUND_BYTES) {
+      for (let i = 0; i < 8; i++) {
+        const e = { event: 'line', id: String(++id), data: PAYLOAD };
+        for (const sub of subs) sub.write?.(e);
+      }
+      maxQueued = Math.max(maxQueued, registry.queuedBytes());
+      await new Promise((r) => setImmediate(r));
+    }
+    return { subs, reader, maxQueued, sentEvents: id };
+  }
+
+  test('without it, stalled streams together hold several times one bound (what the budget prevents)', async () => {
+    const { maxQueued } = await crowd(Number.MAX_SAFE_INTEGER);
+    expect(maxQueued).toBeGreaterThan(6 * BOUND);
+  });
+
+  test('with it, the stalled streams are dropped while the total stays near the budget, and the reader keeps its stream', async () => {
+    const budget = BOUND;
+    const { subs, reader, maxQueued, sentEvents } = await crowd(budget);
+    expect(subs.slice(1).every((s) => s.res?.destroyed && s.unsubscribed === 1)).toBe(true);
+    // Beyond the budget only what each stream had handed to Node before it blocked (one event, a socket's worth).
+    expect(maxQueued).toBeLessThanOrEqual(budget + (STALLED + 1) * (16 * 1024 + 1100));
+    expect(subs[0].unsubscribed).toBe(0);
+    await reader.until((t) => eventBlocks(t).length === sentEvents);
+    expect(eventBlocks(reader.text()).map((b) => Number(parseEvent(b).id))).toEqual(
+      Array.from({ length: sentEvents }, (_, i) => i + 1),
+    );
+  });
 });
 
 describe('ending streams', () => {
