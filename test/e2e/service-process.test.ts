@@ -25,7 +25,7 @@ const env = {
   GAME_PORT_RANGE: '27100-27199',
   METRICS_INTERVAL_S: '2',
   RATE_LIMIT_PER_MINUTE: '100000',
-  QUOTA_SERVERS: '100',
+  QUOTA_SERVERS: '99',
   QUOTA_MEMORY_MB: '100000',
 };
 const logs: string[] = [];
