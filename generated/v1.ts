@@ -21,6 +21,11 @@ export interface paths {
          * Create a server
          * @description Creates a server from a plan and a version, gives it a game address, and prepares its files (state
          *     `installing`, then `stopped`). Start it with a `start` action. Safe to retry with an `Idempotency-Key`.
+         *
+         *     Refused with `403 quota_exceeded` when your account already has as many servers as its `servers` quota
+         *     allows, or when the plan's memory would take the sum over your servers past its `memory_mb` quota
+         *     (`GET /v1/quota`). A server counts until it is gone, also while it is `deleting`. `503
+         *     capacity_exhausted` means the host itself has no game port left.
          */
         post: operations["createServer"];
         delete?: never;
@@ -59,7 +64,9 @@ export interface paths {
          * Rename a server or change its plan
          * @description Changes the fields given and leaves the others as they are. The plan can only change while the server
          *     is `stopped` or `crashed` (otherwise `409`), because a running game keeps the memory it started with.
-         *     A server that is being deleted takes no change (`409`).
+         *     A server that is being deleted takes no change (`409`). A larger plan is refused with
+         *     `403 quota_exceeded` when it would take the memory of your servers' plans past your `memory_mb` quota; a
+         *     smaller plan is always accepted.
          */
         patch: operations["updateServer"];
         trace?: never;
@@ -95,6 +102,11 @@ export interface paths {
          *     One action at a time per server: another while one is pending or running answers `409 action_conflict`
          *     (except `kill`). `start` on a server being deleted answers `409 invalid_state`. `start` and `restart`
          *     set `desired_state` to `running`; `stop` and `kill` set it to `stopped`.
+         *
+         *     A server counts against your `running` quota from a `start` or `restart` until a `stop` or `kill`, and
+         *     for as long as its game still runs (also while it is `crashed` and meant to run, since it is restarted).
+         *     A `start` or `restart` of a server that does not count yet is refused with `403 quota_exceeded` when as
+         *     many servers as the quota allows already count (`GET /v1/quota`); stop one first.
          */
         post: operations["createServerAction"];
         delete?: never;
@@ -345,6 +357,30 @@ export interface paths {
          *     `flying-squid-1.20.4`: the server software and the Minecraft (Java protocol) version it speaks.
          */
         get: operations["listVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get your quotas
+         * @description Each quota of your account, with its limit and what is in use now: `servers` (every server you have,
+         *     including those being deleted), `running` (servers meant to run or still running) and `memory_mb` (the
+         *     plans' memory, summed over all your servers). `used` can be above `limit` when the operator lowered a
+         *     quota: nothing is stopped or deleted, but nothing more is allowed until use is under the limit. Any valid
+         *     token may read it, whatever its scopes.
+         */
+        get: operations["getQuota"];
         put?: never;
         post?: never;
         delete?: never;
@@ -673,6 +709,43 @@ export interface components {
              */
             expires_in_seconds?: number | null;
         };
+        /** @description One quota of your account. */
+        QuotaUse: {
+            /**
+             * @description How much the account may have.
+             * @example 10
+             */
+            limit: number;
+            /**
+             * @description How much it has now; above `limit` only after the operator lowered the quota.
+             * @example 3
+             */
+            used: number;
+        };
+        /**
+         * @description Your account's quotas. `servers`: how many servers you may have (a server counts until it is gone, also
+         *     while it is being deleted). `running`: how many may be meant to run or still running at once. `memory_mb`:
+         *     the plans' memory in MiB, summed over all your servers, running or not.
+         * @example {
+         *       "servers": {
+         *         "limit": 10,
+         *         "used": 3
+         *       },
+         *       "running": {
+         *         "limit": 5,
+         *         "used": 1
+         *       },
+         *       "memory_mb": {
+         *         "limit": 8192,
+         *         "used": 2048
+         *       }
+         *     }
+         */
+        Quota: {
+            servers: components["schemas"]["QuotaUse"];
+            running: components["schemas"]["QuotaUse"];
+            memory_mb: components["schemas"]["QuotaUse"];
+        };
         /** @description One problem with the request. */
         FieldError: {
             /**
@@ -719,9 +792,25 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "quota_exceeded";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
+            /**
+             * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member): which quota the request would go past, named
+             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`).
+             * @example servers
+             */
+            quota?: string;
+            /**
+             * @description `quota_exceeded` only: the quota's limit.
+             * @example 10
+             */
+            limit?: number;
+            /**
+             * @description `quota_exceeded` only: what is in use now, before this request (it can be above `limit` after the operator lowered a quota).
+             * @example 10
+             */
+            used?: number;
         };
         /**
          * @description An action id.
@@ -1109,6 +1198,35 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or the request
+         *     would take your account past one of its quotas (`quota_exceeded`): `quota` names it, `limit` is its limit
+         *     and `used` what is in use now (`GET /v1/quota`).
+         */
+        ForbiddenOrOverQuota: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://gsh.example.com/problems/quota_exceeded",
+                 *       "title": "The request would take the account past a quota",
+                 *       "status": 403,
+                 *       "detail": "Your account may have 10 servers and has 10; delete one, or ask the operator for a larger quota.",
+                 *       "instance": "/v1/servers",
+                 *       "code": "quota_exceeded",
+                 *       "quota": "servers",
+                 *       "limit": 10,
+                 *       "used": 10
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No such resource, or it belongs to someone else. */
         NotFound: {
             headers: {
@@ -1408,7 +1526,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1512,7 +1630,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1591,7 +1709,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1942,6 +2060,33 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getQuota: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your quotas. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Quota"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

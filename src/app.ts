@@ -28,6 +28,7 @@ import { actionHandlers } from './http/handlers/actions';
 import { consoleHandlers } from './http/handlers/console';
 import { playerHandlers } from './http/handlers/players';
 import { metricsHandlers } from './http/handlers/metrics';
+import { accountHandlers } from './http/handlers/account';
 import type { Handlers, StreamReply } from './http/types';
 import type { StreamRegistry } from './http/sse';
 
@@ -67,7 +68,7 @@ export interface AppDeps {
  * handler registered under the operation's operationId → a repository or the runtime.
  */
 export async function createApp(deps: AppDeps) {
-  const { servers, tokens, idempotency } = deps.store;
+  const { servers, tokens, idempotency, quotas } = deps.store;
   const handlers: Handlers = {
     ...catalogHandlers(deps),
     ...serverHandlers({ servers, idempotency, versions: deps.versions, runtime: deps.runtime }),
@@ -76,6 +77,7 @@ export async function createApp(deps: AppDeps) {
     ...consoleHandlers({ servers, runtime: deps.runtime }),
     ...playerHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
+    ...accountHandlers({ quotas }),
   };
   const api = await createApi(deps, handlers, tokens);
 

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from './config';
+import { loadConfig, QUOTA_MAX, type Config } from './config';
 import { openDb, type Db } from './store/db';
 import { systemClock } from './clock';
 import { createUsersRepo, type UsersRepo } from './store/users-repo';
@@ -7,17 +7,23 @@ import { createTokensRepo, type TokensRepo } from './store/tokens-repo';
 import { createSessionsRepo } from './store/sessions-repo';
 import { scopes as allScopes, type Scope } from './auth/tokens';
 import { hashPasswordSync } from './dashboard/passwords';
+import { plans } from './catalog/plans';
+import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
   gsh token create --email <email> --name <name> [--scopes servers:read,servers:write,tokens:manage] [--expires-in 30d]
   gsh token list --email <email>
   gsh token revoke --email <email> --id <token_id>
   gsh user create --email <email> --password <password>
+  gsh user set-quota --email <email> [--servers <n>] [--running <n>] [--memory-mb <n>]
+  gsh user quota --email <email>
 
 Works on the service's DATA_DIR (default ./data), also while the service runs.
 token create creates the user if needed and prints the new token alone on the last line of stdout.
 user create creates a dashboard account, or sets the password of an existing one (which signs it out everywhere).
---password shows in the process list while the command runs (a moment); other local users could read it then.`;
+--password shows in the process list while the command runs (a moment); other local users could read it then.
+user set-quota gives an existing user its own limits (a whole number, or "default" for the QUOTA_* setting) and
+prints the user's quotas; user quota prints them.`;
 
 export class UsageError extends Error {}
 
@@ -52,6 +58,8 @@ interface CommandContext {
   db: Db;
   users: UsersRepo;
   tokens: TokensRepo;
+  quotas: QuotasRepo;
+  config: Config;
   out: (s: string) => void;
 }
 
@@ -66,6 +74,36 @@ function knownUser(c: CommandContext) {
   return user;
 }
 
+/** The flag of each quota (`--memory-mb` for memory_mb). */
+const quotaFlags: Record<QuotaName, string> = { servers: 'servers', running: 'running', memory_mb: 'memory-mb' };
+
+/** Every quota flag given, checked before anything is written: a whole number, or `default` (null). */
+function parseQuotas(values: Values): QuotaOverrides {
+  const changes: QuotaOverrides = {};
+  for (const name of quotaNames) {
+    const raw = flag(values, quotaFlags[name]);
+    if (raw === undefined) continue;
+    if (raw !== 'default' && !(/^\d{1,10}$/.test(raw) && Number(raw) <= QUOTA_MAX)) {
+      throw new UsageError(`--${quotaFlags[name]} takes a whole number from 0 to ${QUOTA_MAX}, or "default"; got "${raw}".`);
+    }
+    changes[name] = raw === 'default' ? null : Number(raw);
+  }
+  if (Object.keys(changes).length === 0) throw new UsageError('Name at least one of --servers, --running, --memory-mb.');
+  return changes;
+}
+
+function printQuotas(c: CommandContext, userId: string) {
+  const quota = c.quotas.get(userId);
+  const own = c.quotas.overrides(userId);
+  c.out(`Quotas of ${c.email}:`);
+  for (const name of quotaNames) {
+    const source = own[name] !== undefined ? `this user's own; default ${c.config.quotas[name]}` : 'default';
+    c.out(`${name.padEnd(9)}  limit ${quota[name].limit} (${source}), used ${quota[name].used}`);
+  }
+  const ports = c.config.gamePortRange[1] - c.config.gamePortRange[0] + 1;
+  if (quota.servers.limit >= ports) c.out(`Note: ${quota.servers.limit} servers can take every one of the ${ports} game ports (GAME_PORT_RANGE).`);
+}
+
 /** `gsh <group> <command>`, one function each; every command takes --email. */
 const commands: Record<string, (c: CommandContext) => void> = {
   'user create': (c) => {
@@ -78,6 +116,13 @@ const commands: Record<string, (c: CommandContext) => void> = {
     const ended = createSessionsRepo(c.db, systemClock, c.tokens).endAllOf(user.id);
     c.out(existed ? `Set the password of ${c.email}; ended ${ended} dashboard session(s).` : `Created user ${c.email}.`);
   },
+  'user set-quota': (c) => {
+    const changes = parseQuotas(c.values);
+    const user = knownUser(c);
+    c.quotas.set(user.id, changes);
+    printQuotas(c, user.id);
+  },
+  'user quota': (c) => printQuotas(c, knownUser(c).id),
   'token create': (c) => {
     const name = required(flag(c.values, 'name'), '--name');
     if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');
@@ -123,6 +168,9 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
         'expires-in': { type: 'string' },
         id: { type: 'string' },
         password: { type: 'string' },
+        servers: { type: 'string' },
+        running: { type: 'string' },
+        'memory-mb': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -131,11 +179,13 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
       (values.help ? out : err)(USAGE);
       return values.help ? 0 : 2;
     }
-    const db = openDb(loadConfig(env).dbFile);
+    const config = loadConfig(env);
+    const db = openDb(config.dbFile);
     try {
       const email = required(values.email, '--email');
       if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
-      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), out });
+      const quotas = createQuotasRepo(db, systemClock, { defaults: config.quotas, plans });
+      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), quotas, config, out });
       return 0;
     } finally {
       db.close();

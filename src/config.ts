@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { QuotaLimits } from './store/quotas-repo';
 
 /** Every setting the operator can change, read from the environment in one place (README "Configuration"). */
 export interface Config {
@@ -21,9 +22,14 @@ export interface Config {
   streamsPerUser: number;
   /** How long one event stream may stay open before the service ends it (the client resumes). */
   streamMaxLifetimeMs: number;
+  /** Every account's quotas unless `gsh user set-quota` sets its own (docs/conventions.md "Quotas"). */
+  quotas: QuotaLimits;
 }
 
 export class ConfigError extends Error {}
+
+/** The largest value a quota takes (QUOTA_* and `gsh user set-quota`): far beyond any host, within SQLite's integers. */
+export const QUOTA_MAX = 1_000_000_000;
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -79,5 +85,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_S', 30, 1, 600) * 1000,
     streamsPerUser: int(env, 'STREAMS_PER_USER', 10, 1, 1000),
     streamMaxLifetimeMs: int(env, 'STREAM_MAX_LIFETIME_S', 1800, 1, 86_400) * 1000,
+    // Defaults leave the default GAME_PORT_RANGE (100 ports) for ten accounts at their full servers quota, so one
+    // account alone can never take every port (README "Configuration" has the sizing rule).
+    quotas: {
+      servers: int(env, 'QUOTA_SERVERS', 10, 0, QUOTA_MAX),
+      running: int(env, 'QUOTA_RUNNING_SERVERS', 5, 0, QUOTA_MAX),
+      memory_mb: int(env, 'QUOTA_MEMORY_MB', 8192, 0, QUOTA_MAX),
+    },
   };
 }

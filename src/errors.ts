@@ -40,6 +40,8 @@ export const errorRegistry = {
   internal_error: { status: 500, title: 'Internal error' },
   capacity_exhausted: { status: 503, title: 'No capacity left for another server' },
   service_unavailable: { status: 503, title: 'The service is shutting down' },
+  // docs/conventions.md "Quotas": carries the extension members `quota`, `limit` and `used` (quotaExceeded below).
+  quota_exceeded: { status: 403, title: 'The request would take the account past a quota' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;
@@ -48,6 +50,16 @@ export type ErrorCode = keyof typeof errorRegistry;
 export interface FieldError {
   pointer: string;
   detail: string;
+}
+
+/**
+ * RFC 9457 §3.2 extension members, for a code that carries figures: `quota_exceeded` names the quota, its limit
+ * and what is in use (docs/conventions.md "Quotas"). The spec's Problem schema declares each member.
+ */
+export interface ProblemExtensions {
+  quota: string;
+  limit: number;
+  used: number;
 }
 
 /**
@@ -61,9 +73,18 @@ export class AppError extends Error {
     readonly detail: string,
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
+    readonly extensions?: ProblemExtensions,
   ) {
     super(detail);
     this.name = 'AppError';
     this.status = errorRegistry[code].status;
   }
+}
+
+/**
+ * 403 quota_exceeded (docs/conventions.md "Quotas"): `quota` is the quota's name as GET /v1/quota shows it,
+ * `limit` its limit and `used` what is in use before the refused request.
+ */
+export function quotaExceeded(quota: string, limit: number, used: number, detail: string): AppError {
+  return new AppError('quota_exceeded', detail, undefined, undefined, { quota, limit, used });
 }

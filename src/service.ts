@@ -34,7 +34,8 @@ export interface BuildOptions {
 export async function buildService(config: Config, log: Logger, options: BuildOptions = {}) {
   const clock = options.clock ?? systemClock;
   const db = openDb(config.dbFile);
-  const store = createStore(db, clock, { host: config.gameHost, portRange: config.gamePortRange });
+  const store = createStore(db, clock, { host: config.gameHost, portRange: config.gamePortRange }, { defaults: config.quotas, plans });
+  warnIfOneAccountFillsThePorts(config, log);
   const catalog = loadSoftwareCatalog({ operatorDir: path.join(config.dataDir, 'software') });
   const runtime = createRuntime({
     store,
@@ -87,6 +88,20 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   }
 
   return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, boot, shutdown };
+}
+
+/**
+ * The operator's sizing rule (README "Configuration"): an account at its default servers quota must leave ports for
+ * others, or one tenant alone could make every other create a 503 capacity_exhausted.
+ */
+function warnIfOneAccountFillsThePorts(config: Config, log: Logger) {
+  const ports = config.gamePortRange[1] - config.gamePortRange[0] + 1;
+  if (config.quotas.servers >= ports) {
+    log.warn('QUOTA_SERVERS lets one account take every game port; keep it well below the size of GAME_PORT_RANGE', {
+      quota_servers: config.quotas.servers,
+      ports,
+    });
+  }
 }
 
 /** `npm start`: build, boot, listen; `stop()` is the graceful shutdown main.ts runs on SIGTERM and SIGINT. */

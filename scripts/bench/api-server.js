@@ -28,6 +28,8 @@ async function full() {
   const dir = tempDir('api');
   const config = loadConfig({
     DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1000000', GAME_PORT_RANGE: '27700-27799',
+    // One account makes all 25 bench servers, past the default servers and memory quotas: raised as an operator would.
+    QUOTA_SERVERS: '1000', QUOTA_RUNNING_SERVERS: '1000', QUOTA_MEMORY_MB: '10000000',
   });
   const service = await startService(config, silentLogger);
   const clock = { now: () => Date.now() };

@@ -13,6 +13,8 @@ async function main() {
   const dir = process.argv[2];
   const config = dist('config').loadConfig({
     DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1000000', GAME_PORT_RANGE: '27600-27700',
+    // One account makes and runs up to 30 bench servers at once: quotas raised as an operator would.
+    QUOTA_SERVERS: '1000', QUOTA_RUNNING_SERVERS: '1000', QUOTA_MEMORY_MB: '10000000',
     ...(process.argv[3] ? JSON.parse(process.argv[3]) : {}),
   });
   const service = await dist('service').startService(config, dist('log').silentLogger);

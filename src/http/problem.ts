@@ -23,6 +23,7 @@ export function problemDocument(err: AppError, instance?: string): ProblemDocume
     ...(instance !== undefined ? { instance: instance.slice(0, 2000) } : {}),
     code: err.code,
     ...(err.errors ? { errors: err.errors } : {}),
+    ...err.extensions, // RFC 9457 §3.2 extension members (quota_exceeded: quota, limit, used)
   };
 }
 

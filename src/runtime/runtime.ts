@@ -46,12 +46,16 @@ export interface Runtime {
   idle(): Promise<void>;
   /**
    * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
-   * transaction (if any) has returned. Synchronous, so it can run inside IdempotencyRepo.run.
+   * transaction (if any) has returned. Synchronous, so it can run inside IdempotencyRepo.run. quota_exceeded past
+   * the owner's servers or memory quota (docs/conventions.md "Quotas").
    */
   create(userId: string, input: NewServer): Server;
   /** Prepares the server's folder; resolves when done (a failure is recorded as a crash, never rejected). */
   install(serverId: string): Promise<void>;
-  /** Renames and/or changes the plan (a plan change needs the server stopped or crashed: invalid_state). */
+  /**
+   * Renames and/or changes the plan (a plan change needs the server stopped or crashed: invalid_state; a larger plan
+   * past the owner's memory quota is quota_exceeded).
+   */
   update(userId: string, serverId: string, patch: { name?: string; plan?: string }): Server;
   /**
    * Starts a removal: open actions fail (action_cancelled), the state becomes `deleting` at once; then the process
@@ -63,7 +67,8 @@ export interface Runtime {
   /**
    * Records a power action and returns it at once as `pending`; it runs in the background and its row says how
    * it ended. One action at a time per server: another while one is open is action_conflict, except kill, which
-   * overtakes it (the overtaken action fails with action_cancelled). invalid_state while the server is deleted.
+   * overtakes it (the overtaken action fails with action_cancelled). invalid_state while the server is deleted;
+   * quota_exceeded for a start or restart past the owner's running quota (docs/conventions.md "Quotas").
    */
   requestAction(serverId: string, userId: string, type: ActionType): Action;
   /** action_not_found unless this server has that action. */

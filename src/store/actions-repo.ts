@@ -4,6 +4,7 @@ import { iso } from '../clock';
 import { newId } from '../ids';
 import type { ErrorCode } from '../errors';
 import type { components } from '../../generated/v1';
+import type { QuotasRepo } from './quotas-repo';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
 export type Action = components['schemas']['Action'];
@@ -44,7 +45,7 @@ function toAction(row: ActionRow): Action {
 }
 
 /** The `actions` table: power actions and how they ended (failures are recorded here, never only logged). */
-export function createActionsRepo(db: Db, clock: Clock) {
+export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo, 'checkStart'>) {
   const q = {
     insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, status, created_at)
       VALUES (@id, @server_id, @user_id, @type, 'pending', @created_at)`),
@@ -64,12 +65,14 @@ export function createActionsRepo(db: Db, clock: Clock) {
   return {
     /**
      * Records a pending action and the desired state it implies (start/restart → running, stop/kill → stopped)
-     * in one transaction: an acknowledged action and the state it asks for are one fact.
+     * in one transaction: an acknowledged action and the state it asks for are one fact. A start or restart is
+     * checked against the owner's `running` quota in that transaction (quota_exceeded; docs/conventions.md "Quotas").
      */
     create(serverId: string, userId: string, type: ActionType): Action {
       const row = { id: newId('act', clock.now()), server_id: serverId, user_id: userId, type, created_at: iso(clock.now()) };
       const desired: DesiredState = type === 'start' || type === 'restart' ? 'running' : 'stopped';
       db.transaction(() => {
+        if (desired === 'running') quotas.checkStart(serverId);
         q.insert.run(row);
         q.setDesired.run(desired, row.created_at, serverId);
       }).immediate();

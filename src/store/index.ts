@@ -7,6 +7,7 @@ import { createProcessesRepo } from './processes-repo';
 import { createServersRepo, type AddressPool } from './servers-repo';
 import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
+import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
 
 /**
  * The control tables, one repository per table group, built once per service over one database. Every SQL
@@ -14,10 +15,12 @@ import { createUsersRepo } from './users-repo';
  * types once (docs/conventions.md "Code layout"). The telemetry time series (src/telemetry/metrics-store.ts) keeps
  * its own SQL on the same file: it is a different kind of data, written by one sampler in batches.
  */
-export function createStore(db: Db, clock: Clock, pool: AddressPool) {
+export function createStore(db: Db, clock: Clock, pool: AddressPool, quotaSettings: QuotaSettings) {
+  const quotas = createQuotasRepo(db, clock, quotaSettings);
   return {
-    servers: createServersRepo(db, clock, pool),
-    actions: createActionsRepo(db, clock),
+    servers: createServersRepo(db, clock, pool, quotas),
+    actions: createActionsRepo(db, clock, quotas),
+    quotas,
     crashes: createCrashesRepo(db, clock),
     processes: createProcessesRepo(db, clock),
     tokens: createTokensRepo(db, clock),

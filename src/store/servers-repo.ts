@@ -5,6 +5,7 @@ import { iso } from '../clock';
 import { newId } from '../ids';
 import { AppError } from '../errors';
 import type { components } from '../../generated/v1';
+import type { QuotasRepo } from './quotas-repo';
 
 export type Server = components['schemas']['Server'];
 type ServerState = Server['state'];
@@ -55,7 +56,7 @@ export interface AddressPool {
   portRange: readonly [number, number];
 }
 
-export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
+export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>) {
   const insert = db.prepare(`INSERT INTO servers
     (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, created_at, updated_at)
     VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
@@ -105,10 +106,15 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
   }
 
   return {
-    /** Inserts a server in state `installing` with its address allocated, atomically. */
+    /**
+     * Inserts a server in state `installing` with its address allocated, atomically. The account's quotas are
+     * checked in the same transaction (quota_exceeded, before any port is drawn), so a burst of creates cannot go
+     * past them together (docs/conventions.md "Quotas").
+     */
     create(userId: string, input: NewServer): Server {
       return db
         .transaction(() => {
+          quotas.checkCreate(userId, input.plan);
           const now = iso(clock.now());
           const row: ServerRow = {
             id: newId('srv', clock.now()),
@@ -143,8 +149,8 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
     },
 
     /**
-     * Applies a rename and/or plan change. The state check and the write are one transaction, so a start that
-     * lands in between cannot run the game on a plan that changed under it. A server being deleted takes no
+     * Applies a rename and/or plan change. The state check, the memory quota check of a larger plan and the write
+     * are one transaction, so a start that lands in between cannot run the game on a plan that changed under it. A server being deleted takes no
      * change at all (invalid_state): `deleting` is terminal, and a 200 would promise a server that is going away.
      */
     update(userId: string, id: string, patch: { name?: string; plan?: string }): Server | undefined {
@@ -159,6 +165,7 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool) {
               `The plan can only change while the server is stopped or crashed; it is ${row.state}.`,
             );
           }
+          if (patch.plan !== undefined) quotas.checkPlanChange(row.user_id, row.plan, patch.plan);
           const next = { ...row, ...patch, updated_at: iso(clock.now()) };
           update.run(next);
           return toServer(next);

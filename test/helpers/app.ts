@@ -35,7 +35,9 @@ export interface TestAppOptions extends BuildOptions {
 /**
  * A fresh service, built by the same wiring as `npm start` (src/service.ts), on its own SQLite file and
  * DATA_DIR, with every response checked against the spec. Game ports default to a range per test file
- * (from JEST_WORKER_ID) so files running in parallel never collide.
+ * (from JEST_WORKER_ID) so files running in parallel never collide. Like the rate limit, the quotas are raised
+ * out of the way unless a test sets them (test/integration/quota.test.ts does; `QUOTA_SERVERS: ''` there means
+ * the operator's default).
  */
 export async function createTestApp(options: TestAppOptions = {}) {
   const dir = tempDir('app');
@@ -43,6 +45,9 @@ export async function createTestApp(options: TestAppOptions = {}) {
   const config: Config = loadConfig({
     DATA_DIR: dir,
     RATE_LIMIT_PER_MINUTE: '100000',
+    QUOTA_SERVERS: '100000',
+    QUOTA_RUNNING_SERVERS: '100000',
+    QUOTA_MEMORY_MB: '100000000',
     GAME_PORT_RANGE: `${base}-${base + 99}`,
     ...options.env,
   });

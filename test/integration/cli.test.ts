@@ -82,3 +82,69 @@ describe('npx gsh token …', () => {
     }).finally(() => exited);
   });
 });
+
+describe('npx gsh user set-quota …', () => {
+  // Each test gets its own DATA_DIR, with one user made by `token create` (docs/conventions.md "Tests").
+  let dataDir: string;
+  const runQ = (args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [bin, ...args], { env: { ...process.env, DATA_DIR: dataDir, ...env }, encoding: 'utf8' });
+  const setQuota = (...args: string[]) => runQ(['user', 'set-quota', '--email', 'ops@example.com', ...args]);
+  const rows = () => {
+    const db = openDb(path.join(dataDir, 'gsh.sqlite'));
+    try {
+      return db.prepare('SELECT servers, running, memory_mb FROM user_quotas').all();
+    } finally {
+      db.close();
+    }
+  };
+  beforeEach(() => {
+    dataDir = tempDir('cli-quota');
+    expect(run(['token', 'create', '--email', 'ops@example.com', '--name', 'x'], dataDir).status).toBe(0);
+  });
+  afterEach(() => execFileSync('rm', ['-rf', dataDir]));
+
+  test('sets any subset, keeps the rest, prints every quota with where its limit comes from; "default" resets', () => {
+    const first = setQuota('--servers', '3', '--memory-mb', '2048');
+    expect(first.stderr).toBe('');
+    expect(first.status).toBe(0);
+    expect(first.stdout.trim().split('\n')).toEqual([
+      'Quotas of ops@example.com:',
+      "servers    limit 3 (this user's own; default 10), used 0",
+      'running    limit 5 (default), used 0',
+      "memory_mb  limit 2048 (this user's own; default 8192), used 0",
+    ]);
+    expect(setQuota('--running', '0').stdout).toContain("running    limit 0 (this user's own; default 5), used 0");
+    expect(rows()).toEqual([{ servers: 3, running: 0, memory_mb: 2048 }]);
+    expect(setQuota('--servers', 'default').stdout).toContain('servers    limit 10 (default), used 0');
+    expect(rows()).toEqual([{ servers: null, running: 0, memory_mb: 2048 }]);
+    // Back to every default: the user has no row of its own left.
+    expect(setQuota('--running', 'default', '--memory-mb', 'default').status).toBe(0);
+    expect(rows()).toEqual([]);
+    // The defaults are the operator's QUOTA_* settings; `user quota` prints without changing anything.
+    const shown = runQ(['user', 'quota', '--email', 'ops@example.com'], { QUOTA_SERVERS: '4' });
+    expect(shown.status).toBe(0);
+    expect(shown.stdout).toContain('servers    limit 4 (default), used 0');
+  });
+
+  test('a limit that lets one account take every game port is set, with a note saying so', () => {
+    const res = runQ(['user', 'set-quota', '--email', 'ops@example.com', '--servers', '100'], { GAME_PORT_RANGE: '25565-25664' });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toContain('Note: 100 servers can take every one of the 100 game ports (GAME_PORT_RANGE).');
+  });
+
+  test.each([
+    ['no quota named', []],
+    ['a negative number', ['--servers=-1']],
+    ['a fraction', ['--servers', '1.5']],
+    ['a word', ['--memory-mb', 'lots']],
+    ['past the largest quota', ['--running', '1000000001']],
+    ['one good value and one bad', ['--servers', '7', '--running', 'x']],
+    ['an unknown user', ['--servers', '7'], 'nobody@example.com'],
+  ])('%s → exit code 2 with a message on stderr, and nothing written', (_name, args, email = 'ops@example.com') => {
+    expect(setQuota('--servers', '3').status).toBe(0);
+    const res = runQ(['user', 'set-quota', '--email', email, ...(args as string[])]);
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/^gsh: /);
+    expect(rows()).toEqual([{ servers: 3, running: null, memory_mb: null }]);
+  });
+});

@@ -78,6 +78,9 @@ export function hostPerTest(name: string, overrides: Partial<RuntimeConfig> = {}
   return current;
 }
 
+/** Runtime tests are not about quotas (test/integration/quota.test.ts is). */
+const noQuotas = { servers: 1_000_000, running: 1_000_000, memory_mb: 1_000_000_000 };
+
 /** A runtime whose log records errors, so a test can assert the state machine never left its table. */
 export function makeRuntime(db: Db, config: RuntimeConfig, errors: string[] = []): Runtime {
   const log: Logger = {
@@ -86,7 +89,7 @@ export function makeRuntime(db: Db, config: RuntimeConfig, errors: string[] = []
     error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
   };
   return createRuntime({
-    store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }),
+    store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }),
     clock: systemClock,
     environment: createLocalEnvironment({ baseEnv: process.env }),
     catalog: loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir }),

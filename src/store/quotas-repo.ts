@@ -1,0 +1,141 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { quotaExceeded } from '../errors';
+import type { components } from '../../generated/v1';
+
+/** GET /v1/quota: each quota of an account with its limit and what is in use (docs/conventions.md "Quotas"). */
+export type Quota = components['schemas']['Quota'];
+export type QuotaName = keyof Quota;
+export type QuotaLimits = Record<QuotaName, number>;
+/** An account's own limits; `null` (or absent) means the operator's default. */
+export type QuotaOverrides = Partial<Record<QuotaName, number | null>>;
+
+export const quotaNames: readonly QuotaName[] = ['servers', 'running', 'memory_mb'];
+
+type Plan = components['schemas']['Plan'];
+
+export interface QuotaSettings {
+  /** Every account's limits unless it has its own (QUOTA_* in src/config.ts). */
+  defaults: QuotaLimits;
+  /** The plan catalog: what memory a server's plan takes. */
+  plans: readonly Plan[];
+}
+
+type OverrideRow = Record<QuotaName, number | null>;
+
+/**
+ * A server counts against `running` from a start or restart until a stop or kill (desired_state), and for as long
+ * as its game still runs, so a server that is stopping still holds its place.
+ */
+const RUNNING = `(desired_state = 'running' OR state IN ('starting', 'running', 'stopping'))`;
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const ASK = 'or ask the operator for a larger quota';
+
+/**
+ * The `user_quotas` table (each account's own limits) and the quota checks. Use is counted from `servers`, never
+ * stored, so it cannot drift. The check* functions throw quota_exceeded and must run inside the transaction that
+ * makes the write they guard (docs/conventions.md "Writes"): SQLite then serialises every such check and write, so
+ * concurrent requests, even from several processes on one file, can never go past a limit together.
+ */
+export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) {
+  const q = {
+    own: db.prepare('SELECT servers, running, memory_mb FROM user_quotas WHERE user_id = ?'),
+    save: db.prepare(`INSERT INTO user_quotas (user_id, servers, running, memory_mb, updated_at)
+      VALUES (@user_id, @servers, @running, @memory_mb, @updated_at)
+      ON CONFLICT (user_id) DO UPDATE SET servers = excluded.servers, running = excluded.running,
+        memory_mb = excluded.memory_mb, updated_at = excluded.updated_at`),
+    drop: db.prepare('DELETE FROM user_quotas WHERE user_id = ?'),
+    byPlan: db.prepare(`SELECT plan, COUNT(*) AS n, SUM(${RUNNING}) AS running FROM servers WHERE user_id = ? GROUP BY plan`),
+    server: db.prepare(`SELECT user_id, ${RUNNING} AS running FROM servers WHERE id = ?`),
+  };
+  const memoryOf = (plan: string) => settings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
+
+  function overrides(userId: string): QuotaOverrides {
+    const row = q.own.get(userId) as OverrideRow | undefined;
+    return row ? Object.fromEntries(quotaNames.filter((k) => row[k] !== null).map((k) => [k, row[k]])) : {};
+  }
+
+  function limits(userId: string): QuotaLimits {
+    return { ...settings.defaults, ...overrides(userId) } as QuotaLimits;
+  }
+
+  function usage(userId: string): QuotaLimits {
+    const used: QuotaLimits = { servers: 0, running: 0, memory_mb: 0 };
+    for (const row of q.byPlan.all(userId) as Array<{ plan: string; n: number; running: number }>) {
+      used.servers += row.n;
+      used.running += row.running;
+      used.memory_mb += row.n * memoryOf(row.plan);
+    }
+    return used;
+  }
+
+  function memoryCheck(userId: string, more: number, what: string): void {
+    const limit = limits(userId).memory_mb;
+    const used = usage(userId).memory_mb;
+    if (more > 0 && used + more > limit) {
+      throw quotaExceeded('memory_mb', limit, used,
+        `${what}; your servers' plans take ${used} of your ${limit} MiB. Choose a smaller plan, delete a server, ${ASK}.`);
+    }
+  }
+
+  return {
+    /** GET /v1/quota, read in one transaction so the limits and the use are of the same moment. */
+    get: db.transaction((userId: string): Quota => {
+      const limit = limits(userId);
+      const used = usage(userId);
+      return {
+        servers: { limit: limit.servers, used: used.servers },
+        running: { limit: limit.running, used: used.running },
+        memory_mb: { limit: limit.memory_mb, used: used.memory_mb },
+      };
+    }),
+
+    /** The limits this account has of its own (the others are the defaults), for the CLI. */
+    overrides,
+
+    /** Sets (a number) or resets (`null`) some of an account's own limits, in one write. */
+    set(userId: string, changes: QuotaOverrides): void {
+      db.transaction(() => {
+        const next = { servers: null, running: null, memory_mb: null, ...overrides(userId), ...changes };
+        if (quotaNames.every((k) => next[k] === null)) q.drop.run(userId);
+        else q.save.run({ user_id: userId, ...next, updated_at: iso(clock.now()) });
+      }).immediate();
+    },
+
+    /** Before a server of `plan` is inserted (same transaction): one more server, and the plan's memory. */
+    checkCreate(userId: string, plan: string): void {
+      const limit = limits(userId).servers;
+      const used = usage(userId).servers;
+      if (used >= limit) {
+        throw quotaExceeded('servers', limit, used,
+          `Your account may have ${plural(limit, 'server')} and has ${used} (one being deleted counts until it is gone); delete one, ${ASK}.`);
+      }
+      memoryCheck(userId, memoryOf(plan), `The plan "${plan}" takes ${memoryOf(plan)} MiB`);
+    },
+
+    /** Before a server's plan changes (same transaction): only a larger plan can be refused. */
+    checkPlanChange(userId: string, from: string, to: string): void {
+      const more = memoryOf(to) - memoryOf(from);
+      memoryCheck(userId, more, `The plan "${to}" takes ${more} MiB more than "${from}"`);
+    },
+
+    /**
+     * Before a start or restart is accepted (same transaction as the action and its desired state). A server that
+     * already counts (meant to run, or still running) changes nothing and is never refused.
+     */
+    checkStart(serverId: string): void {
+      const server = q.server.get(serverId) as { user_id: string; running: number } | undefined;
+      if (!server || server.running) return;
+      const limit = limits(server.user_id).running;
+      const used = usage(server.user_id).running;
+      if (used >= limit) {
+        throw quotaExceeded('running', limit, used,
+          `Your account may run ${plural(limit, 'server')} at once and ${used} ${used === 1 ? 'is' : 'are'} running or meant to run; stop one first, ${ASK}.`);
+      }
+    },
+  };
+}
+
+export type QuotasRepo = ReturnType<typeof createQuotasRepo>;
