@@ -40,6 +40,9 @@ export const errorRegistry = {
   internal_error: { status: 500, title: 'Internal error' },
   capacity_exhausted: { status: 503, title: 'No capacity left for another server' },
   service_unavailable: { status: 503, title: 'The service is shutting down' },
+  // A state conflict the owner can resolve (a plan with more disk), so 409 (docs/conventions.md "Errors"); also
+  // ends a start action a disk measurement overtook (Action.error.code).
+  disk_quota_exceeded: { status: 409, title: "The server's folder is over its plan's disk space" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;
