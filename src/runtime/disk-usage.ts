@@ -17,7 +17,7 @@ function entryBytes(st: fs.Stats): number {
 
 /**
  * The bytes a folder and everything under it take, walked asynchronously one entry at a time, so the event loop
- * waits for no more than one directory read or lstat. Symbolic links are never followed (lstat): a link counts
+ * is held only for one entry's bookkeeping, never for the walk. Symbolic links are never followed (lstat): a link counts
  * as itself, and nothing outside the folder is walked. Entries that vanish during the walk are skipped; hard
  * links count once per name. Null when `dir` is not a folder (not installed yet, or being deleted) or when
  * `stop()` turns true (the service is shutting down).

@@ -55,16 +55,17 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
     const plan = server && deps.plans.find((p) => p.id === server.plan);
     if (!server || !plan) return;
     const limit = plan.disk_mb * MIB;
-    if (bytes > limit) {
-      // An open action is left to finish (a stop needs nothing more; a start is checked by the next pass).
-      if (server.desired_state === 'running' && deps.actions.open(row.id).length === 0 && !deps.isClosing()) {
-        deps.track(stopOverQuota(slot, Math.ceil(bytes / MIB), plan));
-      }
-    } else if (bytes >= DISK_NEAR_RATIO * limit && !(row.disk_used_bytes !== null && row.disk_used_bytes >= DISK_NEAR_RATIO * limit)) {
+    const near = DISK_NEAR_RATIO * limit;
+    if (bytes >= near && (row.disk_used_bytes === null || row.disk_used_bytes < near)) {
       // Not an event yet: a later events API publishes quota events; until then the console and the log say it.
       const percent = Math.floor((bytes / limit) * 100);
       slot.console.push('system', `disk use at ${percent}% of ${plan.disk_mb} MB`);
       deps.log.warn('server near its disk quota', { serverId: row.id, percent, limit_mb: plan.disk_mb });
+    }
+    // An open action is left to finish (after a stop nothing is needed; a start is looked at by the next pass).
+    if (bytes > limit && server.desired_state === 'running' && deps.actions.open(row.id).length === 0 && !deps.isClosing()) {
+      deps.log.warn('server over its disk quota; stopping it', { serverId: row.id, used_bytes: bytes, limit_mb: plan.disk_mb });
+      deps.track(stopOverQuota(slot, Math.ceil(bytes / MIB), plan));
     }
   }
 

@@ -88,6 +88,12 @@ describe('the runtime', () => {
     fill(dir, 1000);
     await t.runtime.measureDisk();
     expect(diskLines(id).map((l) => l.text)).toEqual(['disk use at 92% of 1024 MB', 'disk use at 97% of 1024 MB']);
+    fill(dir, 500);
+    await t.runtime.measureDisk();
+    fill(dir, 1100); // straight over: said too; a server its owner stopped has nothing more to stop
+    await t.runtime.measureDisk();
+    expect(diskLines(id).map((l) => l.text).at(-1)).toBe('disk use at 107% of 1024 MB');
+    expect(diskLines(id)).toHaveLength(3);
     expect(t.runtime.state(id)).toBe('stopped');
     expect(t.runtime.crashes(id)).toEqual([]);
   });
@@ -102,7 +108,8 @@ describe('the runtime', () => {
 
     const texts = t.runtime.console.recent(id, 1000).map((l) => `${l.stream} ${l.text}`);
     const over = texts.findIndex((l) => /^system disk use 11\d\d MB exceeds the plan's 1024 MB; stopping it$/.test(l));
-    expect(over).toBeGreaterThanOrEqual(0);
+    expect(over).toBeGreaterThanOrEqual(1);
+    expect(texts[over - 1]).toMatch(/^system disk use at 10\d% of 1024 MB$/);
     expect(texts.slice(over)).toContain('input stop'); // graceful: the software's own stop command
     expect(texts.slice(over).some((l) => l.startsWith('system did not stop within'))).toBe(false);
     const crashes = t.runtime.crashes(id);
