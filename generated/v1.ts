@@ -101,7 +101,9 @@ export interface paths {
          *
          *     One action at a time per server: another while one is pending or running answers `409 action_conflict`
          *     (except `kill`). `start` on a server being deleted answers `409 invalid_state`. `start` and `restart`
-         *     set `desired_state` to `running`; `stop` and `kill` set it to `stopped`.
+         *     on a server whose last disk measurement is over its plan's `disk_mb` answer `409 disk_quota_exceeded`
+         *     (a start that a measurement overtakes fails with that code). `start` and `restart` set `desired_state`
+         *     to `running`; `stop` and `kill` set it to `stopped`.
          *
          *     A server counts against your `running` quota from a `start` or `restart` until a `stop` or `kill`, and
          *     for as long as its game still runs (also while it is `crashed` and meant to run, since it is restarted).
@@ -153,8 +155,9 @@ export interface paths {
         /**
          * List a server's crashes
          * @description Every exit nobody asked for, newest first (at most 100): when, the exit code or signal, why (`exited`,
-         *     `memory_limit`, `start_timeout`, `port_in_use`, `spawn_failed`, `install_failed`) and the last console
-         *     lines before it.
+         *     `memory_limit`, `start_timeout`, `port_in_use`, `spawn_failed`, `install_failed`, or
+         *     `disk_quota_exceeded` when the service stopped the server for going over its plan's disk space) and the
+         *     last console lines before it.
          */
         get: operations["listServerCrashes"];
         put?: never;
@@ -178,8 +181,9 @@ export interface paths {
         /**
          * Read recent console lines
          * @description The newest console lines, oldest first, from a buffer of the last 1,000 lines of this service's life
-         *     (the full log is kept in the server's folder). Lines are what the game printed (`stdout`, `stderr`), what
-         *     was sent to it (`input`), and what the service did (`system`: started, stopped, crashed).
+         *     (a longer log is kept in the server's folder, `logs/console.log`, rotated at 1 MiB with two older
+         *     files). Lines are what the game printed (`stdout`, `stderr`), what was sent to it (`input`), and what
+         *     the service did (`system`: started, stopped, crashed, disk space warnings).
          */
         get: operations["getServerConsole"];
         put?: never;
@@ -513,7 +517,8 @@ export interface components {
             game_version: string;
             state: components["schemas"]["ServerState"];
             /**
-             * @description What the owner last asked for; the service keeps the server at it.
+             * @description What the owner last asked for; the service keeps the server at it. The service sets it to `stopped`
+             *     itself when it stops the server for going over its plan's disk space.
              * @example running
              * @enum {string}
              */
@@ -526,6 +531,19 @@ export interface components {
              *     }
              */
             address: components["schemas"]["Address"] | null;
+            /**
+             * @description How much disk the server's folder (world, settings, logs) took at the last measurement, in MiB,
+             *     rounded up; `null` until it is first measured. Compare it with its plan's `disk_mb`: over it, the
+             *     server is stopped and cannot start (see the Servers tag).
+             * @example 312
+             */
+            disk_used_mb: number | null;
+            /**
+             * Format: date-time
+             * @description When `disk_used_mb` was measured; `null` until then. A measurement does not change `updated_at`.
+             * @example 2026-11-22T08:15:30.000Z
+             */
+            disk_measured_at: string | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -584,7 +602,8 @@ export interface components {
              */
             player_slots: number;
             /**
-             * @description Disk space for the world and logs, in MiB.
+             * @description Disk space for the server's folder (world, settings, logs), in MiB. Near it the console warns; over
+             *     it the server is stopped and cannot start (see the Servers tag).
              * @example 5120
              */
             disk_mb: number;
@@ -792,7 +811,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "quota_exceeded";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "quota_exceeded" | "disk_quota_exceeded";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
             /**
@@ -885,7 +904,7 @@ export interface components {
              */
             next_cursor: string | null;
         };
-        /** @description An exit nobody asked for. */
+        /** @description An exit nobody asked for, or a stop the service made because the server went over its plan's disk space. */
         Crash: {
             /**
              * @description The crash's id.
@@ -908,7 +927,7 @@ export interface components {
              * @example exited
              * @enum {string}
              */
-            reason: "exited" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed";
+            reason: "exited" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed" | "disk_quota_exceeded";
             /**
              * @description The last console lines before the crash, oldest first.
              * @example [

@@ -13,6 +13,8 @@ export interface Config {
   gameHost: string;
   gamePortRange: [number, number];
   metricsIntervalMs: number;
+  /** How long the disk watcher rests between two measurements of every server's folder. */
+  diskCheckIntervalMs: number;
   trustProxy: boolean | number | string;
   /** The host names the service answers for, lowercase; empty: every host (RFC 9110 §15.5.20, 421 for others). */
   allowedHosts: string[];
@@ -79,6 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gameHost: env.GAME_HOST || '127.0.0.1',
     gamePortRange: portRange(env.GAME_PORT_RANGE),
     metricsIntervalMs: int(env, 'METRICS_INTERVAL_S', 5, 1, 3600) * 1000,
+    diskCheckIntervalMs: int(env, 'DISK_CHECK_INTERVAL_S', 60, 1, 86_400) * 1000,
     trustProxy: trustProxy(env.TRUST_PROXY),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),
     bodyLimitBytes: 64 * 1024,

@@ -42,6 +42,9 @@ export const errorRegistry = {
   service_unavailable: { status: 503, title: 'The service is shutting down' },
   // docs/conventions.md "Quotas": carries the extension members `quota`, `limit` and `used` (quotaExceeded below).
   quota_exceeded: { status: 403, title: 'The request would take the account past a quota' },
+  // A state conflict the owner can resolve (a plan with more disk), so 409 (docs/conventions.md "Errors"); also
+  // ends a start action a disk measurement overtook (Action.error.code).
+  disk_quota_exceeded: { status: 409, title: "The server's folder is over its plan's disk space" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -42,7 +42,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     clock,
     environment: createLocalEnvironment({ baseEnv: process.env }),
     catalog,
-    config: { ...runtimeConfigDefaults, ...options.runtime, dataDir: config.dataDir },
+    config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, ...options.runtime, dataDir: config.dataDir },
     plans,
     log,
   });

@@ -16,8 +16,23 @@ export const MAX_LINE_CHARS = 10_000;
 export type ConsoleListener = (line: ConsoleLine) => void;
 
 /**
+ * When the log file is rotated: before a line would take it past `maxBytes`, `console.log` becomes
+ * `console.log.1` (`.1` becomes `.2`, …) and the oldest of `keep` old files is dropped, so a chatty game's log
+ * takes at most (keep + 1) × maxBytes of its folder (docs/architecture.md "Disk").
+ */
+export interface LogRotation {
+  maxBytes: number;
+  /** At least 1: the current file always moves aside. */
+  keep: number;
+}
+
+/** A server's log: 1 MiB files, the current and two old ones (openapi/v1.yaml, getServerConsole). */
+export const CONSOLE_LOG_ROTATION: LogRotation = { maxBytes: 1024 * 1024, keep: 2 };
+
+/**
  * One server's console: a bounded ring buffer that drops the oldest line when full (as Wings' sink pool does, so
- * a chatty game cannot grow the service's memory), fanned out to subscribers and appended to logs/console.log.
+ * a chatty game cannot grow the service's memory), fanned out to subscribers and appended to a rotated log file
+ * (so it cannot fill the server's disk either).
  */
 export class ConsoleBuffer {
   /** `capacity` slots used as a ring: the oldest held line is at `head`, the newest `count - 1` slots after it. */
@@ -27,6 +42,10 @@ export class ConsoleBuffer {
   private readonly listeners = new Set<ConsoleListener>();
   private nextSeq = 1;
   private file: fs.WriteStream | null = null;
+  /** Bytes in the current log file, counted as they are queued. */
+  private fileBytes = 0;
+  /** Rotated-out files still flushing, so close() can wait for them. */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly maskPaths: (text: string) => string;
 
   /** `masks`: the host's folders that lines show replaced (console-text.ts hostPathMasks). */
@@ -35,6 +54,7 @@ export class ConsoleBuffer {
     private readonly logFile: string | null,
     private readonly now: () => string,
     masks: readonly PathMask[] = [],
+    private readonly rotation: LogRotation = CONSOLE_LOG_ROTATION,
   ) {
     this.slots = new Array<ConsoleLine | undefined>(Math.max(0, Math.floor(capacity) || 0));
     this.maskPaths = pathMasker(masks);
@@ -88,17 +108,25 @@ export class ConsoleBuffer {
     return () => void this.listeners.delete(fn);
   }
 
-  /** Closes the log file; resolves once it is flushed and its descriptor closed. */
-  close(): Promise<void> {
+  /** Closes the log file; resolves once it (and any rotated-out file) is flushed and its descriptor closed. */
+  async close(): Promise<void> {
     const file = this.file;
     this.file = null;
     this.listeners.clear();
-    return new Promise((resolve) => {
-      if (!file || file.closed) return resolve();
+    if (file) this.retire(file);
+    await Promise.all([...this.retiring]);
+  }
+
+  /** Ends a log file stream; the promise settles once it is flushed and closed. */
+  private retire(file: fs.WriteStream): void {
+    const done = new Promise<void>((resolve) => {
+      if (file.closed) return resolve();
       // 'close' follows 'finish' (all data written) and, on a write error, the error: it always comes.
       file.once('close', () => resolve());
       file.end();
     });
+    this.retiring.add(done);
+    void done.then(() => this.retiring.delete(done));
   }
 
   /** The `i`-th held line, 0 being the oldest. */
@@ -117,9 +145,32 @@ export class ConsoleBuffer {
 
   private appendToFile(line: ConsoleLine): void {
     if (!this.logFile) return;
-    if (!this.file) this.file = this.openLogFile(this.logFile);
     const source = line.token_id ? `${line.stream} ${line.token_id}` : line.stream;
-    this.file?.write(`${line.at} [${source}] ${line.text}\n`);
+    const text = `${line.at} [${source}] ${line.text}\n`;
+    const bytes = Buffer.byteLength(text);
+    if (!this.file) this.file = this.openLogFile(this.logFile);
+    if (this.file && this.fileBytes > 0 && this.fileBytes + bytes > this.rotation.maxBytes) this.rotate(this.logFile);
+    if (!this.file) return;
+    this.file.write(text);
+    this.fileBytes += bytes;
+  }
+
+  /**
+   * Shifts the files by one (the oldest is replaced) and opens a new, empty log. The old stream's queued writes
+   * still land in its file: a rename keeps the file an open descriptor writes to (POSIX rename(2)).
+   */
+  private rotate(logFile: string): void {
+    if (this.file) this.retire(this.file);
+    this.file = null;
+    const name = (i: number) => (i === 0 ? logFile : `${logFile}.${i}`);
+    for (let i = this.rotation.keep; i >= 1; i--) {
+      try {
+        fs.renameSync(name(i - 1), name(i));
+      } catch {
+        // That file does not exist yet (or the folder is gone: the next open fails and the buffer goes on).
+      }
+    }
+    this.file = this.openLogFile(logFile);
   }
 
   /**
@@ -134,6 +185,7 @@ export class ConsoleBuffer {
     } catch {
       return null;
     }
+    this.fileBytes = fs.fstatSync(fd).size; // a new service life appends to what the last one wrote
     // With `fd` the stream does not open `logFile` again; it closes `fd` when it ends or fails.
     const file = fs.createWriteStream(logFile, { fd });
     file.on('error', () => {
@@ -147,8 +199,8 @@ export class ConsoleBuffer {
 const SERVER_CONSOLE_LINES = 1000;
 
 /**
- * One server's console: the newest 1,000 lines, appended to `logs/console.log` in its folder, with its folder and
- * DATA_DIR masked in every line (console-text.ts hostPathMasks).
+ * One server's console: the newest 1,000 lines, appended to `logs/console.log` in its folder (rotated at
+ * CONSOLE_LOG_ROTATION), with its folder and DATA_DIR masked in every line (console-text.ts hostPathMasks).
  */
 export function serverConsole(serverDir: string, dataDir: string, now: () => number): ConsoleBuffer {
   const logFile = path.join(serverDir, 'logs', 'console.log');

@@ -10,6 +10,8 @@ import type { Store } from '../store';
 import type { ConsoleLine, ConsoleListener } from './console-buffer';
 import { isCommandLine } from './console-text';
 import { createCrashPolicy } from './crash-policy';
+import { diskOverPlan } from './disk-usage';
+import { createDiskWatcher } from './disk-watcher';
 import type { Environment } from './environment';
 import type { Players } from './probes';
 import { createReconciler } from './reconcile';
@@ -42,8 +44,14 @@ export interface Runtime {
   start(): Promise<void>;
   /** Graceful shutdown: fails open actions, stops every game with its stop command, resolves when all exited. */
   close(): Promise<void>;
-  /** Resolves once no install, power action or removal that an earlier call started is still under way. */
+  /** Resolves once no install, power action, removal or disk-quota stop that began earlier is still under way. */
   idle(): Promise<void>;
+  /**
+   * Measures every server's folder now, or right after the pass under way (the loop runs one every diskCheckMs),
+   * and acts on it: the near-quota console line, the stop of a server over its plan's disk. Resolves when the
+   * measurements are recorded (a stop it began is tracked by idle()); does nothing after close().
+   */
+  measureDisk(): Promise<void>;
   /**
    * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
    * transaction (if any) has returned. Synchronous, so it can run inside IdempotencyRepo.run. quota_exceeded past
@@ -69,6 +77,7 @@ export interface Runtime {
    * it ended. One action at a time per server: another while one is open is action_conflict, except kill, which
    * overtakes it (the overtaken action fails with action_cancelled). invalid_state while the server is deleted;
    * quota_exceeded for a start or restart past the owner's running quota (docs/conventions.md "Quotas").
+   * disk_quota_exceeded for a start or restart while its last disk measurement is over its plan's.
    */
   requestAction(serverId: string, userId: string, type: ActionType): Action;
   /** action_not_found unless this server has that action. */
@@ -116,6 +125,11 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     servers, actions, processes, environment, supervisors, config: deps.config, log,
     install: (id) => void install(id),
     resumeRemoval: (id) => void beginRemoval(supervisors.of(id)),
+  });
+  const diskWatcher = createDiskWatcher({
+    servers, actions, crashPolicy, supervisors, plans: deps.plans, config: deps.config, log,
+    isClosing: () => reconciler.isClosing(),
+    track: (p) => void track(p),
   });
 
   /** Background work is tracked so idle() and tests can wait for it; it never rejects (failures are recorded). */
@@ -177,6 +191,8 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       const o = open[0];
       throw new AppError('action_conflict', `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`);
     }
+    const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(servers.find(serverId), deps.plans) : null;
+    if (overDisk) throw new AppError(overDisk.code, overDisk.detail);
     const action = actions.create(serverId, userId, type);
     for (const o of open) actions.finish(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
     track(new Promise<void>((resolve) => setImmediate(() => resolve(runAction(slot, action)))));
@@ -215,11 +231,18 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
   }
 
   return {
-    start: () => reconciler.start(),
-    close: () => reconciler.close(),
+    async start() {
+      await reconciler.start();
+      diskWatcher.start();
+    },
+    async close() {
+      await diskWatcher.stop();
+      await reconciler.close();
+    },
     async idle() {
       while (work.size > 0) await Promise.allSettled([...work]);
     },
+    measureDisk: () => diskWatcher.measureNow(),
     create(userId, input) {
       const server = servers.create(userId, input);
       // After the caller's transaction: if it rolled back, there is no row and nothing to install.

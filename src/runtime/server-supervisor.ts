@@ -8,6 +8,7 @@ import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
+import { diskOverPlan } from './disk-usage';
 import type { Environment, ExitInfo } from './environment';
 import { describeExit, Game, installFiles, launchSpec, planLaunch, type LaunchPlan } from './game';
 import type { SoftwareCatalog } from './software-catalog';
@@ -28,7 +29,7 @@ export interface SupervisorDeps {
   emitState: (e: StateChange) => void;
 }
 
-const CRASH_LINES = 20;
+export const CRASH_LINES = 20;
 
 /**
  * One server's life on this host, from install to removal: its state (the only writer of servers.state), its
@@ -148,6 +149,8 @@ export class ServerSupervisor {
     if (this.current === 'deleting' || this.deps.isClosing()) {
       return { code: 'invalid_state', detail: `The server is ${this.deps.isClosing() ? 'shutting down' : 'being deleted'}.` };
     }
+    const overDisk = diskOverPlan(this.deps.servers.find(this.id), this.deps.plans); // state unchanged: it never began
+    if (overDisk) return overDisk;
     this.cancelRestart();
     this.setState('starting', on);
     this.abortLaunch = false;

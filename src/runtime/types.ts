@@ -14,6 +14,8 @@ export interface RuntimeConfig {
   memoryCheckMs: number;
   /** How often the reconcile loop makes actual state follow desired state. */
   reconcileMs: number;
+  /** How long the disk watcher rests between two passes over every server's folder (DISK_CHECK_INTERVAL_S). */
+  diskCheckMs: number;
 }
 
 export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
@@ -22,6 +24,7 @@ export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
   backoffMs: 2_000,
   memoryCheckMs: 2_000,
   reconcileMs: 10_000,
+  diskCheckMs: 60_000,
 };
 
 /**

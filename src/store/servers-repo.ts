@@ -22,8 +22,21 @@ interface ServerRow {
   desired_state: 'running' | 'stopped';
   host: string | null;
   port: number | null;
+  /** Migration 009: the last measurement of the server's folder, NULL until the first. */
+  disk_used_bytes: number | null;
+  disk_measured_at: string | null;
   created_at: string;
   updated_at: string;
+}
+
+const MIB = 1024 * 1024;
+
+/** A server's folder measurement as the disk watcher reads it (src/runtime/disk-watcher.ts). */
+export interface DiskRow {
+  id: string;
+  plan: string;
+  state: ServerState;
+  disk_used_bytes: number | null;
 }
 
 function toServer(row: ServerRow): Server {
@@ -37,6 +50,9 @@ function toServer(row: ServerRow): Server {
     state: row.state,
     desired_state: row.desired_state,
     address: row.host !== null && row.port !== null ? { host: row.host, port: row.port } : null,
+    // Rounded up, so `disk_used_mb > plan.disk_mb` exactly when the bytes are over the plan's (openapi/v1.yaml).
+    disk_used_mb: row.disk_used_bytes === null ? null : Math.ceil(row.disk_used_bytes / MIB),
+    disk_measured_at: row.disk_measured_at,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -74,6 +90,14 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
     "UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?",
   );
   const remove = db.prepare('DELETE FROM servers WHERE id = ?');
+  const diskRows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
+  // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
+  const recordDisk = db.prepare(
+    "UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ? AND state != 'deleting'",
+  );
+  const stopWanted = db.prepare(
+    "UPDATE servers SET desired_state = 'stopped', updated_at = ? WHERE id = ? AND state != 'deleting'",
+  );
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
   const byId = db.prepare('SELECT * FROM servers WHERE id = ?');
   const live = db
@@ -124,6 +148,8 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
             desired_state: 'stopped',
             host: pool.host,
             port: freePort(),
+            disk_used_bytes: null,
+            disk_measured_at: null,
             created_at: now,
             updated_at: now,
           };
@@ -205,6 +231,24 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
     /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */
     idsInState(state: ServerState): string[] {
       return inState.all(state) as string[];
+    },
+
+    /** Every server's id, plan, state and last folder measurement, in one query (the disk watcher's view). */
+    diskRows(): DiskRow[] {
+      return diskRows.all() as DiskRow[];
+    },
+
+    /** Records a folder measurement; false when the row is gone or being deleted. */
+    recordDisk(id: string, bytes: number): boolean {
+      return recordDisk.run(bytes, iso(clock.now()), id).changes === 1;
+    },
+
+    /**
+     * Desired state `stopped`, written by the service itself rather than by an action: the disk watcher's stop of a
+     * server over its plan's disk space, so neither reconcile nor the crash policy starts it again.
+     */
+    stopWanted(id: string): void {
+      stopWanted.run(iso(clock.now()), id);
     },
 
     /** Removes the row, which frees its port for the next server. */

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp } from '../helpers/app';
@@ -123,6 +124,38 @@ describe('servers', () => {
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('invalid_state');
     expect((await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body).toEqual(before);
+  });
+
+  // The app never boots, so no pass runs on its own: runtime.measureDisk() is the pass the loop would run.
+  test('a server shows its folder\'s disk use; over its plan\'s disk_mb, start and restart are 409 disk_quota_exceeded', async () => {
+    await setup(['Survival'], { installed: true });
+    const id: string = (await t.http.get('/v1/servers?limit=1').set(auth(alice))).body.data[0].id;
+    const get = async () => (await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body;
+    const before = await get();
+    expect(before).toMatchObject({ disk_used_mb: null, disk_measured_at: null });
+
+    const dir = path.join(t.config.dataDir, 'servers', id);
+    fs.writeFileSync(path.join(dir, 'world', 'blob'), crypto.randomBytes(3 * 1024 * 1024));
+    await t.runtime.measureDisk();
+    const measured = await get();
+    expect(measured.disk_used_mb).toBeGreaterThan(3); // 3 MiB and the install's files, rounded up
+    expect(measured.disk_used_mb).toBeLessThan(8);
+    expect(Date.parse(measured.disk_measured_at)).toBeGreaterThanOrEqual(Date.parse(before.created_at));
+    expect(measured.updated_at).toBe(before.updated_at); // a measurement is not a change to the server
+    expect((await t.http.get('/v1/servers').set(auth(alice))).body.data[0]).toEqual(measured);
+
+    // micro has 2,048 MB: a sparse file counts as its length, so the test needs no real 2 GB.
+    fs.truncateSync(path.join(dir, 'world', 'blob'), 2049 * 1024 * 1024);
+    await t.runtime.measureDisk();
+    expect((await get()).disk_used_mb).toBeGreaterThan(2049);
+    for (const type of ['start', 'restart']) {
+      const res = await t.http.post(`/v1/servers/${id}/actions`).set(auth(alice)).send({ type });
+      expect(res.status).toBe(409);
+      expect(res.body).toMatchObject({ code: 'disk_quota_exceeded', instance: `/v1/servers/${id}/actions` });
+      expect(res.body.detail).toMatch(/over its plan's 2048 MB/);
+    }
+    expect((await t.http.get(`/v1/servers/${id}/actions`).set(auth(alice))).body.data).toEqual([]); // refused: nothing recorded
+    expect((await get()).desired_state).toBe('stopped');
   });
 
   test('delete answers 202 deleting, then the server, its files and its port are gone', async () => {

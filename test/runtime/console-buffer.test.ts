@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ConsoleBuffer, MAX_LINE_CHARS, type ConsoleLine } from '../../src/runtime/console-buffer';
+import { CONSOLE_LOG_ROTATION, ConsoleBuffer, MAX_LINE_CHARS, serverConsole, type ConsoleLine } from '../../src/runtime/console-buffer';
 import { loadSpec } from '../../src/spec';
 
 const at = () => '2026-01-01T00:00:00.000Z';
@@ -173,6 +173,47 @@ describe('log file', () => {
     await buf.close();
     expect(fs.readFileSync(file, 'utf8')).toBe(texts.map((t) => `${at()} [stdout] ${t}\n`).join(''));
     await expect(buf.close()).resolves.toBeUndefined();
+  });
+
+  /** The log files in `logs`, by name, with their sizes and contents. */
+  function logFiles(logs: string): Record<string, string> {
+    return Object.fromEntries(fs.readdirSync(logs).sort().map((f) => [f, fs.readFileSync(path.join(logs, f), 'utf8')]));
+  }
+
+  test('a server log rotates at 1 MiB and keeps two old files, so console spam stays within 3 MiB', async () => {
+    const serverDir = path.join(dir, 'servers', 'srv_a');
+    fs.mkdirSync(path.join(serverDir, 'logs'), { recursive: true });
+    const buf = serverConsole(serverDir, dir, () => Date.parse(at()));
+    const texts = Array.from({ length: 1000 }, (_, i) => `spam ${i} ${'y'.repeat(MAX_LINE_CHARS - 20)}`); // ~10 MB
+    for (const t of texts) buf.push('stdout', t);
+    await buf.close();
+    const files = logFiles(path.join(serverDir, 'logs'));
+    expect(Object.keys(files)).toEqual(['console.log', 'console.log.1', 'console.log.2']);
+    const { maxBytes } = CONSOLE_LOG_ROTATION;
+    expect(maxBytes).toBe(1024 * 1024);
+    for (const text of Object.values(files)) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(maxBytes);
+    // The newest lines are in console.log, whole and in order, and the old files hold the lines just before them.
+    const lines = [files['console.log.2'], files['console.log.1'], files['console.log']].join('').split('\n').slice(0, -1);
+    expect(lines).toEqual(texts.slice(-lines.length).map((t) => `${at()} [stdout] ${t}`));
+    expect(files['console.log'].endsWith(`${texts.at(-1)}\n`)).toBe(true);
+  });
+
+  test.each([
+    { name: 'lines are never split across files', before: '', pushes: 9, wantFiles: ['console.log', 'console.log.1'] },
+    { name: 'an earlier life\'s file counts toward the cap', before: 'z'.repeat(90), pushes: 1, wantFiles: ['console.log', 'console.log.1'] },
+  ])('rotation: $name', async ({ before, pushes, wantFiles }) => {
+    const file = path.join(dir, 'console.log');
+    if (before) fs.writeFileSync(file, before);
+    const buf = new ConsoleBuffer(4, file, at, [], { maxBytes: 100, keep: 1 });
+    for (let i = 0; i < pushes; i++) buf.push('stdout', `line ${i}`); // 40 bytes each with the prefix
+    await buf.close();
+    const files = logFiles(dir);
+    expect(Object.keys(files)).toEqual(wantFiles);
+    for (const text of Object.values(files)) {
+      expect(Buffer.byteLength(text)).toBeLessThanOrEqual(100);
+      if (text !== before) expect(text).toMatch(/^(\S+ \[stdout\] line \d+\n)+$/);
+    }
+    expect(files['console.log']).toContain(`line ${pushes - 1}\n`);
   });
 });
 
