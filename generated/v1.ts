@@ -141,8 +141,8 @@ export interface paths {
         /**
          * List a server's crashes
          * @description Every exit nobody asked for, newest first (at most 100): when, the exit code or signal, why (`exited`,
-         *     `memory_limit`, `start_timeout`, `port_in_use`, `spawn_failed`, `install_failed`) and the last console
-         *     lines before it.
+         *     `out_of_memory`, `memory_limit`, `start_timeout`, `port_in_use`, `spawn_failed`, `install_failed`) and the
+         *     last console lines before it.
          */
         get: operations["listServerCrashes"];
         put?: never;
@@ -815,11 +815,14 @@ export interface components {
              */
             signal: string | null;
             /**
-             * @description Why the service thinks it happened.
+             * @description Why the service thinks it happened. `out_of_memory`: the kernel killed the game for using more than
+             *     its plan's memory (the server's cgroup). `memory_limit`: the service killed it for a resident memory
+             *     over its plan's, on a host where it runs without cgroups. `exited`: it ended by itself or by a signal
+             *     nobody here sent.
              * @example exited
              * @enum {string}
              */
-            reason: "exited" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed";
+            reason: "exited" | "out_of_memory" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed";
             /**
              * @description The last console lines before the crash, oldest first.
              * @example [
