@@ -21,6 +21,10 @@ export interface Config {
   streamsPerUser: number;
   /** How long one event stream may stay open before the service ends it (the client resumes). */
   streamMaxLifetimeMs: number;
+  /** Where cgroup file systems are mounted, for the games' limits; null (CGROUP_ROOT=off): no cgroups. */
+  cgroupRoot: string | null;
+  /** The service's own variables a game inherits (PATH, LANG); nothing else of this environment reaches a game. */
+  gameEnv: Record<string, string>;
 }
 
 export class ConfigError extends Error {}
@@ -61,6 +65,13 @@ function allowedHosts(raw: string | undefined): string[] {
   return names;
 }
 
+function cgroupRoot(raw: string | undefined): string | null {
+  if (raw === 'off') return null;
+  if (raw === undefined || raw === '') return '/sys/fs/cgroup';
+  if (!path.isAbsolute(raw)) throw new ConfigError(`CGROUP_ROOT must be an absolute path or "off"; got "${raw}".`);
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
@@ -79,5 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_S', 30, 1, 600) * 1000,
     streamsPerUser: int(env, 'STREAMS_PER_USER', 10, 1, 1000),
     streamMaxLifetimeMs: int(env, 'STREAM_MAX_LIFETIME_S', 1800, 1, 86_400) * 1000,
+    cgroupRoot: cgroupRoot(env.CGROUP_ROOT),
+    gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
   };
 }
