@@ -533,12 +533,14 @@ export interface components {
              */
             description: string;
             /**
-             * @description Memory the game may use, in MiB. Going over it stops the server.
+             * @description Memory the game and everything it starts may use, in MiB, with no swap on top. Going over it ends the
+             *     game: a crash with reason `out_of_memory` (`memory_limit` on a host without cgroups).
              * @example 1024
              */
             memory_mb: number;
             /**
-             * @description CPU share, in percent of one core (100 = one core).
+             * @description CPU share, in percent of one core (100 = one core): a quota the game cannot pass, or only a priority
+             *     on a host without cgroups.
              * @example 100
              */
             cpu_percent: number;
