@@ -55,7 +55,8 @@ export function createLocalEnvironment(options: LocalEnvironmentOptions): Enviro
 
   function confinement(): CgroupHost | null {
     if (cgroups !== undefined) return cgroups;
-    const found = options.cgroupRoot === null ? { unavailable: 'turned off (CGROUP_ROOT=off)' } : openCgroupHost(options.cgroupRoot, options.instance);
+    const found =
+      options.cgroupRoot === null ? { unavailable: 'turned off (CGROUP_ROOT=off)' } : openCgroupHost(options.cgroupRoot, options.instance);
     if ('unavailable' in found) {
       log.warn('game servers run without cgroups: CPU is only a priority and memory is watched per process', { reason: found.unavailable });
       return (cgroups = null);
