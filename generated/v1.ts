@@ -155,7 +155,7 @@ export interface paths {
         /**
          * List a server's crashes
          * @description Every exit nobody asked for, newest first (at most 100): when, the exit code or signal, why (`exited`,
-         *     `memory_limit`, `start_timeout`, `port_in_use`, `spawn_failed`, `install_failed`, or
+         *     `out_of_memory`, `memory_limit`, `start_timeout`, `port_in_use`, `spawn_failed`, `install_failed`, or
          *     `disk_quota_exceeded` when the service stopped the server for going over its plan's disk space) and the
          *     last console lines before it.
          */
@@ -587,12 +587,14 @@ export interface components {
              */
             description: string;
             /**
-             * @description Memory the game may use, in MiB. Going over it stops the server.
+             * @description Memory the game and everything it starts may use, in MiB, with no swap on top. Going over it ends the
+             *     game: a crash with reason `out_of_memory` (`memory_limit` on a host without cgroups).
              * @example 1024
              */
             memory_mb: number;
             /**
-             * @description CPU share, in percent of one core (100 = one core).
+             * @description CPU share, in percent of one core (100 = one core): a quota the game cannot pass, or only a priority
+             *     on a host without cgroups.
              * @example 100
              */
             cpu_percent: number;
@@ -923,11 +925,14 @@ export interface components {
              */
             signal: string | null;
             /**
-             * @description Why the service thinks it happened.
+             * @description Why the service thinks it happened. `out_of_memory`: the kernel killed the game for using more than
+             *     its plan's memory (the server's cgroup). `memory_limit`: the service killed it for a resident memory
+             *     over its plan's, on a host where it runs without cgroups. `exited`: it ended by itself or by a signal
+             *     nobody here sent. `disk_quota_exceeded`: the service stopped it for going over its plan's disk.
              * @example exited
              * @enum {string}
              */
-            reason: "exited" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed" | "disk_quota_exceeded";
+            reason: "exited" | "out_of_memory" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed" | "disk_quota_exceeded";
             /**
              * @description The last console lines before the crash, oldest first.
              * @example [

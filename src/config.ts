@@ -26,6 +26,10 @@ export interface Config {
   streamMaxLifetimeMs: number;
   /** Every account's quotas unless `gsh user set-quota` sets its own (docs/conventions.md "Quotas"). */
   quotas: QuotaLimits;
+  /** Where cgroup file systems are mounted, for the games' limits; null (CGROUP_ROOT=off): no cgroups. */
+  cgroupRoot: string | null;
+  /** The service's own variables a game inherits (PATH, LANG); nothing else of this environment reaches a game. */
+  gameEnv: Record<string, string>;
 }
 
 export class ConfigError extends Error {}
@@ -69,6 +73,13 @@ function allowedHosts(raw: string | undefined): string[] {
   return names;
 }
 
+function cgroupRoot(raw: string | undefined): string | null {
+  if (raw === 'off') return null;
+  if (raw === undefined || raw === '') return '/sys/fs/cgroup';
+  if (!path.isAbsolute(raw)) throw new ConfigError(`CGROUP_ROOT must be an absolute path or "off"; got "${raw}".`);
+  return raw;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
@@ -95,5 +106,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       running: int(env, 'QUOTA_RUNNING_SERVERS', 5, 0, QUOTA_MAX),
       memory_mb: int(env, 'QUOTA_MEMORY_MB', 8192, 0, QUOTA_MAX),
     },
+    cgroupRoot: cgroupRoot(env.CGROUP_ROOT),
+    gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
   };
 }

@@ -12,6 +12,7 @@ import { versionCatalog } from './catalog/versions';
 import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
+import { instanceName } from './runtime/cgroups';
 import { createLocalEnvironment } from './runtime/local-environment';
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
 import { createTelemetry } from './telemetry';
@@ -40,7 +41,12 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const runtime = createRuntime({
     store,
     clock,
-    environment: createLocalEnvironment({ baseEnv: process.env }),
+    environment: createLocalEnvironment({
+      gameEnv: config.gameEnv,
+      cgroupRoot: config.cgroupRoot,
+      instance: instanceName(config.dataDir),
+      log,
+    }),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, ...options.runtime, dataDir: config.dataDir },
     plans,

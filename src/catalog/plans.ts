@@ -3,8 +3,9 @@ import type { components } from '../../generated/v1';
 export type Plan = components['schemas']['Plan'];
 
 /**
- * The hosting plans (GET /v1/plans). memory_mb is enforced by the runtime (heap flag + RSS watchdog);
- * cpu_percent is applied as far as the host allows (see src/runtime); player_slots is the game's max players.
+ * The hosting plans (GET /v1/plans). memory_mb and cpu_percent are the limits of the server's cgroup where the
+ * host allows it, else the RSS watchdog's bound and a scheduling priority (src/runtime/local-environment.ts);
+ * the heap flag follows memory_mb too. player_slots is the game's max players.
  */
 export const plans: readonly Plan[] = [
   {

@@ -1,8 +1,8 @@
 /**
- * CPU share without cgroups. This host gives the service no cgroup to write cpu.shares/cpu.weight into, so the
- * only per-process lever is scheduling priority: the plan's cpu_percent becomes a CFS weight, and the weight the
- * niceness whose CFS weight is closest (local-environment.ts applies it through `nice` before exec, so every
- * thread inherits it).
+ * CPU share without cgroups, the local environment's fallback where no cgroup can be written (with one, the plan's
+ * cpu_percent is the group's CPU quota instead: cgroups.ts). Then the only per-process lever is scheduling
+ * priority: the plan's cpu_percent becomes a CFS weight, and the weight the niceness whose CFS weight is closest
+ * (local-environment.ts applies it through `nice` before exec, so every thread inherits it).
  *
  * Honest limits: niceness only weighs processes against each other while the CPU is contended; it caps nothing
  * on an idle host, and an unprivileged service can only lower priority, so shares above 1024 behave as 1024.

@@ -6,13 +6,16 @@
  * can be dropped in. Unlike Wings, the environment does not own the server state: it reports facts (lines,
  * messages, exit) and the supervisor decides what they mean.
  *
- * The embedded default is local-environment.ts (child processes on this host).
+ * The embedded default is local-environment.ts (child processes on this host, each in its own cgroup where the
+ * host allows it).
  */
 
 /** How a process ended. Exactly one of code/signal is set, as Node reports it. */
 export interface ExitInfo {
   code: number | null;
   signal: string | null;
+  /** Set when the environment's own memory limit ended it (the kernel's OOM killer in the server's cgroup). */
+  outOfMemory?: true;
 }
 
 export type OutputStream = 'stdout' | 'stderr';
@@ -26,8 +29,11 @@ export interface LaunchSpec {
   cwd: string;
   /** Open a Node IPC channel (only for Node launchers; messages then arrive through onMessage). */
   ipc: boolean;
-  /** Niceness 0..19 applied before the game starts (see local-environment.ts for what this does and does not limit). */
-  niceness: number;
+  /**
+   * The plan's limits: memory in MiB, CPU in percent of one core (100 = one core). How far they are enforced is
+   * the environment's business, and its doc says (local-environment.ts: a cgroup, or niceness and the watchdog).
+   */
+  limits: { memoryMb: number; cpuPercent: number };
 }
 
 /** One running (or finished) game process. */
@@ -35,10 +41,18 @@ export interface GameProcess {
   readonly pid: number;
   /** The argv as the OS shows it in /proc/<pid>/cmdline (what a later service life verifies before a kill). */
   readonly cmdline: string[];
-  /** Resolves once, when the process has exited; never rejects. */
+  /**
+   * Resolves once, when the process has exited and what the environment held for it is released (local: every
+   * other process of its cgroup killed, the group removed); never rejects.
+   */
   readonly exited: Promise<ExitInfo>;
   /** True until the exit has been observed. */
   isAlive(): boolean;
+  /**
+   * True when the environment itself holds the process and everything it starts to the launch's memory: going
+   * over ends it with `outOfMemory` set, and the runtime's RSS watchdog leaves it alone.
+   */
+  readonly enforcesMemory: boolean;
   /**
    * Writes `text` and a newline to the process's console (stdin). Throws if the process has exited or its stdin
    * is closed; the caller checks the server state first and turns that into `invalid_state`.
@@ -72,6 +86,14 @@ export interface LeftoverProcess {
 
 export interface Environment {
   /**
+   * Service boot, after killLeftover ran for every recorded process and before any spawn: checks what this
+   * host can enforce (saying once in the log what it cannot) and removes what else a previous service life left
+   * (local: its cgroups, with any process still in one). Never rejects.
+   */
+  start(): Promise<void>;
+  /** Shutdown, after every game has exited: releases what the environment holds on the host. Never rejects. */
+  close(): Promise<void>;
+  /**
    * Creates the server folder with `subdirs` and writes `files` (relative path → content). Idempotent: running it
    * again on an installed folder rewrites the files and keeps everything else (the world). Rejects on I/O errors.
    */
@@ -81,8 +103,10 @@ export interface Environment {
   /** Resolves true when nothing listens on host:port (TCP), so the game can bind it. */
   isPortFree(host: string, port: number): Promise<boolean>;
   /**
-   * Starts the process. Resolves once the OS has started it (its pid is known); rejects if it could not be
-   * started at all (e.g. the executable does not exist). Readiness is not this method's business.
+   * Starts the process with the launch's limits applied before it runs game code, and an environment of its
+   * own: never the service's variables (tokens, DATA_DIR), only what a game needs and GSH_SERVER_ID. Resolves
+   * once the OS has started it (its pid is known); rejects if it could not be started at all (e.g. the
+   * executable does not exist, or its limits could not be set). Readiness is not this method's business.
    */
   spawn(spec: LaunchSpec): Promise<GameProcess>;
   /**

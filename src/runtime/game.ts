@@ -4,7 +4,6 @@ import type { Plan } from '../catalog/plans';
 import type { Failure } from '../store/actions-repo';
 import type { Server } from '../store/servers-repo';
 import type { ConsoleBuffer } from './console-buffer';
-import { nicenessFor, sharesFor } from './cpu-priority';
 import type { Environment, ExitInfo, GameProcess, LaunchSpec } from './environment';
 import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
 import type { LiveServer } from './types';
@@ -61,14 +60,14 @@ export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: stri
       dir,
       host: address.host,
       memory_mb: String(plan.memory_mb),
-      // The V8 heap gets three quarters of the plan; the rest is native memory the RSS watchdog also counts.
+      // The V8 heap gets three quarters of the plan; the rest is native memory the cgroup (or watchdog) counts too.
       heap_mb: String(Math.max(32, Math.floor(plan.memory_mb * 0.75))),
       port: String(address.port),
       max_players: String(plan.player_slots),
     }),
     cwd: dir,
     ipc: def.ipc,
-    niceness: nicenessFor(sharesFor(plan.cpu_percent)),
+    limits: { memoryMb: plan.memory_mb, cpuPercent: plan.cpu_percent },
   };
 }
 
@@ -160,13 +159,14 @@ export class Game {
     }
   }
 
-  /** Its resident memory when that is over the plan's memory, else null. */
+  /** Its resident memory when that is over the plan's memory, else null (always null where the environment enforces memory). */
   rssOverPlan(): number | null {
+    if (this.proc.enforcesMemory) return null;
     const rss = this.proc.rssBytes();
     return rss !== null && rss > this.plan.memory_mb * 1024 * 1024 ? rss : null;
   }
 }
 
 export function describeExit(exit: ExitInfo): string {
-  return exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`;
+  return (exit.signal ? `signal ${exit.signal}` : `exit code ${exit.code}`) + (exit.outOfMemory ? ', out of memory' : '');
 }

@@ -1,36 +1,79 @@
-import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
+import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { stripTerminalControls } from './console-text';
-import type { Environment, ExitInfo, GameProcess, LaunchSpec, LeftoverProcess, OutputStream } from './environment';
+import type { Logger } from '../log';
+import { openCgroupHost, PIDS_MAX, type CgroupHost, type ServerCgroup } from './cgroups';
+import { nicenessFor, sharesFor } from './cpu-priority';
+import type { Environment, ExitInfo, GameProcess, LaunchSpec, LeftoverProcess } from './environment';
+import { wrapChild } from './local-process';
 
 export interface LocalEnvironmentOptions {
-  /** Environment variables every game process gets (main.ts passes process.env; src/runtime reads no globals). */
-  baseEnv: Record<string, string | undefined>;
-  /** Path of `nice`, used to lower the priority of the whole process before it starts; null to skip. */
+  /**
+   * The only variables a game inherits from the service (config.ts `gameEnv`: PATH and LANG). HOME (the server
+   * folder) and GSH_SERVER_ID are added per game; nothing else of the service's environment reaches a game.
+   */
+  gameEnv: Record<string, string>;
+  /** Where the cgroup file systems are mounted (/sys/fs/cgroup); null: no cgroups (niceness and the watchdog). */
+  cgroupRoot: string | null;
+  /** This service's name among the groups on the host (cgroups.ts `instanceName` of DATA_DIR). */
+  instance: string;
+  log: Logger;
+  /** Path of `nice`, used without cgroups to lower the priority of the whole process before it starts; null to skip. */
   niceBinary?: string | null;
 }
 
 /** The marker a later service life looks for in /proc/<pid>/environ before killing a leftover. */
 export const SERVER_ID_ENV = 'GSH_SERVER_ID';
 
-const CLOSE_GRACE_MS = 500;
+/**
+ * `sh -c JOIN_SCRIPT gsh-join <n> <n cgroup.procs files> <argv…>`: writes its own pid into each group, then
+ * execs the game. exec keeps the pid, so the game runs no instruction outside its group and nothing it starts
+ * can be outside either (a child is born in its parent's group).
+ */
+const JOIN_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+const SHELL = '/bin/sh';
+const MIB = 1024 * 1024;
 
 /**
  * Game servers as child processes of this service. Each runs in its own process group (detached), so stop and
- * kill reach whatever it spawned too.
+ * kill reach whatever it spawned too, with an environment of its own (gameEnv, HOME, GSH_SERVER_ID).
  *
- * CPU: without cgroups (this host gives us none) the only per-process lever is scheduling priority. The plan's
- * cpu_shares become a niceness (see runtime's nicenessFor), applied by exec'ing through `nice` so every thread
- * inherits it (setpriority on a running Node process would reach only its main thread on Linux). Niceness
- * weighs processes against each other when the CPU is contended; it does not cap an idle host's CPU use.
- * Memory: enforced by the runtime's RSS watchdog (rssBytes) plus the heap flag in the start command.
+ * Limits, where the host allows (cgroups.ts): each game in a cgroup of its own, joined before the game's first
+ * instruction, with memory = the plan's memory and no swap on top (an OOM kill ends it with outOfMemory), a CPU
+ * quota of cpu_percent of one core, and at most PIDS_MAX tasks; when it exits, whatever else is left in its
+ * group is killed and the group removed. Without cgroups (none writable, or cgroupRoot null; said once in the
+ * log) it falls back to what any process can do: cpu_percent becomes a niceness (cpu-priority.ts), applied by
+ * exec'ing through `nice` so every thread inherits it, which weighs games against each other on a busy CPU but
+ * caps nothing; memory is left to the runtime's RSS watchdog (enforcesMemory false).
  */
 export function createLocalEnvironment(options: LocalEnvironmentOptions): Environment {
   const niceBinary = options.niceBinary === undefined ? findNice() : options.niceBinary;
+  const { log } = options;
+  let cgroups: CgroupHost | null | undefined; // undefined until first needed: then looked for once
+
+  function confinement(): CgroupHost | null {
+    if (cgroups !== undefined) return cgroups;
+    const found =
+      options.cgroupRoot === null ? { unavailable: 'turned off (CGROUP_ROOT=off)' } : openCgroupHost(options.cgroupRoot, options.instance);
+    if ('unavailable' in found) {
+      log.warn('game servers run without cgroups: CPU is only a priority and memory is watched per process', { reason: found.unavailable });
+      return (cgroups = null);
+    }
+    log.info('game servers run in cgroups', { version: found.version, parents: found.parents });
+    return (cgroups = found);
+  }
+
   return {
+    async start() {
+      const killed = (await confinement()?.removeAll()) ?? 0;
+      if (killed > 0) log.warn('killed processes a previous service life left in its cgroups', { count: killed });
+    },
+    async close() {
+      cgroups?.close();
+      cgroups = undefined;
+    },
     async install(dir, subdirs, files) {
       for (const sub of ['', ...subdirs]) await fs.promises.mkdir(path.join(dir, sub), { recursive: true });
       for (const [name, content] of Object.entries(files)) {
@@ -42,7 +85,15 @@ export function createLocalEnvironment(options: LocalEnvironmentOptions): Enviro
     },
     isPortFree,
     async spawn(spec) {
-      return spawnGame(spec, niceBinary, options.baseEnv);
+      assertExecutable(spec.argv[0], spec.cwd, options.gameEnv.PATH);
+      const { memoryMb, cpuPercent } = spec.limits;
+      const group = (await confinement()?.create(spec.serverId, { memoryBytes: memoryMb * MIB, cpuPercent, pids: PIDS_MAX })) ?? null;
+      try {
+        return await spawnGame(spec, options.gameEnv, { group, niceBinary, log });
+      } catch (err) {
+        await group?.remove();
+        throw err;
+      }
     },
     killLeftover,
   };
@@ -64,12 +115,22 @@ function isPortFree(host: string, port: number): Promise<boolean> {
   });
 }
 
-function spawnGame(spec: LaunchSpec, niceBinary: string | null, baseEnv: LocalEnvironmentOptions['baseEnv']): Promise<GameProcess> {
-  const [file, ...args] =
-    niceBinary && spec.niceness > 0 ? [niceBinary, '-n', String(spec.niceness), ...spec.argv] : spec.argv;
+/** Where the limits come from: the game's cgroup, or else (group null) niceness through `nice` or setpriority. */
+interface Confinement {
+  group: ServerCgroup | null;
+  niceBinary: string | null;
+  log: Logger;
+}
+
+function spawnGame(spec: LaunchSpec, gameEnv: Record<string, string>, { group, niceBinary, log }: Confinement): Promise<GameProcess> {
+  const niceness = group ? 0 : nicenessFor(sharesFor(spec.limits.cpuPercent)); // in a group, niceness weighs only within it
+  const nice = niceness > 0 ? niceBinary : null;
+  const [file, ...args] = group
+    ? [SHELL, '-c', JOIN_SCRIPT, 'gsh-join', String(group.procsFiles.length), ...group.procsFiles, ...spec.argv]
+    : nice ? [nice, '-n', String(niceness), ...spec.argv] : spec.argv;
   const child = spawnChild(file, args, {
     cwd: spec.cwd,
-    env: { ...baseEnv, [SERVER_ID_ENV]: spec.serverId },
+    env: { ...gameEnv, HOME: spec.cwd, [SERVER_ID_ENV]: spec.serverId },
     stdio: spec.ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
     detached: true, // own process group: kill(-pid) reaches the game's children too
   });
@@ -78,10 +139,35 @@ function spawnGame(spec: LaunchSpec, niceBinary: string | null, baseEnv: LocalEn
     child.once('spawn', () => {
       child.removeListener('error', reject);
       child.on('error', () => undefined); // later errors (e.g. EPIPE on stdin) show up as the exit
-      if (!niceBinary && spec.niceness > 0) trySetPriority(child.pid!, spec.niceness);
-      resolve(wrap(child, spec.argv));
+      if (!nice && niceness > 0) trySetPriority(child.pid!, niceness);
+      const release = group ? (exit: ExitInfo) => releaseGroup(group, exit, spec.serverId, log) : async (exit: ExitInfo) => exit;
+      resolve(wrapChild(child, { argv: spec.argv, enforcesMemory: group !== null, release }));
     });
   });
+}
+
+/** After the game's exit: was it the OOM killer (read before the group goes), then the rest of its group goes. */
+async function releaseGroup(group: ServerCgroup, exit: ExitInfo, serverId: string, log: Logger): Promise<ExitInfo> {
+  const outOfMemory = group.oomKilled();
+  if (!(await group.remove())) log.warn('a game server\'s cgroup could not be removed; its next start retries', { serverId });
+  return outOfMemory ? { ...exit, outOfMemory: true } : exit;
+}
+
+/**
+ * spawn's contract: a missing executable is a rejection, not a wrapper (sh, nice) that starts and exits 127.
+ * Looked up as execvp(3) does: a name with a slash as a path (from the game's folder), any other along PATH.
+ */
+function assertExecutable(file: string, cwd: string, searchPath = ''): void {
+  const candidates = file.includes('/') ? [path.resolve(cwd, file)] : searchPath.split(':').filter(Boolean).map((d) => path.join(d, file));
+  const found = candidates.some((c) => {
+    try {
+      fs.accessSync(c, fs.constants.X_OK);
+      return fs.statSync(c).isFile();
+    } catch {
+      return false;
+    }
+  });
+  if (!found) throw Object.assign(new Error(`spawn ${file} ENOENT`), { code: 'ENOENT' });
 }
 
 function trySetPriority(pid: number, niceness: number): void {
@@ -89,109 +175,6 @@ function trySetPriority(pid: number, niceness: number): void {
     os.setPriority(pid, niceness);
   } catch {
     // Best effort: CPU priority is a preference, not a limit; a failure must not stop the game.
-  }
-}
-
-function wrap(child: ChildProcess, argv: string[]): GameProcess {
-  const pid = child.pid!;
-  const lineFns: ((stream: OutputStream, text: string) => void)[] = [];
-  const messageFns: ((msg: unknown) => void)[] = [];
-  let alive = true;
-  const emitLine = (stream: OutputStream, text: string) => {
-    for (const fn of lineFns) fn(stream, text);
-  };
-  splitLines(child.stdout!, (t) => emitLine('stdout', t));
-  splitLines(child.stderr!, (t) => emitLine('stderr', t));
-  child.on('message', (msg) => {
-    for (const fn of messageFns) fn(msg);
-  });
-  child.stdin!.on('error', () => undefined); // writing to a dying process: the exit tells the story
-  const exited = new Promise<ExitInfo>((resolve) => {
-    child.once('exit', (code, signal) => {
-      // 'close' comes once stdout/stderr are drained, so the last lines are in before anyone reads them; a
-      // grandchild holding the pipes open must not delay the exit for long.
-      const done = () => {
-        alive = false;
-        resolve({ code, signal });
-      };
-      const timer = setTimeout(done, CLOSE_GRACE_MS);
-      child.once('close', () => {
-        clearTimeout(timer);
-        done();
-      });
-    });
-  });
-  const killGroup = () => {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        child.kill('SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-  };
-  return {
-    pid,
-    cmdline: argv,
-    exited,
-    isAlive: () => alive,
-    sendCommand(text) {
-      if (!alive || !child.stdin || child.stdin.destroyed || !child.stdin.writable) {
-        throw new Error('the process has exited');
-      }
-      child.stdin.write(text + '\n');
-    },
-    async stop(stopCommand, timeoutMs) {
-      if (!alive) return { ...(await exited), forced: false };
-      let forced = false;
-      const timer = setTimeout(() => {
-        forced = true;
-        killGroup();
-      }, timeoutMs);
-      try {
-        child.stdin!.write(stopCommand + '\n');
-      } catch {
-        forced = true;
-        killGroup();
-      }
-      const exit = await exited;
-      clearTimeout(timer);
-      return { ...exit, forced };
-    },
-    async kill() {
-      if (alive) killGroup();
-      return exited;
-    },
-    rssBytes: () => readRss(pid),
-    onLine: (fn) => void lineFns.push(fn),
-    onMessage: (fn) => void messageFns.push(fn),
-  };
-}
-
-function splitLines(stream: NodeJS.ReadableStream, onLine: (text: string) => void): void {
-  let partial = '';
-  stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop()!;
-    for (const p of parts) onLine(stripTerminalControls(p));
-  });
-  stream.on('end', () => {
-    if (partial) onLine(stripTerminalControls(partial));
-    partial = '';
-  });
-}
-
-/** VmRSS from /proc/<pid>/status (proc(5)), in bytes. */
-function readRss(pid: number): number | null {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
-    return m ? Number(m[1]) * 1024 : null;
-  } catch {
-    return null;
   }
 }
 

@@ -40,6 +40,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       if (killed) deps.log.warn('killed a game process left by a previous service life', { serverId: p.serverId, pid: p.pid });
       deps.processes.forget(p.serverId, p.pid);
     }
+    await deps.environment.start(); // what no record names: a previous life's cgroups and anything left in them
   }
 
   /**
@@ -98,6 +99,7 @@ export function createReconciler(deps: ReconcilerDeps) {
         await slot.console.close();
       }),
     );
+    await deps.environment.close();
   }
 
   return { start, close, reconcile, isClosing: () => closing };

@@ -226,7 +226,7 @@ export class ServerSupervisor {
       this.setState('stopped', 'exited');
       return;
     }
-    const reason = this.crashReason ?? 'exited';
+    const reason = this.crashReason ?? (exit.outOfMemory ? 'out_of_memory' : 'exited');
     this.crashReason = null;
     const wasStarting = this.current === 'starting';
     this.crashed(reason, exit, wasStarting ? 'start_failed' : 'crash');
@@ -301,8 +301,8 @@ export class ServerSupervisor {
   }
 
   /**
-   * The watchdog's round: kill a process over its plan's memory (recorded as a crash, memory_limit; the heap flag
-   * alone misses native memory), and let a ping-probed game report who is online.
+   * The watchdog's round: kill a process over its plan's memory where the environment does not hold it to it
+   * (a crash, memory_limit; the heap flag alone misses native memory), and let a ping-probed game report players.
    */
   watchdog(): void {
     const game = this.game;

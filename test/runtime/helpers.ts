@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { systemClock } from '../../src/clock';
 import { openDb, type Db } from '../../src/store/db';
+import { instanceName } from '../../src/runtime/cgroups';
 import { createLocalEnvironment } from '../../src/runtime/local-environment';
 import { createRuntime, runtimeConfigDefaults, type Runtime, type RuntimeConfig } from '../../src/runtime/runtime';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
@@ -20,6 +21,9 @@ const plan = (id: string, memory_mb: number, cpu_percent: number, player_slots: 
 export const testPlans = [plan('small', 1024, 50, 5), plan('tiny', 128, 100, 2), plan('roomy', 1024, 50, 5, 4096)];
 export type TestPlanId = 'small' | 'tiny' | 'roomy';
 
+/** Where the runtime tests find cgroups: the host's, as the service's default (CGROUP_ROOT). */
+export const CGROUP_ROOT = '/sys/fs/cgroup';
+
 /** A fresh SQLite file and DATA_DIR (docs/conventions.md "Tests": tests never share a database). */
 export interface TestHost {
   dir: string;
@@ -28,11 +32,13 @@ export interface TestHost {
   db: Db;
   config: RuntimeConfig;
   errors: string[];
+  /** Every warning the runtime logged, as `message {fields}`. */
+  warnings: string[];
   newRuntime(): Runtime;
   cleanup(): void;
 }
 
-export function createTestHost(name: string, overrides: Partial<RuntimeConfig> = {}): TestHost {
+export function createTestHost(name: string, overrides: Partial<RuntimeConfig> = {}, cgroupRoot: string | null = CGROUP_ROOT): TestHost {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gsh-${name}-`));
   const dataDir = path.join(dir, 'data');
   const dbFile = path.join(dir, 'db.sqlite');
@@ -48,9 +54,10 @@ export function createTestHost(name: string, overrides: Partial<RuntimeConfig> =
     ...overrides,
   };
   const errors: string[] = [];
+  const warnings: string[] = [];
   const host: TestHost = {
-    dir, dataDir, dbFile, db, config, errors,
-    newRuntime: () => makeRuntime(db, config, errors),
+    dir, dataDir, dbFile, db, config, errors, warnings,
+    newRuntime: () => makeRuntime(db, config, errors, { cgroupRoot, warnings }),
     cleanup: () => {
       db.close();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -64,10 +71,14 @@ export function createTestHost(name: string, overrides: Partial<RuntimeConfig> =
  * holds the running test's. After each test the runtime is closed, the host removed, and no error may have been
  * logged (the state machine never left its table).
  */
-export function hostPerTest(name: string, overrides: Partial<RuntimeConfig> = {}): { host: TestHost; runtime: Runtime } {
+export function hostPerTest(
+  name: string,
+  overrides: Partial<RuntimeConfig> = {},
+  cgroupRoot: string | null = CGROUP_ROOT,
+): { host: TestHost; runtime: Runtime } {
   const current = {} as { host: TestHost; runtime: Runtime };
   beforeEach(async () => {
-    current.host = createTestHost(name, overrides);
+    current.host = createTestHost(name, overrides, cgroupRoot);
     current.runtime = current.host.newRuntime();
     await current.runtime.start();
   });
@@ -82,17 +93,30 @@ export function hostPerTest(name: string, overrides: Partial<RuntimeConfig> = {}
 /** Runtime tests are not about quotas (test/integration/quota.test.ts is). */
 const noQuotas = { servers: 1_000_000, running: 1_000_000, memory_mb: 1_000_000_000 };
 
-/** A runtime whose log records errors, so a test can assert the state machine never left its table. */
-export function makeRuntime(db: Db, config: RuntimeConfig, errors: string[] = []): Runtime {
+/**
+ * A runtime whose log records errors, so a test can assert the state machine never left its table, and
+ * warnings. Its games get the environment the service's default config gives them (PATH, LANG).
+ */
+export function makeRuntime(
+  db: Db,
+  config: RuntimeConfig,
+  errors: string[] = [],
+  { cgroupRoot = CGROUP_ROOT, warnings = [] }: { cgroupRoot?: string | null; warnings?: string[] } = {},
+): Runtime {
   const log: Logger = {
     info: () => undefined,
-    warn: () => undefined,
+    warn: (msg, fields) => void warnings.push(`${msg} ${JSON.stringify(fields)}`),
     error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
   };
   return createRuntime({
     store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }),
     clock: systemClock,
-    environment: createLocalEnvironment({ baseEnv: process.env }),
+    environment: createLocalEnvironment({
+      gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
+      cgroupRoot,
+      instance: instanceName(config.dataDir),
+      log,
+    }),
     catalog: loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir }),
     config,
     plans: testPlans,

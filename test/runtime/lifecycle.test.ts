@@ -1,5 +1,6 @@
 // Supervisor behaviour with the fake game fixture (fast, deterministic): actions and their recorded outcomes,
-// crash policy, memory watchdog, start timeout, port checks, restart of the t.runtime. Ports 26200-26239.
+// crash policy, start timeout, port checks, restart of the t.runtime. Ports 26200-26239. (Memory limits, the
+// cgroup's and the watchdog's, are in cgroups.test.ts.)
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -94,14 +95,6 @@ test('crash loop: restarts with backoff, then stays crashed until a start action
   await waitFor('three more crashes', () => t.runtime.crashes(id).length === 6);
   await act(id, 'stop');
   expect(t.runtime.state(id)).toBe('stopped'); // stop on crashed clears it
-});
-
-test('memory watchdog kills a process over its plan and records memory_limit', async () => {
-  const id = await installed('fake-game-hog', 'tiny');
-  await act(id, 'start');
-  await waitFor('memory crash', () => t.runtime.crashes(id).find((c) => c.reason === 'memory_limit'));
-  expect(t.runtime.crashes(id)[0].signal).toBe('SIGKILL');
-  await act(id, 'stop');
 });
 
 test('a port taken by someone else fails the start clearly', async () => {

@@ -4,12 +4,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLocalEnvironment } from '../../src/runtime/local-environment';
+import { silentLogger } from '../../src/log';
 import { loadSoftwareCatalog, renderCommand } from '../../src/runtime/software-catalog';
 
 const BASE_PORT = 26400;
 const PARALLEL = 4;
 const def = loadSoftwareCatalog().get('flying-squid');
-const env = createLocalEnvironment({ baseEnv: process.env });
+// No cgroups: this test is about the versions, and runs four games at once without a plan.
+const env = createLocalEnvironment({ gameEnv: { PATH: process.env.PATH ?? '' }, cgroupRoot: null, instance: 'versions', log: silentLogger });
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-versions-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -20,7 +22,7 @@ async function startsAndStops(version: string, port: number): Promise<string> {
     node: process.execPath, server_id: `srv_v${port}`, game_version: version, memory_mb: '512', heap_mb: '384',
     port: String(port), host: '127.0.0.1', max_players: '2', dir: serverDir,
   });
-  const proc = await env.spawn({ serverId: `srv_v${port}`, argv, cwd: serverDir, ipc: true, niceness: 0 });
+  const proc = await env.spawn({ serverId: `srv_v${port}`, argv, cwd: serverDir, ipc: true, limits: { memoryMb: 512, cpuPercent: 100 } });
   const ready = new Promise<string>((resolve) => proc.onMessage((m) => (m as { type?: string }).type === 'ready' && resolve('ready')));
   const outcome = await Promise.race([ready, proc.exited.then((e) => `exited ${JSON.stringify(e)}`)]);
   const exit = await proc.stop(def.stopCommand, 10_000);
