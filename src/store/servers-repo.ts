@@ -90,14 +90,6 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
     "UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?",
   );
   const remove = db.prepare('DELETE FROM servers WHERE id = ?');
-  const diskRows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
-  // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
-  const recordDisk = db.prepare(
-    "UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ? AND state != 'deleting'",
-  );
-  const stopWanted = db.prepare(
-    "UPDATE servers SET desired_state = 'stopped', updated_at = ? WHERE id = ? AND state != 'deleting'",
-  );
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
   const byId = db.prepare('SELECT * FROM servers WHERE id = ?');
   const live = db
@@ -130,6 +122,7 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
   }
 
   return {
+    ...createDiskColumns(db, clock),
     /**
      * Inserts a server in state `installing` with its address allocated, atomically. The account's quotas are
      * checked in the same transaction (quota_exceeded, before any port is drawn), so a burst of creates cannot go
@@ -233,14 +226,33 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
       return inState.all(state) as string[];
     },
 
+    /** Removes the row, which frees its port for the next server. */
+    remove(id: string): void {
+      remove.run(id);
+    },
+  };
+}
+
+/** The disk watcher's statements on the servers table (docs/architecture.md "Disk"), part of ServersRepo. */
+function createDiskColumns(db: Db, clock: Clock) {
+  const rows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
+  // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
+  const record = db.prepare(
+    "UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ? AND state != 'deleting'",
+  );
+  const wantStopped = db.prepare(
+    "UPDATE servers SET desired_state = 'stopped', updated_at = ? WHERE id = ? AND state != 'deleting'",
+  );
+
+  return {
     /** Every server's id, plan, state and last folder measurement, in one query (the disk watcher's view). */
     diskRows(): DiskRow[] {
-      return diskRows.all() as DiskRow[];
+      return rows.all() as DiskRow[];
     },
 
     /** Records a folder measurement; false when the row is gone or being deleted. */
     recordDisk(id: string, bytes: number): boolean {
-      return recordDisk.run(bytes, iso(clock.now()), id).changes === 1;
+      return record.run(bytes, iso(clock.now()), id).changes === 1;
     },
 
     /**
@@ -248,12 +260,7 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
      * server over its plan's disk space, so neither reconcile nor the crash policy starts it again.
      */
     stopWanted(id: string): void {
-      stopWanted.run(iso(clock.now()), id);
-    },
-
-    /** Removes the row, which frees its port for the next server. */
-    remove(id: string): void {
-      remove.run(id);
+      wantStopped.run(iso(clock.now()), id);
     },
   };
 }
