@@ -60,7 +60,10 @@ async function startService(): Promise<Running> {
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code))));
 
-/** Game processes of this test's services: found through /proc by the server id the runtime puts in their environment. */
+/**
+ * Game processes of this test's services, found through /proc: the server id the runtime puts in their environment,
+ * and a working folder inside this test's DATA_DIR (a game's environment never holds the service's DATA_DIR).
+ */
 function gameProcesses(): Map<string, number[]> {
   const found = new Map<string, number[]>();
   for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
@@ -72,9 +75,17 @@ function gameProcesses(): Map<string, number[]> {
     }
     const vars = environ.split('\0');
     const id = vars.find((v) => v.startsWith('GSH_SERVER_ID='))?.slice('GSH_SERVER_ID='.length);
-    if (id && vars.includes(`DATA_DIR=${dataDir}`)) found.set(id, [...(found.get(id) ?? []), Number(pid)]);
+    if (id && inDataDir(pid)) found.set(id, [...(found.get(id) ?? []), Number(pid)]);
   }
   return found;
+}
+
+function inDataDir(pid: string): boolean {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(dataDir + path.sep);
+  } catch {
+    return false; // exited meanwhile
+  }
 }
 
 function api(base: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
