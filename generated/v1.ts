@@ -369,7 +369,17 @@ export interface paths {
         /**
          * Create a token
          * @description Creates a token and answers with its secret, once. A token can only be given scopes the calling token
-         *     has itself (otherwise `403`).
+         *     has itself (otherwise `403` with code `insufficient_scope`).
+         *
+         *     The new token expires no later than the calling token: when `expires_in_seconds` is left out, it expires
+         *     when the calling token does; asking for a later expiry, or for none (`null`), while the calling token
+         *     expires is a `400` with the pointer `/body/expires_in_seconds`, and creates nothing. A calling token
+         *     that never expires sets no bound. Tokens made in the dashboard's Settings (through the page's own
+         *     short-lived token, for the signed-in user) are not bound by that page token's lifetime.
+         *
+         *     An account may hold a limited number of live tokens (50 unless the operator changes it; revoked and
+         *     expired tokens do not count, nor the dashboard page's own). Past it the answer is `403` with code
+         *     `quota_exceeded` and the members `quota` (`tokens`), `limit` and `used`; revoke a token first.
          */
         post: operations["createToken"];
         delete?: never;
@@ -668,7 +678,9 @@ export interface components {
              */
             scopes: components["schemas"]["Scope"][];
             /**
-             * @description Seconds from now until the token stops working (60 seconds to 2 years); `null` or absent for never.
+             * @description Seconds from now until the token stops working (60 seconds to 2 years); `null` for never. When absent,
+             *     the token expires when the calling token does (never, if the calling token never expires). It may not
+             *     be later than the calling token's expiry (see createToken).
              * @example 7776000
              */
             expires_in_seconds?: number | null;
@@ -719,7 +731,22 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable";
+            /**
+             * @description For `quota_exceeded`, the quota that is used up (an RFC 9457 §3.2 extension member).
+             * @example tokens
+             */
+            quota?: string;
+            /**
+             * @description For `quota_exceeded`, how many the quota allows.
+             * @example 50
+             */
+            limit?: number;
+            /**
+             * @description For `quota_exceeded`, how many are in use now.
+             * @example 50
+             */
+            used?: number;
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
         };
@@ -1109,6 +1136,34 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description The token lacks a scope the operation needs (`insufficient_scope`), or the account's quota is used up
+         *     (`quota_exceeded`, with the members `quota`, `limit` and `used`).
+         */
+        ForbiddenOrQuotaExceeded: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://gsh.example.com/problems/quota_exceeded",
+                 *       "title": "A quota of the account is used up",
+                 *       "status": 403,
+                 *       "detail": "This account already holds 50 live API tokens, the most allowed; revoke one first.",
+                 *       "instance": "/v1/tokens",
+                 *       "code": "quota_exceeded",
+                 *       "quota": "tokens",
+                 *       "limit": 50,
+                 *       "used": 50
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description No such resource, or it belongs to someone else. */
         NotFound: {
             headers: {
@@ -1258,7 +1313,7 @@ export interface components {
                  *       "type": "https://gsh.example.com/problems/rate_limited",
                  *       "title": "Too many requests",
                  *       "status": 429,
-                 *       "detail": "This token may make 120 requests per minute; try again in 42 seconds.",
+                 *       "detail": "Your tokens together may make 120 requests per minute; try again in 42 seconds.",
                  *       "instance": "/v1/servers",
                  *       "code": "rate_limited"
                  *     }
@@ -2008,7 +2063,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrQuotaExceeded"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];

@@ -33,6 +33,8 @@ export const errorRegistry = {
   unknown_plan: { status: 422, title: 'No such plan' },
   unknown_version: { status: 422, title: 'No such version' },
   idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request' },
+  // RFC 9457 §3.2: sent with the extension members quota, limit and used (see the spec's Problem).
+  quota_exceeded: { status: 403, title: 'A quota of the account is used up' },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_streams: { status: 429, title: 'Too many open event streams' },
   // RFC 6585 §5. Sent only by src/http/client-errors.ts, for requests Node's HTTP parser refuses (headers > 16 KiB).
@@ -43,6 +45,13 @@ export const errorRegistry = {
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;
+
+/** The extension members the spec's Problem lists: what quota is used up, how many it allows and how many are used. */
+export interface ProblemExtensions {
+  quota: string;
+  limit: number;
+  used: number;
+}
 
 /** One entry of a validation failure: a JSON Pointer into the request and what is wrong there. */
 export interface FieldError {
@@ -61,6 +70,8 @@ export class AppError extends Error {
     readonly detail: string,
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
+    /** Extension members of the problem document (RFC 9457 §3.2), such as a quota's `limit` and `used`. */
+    readonly extensions?: ProblemExtensions,
   ) {
     super(detail);
     this.name = 'AppError';
