@@ -21,6 +21,12 @@ export interface Config {
   streamsPerUser: number;
   /** How long one event stream may stay open before the service ends it (the client resumes). */
   streamMaxLifetimeMs: number;
+  /** Live API tokens one user may hold (docs/conventions.md "Authentication"); one more is 403 quota_exceeded. */
+  tokensPerUser: number;
+  /** How long a revoked or expired token's row is kept before the purge deletes it. */
+  tokenRetentionMs: number;
+  /** How often the purge of old token rows runs. */
+  tokenPurgeIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -79,5 +85,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_S', 30, 1, 600) * 1000,
     streamsPerUser: int(env, 'STREAMS_PER_USER', 10, 1, 1000),
     streamMaxLifetimeMs: int(env, 'STREAM_MAX_LIFETIME_S', 1800, 1, 86_400) * 1000,
+    tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
+    tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,
+    tokenPurgeIntervalMs: int(env, 'TOKEN_PURGE_INTERVAL_S', 3600, 1, 86_400) * 1000,
   };
 }
