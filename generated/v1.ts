@@ -409,7 +409,17 @@ export interface paths {
         /**
          * Create a token
          * @description Creates a token and answers with its secret, once. A token can only be given scopes the calling token
-         *     has itself (otherwise `403`).
+         *     has itself (otherwise `403` with code `insufficient_scope`).
+         *
+         *     The new token expires no later than the calling token: when `expires_in_seconds` is left out, it expires
+         *     when the calling token does; asking for a later expiry, or for none (`null`), while the calling token
+         *     expires is a `400` with the pointer `/body/expires_in_seconds`, and creates nothing. A calling token
+         *     that never expires sets no bound. Tokens made in the dashboard's Settings (through the page's own
+         *     short-lived token, for the signed-in user) are not bound by that page token's lifetime.
+         *
+         *     An account may hold a limited number of live tokens (50 unless the operator changes it; revoked and
+         *     expired tokens do not count, nor the dashboard page's own). Past it the answer is `403` with code
+         *     `quota_exceeded` and the members `quota` (`tokens`), `limit` and `used`; revoke a token first.
          */
         post: operations["createToken"];
         delete?: never;
@@ -725,7 +735,9 @@ export interface components {
              */
             scopes: components["schemas"]["Scope"][];
             /**
-             * @description Seconds from now until the token stops working (60 seconds to 2 years); `null` or absent for never.
+             * @description Seconds from now until the token stops working (60 seconds to 2 years); `null` for never. When absent,
+             *     the token expires when the calling token does (never, if the calling token never expires). It may not
+             *     be later than the calling token's expiry (see createToken).
              * @example 7776000
              */
             expires_in_seconds?: number | null;
@@ -813,12 +825,13 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "quota_exceeded" | "disk_quota_exceeded";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
             /**
              * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member): which quota the request would go past, named
-             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`).
+             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`), or `tokens` for the live API tokens a user may
+             *     hold (`TOKENS_PER_USER`).
              * @example servers
              */
             quota?: string;
@@ -1224,7 +1237,8 @@ export interface components {
         };
         /**
          * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or the request
-         *     would take your account past one of its quotas (`quota_exceeded`): `quota` names it, `limit` is its limit
+         *     would take your account past one of its quotas (`quota_exceeded`: servers, running servers, plan memory or
+         *     API tokens): `quota` names it, `limit` is its limit
          *     and `used` what is in use now (`GET /v1/quota`).
          */
         ForbiddenOrOverQuota: {
@@ -1400,7 +1414,7 @@ export interface components {
                  *       "type": "https://gsh.example.com/problems/rate_limited",
                  *       "title": "Too many requests",
                  *       "status": 429,
-                 *       "detail": "This token may make 120 requests per minute; try again in 42 seconds.",
+                 *       "detail": "Your tokens together may make 120 requests per minute; try again in 42 seconds.",
                  *       "instance": "/v1/servers",
                  *       "code": "rate_limited"
                  *     }
@@ -2177,7 +2191,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];

@@ -41,6 +41,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** The host names the service answers for (ALLOWED_HOSTS); empty: every host. */
   allowedHosts: readonly string[];
+  /** Live API tokens one user may hold (TOKENS_PER_USER). */
+  tokensPerUser: number;
 }
 
 export type { SentResponse } from './http/middleware';
@@ -72,7 +74,7 @@ export async function createApp(deps: AppDeps) {
   const handlers: Handlers = {
     ...catalogHandlers(deps),
     ...serverHandlers({ servers, idempotency, versions: deps.versions, runtime: deps.runtime }),
-    ...tokenHandlers({ tokens }),
+    ...tokenHandlers({ tokens, tokensPerUser: deps.config.tokensPerUser }),
     ...actionHandlers({ servers, runtime: deps.runtime }),
     ...consoleHandlers({ servers, runtime: deps.runtime }),
     ...playerHandlers({ servers, runtime: deps.runtime }),

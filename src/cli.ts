@@ -60,6 +60,8 @@ interface CommandContext {
   tokens: TokensRepo;
   quotas: QuotasRepo;
   config: Config;
+  /** TOKENS_PER_USER, which binds the CLI as it binds the API. */
+  tokensPerUser: number;
   out: (s: string) => void;
 }
 
@@ -130,8 +132,11 @@ const commands: Record<string, (c: CommandContext) => void> = {
     const scopes = parseScopes(flag(c.values, 'scopes'));
     const expiresIn = flag(c.values, 'expires-in');
     const expiresInSeconds = expiresIn ? parseDuration(expiresIn) : null;
-    const user = c.users.ensure(c.email);
-    const token = c.tokens.create(user.id, { name, scopes, expiresInSeconds });
+    // One transaction: past the user's cap of live tokens nothing is written, not even a new user.
+    const token = c.db.transaction(() => {
+      const user = c.users.ensure(c.email);
+      return c.tokens.create(user.id, { name, scopes, expiresInSeconds }, { perUser: c.tokensPerUser });
+    }).immediate();
     c.out(`Created token ${token.id} (${token.scopes.join(', ')}) for ${c.email}. It is shown only now:`);
     c.out(token.token);
   },
@@ -185,7 +190,7 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
       const email = required(values.email, '--email');
       if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
       const quotas = createQuotasRepo(db, systemClock, { defaults: config.quotas, plans });
-      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), quotas, config, out });
+      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), quotas, config, tokensPerUser: config.tokensPerUser, out });
       return 0;
     } finally {
       db.close();

@@ -30,6 +30,12 @@ export interface Config {
   cgroupRoot: string | null;
   /** The service's own variables a game inherits (PATH, LANG); nothing else of this environment reaches a game. */
   gameEnv: Record<string, string>;
+  /** Live API tokens one user may hold (docs/conventions.md "Authentication"); one more is 403 quota_exceeded. */
+  tokensPerUser: number;
+  /** How long a revoked or expired token's row is kept before the purge deletes it. */
+  tokenRetentionMs: number;
+  /** How often the purge of old token rows runs. */
+  tokenPurgeIntervalMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -108,5 +114,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     cgroupRoot: cgroupRoot(env.CGROUP_ROOT),
     gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
+    tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
+    tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,
+    tokenPurgeIntervalMs: int(env, 'TOKEN_PURGE_INTERVAL_S', 3600, 1, 86_400) * 1000,
   };
 }

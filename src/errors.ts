@@ -49,6 +49,13 @@ export const errorRegistry = {
 
 export type ErrorCode = keyof typeof errorRegistry;
 
+/** The extension members the spec's Problem lists: what quota is used up, how many it allows and how many are used. */
+export interface ProblemExtensions {
+  quota: string;
+  limit: number;
+  used: number;
+}
+
 /** One entry of a validation failure: a JSON Pointer into the request and what is wrong there. */
 export interface FieldError {
   pointer: string;
@@ -76,6 +83,7 @@ export class AppError extends Error {
     readonly detail: string,
     readonly errors?: FieldError[],
     readonly headers?: Record<string, string>,
+    /** Extension members of the problem document (RFC 9457 §3.2), such as a quota's `limit` and `used`. */
     readonly extensions?: ProblemExtensions,
   ) {
     super(detail);

@@ -68,6 +68,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       trustProxy: config.trustProxy,
       bodyLimitBytes: config.bodyLimitBytes,
       allowedHosts: config.allowedHosts,
+      tokensPerUser: config.tokensPerUser,
     },
     spec: loadSpec(),
     log,
@@ -79,14 +80,31 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     rateLimitStore: options.rateLimitStore,
   });
 
-  /** Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling starts. */
+  /** Deletes old token rows (docs/conventions.md "Authentication"); a failure is logged and retried next time. */
+  function purgeTokens() {
+    try {
+      const purged = store.tokens.purge(config.tokenRetentionMs);
+      if (purged > 0) log.info('purged token rows', { purged });
+    } catch (e) {
+      log.error('token purge failed', { error: String(e) });
+    }
+  }
+  let purgeTimer: NodeJS.Timeout | undefined;
+
+  /**
+   * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
+   * periodic purge of token rows start.
+   */
   async function boot() {
     await runtime.start();
     telemetry.sampler.start();
+    purgeTokens();
+    purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
   }
 
   /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
   async function shutdown() {
+    clearInterval(purgeTimer);
     streams.closeAll();
     telemetry.sampler.stop();
     await runtime.close();

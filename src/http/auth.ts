@@ -7,7 +7,7 @@ import type { Principal, TokensRepo } from '../store/tokens-repo';
 const REALM = 'gsh';
 
 /**
- * Resolves the request's bearer token once, before the rate limiter (which keys by token id) and the security
+ * Resolves the request's bearer token once, before the rate limiter (which keys by its user) and the security
  * handler (which reuses the answer). `undefined` means no token or a token that is unknown, expired or revoked.
  */
 export function resolveCaller(req: Request, res: Response, tokens: TokensRepo): Principal | undefined {

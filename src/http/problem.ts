@@ -8,9 +8,10 @@ export const PROBLEM_BASE = 'https://gsh.example.com/problems/';
 export type ProblemDocument = components['schemas']['Problem'];
 
 /**
- * The one place a problem document is built (RFC 9457 §3: type, title, status, detail, instance; plus our `code`
- * and `errors`). Status and title come from the error registry, never from the caller. `instance` is the request
- * path; it is left out when there is none, as for a request the HTTP parser refused (src/http/client-errors.ts).
+ * The one place a problem document is built (RFC 9457 §3: type, title, status, detail, instance; plus our `code`,
+ * `errors` and the extension members of §3.2, such as a quota's `limit`). Status and title come from the error
+ * registry, never from the caller. `instance` is the request path; it is left out when there is none, as for a
+ * request the HTTP parser refused (src/http/client-errors.ts).
  */
 export function problemDocument(err: AppError, instance?: string): ProblemDocument {
   const entry = errorRegistry[err.code];
@@ -22,6 +23,7 @@ export function problemDocument(err: AppError, instance?: string): ProblemDocume
     detail: err.detail.slice(0, 2000),
     ...(instance !== undefined ? { instance: instance.slice(0, 2000) } : {}),
     code: err.code,
+    ...err.extensions,
     ...(err.errors ? { errors: err.errors } : {}),
     ...err.extensions, // RFC 9457 §3.2 extension members (quota_exceeded: quota, limit, used)
   };

@@ -6,7 +6,7 @@ import { resolveCaller } from './auth';
 import type { TokensRepo } from '../store/tokens-repo';
 
 export interface RateLimitOptions {
-  /** Requests per token per window (RATE_LIMIT_PER_MINUTE, default 120). */
+  /** Requests per user (all their tokens together) per window (RATE_LIMIT_PER_MINUTE, default 120). */
   limit: number;
   /** The window (RATE_LIMIT_WINDOW_S, default 60 s). */
   windowMs: number;
@@ -15,9 +15,10 @@ export interface RateLimitOptions {
 }
 
 /**
- * 120 requests per minute per token (docs/conventions.md "Rate limiting"). The key is the token's id, never the
- * secret; requests without a valid token share a budget per client address (IPv6 grouped by /56), so token
- * guessing is limited too. Headers follow draft-ietf-httpapi-ratelimit-headers-08.
+ * 120 requests per minute per user, all their tokens together (docs/conventions.md "Rate limiting"): the key is
+ * the token's user id, never a token or its secret, so minting tokens adds no budget, and the headers
+ * (draft-ietf-httpapi-ratelimit-headers-08) report the user's budget. Requests without a valid token share a
+ * budget per client address (IPv6 grouped by /56), so token guessing is limited too.
  */
 export function createRateLimiter(tokens: TokensRepo, options: RateLimitOptions): RequestHandler {
   return rateLimit({
@@ -28,12 +29,13 @@ export function createRateLimiter(tokens: TokensRepo, options: RateLimitOptions)
     store: options.store,
     keyGenerator: (req: Request, res: Response) => {
       const principal = resolveCaller(req, res, tokens);
-      return principal ? `token:${principal.tokenId}` : `addr:${ipKeyGenerator(req.ip ?? '')}`;
+      return principal ? `user:${principal.userId}` : `addr:${ipKeyGenerator(req.ip ?? '')}`;
     },
     handler: (req: Request, res: Response) => {
       const retryAfter = res.getHeader('Retry-After');
       const window = options.windowMs === 60_000 ? 'minute' : `${options.windowMs / 1000} seconds`;
-      const detail = `At most ${options.limit} requests per ${window} are allowed; try again in ${retryAfter ?? 'a few'} seconds.`;
+      const who = res.locals.principal ? 'Your tokens together' : 'Requests without a valid token from this address';
+      const detail = `${who} may make ${options.limit} requests per ${window}; try again in ${retryAfter ?? 'a few'} seconds.`;
       sendProblem(res, new AppError('rate_limited', detail), req.originalUrl.split('?')[0]);
     },
   });

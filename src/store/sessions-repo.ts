@@ -25,7 +25,12 @@ function hashSecret(secret: string): string {
   return crypto.createHash('sha256').update(secret).digest('hex');
 }
 
-/** Sessions own the API tokens handed out for them and revoke them through the tokens repository. */
+/**
+ * Sessions own the API tokens handed out for them and end them through the tokens repository. A page token
+ * that its session ends or replaces is deleted rather than revoked: nothing refers to it afterwards, and its
+ * row would otherwise outlive its link here, the only thing that tells it from an API token
+ * (docs/conventions.md "Authentication").
+ */
 export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
   const insert = db.prepare(`INSERT INTO sessions (id, user_id, hash, created_at, expires_at)
     VALUES (@id, @user_id, @hash, @created_at, @expires_at)`);
@@ -34,15 +39,14 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
   const byId = db.prepare('SELECT * FROM sessions WHERE id = ?');
   const tokensOf = db.prepare('SELECT token_id FROM session_tokens WHERE session_id = ? ORDER BY token_id DESC');
   const addToken = db.prepare('INSERT INTO session_tokens (session_id, token_id) VALUES (?, ?)');
-  const dropToken = db.prepare('DELETE FROM session_tokens WHERE session_id = ? AND token_id = ?');
   const expired = db.prepare('SELECT id FROM sessions WHERE expires_at <= ?');
   const ofUser = db.prepare('SELECT id FROM sessions WHERE user_id = ?');
 
-  /** Deletes a session and revokes every API token handed out for it, in one transaction. */
+  /** Deletes a session and every API token handed out for it, in one transaction. */
   const end = db.transaction((id: string) => {
     const row = byId.get(id) as SessionRow | undefined;
     if (!row) return;
-    for (const { token_id } of tokensOf.all(id) as { token_id: string }[]) tokens.revoke(row.user_id, token_id);
+    for (const { token_id } of tokensOf.all(id) as { token_id: string }[]) tokens.remove(row.user_id, token_id);
     remove.run(id);
   });
 
@@ -72,17 +76,14 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
     },
 
     /**
-     * Records an API token handed to the page and revokes the session's oldest ones beyond `keep` (each page
+     * Records an API token handed to the page and deletes the session's oldest ones beyond `keep` (each page
      * load gets its own token, since the page keeps it only in memory; a few tabs may be open at once).
      */
     addToken(session: Session, tokenId: string, keep: number): void {
       db.transaction(() => {
         addToken.run(session.id, tokenId);
         const old = (tokensOf.all(session.id) as { token_id: string }[]).slice(keep).map((r) => r.token_id);
-        for (const id of old) {
-          tokens.revoke(session.userId, id);
-          dropToken.run(session.id, id);
-        }
+        for (const id of old) tokens.remove(session.userId, id); // its link goes with it (ON DELETE CASCADE)
       })();
     },
 

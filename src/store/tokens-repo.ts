@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
 import { hashToken, newTokenSecret, type Scope } from '../auth/tokens';
+import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 
 export type Token = components['schemas']['Token'];
@@ -21,11 +22,33 @@ interface TokenRow {
   revoked_at: string | null;
 }
 
-/** What authentication learns from a token: whose it is and what it may do. */
+/** What authentication learns from a token: whose it is, what it may do and for how long. */
 export interface Principal {
   tokenId: string;
   userId: string;
   scopes: Scope[];
+  /** When the token stops working (RFC 3339), or null for never. */
+  expiresAt: string | null;
+  /**
+   * The dashboard handed this token to its page for a signed-in session (it is in the sessions' link table,
+   * src/store/sessions-repo.ts), so the signed-in user is behind it (docs/conventions.md "Authentication").
+   */
+  sessionBound: boolean;
+}
+
+export interface NewToken {
+  name: string;
+  scopes: Scope[];
+  /** Seconds until it expires; null for never; absent: as `parent` does, or never without a parent. */
+  expiresInSeconds?: number | null;
+}
+
+/** What bounds a new token. Each is checked in the insert's transaction, so a burst cannot pass it. */
+export interface CreateLimits {
+  /** Live API tokens the user may hold (TOKENS_PER_USER); absent for the dashboard page's own session tokens. */
+  perUser?: number;
+  /** The token making this one: the new token expires no later than it, unless it is session-bound. */
+  parent?: Principal;
 }
 
 function toToken(row: TokenRow): Token {
@@ -43,10 +66,36 @@ function toToken(row: TokenRow): Token {
 // last_used_at is written at most once a minute per token, so authentication is not a write per request.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * The new token's expiry: a child never outlives its parent (docs/conventions.md "Authentication"). Left out, it
+ * is the parent's; later than the parent's, or never while the parent expires, is refused and writes nothing.
+ */
+function childExpiry(requested: number | null | undefined, parent: Principal | undefined, now: number): string | null {
+  const asked = requested ? iso(now + requested * 1000) : null;
+  if (!parent || parent.sessionBound || parent.expiresAt === null) return asked;
+  if (requested === undefined) return parent.expiresAt;
+  if (asked !== null && asked <= parent.expiresAt) return asked;
+  const most = Math.floor((Date.parse(parent.expiresAt) - now) / 1000);
+  const detail = `must be at most ${most}: the token making this request expires at ${parent.expiresAt}`;
+  throw new AppError('validation_failed', `A token cannot outlive the token that creates it; expires_in_seconds ${detail}.`, [
+    { pointer: '/body/expires_in_seconds', detail },
+  ]);
+}
+
 export function createTokensRepo(db: Db, clock: Clock) {
   const insert = db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at)
     VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at)`);
-  const byHash = db.prepare('SELECT * FROM tokens WHERE hash = ?');
+  // session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
+  const bySession = 'EXISTS (SELECT 1 FROM session_tokens s WHERE s.token_id = tokens.id)';
+  const byHash = db.prepare(`SELECT *, ${bySession} AS session_bound FROM tokens WHERE hash = ?`);
+  const liveOfUser = db
+    .prepare(`SELECT COUNT(*) FROM tokens WHERE user_id = ? AND revoked_at IS NULL
+      AND (expires_at IS NULL OR expires_at > ?) AND NOT ${bySession}`)
+    .pluck();
+  const remove = db.prepare('DELETE FROM tokens WHERE id = ? AND user_id = ?');
+  // Rows that stopped working before the cutoff, and session-bound rows as soon as they stop working.
+  const purge = db.prepare(`DELETE FROM tokens WHERE revoked_at <= @cutoff OR expires_at <= @cutoff
+    OR ((revoked_at IS NOT NULL OR expires_at <= @now) AND ${bySession})`);
   const touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?');
   const page = db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
     ORDER BY id LIMIT ?`);
@@ -58,21 +107,34 @@ export function createTokensRepo(db: Db, clock: Clock) {
     .pluck();
 
   return {
-    create(userId: string, input: { name: string; scopes: Scope[]; expiresInSeconds?: number | null }): CreatedToken {
-      const now = clock.now();
-      const secret = newTokenSecret();
-      const row: Omit<TokenRow, 'last_used_at' | 'revoked_at'> = {
-        id: newId('tok', now),
-        user_id: userId,
-        name: input.name,
-        prefix: secret.slice(0, 9),
-        hash: hashToken(secret),
-        scopes: JSON.stringify(input.scopes),
-        created_at: iso(now),
-        expires_at: input.expiresInSeconds ? iso(now + input.expiresInSeconds * 1000) : null,
-      };
-      insert.run(row);
-      return { ...toToken({ ...row, last_used_at: null, revoked_at: null }), token: secret };
+    /**
+     * Creates a token within `limits`: past `perUser` live tokens it is a 403 quota_exceeded, an expiry beyond
+     * the parent's a 400; either way nothing is written. The dashboard page's session tokens do not count.
+     */
+    create(userId: string, input: NewToken, limits: CreateLimits = {}): CreatedToken {
+      return db.transaction(() => {
+        const now = clock.now();
+        if (limits.perUser !== undefined) {
+          const used = liveOfUser.get(userId, iso(now)) as number;
+          if (used >= limits.perUser) {
+            const detail = `This account already holds ${used} live API tokens, the most allowed; revoke one first.`;
+            throw quotaExceeded('tokens', limits.perUser, used, detail);
+          }
+        }
+        const secret = newTokenSecret();
+        const row: Omit<TokenRow, 'last_used_at' | 'revoked_at'> = {
+          id: newId('tok', now),
+          user_id: userId,
+          name: input.name,
+          prefix: secret.slice(0, 9),
+          hash: hashToken(secret),
+          scopes: JSON.stringify(input.scopes),
+          created_at: iso(now),
+          expires_at: childExpiry(input.expiresInSeconds, limits.parent, now),
+        };
+        insert.run(row);
+        return { ...toToken({ ...row, last_used_at: null, revoked_at: null }), token: secret };
+      }).immediate();
     },
 
     /**
@@ -81,13 +143,19 @@ export function createTokensRepo(db: Db, clock: Clock) {
      * character (no timing oracle on the secret; docs/conventions.md "Authentication").
      */
     authenticate(secret: string): Principal | undefined {
-      const row = byHash.get(hashToken(secret)) as TokenRow | undefined;
+      const row = byHash.get(hashToken(secret)) as (TokenRow & { session_bound: 0 | 1 }) | undefined;
       const now = clock.now();
       if (!row || row.revoked_at || (row.expires_at && Date.parse(row.expires_at) <= now)) return undefined;
       if (!row.last_used_at || now - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
         touch.run(iso(now), row.id);
       }
-      return { tokenId: row.id, userId: row.user_id, scopes: JSON.parse(row.scopes) as Scope[] };
+      return {
+        tokenId: row.id,
+        userId: row.user_id,
+        scopes: JSON.parse(row.scopes) as Scope[],
+        expiresAt: row.expires_at,
+        sessionBound: row.session_bound === 1,
+      };
     },
 
     list(userId: string, limit: number, startingAfter = ''): { data: Token[]; has_more: boolean } {
@@ -108,6 +176,20 @@ export function createTokensRepo(db: Db, clock: Clock) {
     /** True when a token of this user was revoked now; false when there was none to revoke. */
     revoke(userId: string, id: string): boolean {
       return revoke.run(iso(clock.now()), id, userId).changes === 1;
+    },
+
+    /** Deletes a token's row outright: for the dashboard page's tokens, whose session ended or replaced them. */
+    remove(userId: string, id: string): void {
+      remove.run(id, userId);
+    },
+
+    /**
+     * Deletes the rows of tokens revoked or expired more than `retentionMs` ago, and of session-bound tokens
+     * as soon as they are revoked or expired (docs/conventions.md "Authentication"); returns how many.
+     */
+    purge(retentionMs: number): number {
+      const now = clock.now();
+      return purge.run({ cutoff: iso(now - retentionMs), now: iso(now) }).changes;
     },
   };
 }

@@ -59,6 +59,26 @@ describe('npx gsh token …', () => {
     }
   });
 
+  test('token create obeys TOKENS_PER_USER: past it, exit code 1, a quota message, and nothing written', () => {
+    const create = (name: string) =>
+      spawnSync(process.execPath, [bin, 'token', 'create', '--email', 'ops@example.com', '--name', name], {
+        env: { ...process.env, DATA_DIR: dataDir, TOKENS_PER_USER: '2' },
+        encoding: 'utf8',
+      });
+    expect(create('one').status).toBe(0);
+    expect(create('two').status).toBe(0);
+    const refused = create('three');
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/^gsh: This account already holds 2 live API tokens, the most allowed; revoke one first\./);
+    expect(refused.stdout).not.toMatch(/gsh_/);
+    const db = openDb(path.join(dataDir, 'gsh.sqlite'));
+    try {
+      expect(db.prepare('SELECT name FROM tokens ORDER BY id').pluck().all()).toEqual(['one', 'two']);
+    } finally {
+      db.close();
+    }
+  });
+
   test('works while the service holds the same database open', () => {
     const script = `
       const { openDb } = require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'src', 'store', 'db.js'))});

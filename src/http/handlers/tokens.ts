@@ -5,7 +5,7 @@ import type { Handlers } from '../types';
 import { page, withCursor } from './paging';
 
 /** Tokens tag: listTokens, createToken, getToken, revokeToken. A user only ever sees their own tokens. */
-export function tokenHandlers(deps: { tokens: TokensRepo }): Handlers {
+export function tokenHandlers(deps: { tokens: TokensRepo; tokensPerUser: number }): Handlers {
   const { tokens } = deps;
   return {
     listTokens: ({ principal, query }) => {
@@ -19,11 +19,12 @@ export function tokenHandlers(deps: { tokens: TokensRepo }): Handlers {
       if (beyond.length > 0) {
         throw new AppError('insufficient_scope', `This token cannot grant ${beyond.join(', ')}: it does not hold it.`);
       }
-      const created = tokens.create(principal.userId, {
-        name: body.name,
-        scopes: body.scopes,
-        expiresInSeconds: body.expires_in_seconds,
-      });
+      // Nor one that outlives it, nor one past the user's cap (docs/conventions.md "Authentication").
+      const created = tokens.create(
+        principal.userId,
+        { name: body.name, scopes: body.scopes, expiresInSeconds: body.expires_in_seconds },
+        { perUser: deps.tokensPerUser, parent: principal },
+      );
       return { status: 201, body: created, headers: { Location: `/v1/tokens/${created.id}` } };
     },
 
