@@ -6,6 +6,7 @@ import type { Db } from './store/db';
 import type { Store } from './store';
 import type { Clock } from './clock';
 import type { Spec } from './spec';
+import type { DashboardSettings } from './config';
 import type { Logger } from './log';
 import type { VersionCatalog } from './catalog/versions';
 import type { Runtime } from './runtime/runtime';
@@ -40,6 +41,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** The host names the service answers for (ALLOWED_HOSTS); empty: every host. */
   allowedHosts: readonly string[];
+  /** The dashboard's limits and page token lifetime. */
+  dashboard: DashboardSettings;
 }
 
 export type { SentResponse } from './http/middleware';
@@ -104,7 +107,7 @@ export async function createApp(deps: AppDeps) {
   );
   app.use(checkHost(deps.config.allowedHosts));
   serveDocs(app, deps.spec);
-  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log });
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
   });

@@ -61,6 +61,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       trustProxy: config.trustProxy,
       bodyLimitBytes: config.bodyLimitBytes,
       allowedHosts: config.allowedHosts,
+      dashboard: config.dashboard,
     },
     spec: loadSpec(),
     log,

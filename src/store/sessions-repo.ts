@@ -36,6 +36,7 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
   const addToken = db.prepare('INSERT INTO session_tokens (session_id, token_id) VALUES (?, ?)');
   const dropToken = db.prepare('DELETE FROM session_tokens WHERE session_id = ? AND token_id = ?');
   const expired = db.prepare('SELECT id FROM sessions WHERE expires_at <= ?');
+  const ownsToken = db.prepare('SELECT 1 FROM session_tokens WHERE session_id = ? AND token_id = ?').pluck();
   const ofUser = db.prepare('SELECT id FROM sessions WHERE user_id = ?');
 
   /** Deletes a session and revokes every API token handed out for it, in one transaction. */
@@ -45,6 +46,13 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
     for (const { token_id } of tokensOf.all(id) as { token_id: string }[]) tokens.revoke(row.user_id, token_id);
     remove.run(id);
   });
+
+  function findRecent(secret: string, graceMs: number): Session | undefined {
+    const row = byHash.get(hashSecret(secret)) as SessionRow | undefined;
+    if (!row) return undefined;
+    const expiresAt = Date.parse(row.expires_at);
+    return expiresAt + graceMs > clock.now() ? { id: row.id, userId: row.user_id, expiresAt } : undefined;
+  }
 
   return {
     /** Starts a session; returns the secret for the cookie (shown only here) and the session. */
@@ -63,13 +71,13 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
     },
 
     /** The live session a cookie secret stands for; undefined when unknown or expired (lookup by hash, no scan). */
-    find(secret: string): Session | undefined {
-      const row = byHash.get(hashSecret(secret)) as SessionRow | undefined;
-      if (!row) return undefined;
-      const expiresAt = Date.parse(row.expires_at);
-      if (expiresAt <= clock.now()) return undefined;
-      return { id: row.id, userId: row.user_id, expiresAt };
-    },
+    find: (secret: string): Session | undefined => findRecent(secret, 0),
+
+    /**
+     * The session a cookie secret stands for, live or expired less than `graceMs` ago (and not ended): how sign-in
+     * recognises a browser its user signed in with before (docs/conventions.md "Authentication").
+     */
+    findRecent,
 
     /**
      * Records an API token handed to the page and revokes the session's oldest ones beyond `keep` (each page
@@ -86,6 +94,16 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
       })();
     },
 
+    /** Revokes a token handed out for this session that the page has replaced; false when it is not the session's. */
+    releaseToken(session: Session, tokenId: string): boolean {
+      return db.transaction(() => {
+        if (ownsToken.get(session.id, tokenId) === undefined) return false;
+        tokens.revoke(session.userId, tokenId);
+        dropToken.run(session.id, tokenId);
+        return true;
+      })();
+    },
+
     end: (sessionId: string) => end(sessionId),
 
     /** Ends every session of a user (a password change signs everyone out). */
@@ -95,9 +113,9 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
       return ids.length;
     },
 
-    /** Removes expired sessions (their tokens expired with them). */
-    sweep(): void {
-      for (const { id } of expired.all(iso(clock.now())) as { id: string }[]) end(id);
+    /** Removes sessions expired more than `keepMs` ago (their tokens expired with them). */
+    sweep(keepMs = 0): void {
+      for (const { id } of expired.all(iso(clock.now() - keepMs)) as { id: string }[]) end(id);
     },
   };
 }

@@ -52,6 +52,8 @@ export function createTokensRepo(db: Db, clock: Clock) {
     ORDER BY id LIMIT ?`);
   const one = db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
   const revoke = db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
+  const revokeLive = db.prepare(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
+    AND (expires_at IS NULL OR expires_at > @now)`);
   const active = db
     .prepare(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
       AND (expires_at IS NULL OR expires_at > ?)`)
@@ -108,6 +110,11 @@ export function createTokensRepo(db: Db, clock: Clock) {
     /** True when a token of this user was revoked now; false when there was none to revoke. */
     revoke(userId: string, id: string): boolean {
       return revoke.run(iso(clock.now()), id, userId).changes === 1;
+    },
+
+    /** Revokes every live token of a user (a password change, when asked); returns how many. */
+    revokeAllOf(userId: string): number {
+      return revokeLive.run({ now: iso(clock.now()), user_id: userId }).changes;
     },
   };
 }
