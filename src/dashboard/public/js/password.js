@@ -26,10 +26,11 @@ export async function passwordView(main) {
     outcome.replaceChildren();
     if (next.value !== again.value) return void outcome.replaceChildren(errorBox('The new passwords differ.'));
     button.disabled = true;
+    const revokeTokens = revoke.checked;
     try {
-      const done = await changePassword(current.value, next.value, revoke.checked);
+      const done = await changePassword(current.value, next.value, revokeTokens);
       form.reset();
-      const tokens = revoke.checked || done.tokens_revoked ? ` Revoked ${done.tokens_revoked} API token(s).` : '';
+      const tokens = revokeTokens ? ` Revoked ${done.tokens_revoked} API token(s).` : '';
       const text = `Password changed. Every other browser was signed out.${tokens}`;
       outcome.replaceChildren(h('p', { id: 'password-changed' }, text));
       announce(text);
