@@ -6,6 +6,7 @@ import type { Db } from './store/db';
 import type { Store } from './store';
 import type { Clock } from './clock';
 import type { Spec } from './spec';
+import type { DashboardSettings } from './config';
 import type { Logger } from './log';
 import type { VersionCatalog } from './catalog/versions';
 import type { Runtime } from './runtime/runtime';
@@ -43,6 +44,8 @@ export interface AppConfig {
   allowedHosts: readonly string[];
   /** Live API tokens one user may hold (TOKENS_PER_USER). */
   tokensPerUser: number;
+  /** The dashboard's limits and page token lifetime. */
+  dashboard: DashboardSettings;
 }
 
 export type { SentResponse } from './http/middleware';
@@ -108,7 +111,7 @@ export async function createApp(deps: AppDeps) {
   );
   app.use(checkHost(deps.config.allowedHosts));
   serveDocs(app, deps.spec);
-  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log });
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
   });

@@ -5,8 +5,10 @@ import { systemClock } from './clock';
 import { createUsersRepo, type UsersRepo } from './store/users-repo';
 import { createTokensRepo, type TokensRepo } from './store/tokens-repo';
 import { createSessionsRepo } from './store/sessions-repo';
+import { createKnownAddressesRepo } from './store/known-addresses-repo';
 import { scopes as allScopes, type Scope } from './auth/tokens';
-import { hashPasswordSync } from './dashboard/passwords';
+import { hashPasswordSync, PASSWORD_LENGTH } from './dashboard/passwords';
+import { setPassword } from './dashboard/accounts';
 import { plans } from './catalog/plans';
 import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
@@ -14,13 +16,16 @@ const USAGE = `Usage:
   gsh token create --email <email> --name <name> [--scopes servers:read,servers:write,tokens:manage] [--expires-in 30d]
   gsh token list --email <email>
   gsh token revoke --email <email> --id <token_id>
-  gsh user create --email <email> --password <password>
+  gsh user create --email <email> --password <password> [--revoke-tokens]
+  gsh user set-password --email <email> --password <password> [--revoke-tokens]
   gsh user set-quota --email <email> [--servers <n>] [--running <n>] [--memory-mb <n>]
   gsh user quota --email <email>
 
 Works on the service's DATA_DIR (default ./data), also while the service runs.
 token create creates the user if needed and prints the new token alone on the last line of stdout.
-user create creates a dashboard account, or sets the password of an existing one (which signs it out everywhere).
+user create creates a dashboard account, or sets the password of an existing one; user set-password sets the
+password of an existing account only. A new password ends every dashboard session of the user, and with
+--revoke-tokens revokes every API token of the user too.
 --password shows in the process list while the command runs (a moment); other local users could read it then.
 user set-quota gives an existing user its own limits (a whole number, or "default" for the QUOTA_* setting) and
 prints the user's quotas; user quota prints them.`;
@@ -106,17 +111,41 @@ function printQuotas(c: CommandContext, userId: string) {
   if (quota.servers.limit >= ports) c.out(`Note: ${quota.servers.limit} servers can take every one of the ${ports} game ports (GAME_PORT_RANGE).`);
 }
 
+function newPassword(c: CommandContext): string {
+  const password = required(flag(c.values, 'password'), '--password');
+  const { min, max } = PASSWORD_LENGTH;
+  if (password.length < min || password.length > max) throw new UsageError(`--password must be ${min} to ${max} characters.`);
+  return password;
+}
+
+/** Sets the password the one way the dashboard does too (src/dashboard/accounts.ts); says what it ended. */
+function changePassword(c: CommandContext, userId: string, password: string): string {
+  const stores = {
+    db: c.db,
+    users: c.users,
+    tokens: c.tokens,
+    sessions: createSessionsRepo(c.db, systemClock, c.tokens),
+    knownAddresses: createKnownAddressesRepo(c.db, systemClock),
+  };
+  const revokeTokens = c.values['revoke-tokens'] === true;
+  const { sessionsEnded, tokensRevoked } = setPassword(stores, userId, hashPasswordSync(password), { revokeTokens });
+  const revoked = revokeTokens ? `; revoked ${tokensRevoked} API token(s)` : '';
+  return `ended ${sessionsEnded} dashboard session(s)${revoked}`;
+}
+
 /** `gsh <group> <command>`, one function each; every command takes --email. */
 const commands: Record<string, (c: CommandContext) => void> = {
   'user create': (c) => {
-    const password = required(flag(c.values, 'password'), '--password');
-    if (password.length < 8 || password.length > 1000) throw new UsageError('--password must be 8 to 1000 characters.');
+    const password = newPassword(c);
     const existed = c.users.findByEmail(c.email) !== undefined;
     const user = c.users.ensure(c.email);
-    c.users.setPasswordHash(user.id, hashPasswordSync(password));
-    // A new password ends every dashboard session, so whoever knew the old one is signed out.
-    const ended = createSessionsRepo(c.db, systemClock, c.tokens).endAllOf(user.id);
-    c.out(existed ? `Set the password of ${c.email}; ended ${ended} dashboard session(s).` : `Created user ${c.email}.`);
+    const outcome = changePassword(c, user.id, password);
+    c.out(existed ? `Set the password of ${c.email}; ${outcome}.` : `Created user ${c.email}.`);
+  },
+  'user set-password': (c) => {
+    const password = newPassword(c);
+    const user = knownUser(c);
+    c.out(`Set the password of ${c.email}; ${changePassword(c, user.id, password)}.`);
   },
   'user set-quota': (c) => {
     const changes = parseQuotas(c.values);
@@ -176,6 +205,7 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
         servers: { type: 'string' },
         running: { type: 'string' },
         'memory-mb': { type: 'string' },
+        'revoke-tokens': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });

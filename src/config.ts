@@ -36,6 +36,23 @@ export interface Config {
   tokenRetentionMs: number;
   /** How often the purge of old token rows runs. */
   tokenPurgeIntervalMs: number;
+  /** The dashboard's request limits, sign-in throttle and page token lifetime (docs/conventions.md "Authentication"). */
+  dashboard: DashboardSettings;
+}
+
+export interface DashboardSettings {
+  /** Requests per minute per client address for the page and its static files. */
+  filesPerMinute: number;
+  /** Requests per minute per session (per client address without one) for the other /dashboard routes but sign-in. */
+  sessionPerMinute: number;
+  /** Lifetime of the API token the page holds; the page renews it before it ends. */
+  pageTokenTtlMs: number;
+  /** Failed sign-ins of one email from one address before each further attempt must wait (doubling, capped). */
+  signInFreeFailures: number;
+  /** The cap of that wait. */
+  signInMaxDelayMs: number;
+  /** Failed sign-ins per client address (any email) per 15 minutes before unknown browsers there must wait. */
+  signInAddressFailures: number;
 }
 
 export class ConfigError extends Error {}
@@ -117,5 +134,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
     tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,
     tokenPurgeIntervalMs: int(env, 'TOKEN_PURGE_INTERVAL_S', 3600, 1, 86_400) * 1000,
+    dashboard: {
+      filesPerMinute: int(env, 'DASHBOARD_FILES_PER_MINUTE', 600, 1, 1_000_000),
+      sessionPerMinute: int(env, 'DASHBOARD_SESSION_PER_MINUTE', 60, 1, 1_000_000),
+      pageTokenTtlMs: int(env, 'DASHBOARD_TOKEN_TTL_S', 600, 3, 3600) * 1000,
+      signInFreeFailures: int(env, 'SIGN_IN_FREE_FAILURES', 5, 1, 100),
+      signInMaxDelayMs: int(env, 'SIGN_IN_MAX_DELAY_S', 900, 1, 86_400) * 1000,
+      signInAddressFailures: int(env, 'SIGN_IN_ADDRESS_FAILURES', 100, 1, 1_000_000),
+    },
   };
 }

@@ -69,6 +69,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       bodyLimitBytes: config.bodyLimitBytes,
       allowedHosts: config.allowedHosts,
       tokensPerUser: config.tokensPerUser,
+      dashboard: config.dashboard,
     },
     spec: loadSpec(),
     log,

@@ -4,24 +4,32 @@ import type { Store } from 'express-rate-limit';
 import type { Db } from '../store/db';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
+import type { DashboardSettings } from '../config';
 import { packageRoot } from '../paths';
 import { createUsersRepo } from '../store/users-repo';
 import { createTokensRepo } from '../store/tokens-repo';
 import { createSessionsRepo } from '../store/sessions-repo';
+import { createKnownAddressesRepo } from '../store/known-addresses-repo';
 import { sessionRoutes } from './session-routes';
+import { createSignInThrottle } from './sign-in-throttle';
+import { addressOf, perMinute } from './limits';
+import { currentSession } from './sessions';
 
-/** What the dashboard needs from the service (passed in by createApp). Only db, clock and log are required. */
+/** What the dashboard needs from the service (passed in by createApp). */
 export interface DashboardDeps {
   db: Db;
   clock: Clock;
   log: Logger;
+  /** Request limits, sign-in throttle, page token lifetime (README "Configuration"). */
+  settings: DashboardSettings;
   /** How long a sign-in lasts (absolute, not sliding); default 12 hours. */
   sessionTtlMs?: number;
-  /** Failed sign-ins allowed per window; default 10 per email and 20 per address per 15 minutes. */
-  signInLimit?: { perEmail: number; perAddress: number; windowMs: number };
-  /** Shared counters when several instances serve one site; memory by default (as for /v1). */
-  rateLimitStores?: { perEmail: Store; perAddress: Store };
+  /** Shared counters for the per-minute limits when several instances serve one site; memory by default (as for /v1). */
+  rateLimitStores?: { files?: Store; session?: Store };
 }
+
+/** Failures a known browser, or a known address's email+address pair, may have before it waits like anyone else. */
+const KNOWN_CEILING = 30;
 
 /** The static page: HTML, CSS and ES modules, served as files so the CSP can forbid inline script and style. */
 export function publicDir(): string {
@@ -48,30 +56,60 @@ function csp(_req: Request, res: Response, next: NextFunction) {
   next();
 }
 
-/** Mounts the web dashboard: the page at `/`, its files at /dashboard/assets, its session endpoints at /dashboard. */
+/**
+ * Mounts the web dashboard: the page at `/`, its files at /dashboard/assets, its session endpoints at /dashboard.
+ * Every route is rate limited (docs/conventions.md "Rate limiting"): the page and its files per client address,
+ * the session endpoints per session (per address without one), sign-in by its progressive delay.
+ */
 export function mountDashboard(app: Express, deps: DashboardDeps): void {
+  const { settings } = deps;
   const users = createUsersRepo(deps.db, deps.clock);
   const tokens = createTokensRepo(deps.db, deps.clock);
   const sessions = createSessionsRepo(deps.db, deps.clock, tokens);
   const dir = publicDir();
+  const files = perMinute({
+    name: 'dashboard-files',
+    limit: settings.filesPerMinute,
+    what: 'requests for the dashboard page and its files',
+    key: (req) => `addr:${addressOf(req)}`,
+    store: deps.rateLimitStores?.files,
+  });
+  const perSession = perMinute({
+    name: 'dashboard-session',
+    limit: settings.sessionPerMinute,
+    what: 'dashboard session requests',
+    key: (req) => {
+      const found = currentSession(req, { sessions });
+      return found ? `session:${found.session.id}` : `addr:${addressOf(req)}`;
+    },
+    store: deps.rateLimitStores?.session,
+  });
 
-  app.get('/', csp, (_req, res) => {
+  app.get('/', files, csp, (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(path.join(dir, 'index.html'));
   });
   // no-cache: the browser revalidates (ETag) on each load, so a new release is picked up at once.
-  app.use('/dashboard/assets', csp, express.static(dir, { index: false, cacheControl: true, maxAge: 0, fallthrough: true }));
-  app.use(
-    '/dashboard',
-    csp,
-    sessionRoutes({
+  app.use('/dashboard/assets', files, csp, express.static(dir, { index: false, cacheControl: true, maxAge: 0, fallthrough: true }));
+  const routes = sessionRoutes(
+    {
+      db: deps.db,
       users,
       tokens,
       sessions,
+      knownAddresses: createKnownAddressesRepo(deps.db, deps.clock),
       clock: deps.clock,
       sessionTtlMs: deps.sessionTtlMs ?? 12 * 3600_000,
-      signInLimit: deps.signInLimit ?? { perEmail: 10, perAddress: 20, windowMs: 15 * 60_000 },
-      rateLimitStores: deps.rateLimitStores,
-    }),
+      pageTokenTtlMs: settings.pageTokenTtlMs,
+      throttle: createSignInThrottle(deps.clock, {
+        freeFailures: settings.signInFreeFailures,
+        maxDelayMs: settings.signInMaxDelayMs,
+        addressFailures: settings.signInAddressFailures,
+        addressWindowMs: 15 * 60_000,
+        knownCeiling: KNOWN_CEILING,
+      }),
+    },
+    perSession,
   );
+  app.use('/dashboard', csp, routes);
 }

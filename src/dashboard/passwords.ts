@@ -19,11 +19,26 @@ function options(N: number, r: number, p: number): crypto.ScryptOptions {
   return { N, r, p, maxmem: 256 * N * r };
 }
 
-/** Synchronous, for the CLI (`gsh user create`), which does nothing else meanwhile. */
-export function hashPasswordSync(password: string): string {
+/** The length a new password must have, for the CLI and the dashboard alike. */
+export const PASSWORD_LENGTH = { min: 8, max: 1000 } as const;
+
+function encode(cost: typeof PARAMS, salt: Buffer, key: Buffer): string {
+  return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+}
+
+/**
+ * Synchronous, for the CLI (`gsh user create`), which does nothing else meanwhile. `cost` is for tests that check
+ * many passwords of their own users; a hash records its parameters, so verifyPassword follows them.
+ */
+export function hashPasswordSync(password: string, cost = PARAMS): string {
   const salt = crypto.randomBytes(16);
-  const key = crypto.scryptSync(password, salt, KEY_BYTES, options(PARAMS.N, PARAMS.r, PARAMS.p));
-  return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  return encode(cost, salt, crypto.scryptSync(password, salt, KEY_BYTES, options(cost.N, cost.r, cost.p)));
+}
+
+/** For the service (a password change in the dashboard): scrypt runs on the libuv pool, not the event loop. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = crypto.randomBytes(16);
+  return encode(PARAMS, salt, await scryptAsync(password, salt, KEY_BYTES, options(PARAMS.N, PARAMS.r, PARAMS.p)));
 }
 
 /**

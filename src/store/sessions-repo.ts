@@ -3,7 +3,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
-import type { TokensRepo } from './tokens-repo';
+import type { CreatedToken, NewToken, TokensRepo } from './tokens-repo';
 
 interface SessionRow {
   id: string;
@@ -40,6 +40,7 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
   const tokensOf = db.prepare('SELECT token_id FROM session_tokens WHERE session_id = ? ORDER BY token_id DESC');
   const addToken = db.prepare('INSERT INTO session_tokens (session_id, token_id) VALUES (?, ?)');
   const expired = db.prepare('SELECT id FROM sessions WHERE expires_at <= ?');
+  const ownsToken = db.prepare('SELECT 1 FROM session_tokens WHERE session_id = ? AND token_id = ?').pluck();
   const ofUser = db.prepare('SELECT id FROM sessions WHERE user_id = ?');
 
   /** Deletes a session and every API token handed out for it, in one transaction. */
@@ -49,6 +50,13 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
     for (const { token_id } of tokensOf.all(id) as { token_id: string }[]) tokens.remove(row.user_id, token_id);
     remove.run(id);
   });
+
+  function findRecent(secret: string, graceMs: number): Session | undefined {
+    const row = byHash.get(hashSecret(secret)) as SessionRow | undefined;
+    if (!row) return undefined;
+    const expiresAt = Date.parse(row.expires_at);
+    return expiresAt + graceMs > clock.now() ? { id: row.id, userId: row.user_id, expiresAt } : undefined;
+  }
 
   return {
     /** Starts a session; returns the secret for the cookie (shown only here) and the session. */
@@ -67,23 +75,35 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
     },
 
     /** The live session a cookie secret stands for; undefined when unknown or expired (lookup by hash, no scan). */
-    find(secret: string): Session | undefined {
-      const row = byHash.get(hashSecret(secret)) as SessionRow | undefined;
-      if (!row) return undefined;
-      const expiresAt = Date.parse(row.expires_at);
-      if (expiresAt <= clock.now()) return undefined;
-      return { id: row.id, userId: row.user_id, expiresAt };
-    },
+    find: (secret: string): Session | undefined => findRecent(secret, 0),
 
     /**
-     * Records an API token handed to the page and deletes the session's oldest ones beyond `keep` (each page
+     * The session a cookie secret stands for, live or expired less than `graceMs` ago (and not ended): how sign-in
+     * recognises a browser its user signed in with before (docs/conventions.md "Authentication").
+     */
+    findRecent,
+
+    /**
+     * Creates an API token for the page and links it to the session in one transaction (until linked it would
+     * count as one of the user's API tokens), then deletes the session's oldest ones beyond `keep` (each page
      * load gets its own token, since the page keeps it only in memory; a few tabs may be open at once).
      */
-    addToken(session: Session, tokenId: string, keep: number): void {
-      db.transaction(() => {
-        addToken.run(session.id, tokenId);
+    issueToken(session: Session, input: NewToken, keep: number): CreatedToken {
+      return db.transaction(() => {
+        const created = tokens.create(session.userId, input);
+        addToken.run(session.id, created.id);
         const old = (tokensOf.all(session.id) as { token_id: string }[]).slice(keep).map((r) => r.token_id);
         for (const id of old) tokens.remove(session.userId, id); // its link goes with it (ON DELETE CASCADE)
+        return created;
+      }).immediate();
+    },
+
+    /** Deletes a token handed out for this session that the page has replaced; false when it is not the session's. */
+    releaseToken(session: Session, tokenId: string): boolean {
+      return db.transaction(() => {
+        if (ownsToken.get(session.id, tokenId) === undefined) return false;
+        tokens.remove(session.userId, tokenId); // its link goes with it (ON DELETE CASCADE)
+        return true;
       })();
     },
 
@@ -96,9 +116,9 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
       return ids.length;
     },
 
-    /** Removes expired sessions (their tokens expired with them). */
-    sweep(): void {
-      for (const { id } of expired.all(iso(clock.now())) as { id: string }[]) end(id);
+    /** Removes sessions expired more than `keepMs` ago (their tokens expired with them). */
+    sweep(keepMs = 0): void {
+      for (const { id } of expired.all(iso(clock.now() - keepMs)) as { id: string }[]) end(id);
     },
   };
 }

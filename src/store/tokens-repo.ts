@@ -101,6 +101,8 @@ export function createTokensRepo(db: Db, clock: Clock) {
     ORDER BY id LIMIT ?`);
   const one = db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
   const revoke = db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
+  const revokeLive = db.prepare(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
+    AND (expires_at IS NULL OR expires_at > @now)`);
   const active = db
     .prepare(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
       AND (expires_at IS NULL OR expires_at > ?)`)
@@ -190,6 +192,11 @@ export function createTokensRepo(db: Db, clock: Clock) {
     purge(retentionMs: number): number {
       const now = clock.now();
       return purge.run({ cutoff: iso(now - retentionMs), now: iso(now) }).changes;
+    },
+
+    /** Revokes every live token of a user (a password change, when asked); returns how many. */
+    revokeAllOf(userId: string): number {
+      return revokeLive.run({ now: iso(clock.now()), user_id: userId }).changes;
     },
   };
 }

@@ -1,5 +1,6 @@
-// `npx gsh user create` as operators run it (the built CLI, like test/integration/cli.test.ts): it creates the
-// first dashboard account, and for an existing one sets a new password and ends its sessions.
+// `npx gsh user create` and `user set-password` as operators run them (the built CLI, like
+// test/integration/cli.test.ts): create the first dashboard account; for an existing one set a new password,
+// which ends its sessions and, with --revoke-tokens, revokes every API token of the user.
 import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -47,7 +48,36 @@ test('creates the user with a scrypt hash, then changes the password and signs t
   }
 }, 30_000);
 
+test('set-password ends every session, and revokes every API token only with --revoke-tokens', async () => {
+  expect(run(['user', 'create', '--email', 'dev@example.com', '--password', 'first password']).status).toBe(0);
+  const db = openDb(path.join(dataDir, 'gsh.sqlite'));
+  try {
+    const tokens = createTokensRepo(db, clock);
+    const sessions = createSessionsRepo(db, clock, tokens);
+    const user = createUsersRepo(db, clock).findByEmail('dev@example.com')!;
+    const secrets = [1, 2].map((i) => tokens.create(user.id, { name: `ci ${i}`, scopes: ['servers:read'] }).token);
+    const live = () => secrets.filter((s) => tokens.authenticate(s) !== undefined).length;
+    const browsers = [sessions.create(user.id, 3600_000), sessions.create(user.id, 3600_000)];
+
+    const kept = run(['user', 'set-password', '--email', 'dev@example.com', '--password', 'second password']);
+    expect(kept.stdout).toContain('Set the password of dev@example.com; ended 2 dashboard session(s).');
+    expect(browsers.map((b) => sessions.find(b.secret))).toEqual([undefined, undefined]);
+    expect(live()).toBe(2);
+
+    sessions.create(user.id, 3600_000);
+    const revoked = run(['user', 'set-password', '--email', 'dev@example.com', '--password', 'third password', '--revoke-tokens']);
+    expect(revoked.status).toBe(0);
+    expect(revoked.stdout).toContain('ended 1 dashboard session(s); revoked 2 API token(s).');
+    expect(live()).toBe(0);
+    expect(await verifyPassword('third password', createUsersRepo(db, clock).findById(user.id)!.password_hash)).toBe(true);
+  } finally {
+    db.close();
+  }
+}, 60_000);
+
 test.each([
+  ['set-password for an unknown user', ['user', 'set-password', '--email', 'nobody@b.c', '--password', 'long enough']],
+  ['set-password without a password', ['user', 'set-password', '--email', 'dev@example.com']],
   ['no password', ['user', 'create', '--email', 'a@b.c']],
   ['a short password', ['user', 'create', '--email', 'a@b.c', '--password', 'short']],
   ['not an email', ['user', 'create', '--email', 'nope', '--password', 'long enough']],

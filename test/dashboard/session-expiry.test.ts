@@ -1,5 +1,6 @@
-// Session lifetime over plain HTTP with a clock the test moves: a session and the API token handed out for it
-// end together, and signing in again replaces the browser's previous session.
+// Session lifetime over plain HTTP with a clock the test moves: the page's API token lives minutes and never
+// past its session, a renewal revokes the token it replaces, and signing in again replaces the browser's
+// previous session.
 import supertest from 'supertest';
 import { manualClock } from '../helpers/app';
 import { EMAIL, PASSWORD, startDashboard, type Dashboard } from './helpers';
@@ -29,20 +30,47 @@ function sessionToken(http: supertest.Agent, csrf: string) {
   return http.post('/dashboard/session-token').set('Origin', service.origin).set('X-CSRF-Token', csrf);
 }
 
-test('the session and its API token expire together, 12 hours after sign-in', async () => {
+test('the page token lives 10 minutes (DASHBOARD_TOKEN_TTL_S), never past the 12-hour session', async () => {
   const http = supertest.agent(service.origin);
   const session = await signIn(http);
   expect(Date.parse(session.expires_at) - clock.now()).toBe(12 * 3600_000);
-  const token = (await sessionToken(http, session.csrf_token).expect(201)).body as { token: string; expires_at: string };
-  expect(token.expires_at).toBe(session.expires_at);
+  const token = (await sessionToken(http, session.csrf_token).expect(201)).body as { token: string; expires_at: string; expires_in: number };
+  expect(token.expires_in).toBe(600);
+  expect(Date.parse(token.expires_at) - clock.now()).toBe(600_000);
 
-  clock.advance(12 * 3600_000 - 30_000); // 30 s left: too little for a new token
+  clock.advance(600_000 - 1);
   await http.get('/v1/servers').set('Authorization', `Bearer ${token.token}`).expect(200);
+  clock.advance(1);
+  await http.get('/v1/servers').set('Authorization', `Bearer ${token.token}`).expect(401);
+
+  clock.advance(12 * 3600_000 - 600_000 - 300_000); // 5 minutes of the session left: the token ends with it
+  const last = (await sessionToken(http, session.csrf_token).expect(201)).body as { token: string; expires_at: string; expires_in: number };
+  expect(last).toMatchObject({ expires_at: session.expires_at, expires_in: 300 });
+  clock.advance(300_000 - 30_000); // 30 s left: too little for a new token
+  await http.get('/v1/servers').set('Authorization', `Bearer ${last.token}`).expect(200);
   await sessionToken(http, session.csrf_token).expect(401);
 
   clock.advance(30_000);
-  await http.get('/v1/servers').set('Authorization', `Bearer ${token.token}`).expect(401);
+  await http.get('/v1/servers').set('Authorization', `Bearer ${last.token}`).expect(401);
   expect((await http.get('/dashboard/session').expect(200)).body).toEqual({ signed_in: false });
+});
+
+test('a renewal revokes the token it replaces, but only one of its own session', async () => {
+  const http = supertest.agent(service.origin);
+  const session = await signIn(http);
+  const other = supertest.agent(service.origin);
+  const otherSession = await signIn(other);
+  const othersToken = (await sessionToken(other, otherSession.csrf_token).expect(201)).body as { id: string; token: string };
+  const first = (await sessionToken(http, session.csrf_token).expect(201)).body as { id: string; token: string };
+
+  const second = (await sessionToken(http, session.csrf_token).send({ replaces: first.id }).expect(201)).body as { id: string; token: string };
+  await http.get('/v1/servers').set('Authorization', `Bearer ${first.token}`).expect(401);
+  await http.get('/v1/servers').set('Authorization', `Bearer ${second.token}`).expect(200);
+
+  await sessionToken(http, session.csrf_token).send({ replaces: othersToken.id }).expect(201);
+  await http.get('/v1/servers').set('Authorization', `Bearer ${othersToken.token}`).expect(200);
+  const bad = await sessionToken(http, session.csrf_token).send({ replaces: 42, extra: true }).expect(400);
+  expect(bad.body.errors.map((e: { pointer: string }) => e.pointer).sort()).toEqual(['/body/extra', '/body/replaces']);
 });
 
 test('signing in again ends the previous session of that browser and revokes its tokens', async () => {

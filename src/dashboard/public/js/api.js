@@ -1,10 +1,12 @@
 // The dashboard is one more client of the public /v1 API, like any SDK: after sign-in it asks the session
-// endpoint for a short-lived bearer token, keeps it in this module's memory only (never localStorage, so
-// another script or a later visitor of the profile cannot read it), and sends it as Authorization: Bearer.
-// The session cookie itself is httpOnly and only ever sent to /dashboard.
+// endpoint for a bearer token that lives minutes, keeps it in this module's memory only (never localStorage, so
+// another script or a later visitor of the profile cannot read it), sends it as Authorization: Bearer, and
+// renews it before it ends. The session cookie itself is httpOnly and only ever sent to /dashboard.
 
 let csrfToken = '';
 let bearer = '';
+let renewTimer;
+let renewing = null;
 /** Who is signed in, and the id of this page's own API token (Settings marks it). */
 export const session = { email: '', tokenId: '' };
 /** Set by app.js: what to do when the session is gone (show the sign-in form). */
@@ -44,15 +46,36 @@ function remember(s) {
   session.email = s.email;
 }
 
-async function newBearer() {
-  const res = await sessionPost('/dashboard/session-token');
-  if (!res.ok) {
-    bearer = '';
+/**
+ * Gets the page's API token and schedules its renewal at three quarters of its lifetime (`expires_in`, seconds,
+ * so the browser's clock does not matter). The renewal names the token it replaces, which the service revokes.
+ */
+function newBearer() {
+  // One renewal at a time: requests that fail together wait for the same new token.
+  renewing ??= fetchBearer().finally(() => (renewing = null));
+  return renewing;
+}
+
+async function fetchBearer() {
+  clearTimeout(renewTimer);
+  const res = await sessionPost('/dashboard/session-token', session.tokenId ? { replaces: session.tokenId } : undefined);
+  if (res.status === 401) {
+    bearer = session.tokenId = '';
     throw new SignedOut('The session has ended.');
   }
-  const created = await res.json();
+  const created = await readJson(res);
+  if (!res.ok) throw new ApiError(res.status, created);
   bearer = created.token;
   session.tokenId = created.id;
+  renewTimer = setTimeout(renewInBackground, created.expires_in * 750);
+}
+
+/** A renewal that fails for another reason than the session's end (429, network) is tried again shortly. */
+function renewInBackground() {
+  newBearer().catch((e) => {
+    if (e instanceof SignedOut) hooks.signedOut();
+    else renewTimer = setTimeout(renewInBackground, 10_000);
+  });
 }
 
 /** Resumes a session from its cookie; false when there is none. */
@@ -79,23 +102,43 @@ export async function signIn(email, password) {
 
 /** Ends the session on the server (which revokes this page's token too) and forgets everything here. */
 export async function signOut() {
+  clearTimeout(renewTimer);
   await sessionPost('/dashboard/sign-out').catch(() => undefined);
   bearer = csrfToken = session.email = session.tokenId = '';
 }
 
 /**
- * Calls /v1. A 401 means the token expired or was revoked: get a new one once (the session may still be
- * valid), and if that fails too, the session is over.
+ * Changes the password. The service ends every session of the user (this one too, with its token) and starts a
+ * new one for this browser, so the page carries on with the new session's CSRF token and a new API token.
+ */
+export async function changePassword(currentPassword, newPassword, revokeTokens) {
+  const res = await sessionPost('/dashboard/password', {
+    current_password: currentPassword,
+    new_password: newPassword,
+    revoke_tokens: revokeTokens,
+  });
+  const body = await readJson(res);
+  if (!res.ok) throw new ApiError(res.status, body);
+  remember(body);
+  session.tokenId = '';
+  await newBearer();
+  return body;
+}
+
+/**
+ * Calls /v1. A 401 means the token expired or was revoked: if it was renewed meanwhile, use the new one;
+ * otherwise get a new one once (the session may still be valid), and if that fails too, the session is over.
  */
 export async function api(method, path, body, extraHeaders = {}) {
   for (let attempt = 0; ; attempt++) {
-    const headers = { Authorization: `Bearer ${bearer}`, ...extraHeaders };
+    const used = bearer;
+    const headers = { Authorization: `Bearer ${used}`, ...extraHeaders };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     // no-store: the data is live, and a revalidation would come back 304, which the contract does not list.
     const init = { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) };
     const res = await fetch(path, init);
     if (res.status === 401 && attempt === 0) {
-      await renewOrSignOut();
+      if (used === bearer) await renewOrSignOut();
       continue;
     }
     const data = res.status === 204 ? null : await readJson(res);
@@ -108,7 +151,7 @@ async function renewOrSignOut() {
   try {
     await newBearer();
   } catch (e) {
-    hooks.signedOut();
+    if (e instanceof SignedOut) hooks.signedOut();
     throw e;
   }
 }
@@ -149,10 +192,12 @@ export async function follow(path, onEvent, signal, lastEventId) {
   let retryMs = 1000;
   while (!signal.aborted) {
     try {
-      const headers = { Authorization: `Bearer ${bearer}`, Accept: 'text/event-stream' };
+      const used = bearer;
+      const headers = { Authorization: `Bearer ${used}`, Accept: 'text/event-stream' };
       if (lastId !== null) headers['Last-Event-ID'] = lastId;
       const res = await fetch(path, { headers, signal, cache: 'no-store' });
-      if (res.status === 401) await renewOrSignOut();
+      if (res.status === 401 && used === bearer) await renewOrSignOut();
+      else if (res.status === 401) continue; // renewed meanwhile: reconnect with the new token at once
       else if (!res.ok) throw new ApiError(res.status, await readJson(res));
       else {
         retryMs = 1000;
@@ -160,6 +205,7 @@ export async function follow(path, onEvent, signal, lastEventId) {
           if (e.id !== null) lastId = e.id;
           onEvent(e);
         });
+        if (used !== bearer) continue; // ended because its token was replaced: resume with the new one at once
       }
     } catch (e) {
       if (signal.aborted || e instanceof SignedOut) return;

@@ -1,15 +1,18 @@
-// The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/settings/tokens).
+// The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/settings/tokens,
+// #/settings/password).
 // Hash routes need no server routes: the service serves one page at `/`.
 import { resume, signIn, signOut, hooks, session, ApiError, SignedOut } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
 import { serversView } from './servers.js';
 import { serverView } from './server.js';
 import { tokensView } from './tokens.js';
+import { passwordView } from './password.js';
 
 const main = document.getElementById('main');
 const ROUTES = [
   [/^#\/servers\/(srv_[0-9A-Za-z]+)$/, serverView, 'Server'],
   [/^#\/settings\/tokens$/, tokensView, 'API tokens'],
+  [/^#\/settings\/password$/, passwordView, 'Password'],
   [/^#\/servers$/, serversView, 'Servers'],
 ];
 let current = null; // AbortController of the shown view: ends its polling and streams when it is left

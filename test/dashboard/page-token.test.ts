@@ -1,0 +1,63 @@
+// The page's API token lives minutes; here, in Debian's Chromium, it lives 3 s (DASHBOARD_TOKEN_TTL_S) so the
+// page must renew it many times while the user works, without them noticing: no sign-in form, no error, and each
+// renewal revokes the token it replaces, so one live page token at a time.
+import type { Response } from 'playwright-core';
+import { dashboardPerTest, signInThroughUi } from './helpers';
+
+const TTL_S = 3;
+const ctx = dashboardPerTest({ env: { DASHBOARD_TOKEN_TTL_S: String(TTL_S), GAME_PORT_RANGE: '28578-28581' } });
+
+interface PageToken {
+  id: string;
+  created_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+function pageTokens(): PageToken[] {
+  return ctx.service.db
+    .prepare("SELECT id, created_at, expires_at, revoked_at FROM tokens WHERE name = 'dashboard session' ORDER BY id")
+    .all() as PageToken[];
+}
+
+async function waitFor(what: string, ok: () => boolean, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+test('the page keeps working for many token lifetimes, renewing its token before it ends', async () => {
+  const { page } = ctx.browser;
+  const v1Answers: Response[] = [];
+  page.on('response', (r) => void (r.url().includes('/v1/') && v1Answers.push(r)));
+  await signInThroughUi(page, ctx.service.origin);
+  await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+
+  // Four renewals: over four times the token's lifetime, while the Servers page polls the API every 3 s.
+  await waitFor('four renewals', () => pageTokens().length >= 5);
+  await page.getByRole('link', { name: 'API tokens' }).click();
+  await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
+  await page.getByLabel('Name').fill('made after renewals');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await page.locator('#new-token').waitFor();
+
+  const tokens = pageTokens();
+  for (const t of tokens) expect(Date.parse(t.expires_at) - Date.parse(t.created_at)).toBeLessThanOrEqual(TTL_S * 1000);
+  // Each renewal revoked the token it replaced: only the newest is live. The page marks the one it held when it
+  // drew the list (a renewal may have come since).
+  expect(tokens.filter((t) => t.revoked_at === null).map((t) => t.id)).toEqual([tokens[tokens.length - 1].id]);
+  expect(tokens.map((t) => t.id)).toContain(await page.locator('tr.own').getAttribute('data-token-id'));
+  await expectNoSignInForm();
+  expect(v1Answers.filter((r) => r.status() >= 400 && r.status() !== 401).map((r) => `${r.status()} ${r.url()}`)).toEqual([]);
+  // A request already on its way with the token being replaced can meet the revocation: the page retries it with
+  // the new token at once (Chromium logs the 401 all the same). Nothing else may show up.
+  expect(ctx.browser.consoleErrors.filter((e) => !/status of 401 .*\/v1\//.test(e))).toEqual([]);
+  expect(ctx.browser.foreignRequests(ctx.service.origin)).toEqual([]);
+}, 120_000);
+
+async function expectNoSignInForm() {
+  expect(await ctx.browser.page.getByRole('heading', { name: 'Sign in' }).count()).toBe(0);
+  expect(await ctx.browser.page.getByRole('alert').count()).toBe(0);
+}
