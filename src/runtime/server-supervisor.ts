@@ -9,7 +9,7 @@ import type { ServersRepo } from '../store/servers-repo';
 import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import { diskOverPlan } from './disk-usage';
-import type { Environment, ExitInfo } from './environment';
+import type { Environment, ExitInfo, GameProcess } from './environment';
 import { describeExit, Game, installFiles, launchSpec, planLaunch, type LaunchPlan } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { canTransition, type ServerState, type TransitionEvent } from './states';
@@ -167,7 +167,7 @@ export class ServerSupervisor {
     if (this.abortLaunch) return this.interrupted();
     let game: Game;
     try {
-      const proc = await this.deps.environment.spawn(launchSpec(launch, this.dir));
+      const proc = await this.deps.environment.spawn(launchSpec(launch, this.dir, this.deps.environment.gameBindHost));
       game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting'));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
@@ -205,6 +205,13 @@ export class ServerSupervisor {
       this.setState('stopped', 'exited');
     }
     return { code: 'action_cancelled', detail: 'The start was interrupted by a stop, kill or shutdown.' };
+  }
+
+  /** Boot: takes over a game a previous life left running (Environment.adopt); the state stays `running`. */
+  adopt(proc: GameProcess): void {
+    const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
+    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false));
+    this.console.push('system', `adopted process ${proc.pid}, left running by a previous service life`);
   }
 
   /** Records the process so a later service life can find it, and handles its exit. */
@@ -307,13 +314,7 @@ export class ServerSupervisor {
   watchdog(): void {
     const game = this.game;
     if (!game) return;
-    const rss = game.rssOverPlan();
-    if (rss !== null && !this.expectingExit) {
-      this.crashReason = 'memory_limit';
-      const used = Math.round(rss / 1024 / 1024);
-      this.console.push('system', `resident memory ${used} MB exceeds the plan's ${game.plan.memory_mb} MB; killing it`);
-      void game.proc.kill();
-    }
+    if (!this.expectingExit && game.killIfOverPlan(this.console)) this.crashReason = 'memory_limit';
     if (this.current === 'running') game.pollPlayers(this.deps.now());
   }
 }
