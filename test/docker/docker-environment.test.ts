@@ -64,6 +64,16 @@ async function theContainer(serverId: string): Promise<Inspect> {
   return engine.json<Inspect>('GET', `/containers/${all[0].Id}/json`);
 }
 
+/** Resolves once the engine no longer knows the container (its exit was read and it was removed). */
+async function waitGone(containerId: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    const status = await engine.json('GET', `/containers/${containerId}/json`).then(() => 200, (e: { status?: number }) => e.status);
+    if (status === 404) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`container ${containerId} was not removed`);
+}
+
 test('a flying-squid container: runs confined, a real player joins, console, players and metrics cross over', async () => {
   const port = BASE_PORT;
   const id = insertServer(host.db, { software: 'flying-squid', gameVersion: '1.20', port });
@@ -114,5 +124,56 @@ test('a flying-squid container: runs confined, a real player joins, console, pla
 
   const stop = await waitAction(runtime, id, runtime.requestAction(id, 'usr_test', 'stop').id, 60_000);
   expect(stop.error).toBeNull();
-  await expect(engine.json('GET', `/containers/${c.Id}/json`)).rejects.toMatchObject({ status: 404 });
+  await waitGone(c.Id);
 }, 240_000);
+
+test('a game over its plan\'s memory inside its container is OOM-killed and recorded as out_of_memory', async () => {
+  const id = insertServer(host.db, { software: 'fake-game-hog', gameVersion: '1.0', port: BASE_PORT + 1, plan: 'tiny' });
+  await startServer(id);
+  const { Id } = await theContainer(id);
+  await waitFor('the OOM crash', () => runtime.crashes(id).length > 0, 60_000);
+  expect(runtime.crashes(id)[0]).toMatchObject({ reason: 'out_of_memory' });
+  // The container is removed once its exit is read, whatever restarts follow.
+  await waitGone(Id);
+  runtime.requestAction(id, 'usr_test', 'kill');
+  await runtime.idle();
+}, 120_000);
+
+test('kill -9 of the service, then a restart adopts the running container: no duplicate, no orphan', async () => {
+  await runtime.close(); // this test's first life is a separate service process
+  const id = insertServer(host.db, { software: 'fake-game', gameVersion: '1.0', port: BASE_PORT + 2 });
+  host.db.prepare(`UPDATE servers SET desired_state = 'running'`).run();
+  const script = path.join(__dirname, 'fixtures', 'service.cjs');
+  service = spawn(process.execPath, [script, host.dbFile, JSON.stringify(host.config), id], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const first = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: service!.stdout! }).once('line', resolve);
+    service!.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
+  });
+  const containerId = (JSON.parse(first) as Record<string, string>)[id];
+  expect(containerId).toBeTruthy();
+  service.kill('SIGKILL');
+  await new Promise((r) => service!.once('exit', r));
+  service = null;
+
+  // A container of this instance that no record names (its service died between create and record): an orphan.
+  const orphan = await engine.json<{ Id: string }>('POST', '/containers/create', {
+    Image: (await engine.json<{ Config: { Image: string } }>('GET', `/containers/${containerId}/json`)).Config.Image,
+    Cmd: [process.execPath, '-e', 'setInterval(() => {}, 1000)'],
+    Labels: { 'io.gsh.server': 'srv_nobody', 'io.gsh.instance': (await theContainer(id)).Config.Labels['io.gsh.instance'] },
+  });
+  await engine.json('POST', `/containers/${orphan.Id}/start`);
+
+  runtime = host.newRuntime();
+  await runtime.start();
+  expect(runtime.state(id)).toBe('running'); // adopted, never restarted
+  const all = await containersOf(host.dataDir);
+  expect(all.map((c) => c.Id)).toEqual([containerId]);
+  expect(runtime.console.recent(id, 50).some((l) => l.text.startsWith('adopted process'))).toBe(true);
+
+  // The adopted game's console works both ways.
+  runtime.sendCommand(id, 'hello-again', sender);
+  await waitFor('the echo', () => runtime.console.recent(id, 50).some((l) => l.stream === 'stdout' && l.text.includes('hello-again')), 20_000);
+  const stop = await waitAction(runtime, id, runtime.requestAction(id, 'usr_test', 'stop').id, 60_000);
+  expect(stop.error).toBeNull();
+  expect(await containersOf(host.dataDir)).toEqual([]);
+}, 180_000);
