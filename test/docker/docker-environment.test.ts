@@ -10,7 +10,10 @@ import { createMetricsStore } from '../../src/telemetry/metrics-store';
 import { createSampler } from '../../src/telemetry/sampler';
 import type { Runtime } from '../../src/runtime/runtime';
 import { createTestHost, insertServer, sender, waitAction, waitFor, waitState, type TestHost } from '../runtime/helpers';
-import { containersOf, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
+import { runCli } from '../../src/cli';
+import { imageName } from '../../src/runtime/docker/image';
+import { selectEnvironment } from '../../src/runtime/select-environment';
+import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
 
 const BASE_PORT = 28800;
 const MIB = 1024 * 1024;
@@ -177,3 +180,24 @@ test('kill -9 of the service, then a restart adopts the running container: no du
   expect(stop.error).toBeNull();
   expect(await containersOf(host.dataDir)).toEqual([]);
 }, 180_000);
+
+test('`gsh image build` builds the game image on the engine at DOCKER_HOST, from this host\'s Node', async () => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(['image', 'build'], { DOCKER_HOST, DATA_DIR: host.dataDir }, (s) => out.push(s), (s) => err.push(s));
+  expect([code, err]).toEqual([0, []]);
+  expect(out.join('\n')).toContain(`Built image ${imageName()} on ${DOCKER_HOST}`);
+  const image = await engine.json<{ Config: { Env: string[] } }>('GET', `/images/${imageName()}/json`);
+  expect(image.Config.Env).toContain('PATH=/usr/local/bin:/usr/bin:/bin');
+  // A dead engine is a clear failure, not a hang.
+  const bad = await runCli(['image', 'build'], { DOCKER_HOST: 'unix:///nonexistent/docker.sock' }, () => undefined, (s) => err.push(s));
+  expect(bad).toBe(1);
+  expect(err.join('\n')).toMatch(/image build failed/);
+}, 60_000);
+
+test('RUNTIME selects the environment: local needs no engine, docker runs on the one at DOCKER_HOST', () => {
+  const base = { dataDir: host.dataDir, gameEnv: {}, cgroupRoot: null, dockerHost: DOCKER_HOST, dockerGameUser: GAME_USER };
+  const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+  expect(selectEnvironment({ ...base, runtime: 'local' }, log, []).adopt).toBeUndefined();
+  expect(selectEnvironment({ ...base, runtime: 'docker' }, log, []).gameBindHost).toBe('0.0.0.0');
+});

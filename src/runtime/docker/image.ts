@@ -45,7 +45,14 @@ export async function buildImage(engine: Engine, name: string = imageName()): Pr
   const [repo, tag] = name.split(':');
   const changes = encodeURIComponent(`ENV PATH=/usr/local/bin:/usr/bin:/bin`);
   const tarExit = new Promise<number | null>((resolve) => tar.once('exit', resolve));
-  const text = await engine.upload(`/images/create?fromSrc=-&repo=${encodeURIComponent(repo)}&tag=${encodeURIComponent(tag)}&changes=${changes}`, tar.stdout, 'application/x-tar');
+  const query = `fromSrc=-&repo=${encodeURIComponent(repo)}&tag=${encodeURIComponent(tag)}&changes=${changes}`;
+  let text: string;
+  try {
+    text = await engine.upload(`/images/create?${query}`, tar.stdout, 'application/x-tar');
+  } catch (err) {
+    tar.kill('SIGKILL'); // nobody reads its output any more
+    throw err;
+  }
   if ((await tarExit) !== 0) throw new Error(`tar of the image files failed: ${stderr.trim()}`);
   const failure = /"error"\s*:\s*"([^"]*)"/.exec(text);
   if (failure) throw new Error(`the engine refused the image: ${failure[1]}`);
