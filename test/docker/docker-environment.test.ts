@@ -195,6 +195,13 @@ test('`gsh image build` builds the game image on the engine at DOCKER_HOST, from
   expect(err.join('\n')).toMatch(/image build failed/);
 }, 60_000);
 
+test('the runtime builds the game image on an engine that lacks it', async () => {
+  await engine.json('DELETE', `/images/${imageName()}?force=1`);
+  const environment = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
+  await environment.start();
+  await expect(engine.json('GET', `/images/${imageName()}/json`)).resolves.toBeTruthy();
+}, 60_000);
+
 test('RUNTIME selects the environment: local needs no engine, docker runs on the one at DOCKER_HOST', () => {
   const base = { dataDir: host.dataDir, gameEnv: {}, cgroupRoot: null, dockerHost: DOCKER_HOST, dockerGameUser: GAME_USER };
   const log = { info: () => undefined, warn: () => undefined, error: () => undefined };

@@ -130,9 +130,15 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
     },
     spawn,
     async killLeftover(leftover: LeftoverProcess) {
-      const found = await ours(leftover.serverId);
-      for (const c of found) await removeContainer(engine, c.Id);
-      return found.some((c) => c.State === 'running');
+      try {
+        const found = await ours(leftover.serverId);
+        for (const c of found) await removeContainer(engine, c.Id);
+        return found.some((c) => c.State === 'running');
+      } catch (err) {
+        // The engine is away: its containers are removed by a later start(), or replaced at the next spawn.
+        log.warn('could not remove a container a previous service life left', { serverId: leftover.serverId, error: String(err) });
+        return false;
+      }
     },
     async adopt(leftover: LeftoverProcess) {
       const running = (await ours(leftover.serverId)).find((c) => c.State === 'running');

@@ -119,7 +119,13 @@ export function createEngine(dockerHost: string): Engine {
         res.on('data', (chunk: string) => {
           const parts = (partial + chunk).split('\n');
           partial = parts.pop()!;
-          for (const p of parts) if (p.trim() !== '') onObject(JSON.parse(p));
+          for (const p of parts) {
+            try {
+              if (p.trim() !== '') onObject(JSON.parse(p));
+            } catch {
+              // one torn object is skipped; the next comes within a second
+            }
+          }
         });
         res.on('end', () => end());
         res.on('error', end);
