@@ -142,6 +142,21 @@ test('a game over its plan\'s memory inside its container is OOM-killed and reco
   await runtime.idle();
 }, 120_000);
 
+test('a CPU-burning game gets its plan\'s share and no more (the engine\'s CPU quota, measured by its stats)', async () => {
+  const id = insertServer(host.db, { software: 'fake-game-burn', gameVersion: '1.0', port: BASE_PORT + 3 }); // small: 50%
+  await startServer(id);
+  const usage = () => runtime.live().find((l) => l.serverId === id)?.usage ?? undefined;
+  const first = await waitFor('engine stats', usage, 20_000);
+  const t0 = Date.now();
+  await new Promise((r) => setTimeout(r, 6_000));
+  const second = usage()!;
+  const percent = ((second.cpuMs - first.cpuMs) / (Date.now() - t0)) * 100;
+  // The cap is the promise: at most the plan's 50% (+15%). Below it, other work on a shared CI machine may
+  // take the CPU, so the floor only shows the game really ran.
+  expect(percent).toBeLessThanOrEqual(57.5);
+  expect(percent).toBeGreaterThan(20);
+}, 120_000);
+
 test('kill -9 of the service, then a restart adopts the running container: no duplicate, no orphan', async () => {
   await runtime.close(); // this test's first life is a separate service process
   const id = insertServer(host.db, { software: 'fake-game', gameVersion: '1.0', port: BASE_PORT + 2 });

@@ -52,6 +52,7 @@ export async function ensureEngine(): Promise<{ release(): Promise<void> }> {
       const exited = new Promise((r) => daemon.once('exit', r));
       daemon.kill('SIGTERM');
       await exited;
+      fs.rmSync(log, { force: true });
     },
   };
 }
