@@ -1,6 +1,7 @@
 // RUNTIME=docker against a real engine (issue 11 part 2): one confined container per server, with its console,
 // reports and metrics crossing the container boundary; an OOM kill with its reason; the service's kill -9 and
-// restart adopting the running container. Every container a test creates is removed by id. Ports 28800-28819.
+// restart adopting the running container; the same through the HTTP API. Every container a test creates is
+// removed by id. Ports 28800-28819.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -11,6 +12,8 @@ import { createSampler } from '../../src/telemetry/sampler';
 import type { Runtime } from '../../src/runtime/runtime';
 import { createTestHost, insertServer, sender, waitAction, waitFor, waitState, type TestHost } from '../runtime/helpers';
 import { runCli } from '../../src/cli';
+import { createTestApp } from '../helpers/app';
+import { until } from '../helpers/wait';
 import { imageName } from '../../src/runtime/docker/image';
 import { selectEnvironment } from '../../src/runtime/select-environment';
 import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
@@ -223,3 +226,49 @@ test('RUNTIME selects the environment: local needs no engine, docker runs on the
   expect(selectEnvironment({ ...base, runtime: 'local' }, log, []).adopt).toBeUndefined();
   expect(selectEnvironment({ ...base, runtime: 'docker' }, log, []).gameBindHost).toBe('0.0.0.0');
 });
+
+test('through the API with RUNTIME=docker: create, start, a real player, players, metrics, console, delete', async () => {
+  const app = await createTestApp({
+    boot: true,
+    env: { RUNTIME: 'docker', DOCKER_HOST, GAME_PORT_RANGE: `${BASE_PORT + 10}-${BASE_PORT + 19}`, METRICS_INTERVAL_S: '1' },
+    runtime: { backoffMs: 300, stopTimeoutMs: 10_000, reconcileMs: 500 },
+  });
+  try {
+    const auth = { Authorization: `Bearer ${app.token('docker-host@example.com')}` };
+    const get = (p: string) => app.http.get(p).set(auth);
+    const created = await app.http.post('/v1/servers').set(auth).send({ name: 'Boxed', plan: 'micro', version: 'flying-squid-1.20' });
+    expect(created.status).toBe(201);
+    const { id, address } = created.body as { id: string; address: { port: number } };
+    await until('installed', async () => (await get(`/v1/servers/${id}`)).body.state === 'stopped');
+    expect((await app.http.post(`/v1/servers/${id}/actions`).set(auth).send({ type: 'start' })).status).toBe(202);
+    await until('running', async () => (await get(`/v1/servers/${id}`)).body.state === 'running', 150_000);
+    expect(await containersOf(app.config.dataDir)).toHaveLength(1);
+
+    const bot = mineflayer.createBot({ host: '127.0.0.1', port: address.port, username: 'Alex', auth: 'offline', version: '1.20' });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        bot.once('spawn', () => resolve());
+        bot.once('error', reject);
+      });
+      const players = await until('the player', async () => ((await get(`/v1/servers/${id}/players`)).body.online === 1 ? true : undefined));
+      expect(players).toBe(true);
+      const metrics = await until('a sample with the player', async () => {
+        const res = await get(`/v1/servers/${id}/metrics?range=15m`);
+        return res.body.now?.players_online === 1 ? res.body.now : undefined;
+      });
+      expect(metrics.ram_bytes).toBeGreaterThan(30 * MIB); // the engine's stats, not /proc
+      expect(metrics.tps).toBeGreaterThan(0);
+    } finally {
+      bot.end();
+    }
+    expect((await app.http.post(`/v1/servers/${id}/console`).set(auth).send({ command: 'ping 2' })).status).toBe(202);
+    await until('the pong', async () => ((await get(`/v1/servers/${id}/console?limit=200`)).body.data as { text: string }[]).some((l) => l.text.includes('pong')) || undefined);
+
+    expect((await app.http.delete(`/v1/servers/${id}`).set(auth)).status).toBe(202);
+    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+    expect(await containersOf(app.config.dataDir)).toEqual([]);
+  } finally {
+    await app.finish();
+    await removeContainersOf(app.config.dataDir);
+  }
+}, 240_000);

@@ -49,6 +49,7 @@ export async function ensureEngine(): Promise<{ release(): Promise<void> }> {
   }
   return {
     async release() {
+      if (daemon.exitCode !== null || daemon.signalCode !== null) return;
       const exited = new Promise((r) => daemon.once('exit', r));
       daemon.kill('SIGTERM');
       await exited;
