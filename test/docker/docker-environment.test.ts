@@ -3,6 +3,7 @@
 // restart adopting the running container; the same through the HTTP API. Every container a test creates is
 // removed by id. Ports 28800-28819.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import mineflayer from 'mineflayer';
@@ -94,7 +95,10 @@ test('a flying-squid container: runs confined, a real player joins, console, pla
   expect(c.Config.Labels['io.gsh.server']).toBe(id);
   expect(c.HostConfig.PortBindings).toEqual({ [`${port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }] });
   expect(Object.keys(c.NetworkSettings.Ports)).toEqual([`${port}/tcp`]);
-  expect(c.Mounts.filter((m) => m.RW).map((m) => m.Destination)).toEqual([path.join(host.dataDir, 'servers', id)]);
+  const folder = path.join(host.dataDir, 'servers', id);
+  expect(c.Mounts.filter((m) => m.RW).map((m) => m.Destination)).toEqual([folder]);
+  // The console log the service writes as root is read-only inside: the game cannot swap it for a symlink.
+  expect(c.Mounts.find((m) => m.Destination === path.join(folder, 'logs'))).toMatchObject({ RW: false });
 
   const bot = mineflayer.createBot({ host: '127.0.0.1', port, username: 'Steve', auth: 'offline', version: '1.20' });
   try {
@@ -219,6 +223,20 @@ test('the runtime builds the game image on an engine that lacks it', async () =>
   await environment.start();
   await expect(engine.json('GET', `/images/${imageName()}/json`)).resolves.toBeTruthy();
 }, 60_000);
+
+test('a reinstall replaces a file the game turned into a symlink, and never writes through it', async () => {
+  const environment = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
+  const dir = path.join(host.dataDir, 'servers', 'srv_symlinked');
+  await environment.install(dir, ['world'], { 'settings.json': '{}\n' });
+  const target = path.join(host.dir, 'host-file');
+  fs.writeFileSync(target, 'the host\'s\n');
+  fs.rmSync(path.join(dir, 'settings.json'));
+  fs.symlinkSync(target, path.join(dir, 'settings.json')); // what a game (its folder's owner) can do
+  await environment.install(dir, ['world'], { 'settings.json': '{"motd":"x"}\n' });
+  expect(fs.readFileSync(target, 'utf8')).toBe('the host\'s\n');
+  expect(fs.lstatSync(path.join(dir, 'settings.json')).isSymbolicLink()).toBe(false);
+  expect(fs.statSync(path.join(dir, 'settings.json')).uid).toBe(GAME_USER.uid);
+});
 
 test('RUNTIME selects the environment: local needs no engine, docker runs on the one at DOCKER_HOST', () => {
   const base = { dataDir: host.dataDir, gameEnv: {}, cgroupRoot: null, dockerHost: DOCKER_HOST, dockerGameUser: GAME_USER };

@@ -70,6 +70,9 @@ test('the container definition holds every limit and confinement, and publishes 
     Memory: 256 * 1024 * 1024, MemorySwap: 256 * 1024 * 1024, CpuPeriod: 100_000, CpuQuota: 150_000, PidsLimit: 512,
     ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'],
     PortBindings: { '25570/tcp': [{ HostIp: '203.0.113.7', HostPort: '25570' }] },
-    Mounts: [{ Type: 'bind', Source: '/data/servers/srv_1', Target: '/data/servers/srv_1', ReadOnly: false }],
+    Mounts: [
+      { Type: 'bind', Source: '/data/servers/srv_1', Target: '/data/servers/srv_1', ReadOnly: false },
+      { Type: 'bind', Source: '/data/servers/srv_1/logs', Target: '/data/servers/srv_1/logs', ReadOnly: true },
+    ],
   });
 });

@@ -13,6 +13,8 @@ import { imageKeeper, imageName } from './image';
 export const LABEL_SERVER = 'io.gsh.server';
 export const LABEL_INSTANCE = 'io.gsh.instance';
 const MIB = 1024 * 1024;
+/** The server folder's `logs/` (console-buffer.ts writes `logs/console.log` there). */
+const LOGS = 'logs';
 const CPU_PERIOD_US = 100_000;
 
 export interface DockerEnvironmentOptions {
@@ -71,6 +73,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
 
   async function spawn(spec: LaunchSpec): Promise<GameProcess> {
     await ensureImage();
+    await fs.promises.mkdir(path.join(spec.cwd, LOGS), { recursive: true }); // a folder from before the logs mount
     const top = await fs.promises.stat(spec.cwd);
     if (top.uid !== options.user.uid) await giveFolder(spec.cwd, options.user); // a folder a local run left
     const name = `gsh-${instance}-${spec.serverId}`;
@@ -116,16 +119,22 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
       held.clear();
     },
     async install(dir, subdirs, files) {
-      for (const sub of ['', ...subdirs]) await fs.promises.mkdir(path.join(dir, sub), { recursive: true });
-      for (const [file, content] of Object.entries(files)) await fs.promises.writeFile(path.join(dir, file), content);
+      for (const sub of ['', ...subdirs, LOGS]) await fs.promises.mkdir(path.join(dir, sub), { recursive: true });
+      // The folder is the game's to write: a name it turned into a symlink is replaced, never followed (O_EXCL).
+      for (const [file, content] of Object.entries(files)) {
+        await fs.promises.rm(path.join(dir, file), { force: true });
+        await fs.promises.writeFile(path.join(dir, file), content, { flag: 'wx' });
+      }
       await giveFolder(dir, options.user);
     },
     async uninstall(dir) {
       await fs.promises.rm(dir, { recursive: true, force: true });
     },
     async isPortFree(host, port) {
-      // The engine's own view first (a published port may not show as a listener, e.g. without its userland proxy).
-      const taken = (await ours()).some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
+      // The engine's own view first (a published port may not show as a listener, e.g. without its userland
+      // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
+      const published = await ours().catch(() => [] as ContainerSummary[]);
+      const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
       return !taken && isPortFree(host, port);
     },
     spawn,
@@ -181,6 +190,9 @@ export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOpti
       Tmpfs: { '/tmp': 'rw,nosuid,nodev,noexec,size=64m' },
       Mounts: [
         { Type: 'bind', Source: spec.cwd, Target: spec.cwd, ReadOnly: false },
+        // The service (root) appends the console log there: read-only inside, and a mount point cannot be renamed,
+        // so the game can never swap it for a symlink that the service would then write through.
+        { Type: 'bind', Source: path.join(spec.cwd, LOGS), Target: path.join(spec.cwd, LOGS), ReadOnly: true },
         ...options.readOnlyPaths.map((p) => ({ Type: 'bind', Source: fs.realpathSync(p), Target: p, ReadOnly: true })),
       ],
       PortBindings: { [port]: [{ HostIp: publishIp, HostPort: String(spec.address.port) }] },
