@@ -12,7 +12,8 @@
  *   (target < 1% of a core for a container: one attach and one stats stream each).
  * memory per game: the mean `ram_bytes` of the running games' latest samples (local: RSS of the process tree
  *   from /proc; docker: the engine's usage less inactive page cache), and their ratio.
- * Needs a Docker engine at DOCKER_HOST (default /var/run/docker.sock); every container is removed at the end.
+ * Needs a Docker engine at DOCKER_HOST (default /var/run/docker.sock). The service's shutdown lets running
+ * containers go (for the next life to adopt), so the bench removes every container of its instance at the end.
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -75,7 +76,7 @@ async function cleanUp(mode, dir, log) {
     const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${dist('runtime/cgroups').instanceName(dir)}`] }));
     const left = await engine.json('GET', `/containers/json?all=1&filters=${filters}`);
     for (const c of left) await engine.json('DELETE', `/containers/${c.Id}?force=1`);
-    if (left.length) log(`  docker: removed ${left.length} leftover container(s)`);
+    if (left.length) log(`  docker: removed the ${left.length} container(s) the service let go`);
   } else {
     const left = processesUnder(dir);
     for (const pid of left) try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }

@@ -95,6 +95,12 @@ export interface GameProcess {
    * known; null when none came yet or it has exited. Absent: telemetry reads /proc by pid (local).
    */
   usage?(): ResourceUsage | null;
+  /**
+   * Extension: stops following the process without ending it (a container keeps running when the service
+   * shuts down): console, reports and exit are no longer delivered, and `exited` never resolves. Present only
+   * where the environment can adopt the process again (Environment.adopt). Absent: shutdown stops the process.
+   */
+  detach?(): void;
 }
 
 /** A process a previous service life recorded (runtime_processes row). */

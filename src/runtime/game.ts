@@ -152,6 +152,14 @@ export class Game {
     return (this.reported = await pingPlayers(this.address.host, this.address.port));
   }
 
+  /** Lets the process go, still running (GameProcess.detach), saying so on the console; false if it cannot. */
+  detach(console: ConsoleBuffer): boolean {
+    if (!this.proc.detach) return false;
+    this.proc.detach();
+    console.push('system', `process ${this.proc.pid} left running for the next service life to adopt`);
+    return true;
+  }
+
   /** Writes one console command; invalid_state when the process's console is already closed (it is exiting). */
   send(text: string): void {
     try {

@@ -92,6 +92,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   function adoptInto(slot: ServerSupervisor, proc: GameProcess): boolean {
     try {
       slot.adopt(proc);
+      slot.console.push('system', `adopted process ${proc.pid}, left running by a previous service life`);
       deps.log.info('adopted a game a previous service life left running', { serverId: slot.id, pid: proc.pid });
       return true;
     } catch (err) {
@@ -119,7 +120,8 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   /**
    * Graceful shutdown: stops the loops, fails open actions, stops every game process with its stop command
-   * (desired_state untouched, so the next boot starts them again); resolves when all have exited.
+   * (desired_state untouched, so the next boot starts them again); resolves when all have exited. A running game
+   * the environment can adopt again (a container) is let go instead, still running, for the next boot to adopt.
    */
   async function close(): Promise<void> {
     closing = true;
@@ -132,7 +134,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     await Promise.all(
       all.map(async (slot) => {
         await slot.whenInstalled();
-        if (slot.hasProcess) await slot.halt('stop');
+        if (slot.hasProcess && !slot.detach()) await slot.halt('stop'); // a container keeps running, to be adopted
         await slot.console.close();
       }),
     );

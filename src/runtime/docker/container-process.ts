@@ -78,8 +78,9 @@ export function wrapContainer(h: ContainerHandle): GameProcess {
 
   const stopStats = engine.stream(`/containers/${id}/stats?stream=1`, (s) => (usage = usageFromStats(s as Stats) ?? usage), () => undefined);
 
+  const following = new AbortController(); // aborted by detach(): the wait on the engine ends, the container runs on
   const exited = (async (): Promise<ExitInfo> => {
-    const exit = await waitExit(engine, id);
+    const exit = await waitExit(engine, id, following.signal);
     alive = false;
     stopStats();
     for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) emit(stream, partial[stream]);
@@ -128,6 +129,11 @@ export function wrapContainer(h: ContainerHandle): GameProcess {
       if (alive) await kill().catch(() => undefined);
       return exited;
     },
+    detach() {
+      following.abort();
+      stopStats();
+      h.stdio.destroy(); // the engine keeps the container's stdin open (StdinOnce false) for the next attach
+    },
     rssBytes: () => (alive ? usage?.rssBytes ?? null : null),
     usage: () => (alive ? usage : null),
     onLine: (fn) => void lineFns.push(fn),
@@ -139,13 +145,14 @@ export function wrapContainer(h: ContainerHandle): GameProcess {
  * Waits for the container's end (API "Wait for a container"), then reads how it ended. A lost connection to
  * the engine is retried every RETRY_MS: the container may still run, and only the engine can say.
  */
-async function waitExit(engine: Engine, id: string): Promise<ExitInfo> {
+async function waitExit(engine: Engine, id: string, signal: AbortSignal): Promise<ExitInfo> {
   for (;;) {
     try {
-      await engine.json('POST', `/containers/${id}/wait`, undefined, 0);
+      await engine.json('POST', `/containers/${id}/wait`, undefined, 0, signal);
       const state = await engine.json<{ State: { ExitCode: number; OOMKilled: boolean } }>('GET', `/containers/${id}/json`);
       return exitInfo(state.State.ExitCode, state.State.OOMKilled);
     } catch (err) {
+      if (signal.aborted) return new Promise<never>(() => undefined); // detached: no exit is ever reported
       if (err instanceof EngineError && err.status === 404) return { code: null, signal: 'SIGKILL' }; // removed by someone else
       await pause(RETRY_MS);
     }

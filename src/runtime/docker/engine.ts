@@ -1,4 +1,4 @@
-// A small client of the Docker Engine API (https://docs.docker.com/engine/api/v1.41/) over HTTP: a unix socket
+// A small client of the Docker Engine API (its v1.41 spec; sections named below) over HTTP: a unix socket
 // or tcp, as DOCKER_HOST names it. Only what the Docker environment needs; plain node:http, no dependency.
 import http from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
@@ -34,7 +34,7 @@ export function parseDockerHost(url: string): EngineEndpoint {
 export interface Engine {
   readonly endpoint: string;
   /** A JSON request; resolves with the parsed body (null when empty). */
-  json<T = unknown>(method: string, path: string, body?: unknown, timeoutMs?: number): Promise<T>;
+  json<T = unknown>(method: string, path: string, body?: unknown, timeoutMs?: number, signal?: AbortSignal): Promise<T>;
   /** A request whose body is a stream (an image tarball); resolves with the whole response text. */
   upload(path: string, body: Readable, contentType: string): Promise<string>;
   /** A streamed response of JSON objects (stats); returns a stop function. `onEnd` runs once when it ends. */
@@ -74,11 +74,11 @@ export function createEngine(dockerHost: string): Engine {
 
   return {
     endpoint: dockerHost,
-    json(method, path, body, timeoutMs = 60_000) {
+    json(method, path, body, timeoutMs = 60_000, signal) {
       const payload = body === undefined ? undefined : JSON.stringify(body);
       const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': 'application/json' };
       return new Promise((resolve, reject) => {
-        const req = http.request({ ...base(method, path, headers), timeout: timeoutMs }, (res) => {
+        const req = http.request({ ...base(method, path, headers), timeout: timeoutMs, signal }, (res) => {
           collect(res)
             .then((text) => {
               check(res, text, method, path);
