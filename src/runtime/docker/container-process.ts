@@ -76,7 +76,19 @@ export function wrapContainer(h: ContainerHandle): GameProcess {
   });
   h.stdio.on('error', () => undefined); // the engine went away: the wait below tells what happened
 
-  const stopStats = engine.stream(`/containers/${id}/stats?stream=1`, (s) => (usage = usageFromStats(s as Stats) ?? usage), () => undefined);
+  // One stats stream while it runs (a sample a second); one that breaks (the engine restarting) is opened again.
+  let statsOn = true;
+  let closeStats = () => undefined as void;
+  const openStats = () => {
+    closeStats = engine.stream(`/containers/${id}/stats?stream=1`, (s) => (usage = usageFromStats(s as Stats) ?? usage), () => {
+      if (statsOn) setTimeout(() => statsOn && openStats(), RETRY_MS).unref();
+    });
+  };
+  openStats();
+  const stopStats = () => {
+    statsOn = false;
+    closeStats();
+  };
 
   const following = new AbortController(); // aborted by detach(): the wait on the engine ends, the container runs on
   const exited = (async (): Promise<ExitInfo> => {
