@@ -117,7 +117,7 @@ test('a flying-squid container: runs confined, a real player joins, console, pla
   // Console: a command goes in over the attached stdin and its answer comes back over stdout.
   runtime.sendCommand(id, 'ping 4', sender);
   await waitFor('the pong', () => runtime.console.recent(id, 200).some((l) => l.text.includes('pong')), 20_000);
-  expect(runtime.console.recent(id, 1000).some((l) => l.text.includes('gsh '))).toBe(false); // reports are no console lines
+  expect(runtime.console.recent(id, 1000).some((l) => l.text.includes('"type":"tps"'))).toBe(false); // reports are no console lines
 
   // CPU and RAM come from the engine's stats: a sampler whose /proc reader knows no process still samples it.
   const store = createMetricsStore(host.db, systemClock, { sampleIntervalS: 1 });
