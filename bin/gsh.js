@@ -10,4 +10,7 @@ if (!fs.existsSync(entry)) {
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b'], { cwd: root, stdio: 'inherit' });
 }
 const { runCli } = require(entry);
-process.exitCode = runCli(process.argv.slice(2), process.env, (s) => console.log(s), (s) => console.error(s));
+// `image build` answers a promise of the exit code; every other command the code itself.
+Promise.resolve(runCli(process.argv.slice(2), process.env, (s) => console.log(s), (s) => console.error(s))).then((code) => {
+  process.exitCode = code;
+});

@@ -10,6 +10,8 @@ import { scopes as allScopes, type Scope } from './auth/tokens';
 import { hashPasswordSync, PASSWORD_LENGTH } from './dashboard/passwords';
 import { setPassword } from './dashboard/accounts';
 import { plans } from './catalog/plans';
+import { createEngine } from './runtime/docker/engine';
+import { buildImage } from './runtime/docker/image';
 import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
@@ -20,6 +22,7 @@ const USAGE = `Usage:
   gsh user set-password --email <email> --password <password> [--revoke-tokens]
   gsh user set-quota --email <email> [--servers <n>] [--running <n>] [--memory-mb <n>]
   gsh user quota --email <email>
+  gsh image build
 
 Works on the service's DATA_DIR (default ./data), also while the service runs.
 token create creates the user if needed and prints the new token alone on the last line of stdout.
@@ -28,7 +31,9 @@ password of an existing account only. A new password ends every dashboard sessio
 --revoke-tokens revokes every API token of the user too.
 --password shows in the process list while the command runs (a moment); other local users could read it then.
 user set-quota gives an existing user its own limits (a whole number, or "default" for the QUOTA_* setting) and
-prints the user's quotas; user quota prints them.`;
+prints the user's quotas; user quota prints them.
+image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST from this host's Node, with no
+registry, replacing any image of the same name; the service also builds it on an engine that lacks it.`;
 
 export class UsageError extends Error {}
 
@@ -189,8 +194,25 @@ const commands: Record<string, (c: CommandContext) => void> = {
   },
 };
 
-/** Runs one CLI command; returns the exit code. Output goes through `out`/`err` so tests can read it. */
-export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number {
+/** `gsh image build`: the only command that talks to an engine, so the only asynchronous one. */
+async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  try {
+    const { dockerHost } = loadConfig(env);
+    const name = await buildImage(createEngine(dockerHost));
+    out(`Built image ${name} on ${dockerHost}.`);
+    return 0;
+  } catch (e) {
+    err(`gsh: image build failed: ${(e as Error).message}`);
+    return 1;
+  }
+}
+
+/**
+ * Runs one CLI command; returns the exit code (a promise of it for `image build`). Output goes through
+ * `out`/`err` so tests can read it.
+ */
+export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number | Promise<number> {
+  if (argv.length === 2 && argv[0] === 'image' && argv[1] === 'build') return imageBuild(env, out, err);
   try {
     const { positionals, values } = parseArgs({
       args: argv,

@@ -28,6 +28,12 @@ export interface Config {
   quotas: QuotaLimits;
   /** Where cgroup file systems are mounted, for the games' limits; null (CGROUP_ROOT=off): no cgroups. */
   cgroupRoot: string | null;
+  /** Where game servers run (RUNTIME): child processes of this host, or containers on a Docker engine. */
+  runtime: 'local' | 'docker';
+  /** The Docker engine's address (DOCKER_HOST), used with runtime `docker` and by `gsh image build`. */
+  dockerHost: string;
+  /** The non-root user games run as in containers (DOCKER_GAME_USER, `uid:gid`). */
+  dockerGameUser: { uid: number; gid: number };
   /** The service's own variables a game inherits (PATH, LANG); nothing else of this environment reaches a game. */
   gameEnv: Record<string, string>;
   /** Live API tokens one user may hold (docs/conventions.md "Authentication"); one more is 403 quota_exceeded. */
@@ -103,6 +109,30 @@ function cgroupRoot(raw: string | undefined): string | null {
   return raw;
 }
 
+function runtimeKind(raw: string | undefined): 'local' | 'docker' {
+  if (raw === undefined || raw === '' || raw === 'local') return 'local';
+  if (raw === 'docker') return 'docker';
+  throw new ConfigError(`RUNTIME must be "local" or "docker"; got "${raw}".`);
+}
+
+function dockerHost(raw: string | undefined): string {
+  const url = raw || 'unix:///var/run/docker.sock';
+  if (!/^unix:\/\/\/.+$|^(tcp|http):\/\/[^/]+:\d{1,5}\/?$/.test(url)) {
+    throw new ConfigError(`DOCKER_HOST must look like unix:///var/run/docker.sock or tcp://host:2375; got "${url}".`);
+  }
+  return url;
+}
+
+/** `uid:gid`, both from 1 (never root) to 2^31-1. */
+function gameUser(raw: string | undefined): { uid: number; gid: number } {
+  const m = /^(\d{1,10}):(\d{1,10})$/.exec(raw || '1000:1000');
+  const [uid, gid] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+  if (!m || uid < 1 || gid < 1 || uid > 2 ** 31 - 1 || gid > 2 ** 31 - 1) {
+    throw new ConfigError(`DOCKER_GAME_USER must be uid:gid of a non-root user, like 1000:1000; got "${raw}".`);
+  }
+  return { uid, gid };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
@@ -130,6 +160,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       memory_mb: int(env, 'QUOTA_MEMORY_MB', 8192, 0, QUOTA_MAX),
     },
     cgroupRoot: cgroupRoot(env.CGROUP_ROOT),
+    runtime: runtimeKind(env.RUNTIME),
+    dockerHost: dockerHost(env.DOCKER_HOST),
+    dockerGameUser: gameUser(env.DOCKER_GAME_USER),
     gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
     tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
     tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,

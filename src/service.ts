@@ -12,8 +12,7 @@ import { versionCatalog } from './catalog/versions';
 import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
-import { instanceName } from './runtime/cgroups';
-import { createLocalEnvironment } from './runtime/local-environment';
+import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
 import { createTelemetry } from './telemetry';
 
@@ -37,16 +36,12 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const db = openDb(config.dbFile);
   const store = createStore(db, clock, { host: config.gameHost, portRange: config.gamePortRange }, { defaults: config.quotas, plans });
   warnIfOneAccountFillsThePorts(config, log);
-  const catalog = loadSoftwareCatalog({ operatorDir: path.join(config.dataDir, 'software') });
+  const operatorSoftware = path.join(config.dataDir, 'software');
+  const catalog = loadSoftwareCatalog({ operatorDir: operatorSoftware });
   const runtime = createRuntime({
     store,
     clock,
-    environment: createLocalEnvironment({
-      gameEnv: config.gameEnv,
-      cgroupRoot: config.cgroupRoot,
-      instance: instanceName(config.dataDir),
-      log,
-    }),
+    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware]),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, ...options.runtime, dataDir: config.dataDir },
     plans,

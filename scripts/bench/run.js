@@ -1,7 +1,7 @@
 'use strict';
 /**
- * `npm run bench` (builds first): node scripts/bench/run.js [api] [metrics] [runtime] [streams] [--quick]
- * [--no-profile] [--no-what-if]. No part named = all four. Prints one table and writes bench-results/latest.json (the parts of
+ * `npm run bench` (builds first): node scripts/bench/run.js [api] [metrics] [runtime] [streams] [docker] [--quick]
+ * [--no-profile] [--no-what-if]. No part named = the first four (docker needs an engine: name it). Prints one table and writes bench-results/latest.json (the parts of
  * this run, the machine, the load average before and after each part: other work on the host shows up there).
  * BENCHMARKS.md says what each number means and records a full run.
  *
@@ -9,6 +9,7 @@
  *   metrics  ~2 min   1,000 servers × 30 days: range queries, ingest vs plain insert, bytes (metrics.js)
  *   runtime  ~5 min   start → running via API vs direct; service CPU/RSS at 0/1/10/30 games (runtime.js)
  *   streams  ~4 min   service memory: console spam alone vs spam + 60 never-reading streams (streams.js)
+ *   docker   ~5 min   RUNTIME=docker vs local: start → running, service CPU and game memory per game (docker.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -19,14 +20,16 @@ const { runApi } = require('./api');
 const { runMetrics } = require('./metrics');
 const { runRuntime } = require('./runtime');
 const { runStreams } = require('./streams');
+const { runDocker } = require('./docker');
 
-const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50 };
+const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3 };
 const PARTS = ['api', 'metrics', 'runtime', 'streams'];
+const OPTIONAL = ['docker'];
 
 async function main() {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
-  const named = PARTS.filter((p) => args.includes(p));
+  const named = [...PARTS, ...OPTIONAL].filter((p) => args.includes(p));
   const parts = named.length ? named : PARTS;
   const out = { started_at: new Date().toISOString(), machine: machine(), quick, parts: {} };
   console.log(`bench: ${parts.join(', ')} on ${out.machine.nproc} × ${out.machine.cpu_model}, ${out.machine.memory_gib} GiB, node ${out.machine.node}`);
@@ -36,6 +39,7 @@ async function main() {
     metrics: () => runMetrics(quick ? { servers: 200, days: 3, queries: 50, steadyRounds: 60 } : {}),
     runtime: () => runRuntime(quick ? { startRuns: 1, levels: [1, 3], windowS: 5 } : {}),
     streams: () => runStreams({ windowS: quick ? 10 : 60 }),
+    docker: () => runDocker(quick ? { runs: 1, running: 2, windowS: 5 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -99,6 +103,13 @@ function table(out) {
       rows.push(['streams', `${name}: RSS, live heap MB 5 s after the clients left`, `${fmt(p.after.rss_mb, 1)}, ${fmt(p.after.live_mb, 1)}`,
         `${fmt(st.baseline.rss_before_mb, 1)}, ${fmt(st.baseline.live_start_mb, 1)}`, '', '', '']);
     }
+  }
+  const dk = out.parts.docker;
+  if (dk) {
+    const { local: l, docker: d } = dk;
+    rows.push(['docker', 'start → running ms, container vs local process (median)', fmt(d.start_median_ms), fmt(l.start_median_ms), fmt(dk.start_ratio, 2), `≤ ${TARGET.containerStartRatio}`, mark(dk.start_ratio <= TARGET.containerStartRatio)]);
+    rows.push(['docker', `service CPU % of a core per running game (${d.running} running)`, fmt(d.cpu_percent_per_game, 3), fmt(l.cpu_percent_per_game, 3), '', `< ${TARGET.cpuPerServer} %/container`, mark(d.cpu_percent_per_game < TARGET.cpuPerServer)]);
+    rows.push(['docker', 'game memory MB per running game (container vs process)', fmt(d.ram_mb_per_game), fmt(l.ram_mb_per_game), fmt(dk.ram_ratio, 2), '', '']);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {

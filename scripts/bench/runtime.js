@@ -184,7 +184,7 @@ async function runRuntime({ startRuns = 5, levels = [1, 10, 30], windowS = 30, b
   }
 }
 
-module.exports = { runRuntime };
+module.exports = { runRuntime, client, action, waitFor, measureService, processesUnder };
 
 if (require.main === module) {
   runRuntime({ startRuns: Number(process.env.RUNS ?? 1), levels: (process.env.LEVELS ?? '1,3').split(',').map(Number), windowS: Number(process.env.WINDOW_S ?? 5) })

@@ -7,7 +7,8 @@
  * messages, exit) and the supervisor decides what they mean.
  *
  * The embedded default is local-environment.ts (child processes on this host, each in its own cgroup where the
- * host allows it).
+ * host allows it). docker/docker-environment.ts runs each game as a container on one Docker engine (RUNTIME=docker);
+ * what the container world needs beyond the local contract is marked "Extension" below.
  */
 
 /** How a process ended. Exactly one of code/signal is set, as Node reports it. */
@@ -27,6 +28,11 @@ export interface LaunchSpec {
   argv: string[];
   /** The server folder; the process's working directory. */
   cwd: string;
+  /**
+   * Extension: where players reach the game (the server's allocated address). A local game binds it itself; a
+   * container binds Environment.gameBindHost inside and the engine publishes only this port on this host.
+   */
+  address: { host: string; port: number };
   /** Open a Node IPC channel (only for Node launchers; messages then arrive through onMessage). */
   ipc: boolean;
   /**
@@ -34,6 +40,12 @@ export interface LaunchSpec {
    * the environment's business, and its doc says (local-environment.ts: a cgroup, or niceness and the watchdog).
    */
   limits: { memoryMb: number; cpuPercent: number };
+}
+
+/** Cumulative CPU time and current memory of a game, as its environment measures it. */
+export interface ResourceUsage {
+  cpuMs: number;
+  rssBytes: number;
 }
 
 /** One running (or finished) game process. */
@@ -73,8 +85,22 @@ export interface GameProcess {
    * ready regex sees the text. Listeners added after output are not replayed.
    */
   onLine(fn: (stream: OutputStream, text: string) => void): void;
-  /** Each IPC message from the process (only when launched with ipc: true). */
+  /**
+   * Each report from the process: its Node IPC messages (local, launched with ipc: true), or the report lines it
+   * prints on stdout where no IPC channel crosses (docker/container-process.ts REPORT_PREFIX).
+   */
   onMessage(fn: (msg: unknown) => void): void;
+  /**
+   * Extension: the environment's own measure of the process (a container's from the engine's stats), latest
+   * known; null when none came yet or it has exited. Absent: telemetry reads /proc by pid (local).
+   */
+  usage?(): ResourceUsage | null;
+  /**
+   * Extension: stops following the process without ending it (a container keeps running when the service
+   * shuts down): console, reports and exit are no longer delivered, and `exited` never resolves. Present only
+   * where the environment can adopt the process again (Environment.adopt). Absent: shutdown stops the process.
+   */
+  detach?(): void;
 }
 
 /** A process a previous service life recorded (runtime_processes row). */
@@ -115,4 +141,16 @@ export interface Environment {
    * Resolves true if it killed something (after it has gone), false if there was nothing of ours to kill.
    */
   killLeftover(leftover: LeftoverProcess): Promise<boolean>;
+  /**
+   * Extension: takes over a process a previous service life left still running (a container, which outlives
+   * the service), instead of killing it: resolves with it attached (console, reports, exit) when it is this
+   * server's and still runs, else null (the caller then runs killLeftover). Called at boot before start(),
+   * which then removes whatever of this instance was not adopted. Absent: nothing is ever adopted (local).
+   */
+  adopt?(leftover: LeftoverProcess): Promise<GameProcess | null>;
+  /**
+   * Extension: the address a game binds where it is not the address players use (in a container: every
+   * interface of its own network namespace). Absent: the game binds its public address (LaunchSpec.address).
+   */
+  readonly gameBindHost?: string;
 }

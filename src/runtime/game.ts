@@ -50,7 +50,7 @@ export function planLaunch(server: Server | undefined, id: string, catalog: Soft
 }
 
 /** The argv, folder and limits of one launch, rendered from the software definition and the plan. */
-export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: string): LaunchSpec {
+export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: string, bindHost = address.host): LaunchSpec {
   return {
     serverId: server.id,
     argv: renderCommand(def, {
@@ -58,7 +58,7 @@ export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: stri
       server_id: server.id,
       game_version: server.game_version,
       dir,
-      host: address.host,
+      host: bindHost,
       memory_mb: String(plan.memory_mb),
       // The V8 heap gets three quarters of the plan; the rest is native memory the cgroup (or watchdog) counts too.
       heap_mb: String(Math.max(32, Math.floor(plan.memory_mb * 0.75))),
@@ -66,6 +66,7 @@ export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: stri
       max_players: String(plan.player_slots),
     }),
     cwd: dir,
+    address,
     ipc: def.ipc,
     limits: { memoryMb: plan.memory_mb, cpuPercent: plan.cpu_percent },
   };
@@ -130,7 +131,8 @@ export class Game {
   /** What the telemetry sampler reads of it; players are 0 until the game reported them. */
   live(serverId: string): LiveServer {
     const p = this.reported;
-    return { serverId, pid: this.proc.pid, tps: this.tps, players_online: p?.online ?? 0, players_max: p?.max ?? 0 };
+    const usage = this.proc.usage ? { usage: this.proc.usage() } : {};
+    return { serverId, pid: this.proc.pid, tps: this.tps, players_online: p?.online ?? 0, players_max: p?.max ?? 0, ...usage };
   }
 
   /** Who is online: the last IPC report, or a fresh Minecraft ping for ping-probed software. */
@@ -150,6 +152,14 @@ export class Game {
     return (this.reported = await pingPlayers(this.address.host, this.address.port));
   }
 
+  /** Lets the process go, still running (GameProcess.detach), saying so on the console; false if it cannot. */
+  detach(console: ConsoleBuffer): boolean {
+    if (!this.proc.detach) return false;
+    this.proc.detach();
+    console.push('system', `process ${this.proc.pid} left running for the next service life to adopt`);
+    return true;
+  }
+
   /** Writes one console command; invalid_state when the process's console is already closed (it is exiting). */
   send(text: string): void {
     try {
@@ -159,11 +169,17 @@ export class Game {
     }
   }
 
-  /** Its resident memory when that is over the plan's memory, else null (always null where the environment enforces memory). */
-  rssOverPlan(): number | null {
-    if (this.proc.enforcesMemory) return null;
+  /**
+   * Kills the process when its resident memory is over the plan's, saying so on the console; true if it did.
+   * Never where the environment enforces memory (a cgroup or container ends it with outOfMemory itself).
+   */
+  killIfOverPlan(console: ConsoleBuffer): boolean {
+    if (this.proc.enforcesMemory) return false;
     const rss = this.proc.rssBytes();
-    return rss !== null && rss > this.plan.memory_mb * 1024 * 1024 ? rss : null;
+    if (rss === null || rss <= this.plan.memory_mb * 1024 * 1024) return false;
+    console.push('system', `resident memory ${Math.round(rss / 1024 / 1024)} MB exceeds the plan's ${this.plan.memory_mb} MB; killing it`);
+    void this.proc.kill();
+    return true;
   }
 }
 

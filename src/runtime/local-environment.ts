@@ -104,7 +104,8 @@ function findNice(): string | null {
   return null;
 }
 
-function isPortFree(host: string, port: number): Promise<boolean> {
+/** Binds host:port for a moment: false when something else holds it (EADDRINUSE) or it may not be bound. */
+export function isPortFree(host: string, port: number): Promise<boolean> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => {

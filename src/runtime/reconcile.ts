@@ -2,7 +2,8 @@ import type { Logger } from '../log';
 import type { ActionsRepo } from '../store/actions-repo';
 import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
-import type { Environment } from './environment';
+import type { Environment, GameProcess, LeftoverProcess } from './environment';
+import type { ServerSupervisor } from './server-supervisor';
 import type { Supervisors } from './supervisors';
 import type { RuntimeConfig } from './types';
 
@@ -29,18 +30,39 @@ export function createReconciler(deps: ReconcilerDeps) {
   const timers: NodeJS.Timeout[] = [];
   let closing = false;
 
-  /** Fails what a previous life left open: its actions cannot finish, and its processes are killed. */
-  async function cleanUpPreviousLife(): Promise<void> {
+  /**
+   * Fails what a previous life left open: its actions cannot finish, and its processes are killed, except those
+   * of servers it left `running` that the environment can adopt (Environment.adopt: containers). Resolves with
+   * the adopted ones by server id.
+   */
+  async function cleanUpPreviousLife(): Promise<Map<string, GameProcess>> {
     for (const a of deps.actions.allOpen()) {
       deps.actions.finish(a.id, { code: 'service_unavailable', detail: 'The service restarted before this action finished; request it again.' });
     }
+    const adopted = new Map<string, GameProcess>();
+    const wasRunning = new Set(deps.servers.idsInState('running'));
     for (const p of deps.processes.all()) {
+      const proc = wasRunning.has(p.serverId) ? await adoptOne(p) : null;
+      if (proc) {
+        adopted.set(p.serverId, proc);
+        continue;
+      }
       // Verified through /proc first (Environment.killLeftover), so a reused pid is never touched.
       const killed = await deps.environment.killLeftover(p);
       if (killed) deps.log.warn('killed a game process left by a previous service life', { serverId: p.serverId, pid: p.pid });
       deps.processes.forget(p.serverId, p.pid);
     }
     await deps.environment.start(); // what no record names: a previous life's cgroups and anything left in them
+    return adopted;
+  }
+
+  async function adoptOne(p: LeftoverProcess): Promise<GameProcess | null> {
+    try {
+      return (await deps.environment.adopt?.(p)) ?? null;
+    } catch (err) {
+      deps.log.warn('could not adopt a game a previous service life left; it is removed', { serverId: p.serverId, error: String(err) });
+      return null;
+    }
   }
 
   /**
@@ -48,9 +70,11 @@ export function createReconciler(deps: ReconcilerDeps) {
    * backoffs, then starts the loops; the first pass starts every server whose desired state is running.
    */
   async function start(): Promise<void> {
-    await cleanUpPreviousLife();
+    const adopted = await cleanUpPreviousLife();
     for (const server of deps.servers.allWithOpenActions()) {
       const slot = supervisors.forServer(server);
+      const proc = adopted.get(server.id);
+      if (proc && adoptInto(slot, proc)) continue;
       if (server.state === 'starting' || server.state === 'running' || server.state === 'stopping') {
         slot.setState('stopped', 'service_boot');
       } else if (server.state === 'installing') {
@@ -62,6 +86,20 @@ export function createReconciler(deps: ReconcilerDeps) {
     for (const id of deps.servers.idsInState('deleting')) deps.resumeRemoval(id);
     timers.push(setInterval(reconcile, config.reconcileMs), setInterval(watchdog, config.memoryCheckMs));
     reconcile();
+  }
+
+  /** Hands an adopted game to its supervisor; a server that can no longer launch (its plan is gone) has it killed. */
+  function adoptInto(slot: ServerSupervisor, proc: GameProcess): boolean {
+    try {
+      slot.adopt(proc);
+      slot.console.push('system', `adopted process ${proc.pid}, left running by a previous service life`);
+      deps.log.info('adopted a game a previous service life left running', { serverId: slot.id, pid: proc.pid });
+      return true;
+    } catch (err) {
+      deps.log.warn('an adopted game cannot be supervised; it is killed', { serverId: slot.id, error: String(err) });
+      void proc.kill();
+      return false;
+    }
   }
 
   /** Makes actual follow desired for servers no action is working on: one query, then in-memory decisions. */
@@ -82,7 +120,8 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   /**
    * Graceful shutdown: stops the loops, fails open actions, stops every game process with its stop command
-   * (desired_state untouched, so the next boot starts them again); resolves when all have exited.
+   * (desired_state untouched, so the next boot starts them again); resolves when all have exited. A running game
+   * the environment can adopt again (a container) is let go instead, still running, for the next boot to adopt.
    */
   async function close(): Promise<void> {
     closing = true;
@@ -95,7 +134,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     await Promise.all(
       all.map(async (slot) => {
         await slot.whenInstalled();
-        if (slot.hasProcess) await slot.halt('stop');
+        if (slot.hasProcess && !slot.detach()) await slot.halt('stop'); // a container keeps running, to be adopted
         await slot.console.close();
       }),
     );

@@ -42,7 +42,7 @@ export interface RuntimeDeps {
 export interface Runtime {
   /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
   start(): Promise<void>;
-  /** Graceful shutdown: fails open actions, stops every game with its stop command, resolves when all exited. */
+  /** Graceful shutdown: fails open actions, stops every game (a container: lets it go, to adopt), resolves after. */
   close(): Promise<void>;
   /** Resolves once no install, power action, removal or disk-quota stop that began earlier is still under way. */
   idle(): Promise<void>;

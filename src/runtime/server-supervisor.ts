@@ -9,7 +9,7 @@ import type { ServersRepo } from '../store/servers-repo';
 import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import { diskOverPlan } from './disk-usage';
-import type { Environment, ExitInfo } from './environment';
+import type { Environment, ExitInfo, GameProcess } from './environment';
 import { describeExit, Game, installFiles, launchSpec, planLaunch, type LaunchPlan } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { canTransition, type ServerState, type TransitionEvent } from './states';
@@ -51,11 +51,7 @@ export class ServerSupervisor {
   private crashReason: CrashReason | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
 
-  constructor(
-    readonly id: string,
-    initial: ServerState,
-    private readonly deps: SupervisorDeps,
-  ) {
+  constructor(readonly id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
     this.current = initial;
     this.dir = path.join(deps.config.dataDir, 'servers', id);
     this.console = serverConsole(this.dir, deps.config.dataDir, deps.now);
@@ -94,9 +90,8 @@ export class ServerSupervisor {
   // --- install ---------------------------------------------------------------------------------------------------
 
   /**
-   * Creates the server folder (world, logs, settings.json) and moves `installing → stopped`. Never rejects: a
-   * failure is recorded as a crash (install_failed) and the state becomes `crashed`; the next start retries.
-   * A call while an install runs joins it; on an installed server it does nothing.
+   * Creates the server folder (world, logs, settings.json), `installing → stopped`. Never rejects: a failure is a
+   * crash (install_failed), state `crashed`, retried by the next start. Joins a running install; else a no-op.
    */
   install(): Promise<void> {
     if (!this.installing && (this.current === 'installing' || this.installFailed)) {
@@ -167,7 +162,7 @@ export class ServerSupervisor {
     if (this.abortLaunch) return this.interrupted();
     let game: Game;
     try {
-      const proc = await this.deps.environment.spawn(launchSpec(launch, this.dir));
+      const proc = await this.deps.environment.spawn(launchSpec(launch, this.dir, this.deps.environment.gameBindHost));
       game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting'));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
@@ -205,6 +200,19 @@ export class ServerSupervisor {
       this.setState('stopped', 'exited');
     }
     return { code: 'action_cancelled', detail: 'The start was interrupted by a stop, kill or shutdown.' };
+  }
+
+  /** Boot: takes over a game a previous life left running (Environment.adopt); the state stays `running`. */
+  adopt(proc: GameProcess): void {
+    const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
+    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false));
+  }
+
+  /** Shutdown where games outlive the service (Game.detach): lets the running game go; `running` stays, to adopt. */
+  detach(): boolean {
+    if (this.current !== 'running' || !this.game?.detach(this.console)) return false;
+    this.game = null; // its exit is no longer followed
+    return true;
   }
 
   /** Records the process so a later service life can find it, and handles its exit. */
@@ -265,8 +273,7 @@ export class ServerSupervisor {
 
   /**
    * Ends the process: 'stop' sends the software's stop command and SIGKILLs after stopTimeoutMs, 'kill' SIGKILLs
-   * now. Resolves once it has exited and the state is `stopped`. On a crashed server it clears the crash
-   * (`crashed → stopped`); on a stopped one it is a no-op.
+   * now. Resolves once it has exited and the state is `stopped`; clears a crash; a no-op on a stopped server.
    */
   async halt(mode: 'stop' | 'kill'): Promise<void> {
     this.cancelRestart();
@@ -301,19 +308,13 @@ export class ServerSupervisor {
   }
 
   /**
-   * The watchdog's round: kill a process over its plan's memory where the environment does not hold it to it
-   * (a crash, memory_limit; the heap flag alone misses native memory), and let a ping-probed game report players.
+   * The watchdog's round: kills a process over its plan's memory where the environment does not enforce it
+   * (memory_limit; the heap flag misses native memory), lets a ping-probed game report players.
    */
   watchdog(): void {
     const game = this.game;
     if (!game) return;
-    const rss = game.rssOverPlan();
-    if (rss !== null && !this.expectingExit) {
-      this.crashReason = 'memory_limit';
-      const used = Math.round(rss / 1024 / 1024);
-      this.console.push('system', `resident memory ${used} MB exceeds the plan's ${game.plan.memory_mb} MB; killing it`);
-      void game.proc.kill();
-    }
+    if (!this.expectingExit && game.killIfOverPlan(this.console)) this.crashReason = 'memory_limit';
     if (this.current === 'running') game.pollPlayers(this.deps.now());
   }
 }

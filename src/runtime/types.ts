@@ -37,6 +37,11 @@ export interface LiveServer {
   tps: number | null;
   players_online: number;
   players_max: number;
+  /**
+   * The environment's measure (a container's engine stats); absent where telemetry reads /proc by pid, null
+   * while the environment has none yet (environment.ts GameProcess.usage).
+   */
+  usage?: { cpuMs: number; rssBytes: number } | null;
 }
 
 /** Published on every real change of a server's observed state (runtime.on('state')). */

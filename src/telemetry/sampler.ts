@@ -58,12 +58,12 @@ export function createSampler(deps: SamplerDeps): Sampler {
 
   function collect(): NewSample[] {
     const live = source.live();
-    const usage = proc.readTrees(live.map((s) => s.pid));
+    const usage = proc.readTrees(live.filter((s) => s.usage === undefined).map((s) => s.pid));
     const nowMs = clock.now();
     const at = new Date(nowMs).toISOString();
     const round: NewSample[] = [];
     for (const s of live) {
-      const u = usage.get(s.pid);
+      const u = s.usage === undefined ? usage.get(s.pid) : s.usage; // a container's engine stats, else /proc
       const before = baselines.get(s.serverId);
       if (!u) {
         baselines.delete(s.serverId); // process gone between the runtime's view and ours

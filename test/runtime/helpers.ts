@@ -10,6 +10,7 @@ import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { createStore } from '../../src/store';
 import type { Plan } from '../../src/catalog/plans';
 import type { Logger } from '../../src/log';
+import type { Environment } from '../../src/runtime/environment';
 import type { ServerState } from '../../src/runtime/states';
 
 export const fixtureSoftwareDir = path.join(__dirname, 'fixtures', 'software');
@@ -38,7 +39,15 @@ export interface TestHost {
   cleanup(): void;
 }
 
-export function createTestHost(name: string, overrides: Partial<RuntimeConfig> = {}, cgroupRoot: string | null = CGROUP_ROOT): TestHost {
+/** Builds a runtime's environment from its log (the Docker tests' containers); the local one by default. */
+export type EnvironmentFactory = (log: Logger, config: RuntimeConfig) => Environment;
+
+export function createTestHost(
+  name: string,
+  overrides: Partial<RuntimeConfig> = {},
+  cgroupRoot: string | null = CGROUP_ROOT,
+  environment?: EnvironmentFactory,
+): TestHost {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `gsh-${name}-`));
   const dataDir = path.join(dir, 'data');
   const dbFile = path.join(dir, 'db.sqlite');
@@ -57,7 +66,7 @@ export function createTestHost(name: string, overrides: Partial<RuntimeConfig> =
   const warnings: string[] = [];
   const host: TestHost = {
     dir, dataDir, dbFile, db, config, errors, warnings,
-    newRuntime: () => makeRuntime(db, config, errors, { cgroupRoot, warnings }),
+    newRuntime: () => makeRuntime(db, config, errors, { cgroupRoot, warnings, environment }),
     cleanup: () => {
       db.close();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -101,7 +110,7 @@ export function makeRuntime(
   db: Db,
   config: RuntimeConfig,
   errors: string[] = [],
-  { cgroupRoot = CGROUP_ROOT, warnings = [] }: { cgroupRoot?: string | null; warnings?: string[] } = {},
+  { cgroupRoot = CGROUP_ROOT, warnings = [], environment }: { cgroupRoot?: string | null; warnings?: string[]; environment?: EnvironmentFactory } = {},
 ): Runtime {
   const log: Logger = {
     info: () => undefined,
@@ -111,7 +120,7 @@ export function makeRuntime(
   return createRuntime({
     store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }),
     clock: systemClock,
-    environment: createLocalEnvironment({
+    environment: environment?.(log, config) ?? createLocalEnvironment({
       gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
       cgroupRoot,
       instance: instanceName(config.dataDir),

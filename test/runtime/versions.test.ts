@@ -22,7 +22,7 @@ async function startsAndStops(version: string, port: number): Promise<string> {
     node: process.execPath, server_id: `srv_v${port}`, game_version: version, memory_mb: '512', heap_mb: '384',
     port: String(port), host: '127.0.0.1', max_players: '2', dir: serverDir,
   });
-  const proc = await env.spawn({ serverId: `srv_v${port}`, argv, cwd: serverDir, ipc: true, limits: { memoryMb: 512, cpuPercent: 100 } });
+  const proc = await env.spawn({ serverId: `srv_v${port}`, argv, cwd: serverDir, address: { host: '127.0.0.1', port }, ipc: true, limits: { memoryMb: 512, cpuPercent: 100 } });
   const ready = new Promise<string>((resolve) => proc.onMessage((m) => (m as { type?: string }).type === 'ready' && resolve('ready')));
   const outcome = await Promise.race([ready, proc.exited.then((e) => `exited ${JSON.stringify(e)}`)]);
   const exit = await proc.stop(def.stopCommand, 10_000);

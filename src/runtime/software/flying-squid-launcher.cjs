@@ -2,7 +2,9 @@
 'use strict';
 /**
  * Runs one flying-squid server in this process and reports to the supervisor over the child IPC channel
- * (https://nodejs.org/api/child_process.html#subprocesssendmessage-sendhandle-options-callback).
+ * (https://nodejs.org/api/child_process.html#subprocesssendmessage-sendhandle-options-callback), or, where no
+ * IPC channel crosses (a container, docs/architecture.md "The Docker environment"), as report lines on stdout:
+ * REPORT_PREFIX then the message as JSON (src/runtime/docker/container-process.ts reads them).
  *
  * Plain JavaScript on purpose: it runs as-is under ts-jest and from dist, with no compile step.
  *
@@ -13,7 +15,7 @@
  * Console lines go to stdout/stderr like any other game's; console commands arrive on stdin (flying-squid's
  * own readline in its log plugin reads them) so the supervisor treats every software the same way.
  *
- * The process exits by itself when the IPC channel disconnects, which happens when the supervisor dies even by
+ * With IPC, the process exits by itself when the IPC channel disconnects, which happens when the supervisor dies even by
  * SIGKILL, so no game process outlives the service that owns it.
  *
  * Usage: node --max-old-space-size=N flying-squid-launcher.cjs --server-id ID --version V --port P --host H
@@ -46,13 +48,19 @@ function readSettings(dir) {
   }
 }
 
+// ASCII RS, "gsh ": the same prefix as container-process.ts REPORT_PREFIX.
+const REPORT_PREFIX = '\u001egsh ';
+let writeOut = (text) => process.stdout.write(text);
+
 function send(msg) {
-  if (process.connected) process.send(msg);
+  if (!process.send) writeOut(REPORT_PREFIX + JSON.stringify(msg) + '\n');
+  else if (process.connected) process.send(msg);
 }
 
 // flying-squid's log plugin keeps a readline prompt ("> ") on stdout; it is noise in a captured console.
 function dropPrompts() {
   const write = process.stdout.write.bind(process.stdout);
+  writeOut = (text) => write(text);
   process.stdout.write = (chunk, ...rest) => (chunk === '> ' ? true : write(chunk, ...rest));
 }
 

@@ -1,0 +1,215 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import type { Logger } from '../../log';
+import { PIDS_MAX } from '../cgroups';
+import type { Environment, GameProcess, LaunchSpec, LeftoverProcess } from '../environment';
+import { isPortFree, SERVER_ID_ENV } from '../local-environment';
+import { removeContainer, wrapContainer } from './container-process';
+import { EngineError, type Engine } from './engine';
+import { imageKeeper, imageName } from './image';
+
+/** The labels that make a container ours: which server, and which service instance (its DATA_DIR). */
+export const LABEL_SERVER = 'io.gsh.server';
+export const LABEL_INSTANCE = 'io.gsh.instance';
+const MIB = 1024 * 1024;
+/** The server folder's `logs/` (console-buffer.ts writes `logs/console.log` there). */
+const LOGS = 'logs';
+const CPU_PERIOD_US = 100_000;
+
+export interface DockerEnvironmentOptions {
+  /** The one engine (one node) this environment runs containers on; placement picks among environments. */
+  engine: Engine;
+  /** This service's name among the containers on the engine (cgroups.ts `instanceName` of DATA_DIR). */
+  instance: string;
+  /** As LocalEnvironmentOptions.gameEnv: the only variables of the service's that reach a game. */
+  gameEnv: Record<string, string>;
+  /**
+   * Host paths a game's command needs to read (the software launchers' folders, node_modules): each is mounted
+   * read-only at the same path, its symlinks resolved, so an argv rendered for this host runs unchanged.
+   */
+  readOnlyPaths: string[];
+  /** The non-root user games run as; the server folder is given to it (DOCKER_GAME_USER). */
+  user: { uid: number; gid: number };
+  log: Logger;
+  /** The image; defaults to image.ts `imageName()`, built on first need. */
+  image?: string;
+}
+
+interface ContainerSummary {
+  Id: string;
+  State: string;
+  Labels: Record<string, string>;
+  Ports?: { PublicPort?: number }[];
+}
+
+/**
+ * Game servers as Docker containers on one engine (docs/architecture.md "The Docker environment"): one
+ * container per server with the plan's memory (no swap), CPU quota and pids limit, a read-only root, a
+ * non-root user, no capability, no-new-privileges, only its folder writable and only its game port published.
+ * Console and reports cross over the attached stdio (container-process.ts REPORT_PREFIX), CPU and memory come
+ * from the engine's stats. Labels name the server and this instance, so a later service life adopts a
+ * container still running (adopt) and removes every other of its own (start).
+ */
+export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
+  const { engine, log, instance } = options;
+  const image = options.image ?? imageName();
+  const ensureImage = imageKeeper(engine, image);
+  /** Containers this life spawned or adopted: start() removes every other labelled with this instance. */
+  const held = new Set<string>();
+
+  async function ours(serverId?: string): Promise<ContainerSummary[]> {
+    const label = [`${LABEL_INSTANCE}=${instance}`, ...(serverId ? [`${LABEL_SERVER}=${serverId}`] : [])];
+    const filters = encodeURIComponent(JSON.stringify({ label }));
+    return engine.json<ContainerSummary[]>('GET', `/containers/json?all=1&filters=${filters}`);
+  }
+
+  const attach = (id: string) => engine.hijack(`/containers/${id}/attach?stream=1&stdin=1&stdout=1&stderr=1`);
+
+  async function inspectPid(id: string): Promise<number> {
+    const c = await engine.json<{ State: { Pid: number } }>('GET', `/containers/${id}/json`);
+    return c.State.Pid;
+  }
+
+  async function spawn(spec: LaunchSpec): Promise<GameProcess> {
+    await ensureImage();
+    await fs.promises.mkdir(path.join(spec.cwd, LOGS), { recursive: true }); // a folder from before the logs mount
+    const top = await fs.promises.stat(spec.cwd);
+    if (top.uid !== options.user.uid) await giveFolder(spec.cwd, options.user); // a folder a local run left
+    const name = `gsh-${instance}-${spec.serverId}`;
+    const body = containerConfig(spec, options, image);
+    let created: { Id: string };
+    try {
+      created = await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body);
+    } catch (err) {
+      if (!(err instanceof EngineError && err.status === 409)) throw err;
+      await removeContainer(engine, name); // a previous life's container that start() could not remove
+      created = await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body);
+    }
+    const id = created.Id;
+    held.add(id);
+    try {
+      // Attached before it starts, so no line is lost; the attach keeps stdin open for console commands.
+      const stdio = await attach(id);
+      await engine.json('POST', `/containers/${id}/start`);
+      const proc = wrapContainer({ engine, id, pid: await inspectPid(id), stdio, argv: spec.argv });
+      void proc.exited.then(() => held.delete(id));
+      return proc;
+    } catch (err) {
+      held.delete(id);
+      await removeContainer(engine, id).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  return {
+    gameBindHost: '0.0.0.0', // inside its own network namespace; the engine publishes the one port on the host
+    async start() {
+      try {
+        await ensureImage();
+        const left = (await ours()).filter((c) => !held.has(c.Id));
+        for (const c of left) await removeContainer(engine, c.Id);
+        if (left.length > 0) log.warn('removed containers a previous service life left', { count: left.length });
+        log.info('game servers run as containers', { engine: engine.endpoint, image });
+      } catch (err) {
+        log.error('the Docker engine did not answer at start; game servers cannot start until it does', { engine: engine.endpoint, error: String(err) });
+      }
+    },
+    async close() {
+      held.clear();
+    },
+    async install(dir, subdirs, files) {
+      for (const sub of ['', ...subdirs, LOGS]) await fs.promises.mkdir(path.join(dir, sub), { recursive: true });
+      // The folder is the game's to write: a name it turned into a symlink is replaced, never followed (O_EXCL).
+      for (const [file, content] of Object.entries(files)) {
+        await fs.promises.rm(path.join(dir, file), { force: true });
+        await fs.promises.writeFile(path.join(dir, file), content, { flag: 'wx' });
+      }
+      await giveFolder(dir, options.user);
+    },
+    async uninstall(dir) {
+      await fs.promises.rm(dir, { recursive: true, force: true });
+    },
+    async isPortFree(host, port) {
+      // The engine's own view first (a published port may not show as a listener, e.g. without its userland
+      // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
+      const published = await ours().catch(() => [] as ContainerSummary[]);
+      const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
+      return !taken && isPortFree(host, port);
+    },
+    spawn,
+    async killLeftover(leftover: LeftoverProcess) {
+      try {
+        const found = await ours(leftover.serverId);
+        for (const c of found) await removeContainer(engine, c.Id);
+        return found.some((c) => c.State === 'running');
+      } catch (err) {
+        // The engine is away: its containers are removed by a later start(), or replaced at the next spawn.
+        log.warn('could not remove a container a previous service life left', { serverId: leftover.serverId, error: String(err) });
+        return false;
+      }
+    },
+    async adopt(leftover: LeftoverProcess) {
+      const running = (await ours(leftover.serverId)).find((c) => c.State === 'running');
+      if (!running) return null;
+      const id = running.Id;
+      held.add(id);
+      // Lines it printed while no service listened are not replayed; its reports repeat every second.
+      const proc = wrapContainer({ engine, id, pid: await inspectPid(id), stdio: await attach(id), argv: leftover.cmdline });
+      void proc.exited.then(() => held.delete(id));
+      return proc;
+    },
+  };
+}
+
+/** The container's definition (API "Create a container"): every limit and confinement of the class comment. */
+export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOptions, image: string): object {
+  const memory = spec.limits.memoryMb * MIB;
+  const port = `${spec.address.port}/tcp`;
+  const publishIp = net.isIP(spec.address.host) ? spec.address.host : '0.0.0.0';
+  const env = { ...options.gameEnv, HOME: spec.cwd, [SERVER_ID_ENV]: spec.serverId };
+  return {
+    Image: image,
+    Cmd: spec.argv,
+    WorkingDir: spec.cwd,
+    User: `${options.user.uid}:${options.user.gid}`,
+    Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
+    Labels: { [LABEL_SERVER]: spec.serverId, [LABEL_INSTANCE]: options.instance },
+    AttachStdin: true, AttachStdout: true, AttachStderr: true, OpenStdin: true, StdinOnce: false, Tty: false,
+    ExposedPorts: { [port]: {} },
+    HostConfig: {
+      Memory: memory,
+      MemorySwap: memory, // no swap on top of the plan's memory
+      CpuPeriod: CPU_PERIOD_US,
+      CpuQuota: Math.round((spec.limits.cpuPercent / 100) * CPU_PERIOD_US),
+      PidsLimit: PIDS_MAX,
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Init: true, // docker-init as pid 1: signals and zombies handled, the game's death by signal reported as 128+n
+      Tmpfs: { '/tmp': 'rw,nosuid,nodev,noexec,size=64m' },
+      Mounts: [
+        { Type: 'bind', Source: spec.cwd, Target: spec.cwd, ReadOnly: false },
+        // The service (root) appends the console log there: read-only inside, and a mount point cannot be renamed,
+        // so the game can never swap it for a symlink that the service would then write through.
+        { Type: 'bind', Source: path.join(spec.cwd, LOGS), Target: path.join(spec.cwd, LOGS), ReadOnly: true },
+        ...options.readOnlyPaths.map((p) => ({ Type: 'bind', Source: fs.realpathSync(p), Target: p, ReadOnly: true })),
+      ],
+      PortBindings: { [port]: [{ HostIp: publishIp, HostPort: String(spec.address.port) }] },
+      RestartPolicy: { Name: 'no' },
+      LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
+    },
+  };
+}
+
+/** Gives the server folder to the games' user (only root can; a non-root service's games run as itself). */
+async function giveFolder(dir: string, user: { uid: number; gid: number }): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const walk = async (p: string): Promise<void> => {
+    await fs.promises.lchown(p, user.uid, user.gid);
+    const s = await fs.promises.lstat(p);
+    if (!s.isDirectory()) return;
+    for (const entry of await fs.promises.readdir(p)) await walk(path.join(p, entry));
+  };
+  await walk(dir);
+}

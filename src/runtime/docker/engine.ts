@@ -1,0 +1,170 @@
+// A small client of the Docker Engine API (its v1.41 spec; sections named below) over HTTP: a unix socket
+// or tcp, as DOCKER_HOST names it. Only what the Docker environment needs; plain node:http, no dependency.
+import http from 'node:http';
+import type { Duplex, Readable } from 'node:stream';
+
+/** The API version every request names (Docker 20.10 speaks 1.41; one-shot stats need it). */
+const API = '/v1.41';
+
+export class EngineError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Where an engine listens: `unix:///var/run/docker.sock` or `tcp://host:2375` (DOCKER_HOST's two plain forms). */
+export interface EngineEndpoint {
+  socketPath?: string;
+  host?: string;
+  port?: number;
+}
+
+export function parseDockerHost(url: string): EngineEndpoint {
+  const unix = /^unix:\/\/(\/.+)$/.exec(url);
+  if (unix) return { socketPath: unix[1] };
+  const tcp = /^(?:tcp|http):\/\/([^:/]+|\[[0-9a-f:.]+\]):(\d{1,5})\/?$/i.exec(url);
+  if (tcp) return { host: tcp[1].replace(/^\[|\]$/g, ''), port: Number(tcp[2]) };
+  throw new Error(`DOCKER_HOST must look like unix:///var/run/docker.sock or tcp://host:2375; got "${url}"`);
+}
+
+/** One engine (one node). Every method rejects with EngineError on an HTTP error status, or the socket's error. */
+export interface Engine {
+  readonly endpoint: string;
+  /** A JSON request; resolves with the parsed body (null when empty). */
+  json<T = unknown>(method: string, path: string, body?: unknown, timeoutMs?: number, signal?: AbortSignal): Promise<T>;
+  /** A request whose body is a stream (an image tarball); resolves with the whole response text. */
+  upload(path: string, body: Readable, contentType: string): Promise<string>;
+  /** A streamed response of JSON objects (stats); returns a stop function. `onEnd` runs once when it ends. */
+  stream(path: string, onObject: (obj: unknown) => void, onEnd: (err?: Error) => void): () => void;
+  /** Hijacks the connection (attach): the raw duplex socket after the 101 answer. */
+  hijack(path: string): Promise<Duplex>;
+}
+
+export function createEngine(dockerHost: string): Engine {
+  const endpoint = parseDockerHost(dockerHost);
+  const base = (method: string, path: string, headers: Record<string, string> = {}): http.RequestOptions => ({
+    ...endpoint,
+    method,
+    path: API + path,
+    headers: { Host: 'docker', ...headers },
+  });
+
+  function collect(res: http.IncomingMessage): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      res.on('error', reject);
+    });
+  }
+
+  function check(res: http.IncomingMessage, text: string, method: string, path: string): void {
+    if ((res.statusCode ?? 500) < 400) return;
+    let message = text;
+    try {
+      message = (JSON.parse(text) as { message?: string }).message ?? text;
+    } catch {
+      // not JSON: keep the text
+    }
+    throw new EngineError(res.statusCode ?? 500, `${method} ${path}: ${res.statusCode} ${message.trim()}`);
+  }
+
+  return {
+    endpoint: dockerHost,
+    json(method, path, body, timeoutMs = 60_000, signal) {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': 'application/json' };
+      return new Promise((resolve, reject) => {
+        const req = http.request({ ...base(method, path, headers), timeout: timeoutMs, signal }, (res) => {
+          collect(res)
+            .then((text) => {
+              check(res, text, method, path);
+              resolve((text.trim() === '' ? null : JSON.parse(text)) as never);
+            })
+            .catch(reject);
+        });
+        req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer from ${dockerHost} within ${timeoutMs} ms`)));
+        req.on('error', reject);
+        req.end(payload);
+      });
+    },
+    upload(path, body, contentType) {
+      return new Promise((resolve, reject) => {
+        const req = http.request(base('POST', path, { 'Content-Type': contentType }), (res) => {
+          collect(res)
+            .then((text) => {
+              check(res, text, 'POST', path);
+              resolve(text);
+            })
+            .catch(reject);
+        });
+        req.on('error', reject);
+        body.on('error', (err) => req.destroy(err));
+        body.pipe(req);
+      });
+    },
+    stream(path, onObject, onEnd) {
+      let ended = false;
+      const end = (err?: Error) => {
+        if (!ended) onEnd(err);
+        ended = true;
+      };
+      const req = http.request(base('GET', path), (res) => {
+        if ((res.statusCode ?? 500) >= 400) return void collect(res).then((t) => end(new EngineError(res.statusCode ?? 500, t)), end);
+        let partial = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const parts = (partial + chunk).split('\n');
+          partial = parts.pop()!;
+          for (const p of parts) {
+            try {
+              if (p.trim() !== '') onObject(JSON.parse(p));
+            } catch {
+              // one torn object is skipped; the next comes within a second
+            }
+          }
+        });
+        res.on('end', () => end());
+        res.on('error', end);
+      });
+      req.on('error', end);
+      req.end();
+      return () => {
+        ended = true;
+        req.destroy();
+      };
+    },
+    hijack(path) {
+      return new Promise((resolve, reject) => {
+        const req = http.request(base('POST', path, { Connection: 'Upgrade', Upgrade: 'tcp' }));
+        req.on('upgrade', (_res, socket, head) => {
+          if (head.length > 0) socket.unshift(head);
+          resolve(socket);
+        });
+        req.on('response', (res) => collect(res).then((t) => reject(new EngineError(res.statusCode ?? 500, `POST ${path}: ${t}`)), reject));
+        req.on('error', reject);
+        req.end();
+      });
+    },
+  };
+}
+
+/**
+ * Splits the engine's multiplexed stdout/stderr (a container without a TTY, API "Attach to a container": an
+ * 8-byte header per frame, byte 0 the stream, bytes 4-7 the big-endian length) into its two streams.
+ */
+export function demux(source: Readable, onData: (stream: 'stdout' | 'stderr', chunk: Buffer) => void): void {
+  let buffered: Buffer = Buffer.alloc(0);
+  source.on('data', (chunk: Buffer) => {
+    buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+    while (buffered.length >= 8) {
+      const size = buffered.readUInt32BE(4);
+      if (buffered.length < 8 + size) break;
+      onData(buffered[0] === 2 ? 'stderr' : 'stdout', buffered.subarray(8, 8 + size));
+      buffered = buffered.subarray(8 + size);
+    }
+  });
+}

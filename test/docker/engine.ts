@@ -1,0 +1,89 @@
+// The Docker engine for the Docker tests: the one at DOCKER_HOST (default /var/run/docker.sock) if it answers,
+// else a dockerd this file starts and stops again (.ci/run normally starts one first). No test is skipped.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { instanceName } from '../../src/runtime/cgroups';
+import { createDockerEnvironment, LABEL_INSTANCE } from '../../src/runtime/docker/docker-environment';
+import { createEngine, type Engine } from '../../src/runtime/docker/engine';
+import { builtinSoftwareDir } from '../../src/runtime/select-environment';
+import { fixtureSoftwareDir, type EnvironmentFactory } from '../runtime/helpers';
+
+export const DOCKER_HOST = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
+export const engine: Engine = createEngine(DOCKER_HOST);
+export const GAME_USER = { uid: 1000, gid: 1000 };
+
+async function answers(): Promise<boolean> {
+  try {
+    await engine.json('GET', '/version', undefined, 2_000);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Makes sure an engine answers; `release` stops the dockerd this call started, if any. */
+export async function ensureEngine(): Promise<{ release(): Promise<void> }> {
+  if (await answers()) return { release: async () => undefined };
+  if (DOCKER_HOST !== 'unix:///var/run/docker.sock') throw new Error(`no Docker engine answers at DOCKER_HOST=${DOCKER_HOST}`);
+  const log = path.join(os.tmpdir(), `gsh-dockerd-${process.pid}.log`);
+  const out = fs.openSync(log, 'a');
+  let daemon: ChildProcess;
+  try {
+    daemon = spawn('dockerd', [], { stdio: ['ignore', out, out] });
+    await new Promise<void>((resolve, reject) => {
+      daemon.once('spawn', resolve);
+      daemon.once('error', (err) => reject(new Error(`dockerd could not start (${err.message}); install docker.io (.ci/run does)`)));
+    });
+  } finally {
+    fs.closeSync(out);
+  }
+  for (let i = 0; i < 120 && !(await answers()); i++) {
+    if (daemon.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  if (!(await answers())) {
+    daemon.kill('SIGKILL');
+    throw new Error(`dockerd did not answer; its log: ${fs.readFileSync(log, 'utf8').slice(-2000)}`);
+  }
+  return {
+    async release() {
+      if (daemon.exitCode !== null || daemon.signalCode !== null) return;
+      const exited = new Promise((r) => daemon.once('exit', r));
+      daemon.kill('SIGTERM');
+      await exited;
+      fs.rmSync(log, { force: true });
+    },
+  };
+}
+
+/** The runtime tests' environment on the engine: fixtures and built-in software readable, games as GAME_USER. */
+export const dockerEnvironment: EnvironmentFactory = (log, config) =>
+  createDockerEnvironment({
+    engine,
+    instance: instanceName(config.dataDir),
+    gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
+    readOnlyPaths: [fixtureSoftwareDir, builtinSoftwareDir(), path.join(__dirname, '..', '..', 'node_modules')],
+    user: GAME_USER,
+    log,
+  });
+
+export interface ContainerInfo {
+  Id: string;
+  State: string;
+  Labels: Record<string, string>;
+}
+
+/** Every container (running or not) labelled with the instance of this DATA_DIR. */
+export function containersOf(dataDir: string): Promise<ContainerInfo[]> {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${instanceName(dataDir)}`] }));
+  return engine.json<ContainerInfo[]>('GET', `/containers/json?all=1&filters=${filters}`);
+}
+
+/** Removes, by id, every container of this DATA_DIR's instance; resolves with how many there were. */
+export async function removeContainersOf(dataDir: string): Promise<number> {
+  const left = await containersOf(dataDir);
+  for (const c of left) await engine.json('DELETE', `/containers/${c.Id}?force=1`).catch(() => undefined);
+  return left.length;
+}

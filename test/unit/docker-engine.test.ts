@@ -1,0 +1,78 @@
+// The Docker environment's pure parts (src/runtime/docker/): DOCKER_HOST and the other RUNTIME settings, the
+// engine's multiplexed stdio, its stats, and the container's definition. test/docker/ runs them on a real engine.
+import { PassThrough } from 'node:stream';
+import { ConfigError, loadConfig } from '../../src/config';
+import { containerConfig } from '../../src/runtime/docker/docker-environment';
+import { usageFromStats } from '../../src/runtime/docker/container-process';
+import { createEngine, demux, parseDockerHost } from '../../src/runtime/docker/engine';
+import type { LaunchSpec } from '../../src/runtime/environment';
+
+test.each([
+  [{}, 'local', 'unix:///var/run/docker.sock', { uid: 1000, gid: 1000 }],
+  [{ RUNTIME: 'docker', DOCKER_HOST: 'tcp://10.0.0.2:2375', DOCKER_GAME_USER: '2000:3000' }, 'docker', 'tcp://10.0.0.2:2375', { uid: 2000, gid: 3000 }],
+  [{ RUNTIME: 'local', DOCKER_HOST: 'unix:///run/d.sock' }, 'local', 'unix:///run/d.sock', { uid: 1000, gid: 1000 }],
+])('%p selects %p on %p as %p', (env, runtime, dockerHost, user) => {
+  const config = loadConfig(env);
+  expect([config.runtime, config.dockerHost, config.dockerGameUser]).toEqual([runtime, dockerHost, user]);
+});
+
+test.each([
+  { RUNTIME: 'kubernetes' },
+  { DOCKER_HOST: '/var/run/docker.sock' },
+  { DOCKER_HOST: 'ssh://node2' },
+  { DOCKER_GAME_USER: '0:0' }, // never root
+  { DOCKER_GAME_USER: '1000' },
+])('%p is refused', (env) => {
+  expect(() => loadConfig(env)).toThrow(ConfigError);
+});
+
+test.each([
+  ['unix:///var/run/docker.sock', { socketPath: '/var/run/docker.sock' }],
+  ['tcp://node2.example:2375', { host: 'node2.example', port: 2375 }],
+  ['tcp://[::1]:2375', { host: '::1', port: 2375 }],
+])('DOCKER_HOST %p is %p', (url, endpoint) => {
+  expect(parseDockerHost(url)).toEqual(endpoint);
+});
+
+test('demux splits stdout and stderr frames, across chunk boundaries', () => {
+  const source = new PassThrough();
+  const got: string[] = [];
+  demux(source, (stream, chunk) => got.push(`${stream}:${chunk.toString()}`));
+  const frame = (kind: number, text: string) => {
+    const head = Buffer.alloc(8);
+    head[0] = kind;
+    head.writeUInt32BE(Buffer.byteLength(text), 4);
+    return Buffer.concat([head, Buffer.from(text)]);
+  };
+  const all = Buffer.concat([frame(1, 'hello\n'), frame(2, 'oops\n'), frame(1, 'bye')]);
+  source.write(all.subarray(0, 5));
+  source.write(all.subarray(5, 17));
+  source.write(all.subarray(17));
+  expect(got).toEqual(['stdout:hello\n', 'stderr:oops\n', 'stdout:bye']);
+});
+
+test('usage from engine stats: CPU in ms, memory without the inactive page cache', () => {
+  const stats = { cpu_stats: { cpu_usage: { total_usage: 2_500_000_000 } }, memory_stats: { usage: 300, stats: { total_inactive_file: 100 } } };
+  expect(usageFromStats(stats)).toEqual({ cpuMs: 2500, rssBytes: 200 });
+  expect(usageFromStats({})).toBeNull(); // the first stats of a starting container can be empty
+});
+
+test('the container definition holds every limit and confinement, and publishes only the game port', () => {
+  const spec: LaunchSpec = {
+    serverId: 'srv_1', argv: ['/usr/bin/node', 'game.js'], cwd: '/data/servers/srv_1', address: { host: '203.0.113.7', port: 25570 },
+    ipc: true, limits: { memoryMb: 256, cpuPercent: 150 },
+  };
+  const options = { engine: createEngine('unix:///nowhere.sock'), instance: 'i1', gameEnv: { PATH: '/usr/bin' }, readOnlyPaths: [], user: { uid: 1000, gid: 1000 }, log: console };
+  const config = containerConfig(spec, options, 'gsh-game:test') as Record<string, unknown> & { HostConfig: Record<string, unknown> };
+  expect(config).toMatchObject({ User: '1000:1000', Labels: { 'io.gsh.server': 'srv_1', 'io.gsh.instance': 'i1' }, ExposedPorts: { '25570/tcp': {} } });
+  expect(config.Env).toEqual(['PATH=/usr/bin', 'HOME=/data/servers/srv_1', 'GSH_SERVER_ID=srv_1']);
+  expect(config.HostConfig).toMatchObject({
+    Memory: 256 * 1024 * 1024, MemorySwap: 256 * 1024 * 1024, CpuPeriod: 100_000, CpuQuota: 150_000, PidsLimit: 512,
+    ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'],
+    PortBindings: { '25570/tcp': [{ HostIp: '203.0.113.7', HostPort: '25570' }] },
+    Mounts: [
+      { Type: 'bind', Source: '/data/servers/srv_1', Target: '/data/servers/srv_1', ReadOnly: false },
+      { Type: 'bind', Source: '/data/servers/srv_1/logs', Target: '/data/servers/srv_1/logs', ReadOnly: true },
+    ],
+  });
+});
