@@ -36,8 +36,12 @@ interface Running {
   base: string;
 }
 
+/** Every service process this file started: whatever is still alive at the end is killed by pid. */
+const started: ChildProcess[] = [];
+
 async function startService(): Promise<Running> {
   const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  started.push(child);
   let buffered = '';
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -102,6 +106,8 @@ beforeAll(() => {
   token = out[out.length - 1];
 });
 afterAll(() => {
+  // A failed assertion leaves the service of that moment running: it goes first, then any game it left.
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const pids of gameProcesses().values()) for (const pid of pids) process.kill(pid, 'SIGKILL');
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
