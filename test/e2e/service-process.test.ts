@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { runCli } from '../../src/cli';
 import { tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
+import { instanceName, openCgroupHost } from '../../src/runtime/cgroups';
 
 jest.setTimeout(300_000);
 
@@ -105,10 +106,16 @@ beforeAll(() => {
   expect(runCli(['token', 'create', '--email', 'ops@example.com', '--name', 'crash-test'], env, (s) => out.push(s), () => {})).toBe(0);
   token = out[out.length - 1];
 });
-afterAll(() => {
-  // A failed assertion leaves the service of that moment running: it goes first, then any game it left.
+afterAll(async () => {
+  // A failed assertion leaves the service of that moment running: it goes first, then any game it left, then the
+  // cgroups a killed service could not remove (its next boot would have; this DATA_DIR has none).
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   for (const pids of gameProcesses().values()) for (const pid of pids) process.kill(pid, 'SIGKILL');
+  const cgroups = openCgroupHost('/sys/fs/cgroup', instanceName(dataDir));
+  if ('removeAll' in cgroups) {
+    await cgroups.removeAll();
+    cgroups.close();
+  }
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
