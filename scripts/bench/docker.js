@@ -18,7 +18,7 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const { fork } = require('node:child_process');
-const { dist, tempDir, nextMessage, exited, median, sleep, fmt } = require('./lib');
+const { dist, tempDir, nextMessage, exited, stopChild, median, sleep, fmt } = require('./lib');
 const { client, action, waitFor, measureService, processesUnder } = require('./runtime');
 
 const PLAN = 'micro';
@@ -56,12 +56,7 @@ async function runMode(mode, { runs, running, windowS, log }) {
       ram_mb_per_game: ram.reduce((a, b) => a + b, 0) / ram.length / 2 ** 20,
     };
   } finally {
-    if (child.connected) {
-      child.send({ type: 'stop' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-      await exited(child);
-      clearTimeout(timer);
-    }
+    await stopChild(child, 90_000);
     await cleanUp(mode, dir, log);
   }
 }

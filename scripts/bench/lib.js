@@ -101,6 +101,15 @@ function exited(child) {
   return new Promise((r) => child.once('exit', () => r()));
 }
 
+/** Asks a service child to stop gracefully ({type:'stop'}), SIGKILLs it after `graceMs`; resolves once it exited. */
+async function stopChild(child, graceMs) {
+  if (!child.connected) return;
+  child.send({ type: 'stop' });
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited(child);
+  clearTimeout(timer);
+}
+
 const fmt = (x, digits = 0) => (x === null || x === undefined || Number.isNaN(x) ? '–' : Number(x).toFixed(digits));
 
-module.exports = { ROOT, DIST, RESULTS, dist, tempDir, quantile, median, msSince, machine, procUsage, sleep, nextMessage, exited, fmt };
+module.exports = { ROOT, DIST, RESULTS, dist, tempDir, quantile, median, msSince, machine, procUsage, sleep, nextMessage, exited, stopChild, fmt };

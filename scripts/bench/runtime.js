@@ -20,7 +20,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { fork, spawn } = require('node:child_process');
-const { dist, tempDir, nextMessage, exited, median, msSince, procUsage, sleep, fmt } = require('./lib');
+const { dist, tempDir, nextMessage, exited, stopChild, median, msSince, procUsage, sleep, fmt } = require('./lib');
 
 const PLAN = 'micro';
 const VERSION = 'flying-squid-1.20';
@@ -169,12 +169,7 @@ async function runRuntime({ startRuns = 5, levels = [1, 10, 30], windowS = 30, b
     for (const u of usage) u.cpu_percent_per_server = u.running ? (u.cpu_percent - idle) / u.running : null;
     return { plan: PLAN, version: VERSION, window_s: windowS, start, usage };
   } finally {
-    if (child.connected) {
-      child.send({ type: 'stop' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-      await exited(child);
-      clearTimeout(timer);
-    }
+    await stopChild(child, 90_000);
     // Nothing we started may outlive the bench: kill (by pid) any game still running from our DATA_DIR.
     await sleep(500);
     const left = processesUnder(dir);

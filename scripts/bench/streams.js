@@ -21,31 +21,11 @@ const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
 const { fork } = require('node:child_process');
-const { tempDir, nextMessage, exited, procUsage, sleep, fmt } = require('./lib');
+const { tempDir, nextMessage, stopChild, procUsage, sleep, fmt } = require('./lib');
+const { client, waitFor } = require('./runtime');
 
 const STREAMS = 60;
 const SPAMMERS = 4;
-
-function client(port, token) {
-  return async function api(method, url, body) {
-    const res = await fetch(`http://127.0.0.1:${port}${url}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${url}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
-}
-
-async function until(check, timeoutMs, what) {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** A stream client that never reads: request sent, socket paused. With `reconnect`, it comes back when dropped. */
 function stalledStream(port, token, url, counts, reconnect) {
@@ -117,9 +97,9 @@ async function runStreams({ windowS = 60, log = console.log } = {}) {
     const { port, token } = await nextMessage(child, (m) => m.type === 'listening');
     const api = client(port, token);
     const { id } = await api('POST', '/v1/servers', { name: 'streams', plan: 'micro', version: 'flying-squid-1.20' });
-    await until(async () => (await api('GET', `/v1/servers/${id}`)).state === 'stopped', 60_000, 'install');
+    await waitFor(async () => (await api('GET', `/v1/servers/${id}`)).state === 'stopped', 60_000, 'install', 100);
     await api('POST', `/v1/servers/${id}/actions`, { type: 'start' });
-    await until(async () => (await api('GET', `/v1/servers/${id}`)).state === 'running', 180_000, 'running');
+    await waitFor(async () => (await api('GET', `/v1/servers/${id}`)).state === 'running', 180_000, 'running', 100);
     await sleep(2000);
     const live0 = await liveBytes(child);
 
@@ -135,7 +115,7 @@ async function runStreams({ windowS = 60, log = console.log } = {}) {
         const url = `/v1/servers/${id}/${i % 2 ? 'metrics' : 'console'}/stream`;
         stops.push(stalledStream(port, token, url, counts, reconnect));
       }
-      await until(() => counts.opened >= STREAMS, 30_000, 'streams open');
+      await waitFor(() => counts.opened >= STREAMS, 30_000, 'streams open', 100);
       log(`  streams: ${STREAMS} never-reading streams${reconnect ? ' that reconnect when dropped' : ''} plus console spam for ${windowS}s`);
       let commands = 0;
       const rss = await watchRss(child.pid, windowS, async (ms) => { commands = await spam(api, id, ms); });
@@ -156,12 +136,7 @@ async function runStreams({ windowS = 60, log = console.log } = {}) {
     };
   } finally {
     for (const stop of stops) stop();
-    if (child.connected) {
-      child.send({ type: 'stop' });
-      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-      await exited(child);
-      clearTimeout(timer);
-    }
+    await stopChild(child, 60_000);
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
