@@ -18,7 +18,7 @@
 const path = require('node:path');
 const fs = require('node:fs');
 const { fork } = require('node:child_process');
-const { dist, tempDir, nextMessage, exited, stopChild, median, sleep, fmt } = require('./lib');
+const { dist, tempDir, nextMessage, stopChild, median, sleep, fmt } = require('./lib');
 const { client, action, waitFor, measureService, processesUnder } = require('./runtime');
 
 const PLAN = 'micro';
