@@ -19,14 +19,16 @@ export async function startDashboard(options: TestAppOptions = {}) {
   const server: Server = app.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await app.close();
+  };
   return {
     ...app,
     origin,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await app.close();
-    },
+    // TestApp.finish (the contract check, then close whatever happened) calls this close through `this`.
+    close,
   };
 }
 
@@ -106,12 +108,7 @@ export function dashboardPerTest(options: TestAppOptions): { browser: TestBrowse
     current.browser.consoleErrors.length = 0;
   }, 60_000);
   afterEach(async () => {
-    try {
-      await current.browser.page.goto('about:blank');
-      current.service.expectContract();
-    } finally {
-      await current.service.close();
-    }
+    await current.browser.page.goto('about:blank').finally(() => current.service.finish());
   }, 90_000);
   return current;
 }

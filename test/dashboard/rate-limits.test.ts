@@ -20,13 +20,7 @@ beforeEach(async () => {
     },
   });
 }, 60_000);
-afterEach(async () => {
-  try {
-    service.expectContract();
-  } finally {
-    await service.close();
-  }
-}, 60_000);
+afterEach(() => service.finish(), 60_000);
 
 /** A browser behind address `from`, signed in; its CSRF token. */
 async function signedIn(from = X) {

@@ -13,13 +13,7 @@ beforeEach(async () => {
   clock = manualClock(Date.now());
   service = await startDashboard({ clock, env: { GAME_PORT_RANGE: '27440-27444' } });
 }, 60_000);
-afterEach(async () => {
-  try {
-    service.expectContract();
-  } finally {
-    await service.close();
-  }
-}, 60_000);
+afterEach(() => service.finish(), 60_000);
 
 async function signIn(http: supertest.Agent) {
   const res = await http.post('/dashboard/sign-in').set('Origin', service.origin).send({ email: EMAIL, password: PASSWORD }).expect(200);
