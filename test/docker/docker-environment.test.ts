@@ -167,8 +167,8 @@ test('kill -9 of the service, then a restart adopts the running container: no du
   await runtime.close(); // this test's first life is a separate service process
   const id = insertServer(host.db, { software: 'fake-game', gameVersion: '1.0', port: BASE_PORT + 2 });
   host.db.prepare(`UPDATE servers SET desired_state = 'running'`).run();
-  const script = path.join(__dirname, 'fixtures', 'service.cjs');
-  service = spawn(process.execPath, [script, host.dbFile, JSON.stringify(host.config), id], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const script = path.join(__dirname, '..', 'runtime', 'fixtures', 'service.cjs');
+  service = spawn(process.execPath, [script, '--docker', host.dbFile, JSON.stringify(host.config), id], { stdio: ['ignore', 'pipe', 'inherit'] });
   const first = await new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: service!.stdout! }).once('line', resolve);
     service!.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
