@@ -25,7 +25,8 @@ export interface paths {
          *     Refused with `403 quota_exceeded` when your account already has as many servers as its `servers` quota
          *     allows, or when the plan's memory would take the sum over your servers past its `memory_mb` quota
          *     (`GET /v1/quota`). A server counts until it is gone, also while it is `deleting`. `503
-         *     capacity_exhausted` means the host itself has no game port left.
+         *     capacity_exhausted` (with `Retry-After`) means the service has no room left for the plan right now: no
+         *     machine with the plan's memory free and a game port left. Retry later, or pick a smaller plan.
          */
         post: operations["createServer"];
         delete?: never;
@@ -495,7 +496,7 @@ export interface components {
          * @example running
          * @enum {string}
          */
-        ServerState: "installing" | "stopped" | "starting" | "running" | "stopping" | "crashed" | "deleting";
+        ServerState: "installing" | "stopped" | "starting" | "running" | "stopping" | "crashed" | "deleting" | "unreachable";
         /** @description Where players connect. */
         Address: {
             /**
@@ -1443,9 +1444,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The service cannot take this request now (for example, no game address is free). */
+        /** @description The service cannot take this request now (for example, no room is left for another server). */
         ServiceUnavailable: {
             headers: {
+                /** @description With `capacity_exhausted`, seconds after which capacity may have come back. */
+                "Retry-After"?: number;
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 [name: string]: unknown;
@@ -1456,7 +1459,7 @@ export interface components {
                  *       "type": "https://gsh.example.com/problems/capacity_exhausted",
                  *       "title": "No capacity left for another server",
                  *       "status": 503,
-                 *       "detail": "Every game port of this host is taken; delete a server or ask the operator for more.",
+                 *       "detail": "No capacity is left for a server of 1024 MiB; try again later, pick a smaller plan or ask the operator.",
                  *       "instance": "/v1/servers",
                  *       "code": "capacity_exhausted"
                  *     }

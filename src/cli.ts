@@ -12,6 +12,7 @@ import { setPassword } from './dashboard/accounts';
 import { plans } from './catalog/plans';
 import { createEngine } from './runtime/docker/engine';
 import { buildImage } from './runtime/docker/image';
+import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
 import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
@@ -23,6 +24,7 @@ const USAGE = `Usage:
   gsh user set-quota --email <email> [--servers <n>] [--running <n>] [--memory-mb <n>]
   gsh user quota --email <email>
   gsh image build
+${NODE_USAGE}
 
 Works on the service's DATA_DIR (default ./data), also while the service runs.
 token create creates the user if needed and prints the new token alone on the last line of stdout.
@@ -33,7 +35,8 @@ password of an existing account only. A new password ends every dashboard sessio
 user set-quota gives an existing user its own limits (a whole number, or "default" for the QUOTA_* setting) and
 prints the user's quotas; user quota prints them.
 image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST from this host's Node, with no
-registry, replacing any image of the same name; the service also builds it on an engine that lacks it.`;
+registry, replacing any image of the same name; the service also builds it on an engine that lacks it.
+${NODE_HELP}`;
 
 export class UsageError extends Error {}
 
@@ -208,11 +211,12 @@ async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err:
 }
 
 /**
- * Runs one CLI command; returns the exit code (a promise of it for `image build`). Output goes through
+ * Runs one CLI command; returns the exit code (a promise of it for `image build` and `node …`). Output goes through
  * `out`/`err` so tests can read it.
  */
 export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number | Promise<number> {
   if (argv.length === 2 && argv[0] === 'image' && argv[1] === 'build') return imageBuild(env, out, err);
+  if (argv[0] === 'node' && !argv.includes('--help') && !argv.includes('-h')) return runNodeCli(argv.slice(1), env, out, err);
   try {
     const { positionals, values } = parseArgs({
       args: argv,

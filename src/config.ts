@@ -32,6 +32,8 @@ export interface Config {
   runtime: 'local' | 'docker';
   /** The Docker engine's address (DOCKER_HOST), used with runtime `docker` and by `gsh image build`. */
   dockerHost: string;
+  /** How often every node's engine is asked whether it answers (RUNTIME=docker; docs/architecture.md "Nodes"). */
+  nodeCheckIntervalMs: number;
   /** The non-root user games run as in containers (DOCKER_GAME_USER, `uid:gid`). */
   dockerGameUser: { uid: number; gid: number };
   /** The service's own variables a game inherits (PATH, LANG); nothing else of this environment reaches a game. */
@@ -76,7 +78,7 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
   return value;
 }
 
-function portRange(raw: string | undefined): [number, number] {
+export function portRange(raw: string | undefined): [number, number] {
   const match = /^(\d{1,5})-(\d{1,5})$/.exec(raw ?? '25565-25664');
   const [low, high] = match ? [Number(match[1]), Number(match[2])] : [NaN, NaN];
   if (!match || low < 1024 || high > 65535 || low > high) {
@@ -146,6 +148,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gamePortRange: portRange(env.GAME_PORT_RANGE),
     metricsIntervalMs: int(env, 'METRICS_INTERVAL_S', 5, 1, 3600) * 1000,
     diskCheckIntervalMs: int(env, 'DISK_CHECK_INTERVAL_S', 60, 1, 86_400) * 1000,
+    nodeCheckIntervalMs: int(env, 'NODE_CHECK_INTERVAL_S', 5, 1, 60) * 1000,
     trustProxy: trustProxy(env.TRUST_PROXY),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),
     bodyLimitBytes: 64 * 1024,

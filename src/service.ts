@@ -34,14 +34,14 @@ export interface BuildOptions {
 export async function buildService(config: Config, log: Logger, options: BuildOptions = {}) {
   const clock = options.clock ?? systemClock;
   const db = openDb(config.dbFile);
-  const store = createStore(db, clock, { host: config.gameHost, portRange: config.gamePortRange }, { defaults: config.quotas, plans });
+  const store = createStore(db, clock, { host: config.gameHost, portRange: config.gamePortRange, nodes: config.runtime === 'docker' }, { defaults: config.quotas, plans });
   warnIfOneAccountFillsThePorts(config, log);
   const operatorSoftware = path.join(config.dataDir, 'software');
   const catalog = loadSoftwareCatalog({ operatorDir: operatorSoftware });
   const runtime = createRuntime({
     store,
     clock,
-    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware]),
+    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, ...options.runtime, dataDir: config.dataDir },
     plans,

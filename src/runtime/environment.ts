@@ -126,8 +126,8 @@ export interface Environment {
   install(dir: string, subdirs: string[], files: Record<string, string>): Promise<void>;
   /** Deletes the server folder and everything in it. Deleting a missing folder is a no-op. */
   uninstall(dir: string): Promise<void>;
-  /** Resolves true when nothing listens on host:port (TCP), so the game can bind it. */
-  isPortFree(host: string, port: number): Promise<boolean>;
+  /** Resolves true when nothing listens on host:port (TCP) where this server runs, so its game can bind it. */
+  isPortFree(host: string, port: number, serverId: string): Promise<boolean>;
   /**
    * Starts the process with the launch's limits applied before it runs game code, and an environment of its
    * own: never the service's variables (tokens, DATA_DIR), only what a game needs and GSH_SERVER_ID. Resolves
@@ -153,4 +153,12 @@ export interface Environment {
    * interface of its own network namespace). Absent: the game binds its public address (LaunchSpec.address).
    */
   readonly gameBindHost?: string;
+  /**
+   * Extension: where servers run on other machines (nodes), reports those whose node stopped answering
+   * (`reachable` false) or answers again (true). From start() to close(), every check interval; a node still away
+   * is reported again at each check, so a server that appeared on it meanwhile is told too. Absent: always reachable.
+   */
+  onReachability?(fn: (serverIds: string[], reachable: boolean) => void): void;
+  /** Extension: false while the server's node does not answer (as of the last check). Absent: always true. */
+  reachable?(serverId: string): boolean;
 }

@@ -4,6 +4,7 @@ import type { Plan } from '../catalog/plans';
 import type { Failure } from '../store/actions-repo';
 import type { Server } from '../store/servers-repo';
 import type { ConsoleBuffer } from './console-buffer';
+import { diskOverPlan } from './disk-usage';
 import type { Environment, ExitInfo, GameProcess, LaunchSpec } from './environment';
 import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
 import type { LiveServer } from './types';
@@ -38,6 +39,26 @@ export interface LaunchPlan {
   plan: Plan;
   address: GameAddress;
 }
+
+/**
+ * Why a launch must not begin, or null: the server is being deleted or the service shutting down, its folder
+ * is over its plan's disk (disk_quota_exceeded), or its node does not answer (Environment.reachable).
+ */
+export function launchRefusal(
+  id: string,
+  state: string,
+  deps: { isClosing(): boolean; servers: { find(id: string): Server | undefined }; plans: readonly Plan[]; environment: Environment },
+): Failure | null {
+  if (state === 'deleting' || deps.isClosing()) {
+    return { code: 'invalid_state', detail: `The server is ${deps.isClosing() ? 'shutting down' : 'being deleted'}.` };
+  }
+  const overDisk = diskOverPlan(deps.servers.find(id), deps.plans);
+  if (overDisk) return overDisk;
+  if (deps.environment.reachable?.(id) === false) return { code: 'invalid_state', detail: UNREACHABLE };
+  return null;
+}
+
+export const UNREACHABLE = 'The machine this server runs on is not answering; try again once it is back.';
 
 /** Reads what a launch needs; throws an AppError naming what is missing. */
 export function planLaunch(server: Server | undefined, id: string, catalog: SoftwareCatalog, plans: readonly Plan[]): LaunchPlan {
@@ -156,7 +177,7 @@ export class Game {
   detach(console: ConsoleBuffer): boolean {
     if (!this.proc.detach) return false;
     this.proc.detach();
-    console.push('system', `process ${this.proc.pid} left running for the next service life to adopt`);
+    console.push('system', `process ${this.proc.pid} let go, still running, to be adopted again`);
     return true;
   }
 

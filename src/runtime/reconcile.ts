@@ -40,7 +40,8 @@ export function createReconciler(deps: ReconcilerDeps) {
       deps.actions.finish(a.id, { code: 'service_unavailable', detail: 'The service restarted before this action finished; request it again.' });
     }
     const adopted = new Map<string, GameProcess>();
-    const wasRunning = new Set(deps.servers.idsInState('running'));
+    // A server left `unreachable` may still run on its node: adopted like a running one where the node answers.
+    const wasRunning = new Set([...deps.servers.idsInState('running'), ...deps.servers.idsInState('unreachable')]);
     for (const p of deps.processes.all()) {
       const proc = wasRunning.has(p.serverId) ? await adoptOne(p) : null;
       if (proc) {
@@ -74,8 +75,12 @@ export function createReconciler(deps: ReconcilerDeps) {
     for (const server of deps.servers.allWithOpenActions()) {
       const slot = supervisors.forServer(server);
       const proc = adopted.get(server.id);
-      if (proc && adoptInto(slot, proc)) continue;
-      if (server.state === 'starting' || server.state === 'running' || server.state === 'stopping') {
+      if (proc && adoptInto(slot, proc)) {
+        slot.setState('running', 'node_returned'); // a no-op for one that was `running`
+        continue;
+      }
+      const nodeAway = deps.environment.reachable?.(server.id) === false; // node-loss.ts made it `unreachable`
+      if (['starting', 'running', 'stopping', 'unreachable'].includes(server.state) && !nodeAway) {
         slot.setState('stopped', 'service_boot');
       } else if (server.state === 'installing') {
         deps.install(server.id);
@@ -134,7 +139,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     await Promise.all(
       all.map(async (slot) => {
         await slot.whenInstalled();
-        if (slot.hasProcess && !slot.detach()) await slot.halt('stop'); // a container keeps running, to be adopted
+        if (slot.hasProcess && slot.detach() === null) await slot.halt('stop'); // a container keeps running, to be adopted
         await slot.console.close();
       }),
     );

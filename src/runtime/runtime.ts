@@ -13,7 +13,9 @@ import { createCrashPolicy } from './crash-policy';
 import { diskOverPlan } from './disk-usage';
 import { createDiskWatcher } from './disk-watcher';
 import type { Environment } from './environment';
+import { UNREACHABLE } from './game';
 import type { Players } from './probes';
+import { createNodeLoss } from './node-loss';
 import { createReconciler } from './reconcile';
 import type { ServerSupervisor } from './server-supervisor';
 import { isStopCommand, type SoftwareCatalog } from './software-catalog';
@@ -126,6 +128,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     install: (id) => void install(id),
     resumeRemoval: (id) => void beginRemoval(supervisors.of(id)),
   });
+  environment.onReachability?.(createNodeLoss({ supervisors, environment, log, track: (p) => void track(p) }));
   const diskWatcher = createDiskWatcher({
     servers, actions, crashPolicy, supervisors, plans: deps.plans, config: deps.config, log,
     isClosing: () => reconciler.isClosing(),
@@ -186,6 +189,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     if (reconciler.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
     const slot = supervisors.of(serverId);
     if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
+    if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw new AppError('invalid_state', UNREACHABLE);
     const open = actions.open(serverId);
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];

@@ -8,9 +8,8 @@ import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
-import { diskOverPlan } from './disk-usage';
 import type { Environment, ExitInfo, GameProcess } from './environment';
-import { describeExit, Game, installFiles, launchSpec, planLaunch, type LaunchPlan } from './game';
+import { describeExit, Game, installFiles, launchRefusal, launchSpec, planLaunch, type LaunchPlan } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { canTransition, type ServerState, type TransitionEvent } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
@@ -32,10 +31,9 @@ export interface SupervisorDeps {
 export const CRASH_LINES = 20;
 
 /**
- * One server's life on this host, from install to removal: its state (the only writer of servers.state), its
- * install, its game process, its console and its restarts after a crash. Power actions (runtime.ts) and the
- * reconcile loop (reconcile.ts) drive it; it decides alone only to restart after a crash (crash-policy.ts).
- * The state machine is the table in states.ts; docs/architecture.md draws it.
+ * One server's life, from install to removal: its state (the only writer of servers.state), its install, its game
+ * process, its console and its restarts after a crash. Power actions (runtime.ts), the reconcile loop (reconcile.ts)
+ * and node loss (node-loss.ts) drive it; alone it only restarts after a crash (crash-policy.ts). States: states.ts.
  */
 export class ServerSupervisor {
   readonly console: ConsoleBuffer;
@@ -141,11 +139,8 @@ export class ServerSupervisor {
   }
 
   private async doLaunch(on: 'start' | 'auto_restart'): Promise<Failure | null> {
-    if (this.current === 'deleting' || this.deps.isClosing()) {
-      return { code: 'invalid_state', detail: `The server is ${this.deps.isClosing() ? 'shutting down' : 'being deleted'}.` };
-    }
-    const overDisk = diskOverPlan(this.deps.servers.find(this.id), this.deps.plans); // state unchanged: it never began
-    if (overDisk) return overDisk;
+    const refused = launchRefusal(this.id, this.current, this.deps); // the state stays: it never began
+    if (refused) return refused;
     this.cancelRestart();
     this.setState('starting', on);
     this.abortLaunch = false;
@@ -156,7 +151,7 @@ export class ServerSupervisor {
       return this.failStart('spawn_failed', err instanceof AppError ? err.detail : String(err));
     }
     const { address } = launch;
-    if (!(await this.deps.environment.isPortFree(address.host, address.port))) {
+    if (!(await this.deps.environment.isPortFree(address.host, address.port, this.id))) {
       return this.failStart('port_in_use', `Port ${address.port} on ${address.host} is already in use by another process.`);
     }
     if (this.abortLaunch) return this.interrupted();
@@ -208,11 +203,15 @@ export class ServerSupervisor {
     this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false));
   }
 
-  /** Shutdown where games outlive the service (Game.detach): lets the running game go; `running` stays, to adopt. */
-  detach(): boolean {
-    if (this.current !== 'running' || !this.game?.detach(this.console)) return false;
+  /**
+   * Lets the game go (Game.detach), saying what went, or null: at shutdown a running one (`running` stays, to adopt),
+   * at a node's return the one followed while `unreachable`, to adopt again (node-loss.ts).
+   */
+  detach(): { pid: number; cmdline: string[] } | null {
+    const game = this.game;
+    if (!['running', 'unreachable'].includes(this.current) || !game?.detach(this.console)) return null;
     this.game = null; // its exit is no longer followed
-    return true;
+    return { pid: game.proc.pid, cmdline: game.proc.cmdline };
   }
 
   /** Records the process so a later service life can find it, and handles its exit. */
@@ -229,9 +228,9 @@ export class ServerSupervisor {
     this.deps.processes.forget(this.id, game.proc.pid);
     this.game = null;
     this.console.push('system', `process ${game.proc.pid} exited (${describeExit(exit)})`);
-    if (this.expectingExit) {
-      this.expectingExit = false;
-      this.setState('stopped', 'exited');
+    if (this.expectingExit || this.current === 'unreachable') {
+      this.expectingExit = false; // an exit seen as its node returns is the node's doing, not the game's crash
+      this.setState('stopped', this.current === 'unreachable' ? 'node_returned' : 'exited');
       return;
     }
     const reason = this.crashReason ?? (exit.outOfMemory ? 'out_of_memory' : 'exited');
@@ -249,6 +248,7 @@ export class ServerSupervisor {
   // --- crashes ---------------------------------------------------------------------------------------------------
 
   private crashed(reason: CrashReason, exit: ExitInfo, on: 'start_failed' | 'crash'): void {
+    if (this.current === 'unreachable') return; // its node went away: node-loss.ts decides once it returns
     this.deps.crashPolicy.record(this.id, reason, exit, this.console.lastTexts(CRASH_LINES));
     this.setState('crashed', on);
     this.restartIfWanted();

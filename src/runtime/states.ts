@@ -13,6 +13,7 @@ export type ServerState = components['schemas']['ServerState'];
 /** Every state, in the spec's order. The record makes the compiler insist on each state the spec lists. */
 const everyState: Record<ServerState, true> = {
   installing: true, stopped: true, starting: true, running: true, stopping: true, crashed: true, deleting: true,
+  unreachable: true,
 };
 export const serverStates = Object.keys(everyState) as ServerState[];
 
@@ -29,6 +30,8 @@ export type TransitionEvent =
   | 'crash' // the process ended or was killed (memory limit) without anyone asking
   | 'cleared' // a stop or kill action on a crashed server acknowledges it: the server is stopped
   | 'service_boot' // the service restarted: leftovers were killed, transient states reset
+  | 'node_lost' // the node the server runs on stopped answering (docker/nodes-environment.ts)
+  | 'node_returned' // it answers again: the game was adopted again (running) or is gone (stopped)
   | 'remove'; // the server is being deleted; terminal
 
 export interface Transition {
@@ -38,7 +41,8 @@ export interface Transition {
 }
 
 const live: ServerState[] = ['starting', 'running', 'stopping'];
-const removable: ServerState[] = ['installing', 'stopped', 'starting', 'running', 'stopping', 'crashed'];
+const placed: ServerState[] = ['stopped', 'starting', 'running', 'stopping', 'crashed'];
+const removable: ServerState[] = ['installing', ...placed, 'unreachable'];
 
 export const transitions: readonly Transition[] = [
   { from: 'installing', to: 'stopped', on: 'install_succeeded' },
@@ -53,7 +57,10 @@ export const transitions: readonly Transition[] = [
   { from: 'running', to: 'crashed', on: 'crash' },
   { from: 'stopping', to: 'stopped', on: 'exited' },
   { from: 'crashed', to: 'stopped', on: 'cleared' },
-  ...live.map((from): Transition => ({ from, to: 'stopped', on: 'service_boot' })),
+  ...placed.map((from): Transition => ({ from, to: 'unreachable', on: 'node_lost' })),
+  { from: 'unreachable', to: 'running', on: 'node_returned' },
+  { from: 'unreachable', to: 'stopped', on: 'node_returned' },
+  ...[...live, 'unreachable' as const].map((from): Transition => ({ from, to: 'stopped', on: 'service_boot' })),
   ...removable.map((from): Transition => ({ from, to: 'deleting', on: 'remove' })),
 ];
 

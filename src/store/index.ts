@@ -4,7 +4,9 @@ import { createActionsRepo } from './actions-repo';
 import { createCrashesRepo } from './crashes-repo';
 import { createIdempotencyRepo } from './idempotency-repo';
 import { createProcessesRepo } from './processes-repo';
-import { createServersRepo, type AddressPool } from './servers-repo';
+import { createServersRepo } from './servers-repo';
+import { createNodesRepo } from './nodes-repo';
+import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
@@ -15,10 +17,15 @@ import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
  * types once (docs/conventions.md "Code layout"). The telemetry time series (src/telemetry/metrics-store.ts) keeps
  * its own SQL on the same file: it is a different kind of data, written by one sampler in batches.
  */
-export function createStore(db: Db, clock: Clock, pool: AddressPool, quotaSettings: QuotaSettings) {
+export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: boolean }, quotaSettings: QuotaSettings) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
+  const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
+  const nodes = createNodesRepo(db, clock, memoryOf);
+  // RUNTIME=docker places servers over the nodes table; RUNTIME=local keeps them on this host (placement.ts).
+  const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
   return {
-    servers: createServersRepo(db, clock, pool, quotas),
+    servers: createServersRepo(db, clock, placer, quotas, memoryOf),
+    nodes,
     actions: createActionsRepo(db, clock, quotas),
     quotas,
     crashes: createCrashesRepo(db, clock),

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
@@ -6,6 +5,7 @@ import { newId } from '../ids';
 import { AppError } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
+import type { Placer } from './placement';
 
 export type Server = components['schemas']['Server'];
 type ServerState = Server['state'];
@@ -22,6 +22,8 @@ interface ServerRow {
   desired_state: 'running' | 'stopped';
   host: string | null;
   port: number | null;
+  /** Migration 010: the node it was placed on (docs/architecture.md "Nodes and placement"); NULL when local. */
+  node: string | null;
   /** Migration 009: the last measurement of the server's folder, NULL until the first. */
   disk_used_bytes: number | null;
   disk_measured_at: string | null;
@@ -66,18 +68,21 @@ export interface NewServer {
   game_version: string;
 }
 
-export interface AddressPool {
-  host: string;
-  /** Inclusive port range game servers are given ports from (GAME_PORT_RANGE). */
-  portRange: readonly [number, number];
-}
-
-export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>) {
+/**
+ * `placer` chooses a new server's node, host and port (placement.ts); `memoryOf` is a plan's memory in MiB.
+ */
+export function createServersRepo(
+  db: Db,
+  clock: Clock,
+  placer: Placer,
+  quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>,
+  memoryOf: (plan: string) => number,
+) {
   const insert = db.prepare(`INSERT INTO servers
-    (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, created_at, updated_at)
+    (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, created_at,
+     updated_at)
     VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
-            @created_at, @updated_at)`);
-  const usedPorts = db.prepare('SELECT port FROM servers WHERE port BETWEEN ? AND ? ORDER BY port');
+            @node, @created_at, @updated_at)`);
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
   const pageAll = db.prepare('SELECT * FROM servers WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
   const pageByState = db.prepare(
@@ -100,33 +105,12 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
   const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
     WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
 
-  /**
-   * A free port of the range drawn uniformly at random, read inside the creating transaction; UNIQUE(port) backs
-   * it up. Not the lowest free one: sequential ports would tell every user how many servers this host holds
-   * (SECURITY.md, "Threats, defences and their tests"). Every free port can be drawn, so the range still fills.
-   */
-  function freePort(): number {
-    const [low, high] = pool.portRange;
-    const used = usedPorts.all(low, high) as { port: number }[];
-    const free = high - low + 1 - used.length;
-    if (free <= 0) {
-      throw new AppError('capacity_exhausted', `Every game port from ${low} to ${high} is taken; delete a server or ask the operator for more.`);
-    }
-    // The n-th free port: walk the used ports (ascending) and step over each one at or below the candidate.
-    let candidate = low + crypto.randomInt(free);
-    for (const { port } of used) {
-      if (port > candidate) break;
-      candidate++;
-    }
-    return candidate;
-  }
-
   return {
     ...createDiskColumns(db, clock),
     /**
-     * Inserts a server in state `installing` with its address allocated, atomically. The account's quotas are
-     * checked in the same transaction (quota_exceeded, before any port is drawn), so a burst of creates cannot go
-     * past them together (docs/conventions.md "Quotas").
+     * Inserts a server in state `installing` with its place (node, address) allocated, atomically. The account's
+     * quotas are checked in the same transaction (quota_exceeded, before any place is taken), so a burst of creates
+     * cannot go past them together (docs/conventions.md "Quotas"), nor past a node's memory or ports.
      */
     create(userId: string, input: NewServer): Server {
       return db
@@ -139,8 +123,7 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
             ...input,
             state: 'installing',
             desired_state: 'stopped',
-            host: pool.host,
-            port: freePort(),
+            ...placer.place(memoryOf(input.plan)),
             disk_used_bytes: null,
             disk_measured_at: null,
             created_at: now,
@@ -184,7 +167,10 @@ export function createServersRepo(db: Db, clock: Clock, pool: AddressPool, quota
               `The plan can only change while the server is stopped or crashed; it is ${row.state}.`,
             );
           }
-          if (patch.plan !== undefined) quotas.checkPlanChange(row.user_id, row.plan, patch.plan);
+          if (patch.plan !== undefined) {
+            quotas.checkPlanChange(row.user_id, row.plan, patch.plan);
+            placer.checkResize(row.id, memoryOf(row.plan), memoryOf(patch.plan));
+          }
           const next = { ...row, ...patch, updated_at: iso(clock.now()) };
           update.run(next);
           return toServer(next);

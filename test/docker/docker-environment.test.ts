@@ -17,6 +17,7 @@ import { createTestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { imageName } from '../../src/runtime/docker/image';
 import { selectEnvironment } from '../../src/runtime/select-environment';
+import { createNodesRepo } from '../../src/store/nodes-repo';
 import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
 
 const BASE_PORT = 28800;
@@ -217,7 +218,7 @@ test('a graceful shutdown lets a running container go, and the next service life
   await waitFor('the echo', () => runtime.console.recent(id, 50).some((l) => l.text === 'echo: after-restart'), 20_000);
   expect(runtime.console.recent(id, 50).some((l) => l.text.startsWith('adopted process'))).toBe(true);
   const log = fs.readFileSync(path.join(host.dataDir, 'servers', id, 'logs', 'console.log'), 'utf8'); // both lives
-  expect(log).toMatch(/process \d+ left running for the next service life to adopt/);
+  expect(log).toMatch(/process \d+ let go, still running, to be adopted again/);
   runtime.requestAction(id, 'usr_test', 'kill');
   await runtime.idle();
   await waitGone(Id);
@@ -258,11 +259,17 @@ test('a reinstall replaces a file the game turned into a symlink, and never writ
   expect(fs.statSync(path.join(dir, 'settings.json')).uid).toBe(GAME_USER.uid);
 });
 
-test('RUNTIME selects the environment: local needs no engine, docker runs on the one at DOCKER_HOST', () => {
-  const base = { dataDir: host.dataDir, gameEnv: {}, cgroupRoot: null, dockerHost: DOCKER_HOST, dockerGameUser: GAME_USER };
+test('RUNTIME selects the environment: local needs no engine, docker runs on nodes, DOCKER_HOST being node local', () => {
+  const base = {
+    dataDir: host.dataDir, gameEnv: {}, cgroupRoot: null, dockerHost: DOCKER_HOST, dockerGameUser: GAME_USER,
+    gameHost: '127.0.0.1', gamePortRange: [BASE_PORT, BASE_PORT + 9] as [number, number], nodeCheckIntervalMs: 5_000,
+  };
   const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
-  expect(selectEnvironment({ ...base, runtime: 'local' }, log, []).adopt).toBeUndefined();
-  expect(selectEnvironment({ ...base, runtime: 'docker' }, log, []).gameBindHost).toBe('0.0.0.0');
+  const nodes = createNodesRepo(host.db, systemClock, () => 512);
+  expect(selectEnvironment({ ...base, runtime: 'local' }, log, [], nodes).adopt).toBeUndefined();
+  expect(nodes.list()).toEqual([]); // the local environment has no nodes
+  expect(selectEnvironment({ ...base, runtime: 'docker' }, log, [], nodes).gameBindHost).toBe('0.0.0.0');
+  expect(nodes.list().map((n) => [n.name, n.dockerHost, n.publicHost, n.ports])).toEqual([['local', DOCKER_HOST, '127.0.0.1', [BASE_PORT, BASE_PORT + 9]]]);
 });
 
 test('through the API with RUNTIME=docker: create, start, a real player, players, metrics, console, delete', async () => {

@@ -1,6 +1,6 @@
 // The Docker engine for the Docker tests: the one at DOCKER_HOST (default /var/run/docker.sock) if it answers,
 // else a dockerd this file starts and stops again (.ci/run normally starts one first). No test is skipped.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,14 +76,67 @@ export interface ContainerInfo {
 }
 
 /** Every container (running or not) labelled with the instance of this DATA_DIR. */
-export function containersOf(dataDir: string): Promise<ContainerInfo[]> {
+export function containersOf(dataDir: string, on: Engine = engine): Promise<ContainerInfo[]> {
   const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${instanceName(dataDir)}`] }));
-  return engine.json<ContainerInfo[]>('GET', `/containers/json?all=1&filters=${filters}`);
+  return on.json<ContainerInfo[]>('GET', `/containers/json?all=1&filters=${filters}`);
 }
 
 /** Removes, by id, every container of this DATA_DIR's instance; resolves with how many there were. */
-export async function removeContainersOf(dataDir: string): Promise<number> {
-  const left = await containersOf(dataDir);
-  for (const c of left) await engine.json('DELETE', `/containers/${c.Id}?force=1`).catch(() => undefined);
+export async function removeContainersOf(dataDir: string, on: Engine = engine): Promise<number> {
+  const left = await containersOf(dataDir, on);
+  for (const c of left) await on.json('DELETE', `/containers/${c.Id}?force=1`).catch(() => undefined);
   return left.length;
+}
+
+export interface SecondEngine {
+  dockerHost: string;
+  engine: Engine;
+  /** Stops the engine (its containers end with it) and resolves once it has exited. */
+  stop(): Promise<void>;
+  /** Starts it again on the same folders; resolves once it answers. */
+  start(): Promise<void>;
+  /** Leaves it as it was found: the one .ci/run started running again, one started here stopped and removed. */
+  release(): Promise<void>;
+}
+
+const nodeScript = path.join(__dirname, '..', '..', 'scripts', 'docker-node.sh');
+
+function runNodeScript(command: 'start' | 'stop', dir: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('bash', [nodeScript, command, dir], { timeout: 120_000 }, (err, _out, stderr) =>
+      err ? reject(new Error(`docker-node.sh ${command} ${dir}: ${stderr || err.message}`)) : resolve(),
+    );
+  });
+}
+
+/**
+ * A second engine beside the first, as a second node (scripts/docker-node.sh): the one .ci/run started, named
+ * by GSH_NODE2_DIR, or one started here in a short folder of its own (a unix socket path is at most 107 bytes).
+ */
+export async function secondEngine(): Promise<SecondEngine> {
+  const given = process.env.GSH_NODE2_DIR;
+  const dir = given || fs.mkdtempSync('/tmp/gsh-n2-');
+  await runNodeScript('start', dir);
+  const dockerHost = `unix://${dir}/docker.sock`;
+  let running = true;
+  return {
+    dockerHost,
+    engine: createEngine(dockerHost),
+    async stop() {
+      await runNodeScript('stop', dir);
+      running = false;
+    },
+    async start() {
+      await runNodeScript('start', dir);
+      running = true;
+    },
+    async release() {
+      if (given) {
+        if (!running) await runNodeScript('start', dir);
+        return;
+      }
+      await runNodeScript('stop', dir);
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -9,6 +9,9 @@ const allowed: [ServerState, ServerState][] = [
   ['running', 'stopping'], ['running', 'crashed'], ['running', 'stopped'], ['running', 'deleting'],
   ['stopping', 'stopped'], ['stopping', 'deleting'],
   ['crashed', 'starting'], ['crashed', 'stopped'], ['crashed', 'deleting'],
+  // A node that stops answering (docs/architecture.md "Nodes and placement"): every placed state, and back.
+  ['stopped', 'unreachable'], ['starting', 'unreachable'], ['running', 'unreachable'], ['stopping', 'unreachable'],
+  ['crashed', 'unreachable'], ['unreachable', 'running'], ['unreachable', 'stopped'], ['unreachable', 'deleting'],
 ];
 
 const cases: [string, { from: ServerState; to: ServerState; want: boolean }][] = serverStates.flatMap((from) =>
@@ -27,8 +30,11 @@ test('deleting is terminal and every other state can be deleted', () => {
   for (const s of serverStates.filter((s) => s !== 'deleting')) expect(canTransition(s, 'deleting')).toBe(true);
 });
 
-test('running is reached only on the ready signal', () => {
-  expect(transitions.filter((t) => t.to === 'running')).toEqual([{ from: 'starting', to: 'running', on: 'ready' }]);
+test('running is reached only on the ready signal, or when a node returns with the game still running', () => {
+  expect(transitions.filter((t) => t.to === 'running')).toEqual([
+    { from: 'starting', to: 'running', on: 'ready' },
+    { from: 'unreachable', to: 'running', on: 'node_returned' },
+  ]);
 });
 
 const niceness: [number, number][] = [[1024, 0], [4096, 0], [512, 3], [256, 6], [100, 10], [1, 19]];

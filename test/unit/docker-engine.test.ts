@@ -2,7 +2,7 @@
 // engine's multiplexed stdio, its stats, and the container's definition. test/docker/ runs them on a real engine.
 import { PassThrough } from 'node:stream';
 import { ConfigError, loadConfig } from '../../src/config';
-import { containerConfig } from '../../src/runtime/docker/docker-environment';
+import { containerConfig, type NetworkMode } from '../../src/runtime/docker/docker-environment';
 import { usageFromStats } from '../../src/runtime/docker/container-process';
 import { createEngine, demux, parseDockerHost } from '../../src/runtime/docker/engine';
 import type { LaunchSpec } from '../../src/runtime/environment';
@@ -75,4 +75,17 @@ test('the container definition holds every limit and confinement, and publishes 
       { Type: 'bind', Source: '/data/servers/srv_1/logs', Target: '/data/servers/srv_1/logs', ReadOnly: true },
     ],
   });
+});
+
+test('on an engine without a bridge network the container shares the node\'s network and publishes nothing', () => {
+  const spec: LaunchSpec = {
+    serverId: 'srv_1', argv: ['/usr/bin/node', 'game.js'], cwd: '/data/servers/srv_1', address: { host: '203.0.113.7', port: 25570 },
+    ipc: true, limits: { memoryMb: 256, cpuPercent: 150 },
+  };
+  const options = { engine: createEngine('unix:///nowhere.sock'), instance: 'i1', gameEnv: {}, readOnlyPaths: [], user: { uid: 1000, gid: 1000 }, log: console };
+  const cases: [NetworkMode, object][] = [
+    ['bridge', { ExposedPorts: { '25570/tcp': {} }, HostConfig: { NetworkMode: 'bridge', PortBindings: { '25570/tcp': [{ HostIp: '203.0.113.7', HostPort: '25570' }] } } }],
+    ['host', { ExposedPorts: {}, HostConfig: { NetworkMode: 'host', PortBindings: {} } }],
+  ];
+  for (const [mode, want] of cases) expect(containerConfig(spec, options, 'gsh-game:test', mode)).toMatchObject(want);
 });

@@ -36,6 +36,13 @@ export interface DockerEnvironmentOptions {
   image?: string;
 }
 
+/**
+ * How a container reaches players: `bridge` publishes its one game port on the node (its own network
+ * namespace); `host` shares the node's network (an engine run without a bridge, `dockerd --bridge=none`), where
+ * the game binds its port itself. SECURITY.md says what each isolates.
+ */
+export type NetworkMode = 'bridge' | 'host';
+
 interface ContainerSummary {
   Id: string;
   State: string;
@@ -55,6 +62,21 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
   const { engine, log, instance } = options;
   const image = options.image ?? imageName();
   const ensureImage = imageKeeper(engine, image);
+  // The engine's own port view is enough where it is another machine; this host's listeners matter only here.
+  const sameHost = engine.endpoint.startsWith('unix://');
+  let network: Promise<NetworkMode> | null = null;
+  /** `bridge` where the engine has its default bridge network, else `host`; asked once per engine. */
+  const networkMode = (): Promise<NetworkMode> => {
+    network ??= engine.json('GET', '/networks/bridge').then(
+      () => 'bridge' as const,
+      (err) => {
+        network = null;
+        if (err instanceof EngineError && err.status === 404) return 'host' as const;
+        throw err;
+      },
+    );
+    return network;
+  };
   /** Containers this life spawned or adopted: start() removes every other labelled with this instance. */
   const held = new Set<string>();
 
@@ -77,7 +99,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
     const top = await fs.promises.stat(spec.cwd);
     if (top.uid !== options.user.uid) await giveFolder(spec.cwd, options.user); // a folder a local run left
     const name = `gsh-${instance}-${spec.serverId}`;
-    const body = containerConfig(spec, options, image);
+    const body = containerConfig(spec, options, image, await networkMode());
     let created: { Id: string };
     try {
       created = await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body);
@@ -135,7 +157,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
       // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
       const published = await ours().catch(() => [] as ContainerSummary[]);
       const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
-      return !taken && isPortFree(host, port);
+      return !taken && (!sameHost || isPortFree(host, port));
     },
     spawn,
     async killLeftover(leftover: LeftoverProcess) {
@@ -163,7 +185,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
 }
 
 /** The container's definition (API "Create a container"): every limit and confinement of the class comment. */
-export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOptions, image: string): object {
+export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOptions, image: string, network: NetworkMode = 'bridge'): object {
   const memory = spec.limits.memoryMb * MIB;
   const port = `${spec.address.port}/tcp`;
   const publishIp = net.isIP(spec.address.host) ? spec.address.host : '0.0.0.0';
@@ -176,7 +198,7 @@ export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOpti
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),
     Labels: { [LABEL_SERVER]: spec.serverId, [LABEL_INSTANCE]: options.instance },
     AttachStdin: true, AttachStdout: true, AttachStderr: true, OpenStdin: true, StdinOnce: false, Tty: false,
-    ExposedPorts: { [port]: {} },
+    ExposedPorts: network === 'bridge' ? { [port]: {} } : {},
     HostConfig: {
       Memory: memory,
       MemorySwap: memory, // no swap on top of the plan's memory
@@ -195,7 +217,8 @@ export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOpti
         { Type: 'bind', Source: path.join(spec.cwd, LOGS), Target: path.join(spec.cwd, LOGS), ReadOnly: true },
         ...options.readOnlyPaths.map((p) => ({ Type: 'bind', Source: fs.realpathSync(p), Target: p, ReadOnly: true })),
       ],
-      PortBindings: { [port]: [{ HostIp: publishIp, HostPort: String(spec.address.port) }] },
+      NetworkMode: network,
+      PortBindings: network === 'bridge' ? { [port]: [{ HostIp: publishIp, HostPort: String(spec.address.port) }] } : {},
       RestartPolicy: { Name: 'no' },
       LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
     },

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A second Docker engine beside the host's own, as a second node (docs/architecture.md "Nodes and placement"):
+# its own data root, exec root, socket and pid file under DIR, and no iptables rules (published ports go through
+# the engine's userland proxy). Used by .ci/run and by test/docker/nodes.test.ts.
+#   scripts/docker-node.sh start DIR   starts it unless it answers already; waits until it does
+#   scripts/docker-node.sh stop DIR    stops the one whose pid DIR/docker.pid holds; waits until it has exited,
+#                                      then removes what it left on the host (its mounts, its bridge)
+#
+# Its containers get a bridge of their own, named and numbered from DIR. Not --bridge=none: an engine started
+# with it deletes the host's default bridge docker0 as it starts, cutting off the first engine's containers.
+set -euo pipefail
+cmd=${1:?start or stop}
+dir=${2:?a folder}
+sock="unix://$dir/docker.sock"
+answers() { docker -H "$sock" version >/dev/null 2>&1; }
+hash=$(printf '%s' "$dir" | md5sum | cut -c1-8)
+bridge="gsh${hash}"                               # at most 15 characters (IFNAMSIZ)
+subnet="172.31.$((16#${hash:0:2})).1/24"
+
+case "$cmd" in
+  start)
+    mkdir -p "$dir"
+    answers && exit 0
+    if ! ip link show "$bridge" >/dev/null 2>&1; then
+      ip link add "$bridge" type bridge
+      ip addr add "$subnet" dev "$bridge"
+      ip link set "$bridge" up
+    fi
+    dockerd --data-root "$dir/root" --exec-root "$dir/exec" -H "$sock" --pidfile "$dir/docker.pid" \
+      --bridge="$bridge" --iptables=false >>"$dir/dockerd.log" 2>&1 </dev/null &
+    for _ in $(seq 1 120); do answers && exit 0; sleep 0.5; done
+    echo "the engine at $sock did not answer; its log:" >&2
+    tail -20 "$dir/dockerd.log" >&2
+    exit 1
+    ;;
+  stop)
+    if [ -f "$dir/docker.pid" ]; then
+      pid=$(cat "$dir/docker.pid")
+      if kill "$pid" 2>/dev/null; then
+        for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+        kill -9 "$pid" 2>/dev/null || true
+      fi
+    fi
+    # The engine leaves its network namespace mounted under its exec root; deepest first.
+    { grep " $dir/" /proc/mounts || true; } | awk '{print $2}' | sort -r | xargs -r umount -l
+    ip link del "$bridge" 2>/dev/null || true
+    ;;
+  *)
+    echo "usage: $0 start|stop DIR" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,152 @@
+// `gsh node …`: the operator's nodes (docs/architecture.md "Nodes and placement"; README "Nodes"). The
+// command names and flags are an interface scripts depend on: keep them.
+import { parseArgs } from 'node:util';
+import { loadConfig, portRange } from './config';
+import { openDb } from './store/db';
+import { systemClock } from './clock';
+import { plans } from './catalog/plans';
+import { createNodesRepo, type Node, type NodesRepo } from './store/nodes-repo';
+import { createEngine, parseDockerHost } from './runtime/docker/engine';
+
+export const NODE_USAGE = `  gsh node add --name <name> --docker-host <url> [--public-host <host>] [--memory-mb <n>] [--ports <low>-<high>]
+  gsh node list
+  gsh node drain <name> [--undo]
+  gsh node remove <name>`;
+
+export const NODE_HELP = `node add registers a Docker engine (unix:///path or tcp://host:port) as a node, once it answers. Its servers
+are reached at --public-host (default: the host of a tcp:// URL, else GAME_HOST), on --ports (default
+GAME_PORT_RANGE); placement never gives its servers more plan memory than --memory-mb (default: the engine's
+total memory). New servers go to the node with the most free plan memory that has a free port. A drained node
+takes no new server (--undo takes that back); node remove refuses while any server is on it.`;
+
+class NodeUsageError extends Error {}
+
+const MIB = 1024 * 1024;
+const ANSWER_MS = 5_000;
+
+/** Runs `gsh node <argv…>`; resolves with the exit code (2: bad usage, 1: refused or failed). */
+export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
+  let db: ReturnType<typeof openDb> | undefined;
+  try {
+    const { positionals, values } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        'docker-host': { type: 'string' },
+        'public-host': { type: 'string' },
+        'memory-mb': { type: 'string' },
+        ports: { type: 'string' },
+        undo: { type: 'boolean' },
+      },
+    });
+    const [command, name] = positionals;
+    const config = loadConfig(env);
+    db = openDb(config.dbFile);
+    const memoryOf = (plan: string) => plans.find((p) => p.id === plan)?.memory_mb ?? 0;
+    const nodes = createNodesRepo(db, systemClock, memoryOf);
+    switch (command) {
+      case 'add':
+        return await add(nodes, values, config, out, err);
+      case 'list':
+        list(nodes, out);
+        return 0;
+      case 'drain': {
+        if (!nodes.setDraining(needName(name), values.undo !== true)) return refuse(err, `There is no node ${name}.`);
+        out(values.undo ? `Node ${name} takes new servers again.` : `Node ${name} is drained: it takes no new servers; those on it stay.`);
+        return 0;
+      }
+      case 'remove': {
+        const outcome = nodes.remove(needName(name));
+        if (outcome === 'missing') return refuse(err, `There is no node ${name}.`);
+        if (outcome === 'in_use') return refuse(err, `Node ${name} still has servers; drain it, and delete them (or wait for their owners to) first.`);
+        out(`Removed node ${name}.`);
+        return 0;
+      }
+      default:
+        throw new NodeUsageError(`Unknown node command "${command ?? ''}".`);
+    }
+  } catch (e) {
+    if (e instanceof NodeUsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      err(`gsh: ${(e as Error).message}\n\nUsage:\n${NODE_USAGE}\n\n${NODE_HELP}`);
+      return 2;
+    }
+    err(`gsh: ${(e as Error).message}`);
+    return 1;
+  } finally {
+    db?.close();
+  }
+}
+
+function refuse(err: (s: string) => void, message: string): number {
+  err(`gsh: ${message}`);
+  return 1;
+}
+
+function needName(name: string | undefined): string {
+  if (!name || !/^[a-z0-9][a-z0-9-]{0,31}$/.test(name)) {
+    throw new NodeUsageError(`A node name is 1 to 32 lowercase letters, digits and dashes; got "${name ?? ''}".`);
+  }
+  return name;
+}
+
+type Values = Record<string, string | boolean | undefined>;
+const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);
+
+/** Every flag is checked and the engine asked before anything is written: a refused add changes nothing. */
+async function add(nodes: NodesRepo, values: Values, config: ReturnType<typeof loadConfig>, out: (s: string) => void, err: (s: string) => void) {
+  const name = needName(str(values.name));
+  const dockerHost = str(values['docker-host']);
+  if (!dockerHost) throw new NodeUsageError('--docker-host is required.');
+  let endpoint;
+  try {
+    endpoint = parseDockerHost(dockerHost);
+  } catch (e) {
+    throw new NodeUsageError((e as Error).message.replace('DOCKER_HOST', '--docker-host'));
+  }
+  const rawMemory = str(values['memory-mb']);
+  if (rawMemory !== undefined && !/^[1-9]\d{0,8}$/.test(rawMemory)) throw new NodeUsageError(`--memory-mb takes a whole number of MiB; got "${rawMemory}".`);
+  let ports: [number, number];
+  try {
+    ports = portRange(str(values.ports) ?? `${config.gamePortRange[0]}-${config.gamePortRange[1]}`);
+  } catch {
+    throw new NodeUsageError(`--ports must look like 25565-25664 (ports 1024-65535, low first); got "${str(values.ports)}".`);
+  }
+  const publicHost = str(values['public-host']) ?? endpoint.host ?? config.gameHost;
+  if (!/^[A-Za-z0-9.:_[\]-]{1,253}$/.test(publicHost)) throw new NodeUsageError(`--public-host must be a host name or IP address; got "${publicHost}".`);
+  if (nodes.get(name)) return refuse(err, `There is a node ${name} already.`);
+
+  let info: { MemTotal?: number };
+  try {
+    info = await createEngine(dockerHost).json<{ MemTotal?: number }>('GET', '/info', undefined, ANSWER_MS);
+  } catch (e) {
+    return refuse(err, `The engine at ${dockerHost} did not answer (${(e as Error).message}); nothing was added.`);
+  }
+  const memoryMb = rawMemory !== undefined ? Number(rawMemory) : Math.floor((info.MemTotal ?? 0) / MIB);
+  if (memoryMb <= 0) return refuse(err, `The engine at ${dockerHost} did not report its memory; give --memory-mb.`);
+  if (!nodes.add({ name, dockerHost, publicHost, memoryMb, ports })) return refuse(err, `There is a node ${name} already.`);
+  out(`Added node ${name}: engine ${dockerHost}, players reach ${publicHost} on ports ${ports[0]}-${ports[1]}, ${memoryMb} MiB of plan memory.`);
+  if (endpoint.host) {
+    out(`Note: its containers mount the server folders (DATA_DIR) and this service's folder at the same paths as here; that machine must see them there (README "Nodes").`);
+  }
+  const overlapping = nodes.list().filter((n) => n.name !== name && n.ports[0] <= ports[1] && ports[0] <= n.ports[1]);
+  if (overlapping.length > 0) {
+    out(`Note: its ports overlap those of ${overlapping.map((n) => n.name).join(', ')}; a port is given to one server across all nodes, so they share them.`);
+  }
+  return 0;
+}
+
+function state(n: Node): string {
+  if (n.unreachableSince) return `unreachable since ${n.unreachableSince}`;
+  return n.draining ? 'drained' : 'active';
+}
+
+function list(nodes: NodesRepo, out: (s: string) => void): void {
+  const use = nodes.use();
+  const all = nodes.list();
+  if (all.length === 0) out('No nodes. With RUNTIME=docker the service adds node local (DOCKER_HOST) at its first start.');
+  for (const n of all) {
+    const u = use.get(n.name) ?? { servers: 0, memoryMb: 0 };
+    out([n.name, state(n), n.dockerHost, `public ${n.publicHost}`, `ports ${n.ports[0]}-${n.ports[1]}`, `${u.servers} servers`, `memory ${u.memoryMb}/${n.memoryMb} MiB`].join('\t'));
+  }
+}

@@ -1,0 +1,175 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { capacityExhausted, portsIn, type Placer } from './placement';
+
+/** A Docker engine game servers run on (docs/architecture.md "Nodes and placement"); operators only, never tenants. */
+export interface Node {
+  name: string;
+  /** The engine's address, as DOCKER_HOST takes it: unix:///path or tcp://host:port. */
+  dockerHost: string;
+  /** The host players reach this node's games at (a server's `address.host`). */
+  publicHost: string;
+  /** Plan memory the node's servers may take together: placement never goes past it. */
+  memoryMb: number;
+  /** Inclusive game port range of the node. */
+  ports: [number, number];
+  /** A drained node takes no new server; those on it stay. */
+  draining: boolean;
+  /** Since when its engine has not answered the service's checks; null while it answers. */
+  unreachableSince: string | null;
+  createdAt: string;
+}
+
+/** What a node's servers take: how many, their plans' memory, their ports. */
+export interface NodeUse {
+  servers: number;
+  memoryMb: number;
+}
+
+interface NodeRow {
+  name: string;
+  docker_host: string;
+  public_host: string;
+  memory_mb: number;
+  port_low: number;
+  port_high: number;
+  draining: number;
+  unreachable_since: string | null;
+  created_at: string;
+}
+
+const toNode = (r: NodeRow): Node => ({
+  name: r.name,
+  dockerHost: r.docker_host,
+  publicHost: r.public_host,
+  memoryMb: r.memory_mb,
+  ports: [r.port_low, r.port_high],
+  draining: r.draining === 1,
+  unreachableSince: r.unreachable_since,
+  createdAt: r.created_at,
+});
+
+/** The node every server of RUNTIME=docker is on while the operator has added none (README "Nodes"). */
+export const DEFAULT_NODE = 'local';
+
+export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt'>;
+
+/**
+ * The `nodes` table and placement over it. Use is counted from `servers`, never stored, so it cannot drift
+ * (as quotas-repo.ts counts an account's). `memoryOf` is the plan catalog's memory of a plan id.
+ */
+export function createNodesRepo(db: Db, clock: Clock, memoryOf: (plan: string) => number) {
+  const q = {
+    all: db.prepare('SELECT * FROM nodes ORDER BY name'),
+    one: db.prepare('SELECT * FROM nodes WHERE name = ?'),
+    insert: db.prepare(`INSERT INTO nodes (name, docker_host, public_host, memory_mb, port_low, port_high, created_at)
+      VALUES (@name, @docker_host, @public_host, @memory_mb, @port_low, @port_high, @created_at)`),
+    drain: db.prepare('UPDATE nodes SET draining = ? WHERE name = ?'),
+    lost: db.prepare('UPDATE nodes SET unreachable_since = ? WHERE name = ? AND unreachable_since IS NULL'),
+    back: db.prepare('UPDATE nodes SET unreachable_since = NULL WHERE name = ?'),
+    remove: db.prepare('DELETE FROM nodes WHERE name = ? AND NOT EXISTS (SELECT 1 FROM servers WHERE node = ?)'),
+    plansOn: db.prepare('SELECT node, plan, COUNT(*) AS n FROM servers WHERE node IS NOT NULL GROUP BY node, plan'),
+    adoptUnplaced: db.prepare('UPDATE servers SET node = ? WHERE node IS NULL'),
+    nodeOf: db.prepare('SELECT node FROM servers WHERE id = ?').pluck(),
+    on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
+  };
+  const ports = portsIn(db);
+
+  function use(): Map<string, NodeUse> {
+    const byNode = new Map<string, NodeUse>();
+    for (const r of q.plansOn.all() as { node: string; plan: string; n: number }[]) {
+      const u = byNode.get(r.node) ?? { servers: 0, memoryMb: 0 };
+      u.servers += r.n;
+      u.memoryMb += r.n * memoryOf(r.plan);
+      byNode.set(r.node, u);
+    }
+    return byNode;
+  }
+
+  /** False when a node of that name exists already. */
+  function add(node: NewNode): boolean {
+    if (q.one.get(node.name)) return false;
+    q.insert.run({
+      name: node.name, docker_host: node.dockerHost, public_host: node.publicHost, memory_mb: node.memoryMb,
+      port_low: node.ports[0], port_high: node.ports[1], created_at: iso(clock.now()),
+    });
+    return true;
+  }
+
+  const list = (): Node[] => (q.all.all() as NodeRow[]).map(toNode);
+
+  /**
+   * The node with the most free plan memory that holds this plan and has a free port, among those neither
+   * drained nor unreachable; ties go to the first name, so placement is repeatable. Every server on a node counts, running or not: a stopped server may start
+   * at any time, and its plan's memory is promised to it.
+   */
+  const placer: Placer = {
+    place(memoryMb) {
+      const used = use();
+      let best: { node: Node; free: number } | null = null;
+      for (const node of list()) {
+        const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
+        if (node.draining || node.unreachableSince !== null || free < memoryMb || ports.free(...node.ports) <= 0) continue;
+        if (!best || free > best.free) best = { node, free };
+      }
+      if (!best) throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
+      return { node: best.node.name, host: best.node.publicHost, port: ports.draw(...best.node.ports)! };
+    },
+    checkResize(serverId, fromMb, toMb) {
+      const name = q.nodeOf.get(serverId) as string | null | undefined;
+      const node = name ? (q.one.get(name) as NodeRow | undefined) : undefined;
+      if (!node || toMb <= fromMb) return;
+      const inUse = use().get(node.name)?.memoryMb ?? 0;
+      if (inUse - fromMb + toMb > node.memory_mb) {
+        throw capacityExhausted(`No capacity is left for this server at ${toMb} MiB; try again later or pick a smaller plan.`);
+      }
+    },
+  };
+
+  return {
+    placer,
+    list,
+    get(name: string): Node | undefined {
+      const row = q.one.get(name) as NodeRow | undefined;
+      return row && toNode(row);
+    },
+    /** Each node's servers and plan memory, by node name. */
+    use,
+    add,
+    /** False when there is no such node. */
+    setDraining(name: string, draining: boolean): boolean {
+      return q.drain.run(draining ? 1 : 0, name).changes === 1;
+    },
+    /** Records whether the node's engine answers (the nodes environment's checks, its one writer). */
+    setReachable(name: string, reachable: boolean): void {
+      if (reachable) q.back.run(name);
+      else q.lost.run(iso(clock.now()), name);
+    },
+    /** 'removed', 'missing', or 'in_use' while any server (even one being deleted) is on it. */
+    remove(name: string): 'removed' | 'missing' | 'in_use' {
+      if (!q.one.get(name)) return 'missing';
+      return q.remove.run(name, name).changes === 1 ? 'removed' : 'in_use';
+    },
+    /**
+     * RUNTIME=docker at boot: with no node added, the engine at DOCKER_HOST becomes node `local`; servers placed
+     * before nodes existed (node NULL) are on it. One transaction, so a second service on the file sees all or none.
+     */
+    ensureDefault(node: NewNode): void {
+      db.transaction(() => {
+        if ((q.all.all() as NodeRow[]).length === 0) add(node);
+        if (q.one.get(DEFAULT_NODE)) q.adoptUnplaced.run(DEFAULT_NODE);
+      }).immediate();
+    },
+    /** The node a server is on; null in the local environment or when the server is gone. */
+    nodeOf(serverId: string): string | null {
+      return (q.nodeOf.get(serverId) as string | null | undefined) ?? null;
+    },
+    /** The servers on a node, except those being deleted. */
+    serverIdsOn(name: string): string[] {
+      return q.on.all(name) as string[];
+    },
+  };
+}
+
+export type NodesRepo = ReturnType<typeof createNodesRepo>;
