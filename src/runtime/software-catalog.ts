@@ -21,6 +21,10 @@ import type { Version } from '../catalog/versions';
  *   players          "ipc" | "minecraft-ping" | "none": how to learn who is online
  *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
  *   settings         (optional) object written as settings.json into the server folder at install
+ *   game             (optional, default the id) the game its players play, which names their client:
+ *                    "Minecraft Java Edition", "Luanti" (Version.game in openapi/v1.yaml)
+ *   transport        (optional, default "tcp") "tcp" or "udp": what the game listens on, which the port
+ *                    check, the container's published port and Address.transport follow (Luanti: udp)
  */
 export const placeholders = [
   'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
@@ -43,6 +47,8 @@ export interface SoftwareDefinition {
   players: PlayersProbe;
   startTimeoutMs: number;
   settings: Record<string, unknown> | null;
+  game: string;
+  transport: 'tcp' | 'udp';
   /** The file it was read from, for messages. */
   source: string;
 }
@@ -94,6 +100,7 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
         d.gameVersions.map((v) => ({
           id: `${d.id}-${v}`,
           software: d.id,
+          game: d.game,
           game_version: v,
           description: d.description.replace(/\{game_version\}/g, v),
         })),
@@ -145,6 +152,11 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   const timeout = raw.start_timeout_ms ?? 120_000;
   if (typeof timeout !== 'number' || !(timeout > 0)) fail('"start_timeout_ms" must be a positive number');
   if (raw.settings !== undefined && !isObject(raw.settings)) fail('"settings" must be an object');
+  const transport = raw.transport ?? 'tcp';
+  if (transport !== 'tcp' && transport !== 'udp') fail('"transport" must be "tcp" or "udp"');
+  if (raw.game !== undefined && !(typeof raw.game === 'string' && raw.game !== '' && raw.game.length <= 60)) {
+    fail('"game" must be a non-empty string of at most 60 characters');
+  }
   return {
     id,
     description: str('description'),
@@ -157,6 +169,8 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     players: players as PlayersProbe,
     startTimeoutMs: timeout as number,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
+    game: (raw.game as string | undefined) ?? id,
+    transport: transport as 'tcp' | 'udp',
     source,
   };
 }

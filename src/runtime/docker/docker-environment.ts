@@ -152,12 +152,13 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
     async uninstall(dir) {
       await fs.promises.rm(dir, { recursive: true, force: true });
     },
-    async isPortFree(host, port) {
+    async isPortFree(address) {
+      const { port } = address;
       // The engine's own view first (a published port may not show as a listener, e.g. without its userland
       // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
       const published = await ours().catch(() => [] as ContainerSummary[]);
       const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
-      return !taken && (!sameHost || isPortFree(host, port));
+      return !taken && (!sameHost || isPortFree(address));
     },
     spawn,
     async killLeftover(leftover: LeftoverProcess) {
@@ -187,7 +188,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
 /** The container's definition (API "Create a container"): every limit and confinement of the class comment. */
 export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOptions, image: string, network: NetworkMode = 'bridge'): object {
   const memory = spec.limits.memoryMb * MIB;
-  const port = `${spec.address.port}/tcp`;
+  const port = `${spec.address.port}/${spec.address.transport ?? 'tcp'}`;
   const publishIp = net.isIP(spec.address.host) ? spec.address.host : '0.0.0.0';
   const env = { ...options.gameEnv, HOME: spec.cwd, [SERVER_ID_ENV]: spec.serverId };
   return {
