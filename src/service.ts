@@ -41,7 +41,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const runtime = createRuntime({
     store,
     clock,
-    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes),
+    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog.imageFiles()),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, ...options.runtime, dataDir: config.dataDir },
     plans,

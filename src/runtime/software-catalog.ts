@@ -25,6 +25,8 @@ import type { Version } from '../catalog/versions';
  *                    "Minecraft Java Edition", "Luanti" (Version.game in openapi/v1.yaml)
  *   transport        (optional, default "tcp") "tcp" or "udp": what the game listens on, which the port
  *                    check, the container's published port and Address.transport follow (Luanti: udp)
+ *   image_files      (optional) absolute paths of files and folders the game needs in a container besides Node
+ *                    (a native server binary, its data); the game image holds them, and each executable's libraries
  */
 export const placeholders = [
   'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
@@ -49,6 +51,7 @@ export interface SoftwareDefinition {
   settings: Record<string, unknown> | null;
   game: string;
   transport: 'tcp' | 'udp';
+  imageFiles: string[];
   /** The file it was read from, for messages. */
   source: string;
 }
@@ -63,6 +66,8 @@ export interface SoftwareCatalog {
   resolve(version: string): { software: SoftwareDefinition; gameVersion: string };
   /** The definition with this id, or throws AppError('unknown_version'). */
   get(softwareId: string): SoftwareDefinition;
+  /** Every definition's `image_files` that exist on this host, for the game image (docker/image.ts). */
+  imageFiles(): string[];
 }
 
 export interface CatalogOptions {
@@ -114,6 +119,7 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
       throw new AppError('unknown_version', `"${version}" is not an offered version; GET /v1/versions lists them.`);
     },
     get,
+    imageFiles: () => [...new Set(definitions.flatMap((d) => d.imageFiles))].filter((p) => fs.existsSync(p)).sort(),
   };
 }
 
@@ -152,6 +158,9 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   const timeout = raw.start_timeout_ms ?? 120_000;
   if (typeof timeout !== 'number' || !(timeout > 0)) fail('"start_timeout_ms" must be a positive number');
   if (raw.settings !== undefined && !isObject(raw.settings)) fail('"settings" must be an object');
+  const imageFiles = raw.image_files ?? [];
+  const absolute = Array.isArray(imageFiles) && imageFiles.every((p) => typeof p === 'string' && path.isAbsolute(p));
+  if (!absolute) fail('"image_files" must be an array of absolute paths');
   const transport = raw.transport ?? 'tcp';
   if (transport !== 'tcp' && transport !== 'udp') fail('"transport" must be "tcp" or "udp"');
   if (raw.game !== undefined && !(typeof raw.game === 'string' && raw.game !== '' && raw.game.length <= 60)) {
@@ -171,6 +180,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
     game: (raw.game as string | undefined) ?? id,
     transport: transport as 'tcp' | 'udp',
+    imageFiles: imageFiles as string[],
     source,
   };
 }

@@ -3,40 +3,18 @@
 // protocol, telemetry from the project's mod (steps per second as tps, players), the console through the mod,
 // a graceful /shutdown, kill, a crash restarted, and a real client (Debian's `minetest` under Xvfb) joining.
 // Ports 29300-29319.
-import dgram from 'node:dgram';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { tempDir } from '../helpers/app';
 import { hostPerTest, insertServer, waitAction, waitFor, waitState } from './helpers';
+import { luantiAnswers } from './luanti-probe';
 
 const BASE_PORT = 29300;
 const BINARY = '/usr/lib/minetest/minetestserver';
 
 const t = hostPerTest('luanti');
-
-/** The Luanti protocol's first packet (a reliable, empty original packet from peer 0); true when the server answers. */
-export function luantiAnswers(host: string, port: number, timeoutMs = 3000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = dgram.createSocket('udp4');
-    const done = (answered: boolean) => {
-      clearTimeout(timer);
-      socket.close();
-      resolve(answered);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket.on('message', (reply) => {
-      if (reply.readUInt32BE(0) !== 0x4f457403) return; // not the Luanti protocol id
-      // The server gave us a peer id (SET_PEER_ID): say goodbye so no half-open peer is left.
-      const peer = reply.length >= 14 ? reply.readUInt16BE(12) : 0;
-      const disco = Buffer.from([0x4f, 0x45, 0x74, 0x03, peer >> 8, peer & 0xff, 0, 0, 3]);
-      socket.send(disco, port, host, () => done(true));
-    });
-    socket.on('error', () => done(false));
-    socket.send(Buffer.from('4f457403000000' + '03ffdc01', 'hex'), port, host);
-  });
-}
 
 async function act(id: string, type: 'start' | 'stop' | 'restart' | 'kill') {
   return waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', type).id);

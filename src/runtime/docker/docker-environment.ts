@@ -32,8 +32,10 @@ export interface DockerEnvironmentOptions {
   /** The non-root user games run as; the server folder is given to it (DOCKER_GAME_USER). */
   user: { uid: number; gid: number };
   log: Logger;
-  /** The image; defaults to image.ts `imageName()`, built on first need. */
+  /** The image; defaults to image.ts `imageName(imageExtras)`, built on first need. */
   image?: string;
+  /** Files and folders the image holds beside Node: the software definitions' `image_files` (image.ts). */
+  imageExtras?: readonly string[];
 }
 
 /**
@@ -60,8 +62,8 @@ interface ContainerSummary {
  */
 export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
   const { engine, log, instance } = options;
-  const image = options.image ?? imageName();
-  const ensureImage = imageKeeper(engine, image);
+  const image = options.image ?? imageName(options.imageExtras);
+  const ensureImage = imageKeeper(engine, image, options.imageExtras);
   // The engine's own port view is enough where it is another machine; this host's listeners matter only here.
   const sameHost = engine.endpoint.startsWith('unix://');
   let network: Promise<NetworkMode> | null = null;
