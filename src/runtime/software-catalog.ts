@@ -73,8 +73,13 @@ export interface SoftwareCatalog {
 export interface CatalogOptions {
   /** Folder of the built-in definitions; defaults to src/runtime/software under the package root. */
   builtinDir?: string;
-  /** The operator's folder (config.softwareDir); a missing folder is fine, an invalid file is not. */
+  /** The operator's folder (config.softwareDir); a missing folder is fine. */
   operatorDir?: string | null;
+  /**
+   * Told about each file that is not a valid definition (its path, the JSON pointer of the field at fault, and
+   * why), which is then left out: the other software still runs. Without it, an invalid file throws.
+   */
+  onInvalid?: (message: string) => void;
 }
 
 export function loadSoftwareCatalog(options: CatalogOptions = {}): SoftwareCatalog {
@@ -84,8 +89,19 @@ export function loadSoftwareCatalog(options: CatalogOptions = {}): SoftwareCatal
     if (!dir || !fs.existsSync(dir)) continue;
     for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
       const file = path.join(dir, f);
-      const def = parseSoftwareDefinition(JSON.parse(fs.readFileSync(file, 'utf8')), file);
-      byId.set(def.id, def);
+      try {
+        let raw: unknown;
+        try {
+          raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+        } catch (err) {
+          throw new Error(`${file}: not a JSON file: ${(err as Error).message}`);
+        }
+        const def = parseSoftwareDefinition(raw, file);
+        byId.set(def.id, def);
+      } catch (err) {
+        if (!options.onInvalid) throw err;
+        options.onInvalid((err as Error).message);
+      }
     }
   }
   return createCatalog([...byId.values()]);
@@ -125,8 +141,10 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
 
 /** Validates one definition file's content. Throws an Error naming the file and the field at fault. */
 export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareDefinition {
+  // Every message names its field first ("key" or "key.sub"): said as the JSON pointer (RFC 6901) of it.
   const fail = (msg: string): never => {
-    throw new Error(`${source}: ${msg}`);
+    const field = /^"([\w.]+)"\s*(.*)$/.exec(msg);
+    throw new Error(field ? `${source} at /${field[1].replace(/\./g, '/')}: "${field[1]}" ${field[2]}` : `${source}: ${msg}`);
   };
   if (!isObject(raw)) return fail('a software definition must be a JSON object');
   const str = (key: string): string => {
@@ -144,7 +162,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   const launcher = raw.launcher === undefined ? null : str('launcher');
   for (const m of command.join(' ').matchAll(/\{(\w+)\}/g)) {
     if (!(placeholders as readonly string[]).includes(m[1])) {
-      fail(`unknown placeholder {${m[1]}} in "command"; known: ${placeholders.map((p) => `{${p}}`).join(' ')}`);
+      fail(`"command" has an unknown placeholder {${m[1]}}; known: ${placeholders.map((p) => `{${p}}`).join(' ')}`);
     }
     if (m[1] === 'launcher' && !launcher) fail('"command" uses {launcher} but no "launcher" file is named');
   }
@@ -154,7 +172,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   if (players !== 'ipc' && players !== 'minecraft-ping' && players !== 'none') {
     fail('"players" must be "ipc", "minecraft-ping" or "none"');
   }
-  if ((players === 'ipc' || isObject(raw.ready) && 'ipc' in raw.ready) && !ipc) fail('IPC probes need "ipc": true');
+  if ((players === 'ipc' || isObject(raw.ready) && 'ipc' in raw.ready) && !ipc) fail('"ipc" must be true for IPC probes');
   const timeout = raw.start_timeout_ms ?? 120_000;
   if (typeof timeout !== 'number' || !(timeout > 0)) fail('"start_timeout_ms" must be a positive number');
   if (raw.settings !== undefined && !isObject(raw.settings)) fail('"settings" must be an object');
