@@ -505,10 +505,17 @@ export interface components {
              */
             host: string;
             /**
-             * @description TCP port of the game server.
+             * @description Port of the game server, on `transport`.
              * @example 25565
              */
             port: number;
+            /**
+             * @description The transport the game speaks on that port: `tcp` for Minecraft (Java Edition), `udp` for Luanti.
+             *     The version's `game` says which client to use.
+             * @example tcp
+             * @enum {string}
+             */
+            transport: "tcp" | "udp";
         };
         /** @description A game server. */
         Server: {
@@ -538,7 +545,8 @@ export interface components {
              * @description Where players connect; `null` until an address is allocated.
              * @example {
              *       "host": "127.0.0.1",
-             *       "port": 25565
+             *       "port": 25565,
+             *       "transport": "tcp"
              *     }
              */
             address: components["schemas"]["Address"] | null;
@@ -635,8 +643,13 @@ export interface components {
              */
             software: string;
             /**
-             * @description The Minecraft (Java protocol) version clients must use.
-             * @example 1.20.4
+             * @description The game its players play, which says which client they need (`Minecraft Java Edition`, `Luanti`).
+             * @example Minecraft Java Edition
+             */
+            game: string;
+            /**
+             * @description The game's version clients must be compatible with (for Minecraft, the Java protocol version).
+             * @example 1.20
              */
             game_version: string;
             /**
@@ -1027,7 +1040,8 @@ export interface components {
              */
             name: string;
             /**
-             * @description The player's UUID (offline-mode servers derive it from the name).
+             * @description The player's UUID. Offline-mode Minecraft servers derive it from the name; Luanti has none, so the
+             *     service derives one from the name the same way (a version 3 UUID of `LuantiPlayer:<name>`).
              * @example 5627dd98-e6be-3c21-b8a8-e92344183641
              */
             uuid: string;

@@ -248,7 +248,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     },
     measureDisk: () => diskWatcher.measureNow(),
     create(userId, input) {
-      const server = servers.create(userId, input);
+      const server = servers.create(userId, { ...input, transport: deps.catalog.get(input.software).transport });
       // After the caller's transaction: if it rolled back, there is no row and nothing to install.
       track(new Promise<void>((resolve) => setImmediate(() => resolve(servers.find(server.id) ? install(server.id) : undefined))));
       return server;

@@ -151,7 +151,7 @@ export class ServerSupervisor {
       return this.failStart('spawn_failed', err instanceof AppError ? err.detail : String(err));
     }
     const { address } = launch;
-    if (!(await this.deps.environment.isPortFree(address.host, address.port, this.id))) {
+    if (!(await this.deps.environment.isPortFree(address, this.id))) {
       return this.failStart('port_in_use', `Port ${address.port} on ${address.host} is already in use by another process.`);
     }
     if (this.abortLaunch) return this.interrupted();
