@@ -32,6 +32,7 @@ import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
 import type { Handlers, StreamReply } from './http/types';
 import type { StreamRegistry } from './http/sse';
+import { metricsRoute, type Prometheus } from './prometheus';
 
 export interface AppConfig {
   rateLimitPerMinute: number;
@@ -64,6 +65,11 @@ export interface AppDeps {
   /** Where open SSE streams are tracked, so shutdown can end them. */
   streams: StreamRegistry;
   rateLimitStore?: RateLimitStore;
+  /**
+   * The operator's metrics when METRICS_PORT or METRICS_TOKEN is set: every answer is timed, and with a token the
+   * main port serves /metrics behind it (README "Metrics").
+   */
+  prometheus?: { measure: Prometheus['measure']; registry: Prometheus['registry']; token: string | null };
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
 }
@@ -94,6 +100,7 @@ export async function createApp(deps: AppDeps) {
   // live state that clients should not revalidate from a cache.
   app.set('etag', false);
   if (deps.onResponse) app.use(captureResponses(deps.onResponse));
+  if (deps.prometheus) app.use(deps.prometheus.measure);
   app.use(securityHeaders);
   app.use(accessLog(deps.log));
   // Before the Host check: load balancers and orchestrators probe health by address, and it tells nothing.
@@ -110,6 +117,8 @@ export async function createApp(deps: AppDeps) {
     }),
   );
   app.use(checkHost(deps.config.allowedHosts));
+  // Never open to tenants: only with the operator's token, which no API token is (SECURITY.md).
+  if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
   serveDocs(app, deps.spec);
   mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
   app.get('/favicon.ico', (_req, res) => {
@@ -154,7 +163,10 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
   // (`type: [string, "null"]`, info.summary). `redocly lint` (recommended-strict) is our definition check.
   (api as unknown as { validateDefinition: () => unknown }).validateDefinition = () => undefined;
 
-  api.registerSecurityHandler('bearerAuth', (c: Context, req: Request, res: Response) => bearerAuth(c, req, res, tokens));
+  api.registerSecurityHandler('bearerAuth', (c: Context, req: Request, res: Response) => {
+    res.locals.operationId = c.operation.operationId; // the metrics' label (src/prometheus.ts)
+    return bearerAuth(c, req, res, tokens);
+  });
   api.register({
     unauthorizedHandler: rejectUnauthorized,
     validationFail: (c: Context) => {

@@ -15,6 +15,8 @@ import { createEngine } from './runtime/docker/engine';
 import { buildImage, imageName } from './runtime/docker/image';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
+import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
+import { runConfigCli } from './cli-config';
 import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
@@ -27,6 +29,8 @@ const USAGE = `Usage:
   gsh user quota --email <email>
   gsh image build
 ${NODE_USAGE}
+${DB_USAGE}
+  gsh config
 
 Works on the service's DATA_DIR (default ./data), also while the service runs.
 token create creates the user if needed and prints the new token alone on the last line of stdout.
@@ -38,7 +42,9 @@ user set-quota gives an existing user its own limits (a whole number, or "defaul
 prints the user's quotas; user quota prints them.
 image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST from this host's Node, with no
 registry, replacing any image of the same name; the service also builds it on an engine that lacks it.
-${NODE_HELP}`;
+${NODE_HELP}
+${DB_HELP}
+config prints the configuration in effect for this environment (NAME=value), secrets hidden.`;
 
 export class UsageError extends Error {}
 
@@ -221,6 +227,8 @@ async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err:
 export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number | Promise<number> {
   if (argv.length === 2 && argv[0] === 'image' && argv[1] === 'build') return imageBuild(env, out, err);
   if (argv[0] === 'node' && !argv.includes('--help') && !argv.includes('-h')) return runNodeCli(argv.slice(1), env, out, err);
+  if (argv[0] === 'db' && !argv.includes('--help') && !argv.includes('-h')) return runDbCli(argv.slice(1), env, out, err);
+  if (argv.length === 1 && argv[0] === 'config') return runConfigCli(env, out, err);
   try {
     const { positionals, values } = parseArgs({
       args: argv,

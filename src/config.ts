@@ -46,6 +46,17 @@ export interface Config {
   tokenPurgeIntervalMs: number;
   /** The dashboard's request limits, sign-in throttle and page token lifetime (docs/conventions.md "Authentication"). */
   dashboard: DashboardSettings;
+  /** The operator's Prometheus metrics (README "Metrics"): off unless a port or a token is set. */
+  prometheus: PrometheusSettings;
+}
+
+export interface PrometheusSettings {
+  /** METRICS_PORT: a listener of its own serving only /metrics; null: none. */
+  port: number | null;
+  /** METRICS_HOST: the address that listener binds (loopback by default). */
+  host: string;
+  /** METRICS_TOKEN: the bearer token /metrics asks for; with it set, the main port serves /metrics too. */
+  token: string | null;
 }
 
 export interface DashboardSettings {
@@ -135,6 +146,20 @@ function gameUser(raw: string | undefined): { uid: number; gid: number } {
   return { uid, gid };
 }
 
+/** At least 32 visible ASCII characters, so it cannot be guessed the way a password can (SECURITY.md). */
+function metricsToken(raw: string | undefined): string | null {
+  if (raw === undefined || raw === '') return null;
+  if (!/^[\x21-\x7e]{32,200}$/.test(raw)) {
+    throw new ConfigError('METRICS_TOKEN must be 32 to 200 visible ASCII characters (e.g. `openssl rand -hex 32`).');
+  }
+  return raw;
+}
+
+function prometheus(env: NodeJS.ProcessEnv): PrometheusSettings {
+  const port = env.METRICS_PORT === undefined || env.METRICS_PORT === '' ? null : int(env, 'METRICS_PORT', 0, 0, 65535);
+  return { port, host: env.METRICS_HOST || '127.0.0.1', token: metricsToken(env.METRICS_TOKEN) };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
@@ -178,5 +203,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInMaxDelayMs: int(env, 'SIGN_IN_MAX_DELAY_S', 900, 1, 86_400) * 1000,
       signInAddressFailures: int(env, 'SIGN_IN_ADDRESS_FAILURES', 100, 1, 1_000_000),
     },
+    prometheus: prometheus(env),
   };
 }

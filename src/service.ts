@@ -15,6 +15,7 @@ import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
 import { createTelemetry } from './telemetry';
+import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -34,7 +35,10 @@ export interface BuildOptions {
 export async function buildService(config: Config, log: Logger, options: BuildOptions = {}) {
   const clock = options.clock ?? systemClock;
   const db = openDb(config.dbFile);
-  const store = createStore(db, clock, { host: config.gameHost, portRange: config.gamePortRange, nodes: config.runtime === 'docker' }, { defaults: config.quotas, plans });
+  const { prometheus: promSettings } = config;
+  const prometheus = promSettings.port !== null || promSettings.token !== null ? createPrometheus() : undefined;
+  const pool = { host: config.gameHost, portRange: config.gamePortRange, nodes: config.runtime === 'docker' };
+  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, prometheus?.observer);
   warnIfOneAccountFillsThePorts(config, log);
   const operatorSoftware = path.join(config.dataDir, 'software');
   const catalog = loadSoftwareCatalog({
@@ -57,6 +61,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     maxLifetimeMs: config.streamMaxLifetimeMs,
     authority: { activeTokens: (ids) => store.tokens.activeIds(ids), liveServers: (ids) => store.servers.liveIds(ids) },
   });
+  prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, dbFile: config.dbFile });
   const app = await createApp({
     db,
     store,
@@ -78,6 +83,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     streams,
     onResponse: options.onResponse,
     rateLimitStore: options.rateLimitStore,
+    prometheus: prometheus && { ...prometheus, token: promSettings.token },
   });
 
   /** Deletes old token rows (docs/conventions.md "Authentication"); a failure is logged and retried next time. */
@@ -111,7 +117,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     db.close();
   }
 
-  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, boot, shutdown };
+  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, boot, shutdown };
 }
 
 /**
@@ -140,6 +146,8 @@ export async function startService(config: Config, log: Logger) {
   answerClientErrors(http);
   await new Promise<void>((resolve, reject) => http.once('listening', resolve).once('error', reject));
   log.info('listening', { address: http.address(), data_dir: config.dataDir });
+  const metricsHttp = await listenForMetrics(config, service.prometheus);
+  if (metricsHttp) log.info('metrics listening', { address: metricsHttp.address() });
 
   let stopping: Promise<void> | undefined;
   /** Stop accepting connections, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_S), then shut down. */
@@ -152,10 +160,23 @@ export async function startService(config: Config, log: Logger) {
       const timer = setTimeout(() => http.closeAllConnections(), config.shutdownTimeoutMs).unref();
       await closed;
       clearTimeout(timer);
+      metricsHttp?.closeAllConnections();
+      await new Promise<void>((resolve) => (metricsHttp ? metricsHttp.close(() => resolve()) : resolve()));
       await service.shutdown();
       log.info('stopped');
     })();
     return stopping;
   }
-  return { ...service, http, stop };
+  return { ...service, http, metricsHttp, stop };
+}
+
+/** METRICS_PORT: a listener of its own that serves only /metrics (README "Metrics"); none when it is unset. */
+async function listenForMetrics(config: Config, prometheus: Prometheus | undefined): Promise<HttpServer | undefined> {
+  const { port, host, token } = config.prometheus;
+  if (!prometheus || port === null) return undefined;
+  const server = metricsApp(prometheus.registry, token).listen(port, host);
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  return server;
 }

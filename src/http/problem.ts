@@ -32,6 +32,7 @@ export function problemDocument(err: AppError, instance?: string): ProblemDocume
 /** Answers with the problem document of `err`, its registered status and any headers it carries. */
 export function sendProblem(res: Response, err: AppError, instance: string): void {
   for (const [name, value] of Object.entries(err.headers ?? {})) res.setHeader(name, value);
+  res.locals.problemCode = err.code; // the operator's metrics count rate_limited answers (src/prometheus.ts)
   res
     .status(errorRegistry[err.code].status)
     .type('application/problem+json')

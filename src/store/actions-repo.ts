@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import type { ErrorCode } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
+import type { StoreObserver } from './observer';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
 export type Action = components['schemas']['Action'];
@@ -45,7 +46,7 @@ function toAction(row: ActionRow): Action {
 }
 
 /** The `actions` table: power actions and how they ended (failures are recorded here, never only logged). */
-export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo, 'checkStart'>) {
+export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo, 'checkStart'>, observer: StoreObserver = {}) {
   const q = {
     insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, status, created_at)
       VALUES (@id, @server_id, @user_id, @type, 'pending', @created_at)`),
@@ -58,7 +59,7 @@ export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo,
     after: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     markRunning: db.prepare(`UPDATE actions SET status = 'running', started_at = ? WHERE id = ? AND status = 'pending'`),
     finish: db.prepare(`UPDATE actions SET status = ?, error_code = ?, error_detail = ?, completed_at = ?,
-      started_at = COALESCE(started_at, ?) WHERE id = ? AND status IN ('pending', 'running')`),
+      started_at = COALESCE(started_at, ?) WHERE id = ? AND status IN ('pending', 'running') RETURNING type`).pluck(),
     lastUserStart: db.prepare(`SELECT MAX(created_at) FROM actions WHERE server_id = ? AND type IN ('start', 'restart')`).pluck(),
   };
 
@@ -108,7 +109,9 @@ export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo,
     finish(id: string, failure: Failure | null): boolean {
       const t = iso(clock.now());
       const status = failure ? 'failed' : 'succeeded';
-      return q.finish.run(status, failure?.code ?? null, failure?.detail ?? null, t, t, id).changes === 1;
+      const type = q.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id) as ActionType | undefined;
+      if (type !== undefined) observer.actionFinished?.(type, status);
+      return type !== undefined;
     },
 
     /** When the user last asked this server to start (start or restart), or null. */

@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
 import type { components } from '../../generated/v1';
+import type { StoreObserver } from './observer';
 
 /** A crash as the API shows it (the spec's Crash schema). */
 export type Crash = components['schemas']['Crash'];
@@ -31,7 +32,7 @@ function toCrash(row: CrashRow): Crash {
 }
 
 /** The `crashes` table: exits nobody asked for, with the last console lines so the reason is visible. */
-export function createCrashesRepo(db: Db, clock: Clock) {
+export function createCrashesRepo(db: Db, clock: Clock, observer: StoreObserver = {}) {
   const q = {
     insert: db.prepare(`INSERT INTO crashes (id, server_id, at, exit_code, signal, reason, last_lines)
       VALUES (@id, @server_id, @at, @exit_code, @signal, @reason, @last_lines)`),
@@ -49,6 +50,7 @@ export function createCrashesRepo(db: Db, clock: Clock) {
         last_lines: JSON.stringify(crash.last_lines),
       };
       q.insert.run(row);
+      observer.crashRecorded?.(crash.reason);
       return toCrash(row);
     },
     /** Newest first. */

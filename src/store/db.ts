@@ -19,20 +19,26 @@ export function openDb(file: string): Db {
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  migrate(db);
+  try {
+    migrate(db);
+  } catch (err) {
+    db.close(); // the failed migration rolled back; nothing keeps the file open (README "Upgrades and backups")
+    throw err;
+  }
   return db;
 }
 
-interface Migration {
+export interface Migration {
   id: number;
   name: string;
   sql: string;
 }
 
 /**
- * Migrations live one per file in ./migrations as `NNN-name.ts`, each exporting `sql`. Each runs once, in
- * order, inside a transaction together with the row recording it, so a crash mid-migration leaves nothing half
- * applied. Files are found by listing the folder, so adding one needs no registry edit.
+ * Migrations live one per file in ./migrations as `NNN-name.ts`, each exporting `sql`, sorted by number. Each runs
+ * once, in order, inside the one transaction of migrate() together with the row recording it, so a crash or a
+ * failure mid-upgrade leaves nothing half applied. Files are found by listing the folder, so adding one needs no
+ * registry edit.
  */
 export function loadMigrations(): Migration[] {
   const dir = path.join(__dirname, 'migrations');
@@ -47,18 +53,25 @@ export function loadMigrations(): Migration[] {
     });
 }
 
-export function migrate(db: Db): void {
+/**
+ * Brings the schema up to date: the migrations not yet recorded in `schema_migrations` run in the order given (by
+ * number, from loadMigrations), each with the row recording it, all of them in one IMMEDIATE transaction. So an
+ * upgrade is all or nothing: a migration that fails rolls every pending one back and the file stays exactly as
+ * the previous release left it, still usable by that release; the error is thrown. The recorded set is read
+ * inside the transaction, so the service and the CLI starting together migrate once. Recorded migrations never
+ * run again (test/upgrade/first-release.test.ts).
+ */
+export function migrate(db: Db, migrations: Migration[] = loadMigrations()): void {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-  const applied = new Set(
-    (db.prepare('SELECT id FROM schema_migrations').all() as { id: number }[]).map((r) => r.id),
-  );
+  const appliedIds = db.prepare('SELECT id FROM schema_migrations').pluck();
   const record = db.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)');
-  for (const m of loadMigrations()) {
-    if (applied.has(m.id)) continue;
-    db.transaction(() => {
+  db.transaction(() => {
+    const applied = new Set(appliedIds.all() as number[]);
+    for (const m of migrations) {
+      if (applied.has(m.id)) continue;
       db.exec(m.sql);
       record.run(m.id, m.name, new Date().toISOString());
-    }).immediate();
-  }
+    }
+  }).immediate();
 }

@@ -10,6 +10,9 @@ import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
+import type { StoreObserver } from './observer';
+
+export type { StoreObserver } from './observer';
 
 /**
  * The control tables, one repository per table group, built once per service over one database. Every SQL
@@ -17,7 +20,13 @@ import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
  * types once (docs/conventions.md "Code layout"). The telemetry time series (src/telemetry/metrics-store.ts) keeps
  * its own SQL on the same file: it is a different kind of data, written by one sampler in batches.
  */
-export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: boolean }, quotaSettings: QuotaSettings) {
+export function createStore(
+  db: Db,
+  clock: Clock,
+  pool: AddressPool & { nodes?: boolean },
+  quotaSettings: QuotaSettings,
+  observer: StoreObserver = {},
+) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
   const nodes = createNodesRepo(db, clock, memoryOf);
@@ -26,9 +35,9 @@ export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: 
   return {
     servers: createServersRepo(db, clock, placer, quotas, memoryOf),
     nodes,
-    actions: createActionsRepo(db, clock, quotas),
+    actions: createActionsRepo(db, clock, quotas, observer),
     quotas,
-    crashes: createCrashesRepo(db, clock),
+    crashes: createCrashesRepo(db, clock, observer),
     processes: createProcessesRepo(db, clock),
     tokens: createTokensRepo(db, clock),
     users: createUsersRepo(db, clock),

@@ -105,6 +105,7 @@ export function createServersRepo(
     .prepare(`SELECT id FROM servers WHERE id IN (SELECT value FROM json_each(?)) AND state != 'deleting'`)
     .pluck();
   const setState = db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?');
+  const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
   // One query per reconcile pass: every server with the number of its open actions (no N+1 reads).
   const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
     WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
@@ -216,6 +217,9 @@ export function createServersRepo(
     idsInState(state: ServerState): string[] {
       return inState.all(state) as string[];
     },
+
+    /** How many servers are in each observed state, all accounts together (the operator's metrics). */
+    countByState: (): { state: ServerState; count: number }[] => byState.all() as { state: ServerState; count: number }[],
 
     /** Removes the row, which frees its port for the next server. */
     remove(id: string): void {

@@ -17,6 +17,7 @@ export function createUsersRepo(db: Db, clock: Clock) {
     'INSERT INTO users (id, email, password_hash, created_at) VALUES (@id, @email, @password_hash, @created_at)',
   );
   const setPassword = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
+  const withPassword = db.prepare('SELECT COUNT(*) FROM users WHERE password_hash IS NOT NULL').pluck();
 
   return {
     findByEmail: (email: string) => byEmail.get(email) as User | undefined,
@@ -34,6 +35,9 @@ export function createUsersRepo(db: Db, clock: Clock) {
         })
         .immediate();
     },
+
+    /** Accounts that can sign in to the dashboard (the first-run message asks for one while there is none). */
+    countWithPassword: (): number => withPassword.get() as number,
 
     setPasswordHash(id: string, hash: string): void {
       setPassword.run(hash, id);

@@ -22,6 +22,10 @@ export interface SamplerStats {
   /** Wall time the last tick took (process table scan + write + maintain), microseconds. */
   lastTickMicros: number;
   maxTickMicros: number;
+  /** Samples written to the store since the sampler was made. */
+  rowsWritten: number;
+  /** How much later than its schedule the last timed round began (event loop or a slow round before it), ms. */
+  lastLagMs: number;
 }
 
 export interface Sampler {
@@ -53,7 +57,7 @@ export function createSampler(deps: SamplerDeps): Sampler {
   const onError = deps.onError ?? ((err: unknown) => process.emitWarning(`metrics sampler: ${String(err)}`));
   const baselines = new Map<string, Baseline>();
   const listeners = new Set<{ listener: SampleListener; serverId?: string }>();
-  const stats: SamplerStats = { ticks: 0, lastTickMicros: 0, maxTickMicros: 0 };
+  const stats: SamplerStats = { ticks: 0, lastTickMicros: 0, maxTickMicros: 0, rowsWritten: 0, lastLagMs: 0 };
   let timer: NodeJS.Timeout | null = null;
 
   function collect(): NewSample[] {
@@ -104,6 +108,7 @@ export function createSampler(deps: SamplerDeps): Sampler {
     stats.ticks += 1;
     stats.lastTickMicros = micros;
     stats.maxTickMicros = Math.max(stats.maxTickMicros, micros);
+    stats.rowsWritten += stored.length;
     emit(stored);
     return stored;
   }
@@ -112,7 +117,12 @@ export function createSampler(deps: SamplerDeps): Sampler {
     tick,
     start() {
       if (timer) return;
+      // Lag is measured on the monotonic clock, not the injected one: it is about this process's timers.
+      let due = performance.now() + deps.intervalMs;
       timer = setInterval(() => {
+        const began = performance.now();
+        stats.lastLagMs = Math.max(0, began - due);
+        due = began + deps.intervalMs;
         try {
           tick();
         } catch (err) {

@@ -27,3 +27,25 @@ describe('quota settings (docs/conventions.md "Quotas")', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   });
 });
+
+describe('metrics settings (README "Metrics")', () => {
+  const token = 'a'.repeat(32);
+  test.each([
+    ['off by default', {}, { port: null, host: '127.0.0.1', token: null }],
+    ['a port of its own', { METRICS_PORT: '9464' }, { port: 9464, host: '127.0.0.1', token: null }],
+    ['on another address', { METRICS_PORT: '9464', METRICS_HOST: '10.0.0.5' }, { port: 9464, host: '10.0.0.5', token: null }],
+    ['behind a token on the main port', { METRICS_TOKEN: token }, { port: null, host: '127.0.0.1', token }],
+  ])('%s', (_name, env, want) => {
+    expect(loadConfig(env).prometheus).toEqual(want);
+  });
+
+  test.each([
+    ['METRICS_PORT', 'nine', /METRICS_PORT must be a whole number from 0 to 65535/],
+    ['METRICS_PORT', '70000', /METRICS_PORT must be a whole number/],
+    ['METRICS_TOKEN', 'short-secret', /METRICS_TOKEN must be 32 to 200 visible ASCII characters/],
+    ['METRICS_TOKEN', `${'a'.repeat(32)} b`, /METRICS_TOKEN must be/],
+  ])('%s=%j is refused at start, clearly and without echoing a secret', (name, value, message) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(message);
+    if (name === 'METRICS_TOKEN') expect(() => loadConfig({ [name]: value })).not.toThrow(value);
+  });
+});

