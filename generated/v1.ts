@@ -41,7 +41,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -78,7 +78,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -124,7 +124,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
                 /** @description The action's id. */
                 action_id: components["schemas"]["ActionId"];
             };
@@ -149,7 +149,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -175,7 +175,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -212,14 +212,14 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
         /**
          * Follow the console live
          * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of console
-         *     lines: each event is `event: line`, `id: <seq>`, `data: <ConsoleLine as JSON>`. It starts with the
+         *     lines: each event is a `ConsoleLineEvent`: `event: line`, `id: <seq>`, `data: <ConsoleLine as JSON>`. It starts with the
          *     buffered lines after `Last-Event-ID` (all buffered lines when absent), then follows live. Sequence
          *     numbers restart when the service restarts; a client that reconnects then gets the new buffer.
          *     A comment line is sent every 15 seconds to keep proxies from closing the connection.
@@ -244,7 +244,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -267,7 +267,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -304,14 +304,14 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
         /**
          * Follow the metrics live
          * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream with one
-         *     event per new sample: `event: sample`, `id: <sample id>`, `data: <Sample as JSON>`. With `Last-Event-ID`
+         *     `SampleEvent` per new sample: `event: sample`, `id: <sample id>`, `data: <Sample as JSON>`. With `Last-Event-ID`
          *     (browsers send it when they reconnect) the stream first replays the samples taken after that one (up to
          *     1,000), so nothing is missed. A comment line is sent every 15 seconds to keep the connection open.
          *     **Limits.** A user may have 10 event streams open at once (the operator may set another number); one more
@@ -435,7 +435,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The token's id. */
-                token_id: components["parameters"]["TokenId"];
+                token_id: components["parameters"]["TokenIdParam"];
             };
             cookie?: never;
         };
@@ -656,50 +656,55 @@ export interface components {
          * @enum {string}
          */
         Scope: "servers:read" | "servers:write" | "tokens:manage";
+        /**
+         * @description What the token is for.
+         * @example deploy bot
+         */
+        TokenName: string;
+        /**
+         * @description The first characters of the secret, to tell tokens apart.
+         * @example gsh_Xk3p9
+         */
+        TokenPrefix: string;
+        /**
+         * @description What the token may do.
+         * @example [
+         *       "servers:read",
+         *       "servers:write"
+         *     ]
+         */
+        TokenScopes: components["schemas"]["Scope"][];
+        /**
+         * Format: date-time
+         * @description When the token stops working; `null` if never.
+         * @example 2027-02-20T08:15:30.000Z
+         */
+        TokenExpiresAt: string | null;
+        /**
+         * Format: date-time
+         * @description When the token last authenticated a request; `null` if never.
+         * @example 2026-11-22T09:01:02.000Z
+         */
+        TokenLastUsedAt: string | null;
         /** @description An API token, without its secret. */
         Token: {
             id: components["schemas"]["TokenId"];
-            /**
-             * @description What the token is for.
-             * @example deploy bot
-             */
-            name: string;
-            /**
-             * @description The first characters of the secret, to tell tokens apart.
-             * @example gsh_Xk3p9
-             */
-            prefix: string;
-            /**
-             * @description What the token may do.
-             * @example [
-             *       "servers:read",
-             *       "servers:write"
-             *     ]
-             */
-            scopes: components["schemas"]["Scope"][];
+            name: components["schemas"]["TokenName"];
+            prefix: components["schemas"]["TokenPrefix"];
+            scopes: components["schemas"]["TokenScopes"];
             created_at: components["schemas"]["Timestamp"];
-            /**
-             * Format: date-time
-             * @description When the token stops working; `null` if never.
-             * @example 2027-02-20T08:15:30.000Z
-             */
-            expires_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the token last authenticated a request; `null` if never.
-             * @example 2026-11-22T09:01:02.000Z
-             */
-            last_used_at: string | null;
+            expires_at: components["schemas"]["TokenExpiresAt"];
+            last_used_at: components["schemas"]["TokenLastUsedAt"];
         };
         /** @description A new token with its secret, shown only in this answer. */
         CreatedToken: {
             id: components["schemas"]["TokenId"];
-            name: components["schemas"]["Token"]["name"];
-            prefix: components["schemas"]["Token"]["prefix"];
-            scopes: components["schemas"]["Token"]["scopes"];
+            name: components["schemas"]["TokenName"];
+            prefix: components["schemas"]["TokenPrefix"];
+            scopes: components["schemas"]["TokenScopes"];
             created_at: components["schemas"]["Timestamp"];
-            expires_at: components["schemas"]["Token"]["expires_at"];
-            last_used_at: components["schemas"]["Token"]["last_used_at"];
+            expires_at: components["schemas"]["TokenExpiresAt"];
+            last_used_at: components["schemas"]["TokenLastUsedAt"];
             /**
              * @description The secret. Send it as `Authorization: Bearer <token>`. It cannot be shown again.
              * @example gsh_Xk3p9Qm2Lr8Tz5Vb1Nc7Hd4Jf6Gs0Wa2Ey9Ru3Ik8Op
@@ -793,6 +798,14 @@ export interface components {
              */
             detail: string;
         };
+        /**
+         * @description A stable machine-readable code; switch on this, not on `title` or `detail`. Its page is `type`. The
+         *     list is open: codes may be added within v1 (CHANGELOG.md lists each), and a client treats an unknown
+         *     code by its HTTP status. Each response of an operation says which codes it sends.
+         * @example validation_failed
+         * @enum {string}
+         */
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -821,12 +834,7 @@ export interface components {
              * @example /v1/servers
              */
             instance?: string;
-            /**
-             * @description A stable machine-readable code; switch on this, not on `title` or `detail`.
-             * @example validation_failed
-             * @enum {string}
-             */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
+            code: components["schemas"]["ProblemCode"];
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
             /**
@@ -852,25 +860,22 @@ export interface components {
          * @example act_mi9x2k3q1b9Jr3MsU6wCo8d
          */
         ActionId: string;
+        /**
+         * @description A power action: `start`, `stop`, `restart` or `kill` (see createServerAction). More may be added within
+         *     v1; a client shows an unknown one as it is.
+         * @example start
+         * @enum {string}
+         */
+        ActionType: "start" | "stop" | "restart" | "kill";
         /** @description The power action to take. */
         CreateActionRequest: {
-            /**
-             * @description What to do.
-             * @example start
-             * @enum {string}
-             */
-            type: "start" | "stop" | "restart" | "kill";
+            type: components["schemas"]["ActionType"];
         };
         /** @description A power action and how it ended. */
         Action: {
             id: components["schemas"]["ActionId"];
             server_id: components["schemas"]["ServerId"];
-            /**
-             * @description What was asked for.
-             * @example start
-             * @enum {string}
-             */
-            type: "start" | "stop" | "restart" | "kill";
+            type: components["schemas"]["ActionType"];
             /**
              * @description `pending` until it runs, `running` while it does, then `succeeded` or `failed`.
              * @example succeeded
@@ -896,9 +901,22 @@ export interface components {
              */
             completed_at: string | null;
         };
+        /**
+         * @description Why an action failed, as a code of the error registry (the same `type` page as a problem with that
+         *     code). `start_failed`: the game exited while starting or its install failed. `start_timeout`: it was
+         *     not ready in time. `port_in_use`: its port was taken. `action_cancelled`: a kill, a delete or a
+         *     shutdown overtook it. `invalid_state`: the server was being deleted, the service was shutting down or
+         *     its machine was unreachable. `disk_quota_exceeded`: its folder was over the plan's disk space.
+         *     `service_unavailable`: the service restarted or shut down before it finished; ask again.
+         *     `internal_error`: anything else. Codes may be added within v1: treat an unknown one as a failure
+         *     described by `detail`.
+         * @example start_failed
+         * @enum {string}
+         */
+        ActionErrorCode: "start_failed" | "start_timeout" | "port_in_use" | "action_cancelled" | "invalid_state" | "disk_quota_exceeded" | "service_unavailable" | "internal_error";
         /** @description Why an action failed. */
         ActionError: {
-            code: components["schemas"]["Problem"]["code"];
+            code: components["schemas"]["ActionErrorCode"];
             /**
              * @description What happened, for people.
              * @example The game exited while starting (exit code 1). Last console lines: …
@@ -1052,11 +1070,7 @@ export interface components {
         };
         /** @description One measurement of a running server. */
         Sample: {
-            /**
-             * @description The sample's id (its SSE event id); ids sort in time order.
-             * @example 1795335330
-             */
-            id: string;
+            id: components["schemas"]["EventId"];
             server_id: components["schemas"]["ServerId"];
             at: components["schemas"]["Timestamp"];
             /**
@@ -1084,6 +1098,56 @@ export interface components {
              * @example 10
              */
             players_max: number;
+        };
+        /**
+         * @description The `id:` of a Server-Sent Event, and what `Last-Event-ID` sends back: decimal digits. Within one
+         *     stream ids only grow. A console line's id is its `seq`; a sample's id is its `id`.
+         * @example 1795335330
+         */
+        EventId: string;
+        /**
+         * @description One event of `streamServerConsole`. The body is `text/event-stream`; this schema describes each event of it by
+         *     its fields: `event: line`, `id: <seq>`, and `data:`, a `ConsoleLine` as JSON on one line:
+         *
+         *     ```
+         *     event: line
+         *     id: 42
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
+         *     ```
+         *
+         *     Event types may be added within v1; a client skips an event whose `event` it does not know.
+         */
+        ConsoleLineEvent: {
+            /**
+             * @description The SSE event type.
+             * @example line
+             * @enum {string}
+             */
+            event: "line";
+            id: components["schemas"]["EventId"];
+            data: components["schemas"]["ConsoleLine"];
+        };
+        /**
+         * @description One event of `streamServerMetrics`. The body is `text/event-stream`; this schema describes each event of it by
+         *     its fields: `event: sample`, `id: <sample id>`, and `data:`, a `Sample` as JSON on one line:
+         *
+         *     ```
+         *     event: sample
+         *     id: 1795335330
+         *     data: {"id":"1795335330","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","at":"2026-11-22T08:15:30.000Z","tps":20,"cpu_percent":12.5,"ram_bytes":142606336,"players_online":1,"players_max":10}
+         *     ```
+         *
+         *     Event types may be added within v1; a client skips an event whose `event` it does not know.
+         */
+        SampleEvent: {
+            /**
+             * @description The SSE event type.
+             * @example sample
+             * @enum {string}
+             */
+            event: "sample";
+            id: components["schemas"]["EventId"];
+            data: components["schemas"]["Sample"];
         };
         /** @description The samples of one bucket of `resolution_seconds`, starting at `at`. */
         MetricsPoint: {
@@ -1374,7 +1438,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is well-formed but names something that does not exist (a plan or version), or reuses an Idempotency-Key with a different body. */
+        /**
+         * @description The request is well-formed but names something that does not exist (a plan or version: `unknown_plan`,
+         *     `unknown_version`), or reuses an Idempotency-Key for a different request (`idempotency_key_reused`).
+         */
         Unprocessable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -1470,22 +1537,28 @@ export interface components {
     };
     parameters: {
         /** @description The server's id. */
-        ServerId: components["schemas"]["ServerId"];
+        ServerIdParam: components["schemas"]["ServerId"];
         /** @description The token's id. */
-        TokenId: components["schemas"]["TokenId"];
+        TokenIdParam: components["schemas"]["TokenId"];
         /** @description How many items a page holds at most. */
         Limit: number;
         /** @description The `next_cursor` of the previous page; the page starts after this server. */
         ServerStartingAfter: components["schemas"]["ServerId"];
         /** @description The `next_cursor` of the previous page; the page starts after this token. */
         TokenStartingAfter: components["schemas"]["TokenId"];
-        /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
-        LastEventId: string;
+        /**
+         * @description The `id` of the last event received (HTML Living Standard, Server-Sent Events §9.2.4). The stream
+         *     resumes after it: browsers' `EventSource` sends it by itself when it reconnects; other clients keep the
+         *     last `id` they saw and send it. Left out, the stream starts from its beginning (see each stream).
+         */
+        LastEventId: components["schemas"]["EventId"];
         /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
         IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
+        /** @description `true` when this answer is the replay of an earlier request with the same Idempotency-Key. */
+        IdempotentReplayed: "true";
         /** @description What is left of the rate limit: `r` requests remain, the window resets in `t` seconds. */
         RateLimit: string;
         /** @description The rate limit that applies: `q` requests per `w` seconds. */
@@ -1555,8 +1628,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new server. */
                     Location?: string;
-                    /** @description `true` when this answer is the replay of an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -1584,7 +1656,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1616,7 +1688,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1648,7 +1720,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1693,7 +1765,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1722,10 +1794,13 @@ export interface operations {
     createServerAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1738,6 +1813,7 @@ export interface operations {
             /** @description The action was accepted and will run. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the action, to poll. */
                     Location?: string;
                     RateLimit: components["headers"]["RateLimit"];
@@ -1756,6 +1832,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1767,7 +1844,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
                 /** @description The action's id. */
                 action_id: components["schemas"]["ActionId"];
             };
@@ -1801,7 +1878,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1836,7 +1913,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1865,10 +1942,13 @@ export interface operations {
     sendServerCommand: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1881,6 +1961,7 @@ export interface operations {
             /** @description The command was handed to the game; its output follows on the console. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -1897,6 +1978,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1906,12 +1988,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
+                /**
+                 * @description The `id` of the last event received (HTML Living Standard, Server-Sent Events §9.2.4). The stream
+                 *     resumes after it: browsers' `EventSource` sends it by itself when it reconnects; other clients keep the
+                 *     last `id` they saw and send it. Left out, the stream starts from its beginning (see each stream).
+                 */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1925,12 +2011,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example event: line
-                     *     id: 42
-                     *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["ConsoleLineEvent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1948,7 +2029,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1984,7 +2065,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -2014,12 +2095,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
+                /**
+                 * @description The `id` of the last event received (HTML Living Standard, Server-Sent Events §9.2.4). The stream
+                 *     resumes after it: browsers' `EventSource` sends it by itself when it reconnects; other clients keep the
+                 *     last `id` they saw and send it. Left out, the stream starts from its beginning (see each stream).
+                 */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -2033,12 +2118,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example event: sample
-                     *     id: 1795335330
-                     *     data: {"id":"1795335330","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","at":"2026-11-22T08:15:30.000Z","tps":20,"cpu_percent":12.5,"ram_bytes":142606336,"players_online":1,"players_max":10}
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["SampleEvent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2169,7 +2249,10 @@ export interface operations {
     createToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2182,6 +2265,7 @@ export interface operations {
             /** @description The token, with its secret. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the new token. */
                     Location?: string;
                     RateLimit: components["headers"]["RateLimit"];
@@ -2195,9 +2279,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOrOverQuota"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -2208,7 +2294,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The token's id. */
-                token_id: components["parameters"]["TokenId"];
+                token_id: components["parameters"]["TokenIdParam"];
             };
             cookie?: never;
         };
@@ -2240,7 +2326,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The token's id. */
-                token_id: components["parameters"]["TokenId"];
+                token_id: components["parameters"]["TokenIdParam"];
             };
             cookie?: never;
         };

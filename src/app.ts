@@ -77,9 +77,9 @@ export async function createApp(deps: AppDeps) {
   const handlers: Handlers = {
     ...catalogHandlers(deps),
     ...serverHandlers({ servers, idempotency, versions: deps.versions, runtime: deps.runtime }),
-    ...tokenHandlers({ tokens, tokensPerUser: deps.config.tokensPerUser }),
-    ...actionHandlers({ servers, runtime: deps.runtime }),
-    ...consoleHandlers({ servers, runtime: deps.runtime }),
+    ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
+    ...actionHandlers({ servers, idempotency, runtime: deps.runtime }),
+    ...consoleHandlers({ servers, idempotency, runtime: deps.runtime }),
     ...playerHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),

@@ -17,7 +17,6 @@ export const errorRegistry = {
   token_not_found: { status: 404, title: 'No such token' },
   action_not_found: { status: 404, title: 'No such action' },
   method_not_allowed: { status: 405, title: 'The method is not allowed on this resource' },
-  not_acceptable: { status: 406, title: 'No acceptable representation' },
   invalid_state: { status: 409, title: 'The server is not in a state that allows this' },
   // The next four end failed actions (Action.error.code); they are problems only if an action is run inline.
   port_in_use: { status: 409, title: "The server's port is taken by another process" },

@@ -3,7 +3,7 @@ import { AppError } from '../errors';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
-import type { Action, ActionType, Failure } from '../store/actions-repo';
+import { actionFailure, type Action, type ActionType, type Failure } from '../store/actions-repo';
 import type { Crash } from '../store/crashes-repo';
 import type { NewServer, Server } from '../store/servers-repo';
 import type { Store } from '../store';
@@ -211,7 +211,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       failure = await perform(slot, action);
     } catch (err) {
       log.error('power action failed unexpectedly', { actionId: action.id, err: String(err) });
-      failure = err instanceof AppError ? { code: err.code, detail: err.detail } : { code: 'internal_error', detail: String(err) };
+      failure = err instanceof AppError ? actionFailure(err.code, err.detail) : { code: 'internal_error', detail: String(err) };
     }
     actions.finish(action.id, failure); // a no-op if a kill, shutdown or delete completed it first
   }

@@ -3,15 +3,27 @@ import addFormats from 'ajv-formats';
 import { AppError, errorRegistry, type ErrorCode } from '../../src/errors';
 import { PROBLEM_BASE, problemDocument } from '../../src/http/problem';
 import { loadSpec } from '../../src/spec';
+import { ACTION_ERROR_CODES, actionFailure } from '../../src/store/actions-repo';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe('the error registry and the spec agree', () => {
   const spec = loadSpec().document as Json;
-  const specCodes: string[] = spec.components.schemas.Problem.properties.code.enum;
+  const specCodes: string[] = spec.components.schemas.ProblemCode.enum;
 
   test('every code in the registry is in the spec enum, and the reverse', () => {
     expect([...specCodes].sort()).toEqual(Object.keys(errorRegistry).sort());
+  });
+
+  test('ActionErrorCode lists the codes an action fails with, each a registered code', () => {
+    const actionCodes: string[] = spec.components.schemas.ActionErrorCode.enum;
+    expect([...actionCodes].sort()).toEqual([...ACTION_ERROR_CODES].sort());
+    for (const code of actionCodes) expect(Object.keys(errorRegistry)).toContain(code);
+  });
+
+  test('an error outside ActionErrorCode ends an action as internal_error, keeping its detail', () => {
+    expect(actionFailure('port_in_use', 'taken')).toEqual({ code: 'port_in_use', detail: 'taken' });
+    expect(actionFailure('validation_failed', 'odd')).toEqual({ code: 'internal_error', detail: 'odd' });
   });
 
   test('every response example in the spec uses a registered code with its registered status and title', () => {
