@@ -21,6 +21,7 @@ import {
   type SentResponse,
 } from './http/middleware';
 import { serveDocs } from './http/docs';
+import { requestIdMiddleware } from './http/request-id';
 import { mountDashboard } from './dashboard';
 import { catalogHandlers } from './http/handlers/catalog';
 import { serverHandlers } from './http/handlers/servers';
@@ -94,6 +95,7 @@ export async function createApp(deps: AppDeps) {
   // live state that clients should not revalidate from a cache.
   app.set('etag', false);
   if (deps.onResponse) app.use(captureResponses(deps.onResponse));
+  app.use(requestIdMiddleware);
   app.use(securityHeaders);
   app.use(accessLog(deps.log));
   // Before the Host check: load balancers and orchestrators probe health by address, and it tells nothing.

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { AppError } from '../errors';
+import { AppError, invalidState } from '../errors';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
@@ -188,12 +188,13 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
   function requestAction(serverId: string, userId: string, type: ActionType): Action {
     if (reconciler.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
     const slot = supervisors.of(serverId);
-    if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
-    if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw new AppError('invalid_state', UNREACHABLE);
+    if (slot.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
+    if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw invalidState('unreachable', UNREACHABLE);
     const open = actions.open(serverId);
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];
-      throw new AppError('action_conflict', `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`);
+      const detail = `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`;
+      throw new AppError('action_conflict', detail, undefined, undefined, { state: slot.state, action_id: o.id });
     }
     const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(servers.find(serverId), deps.plans) : null;
     if (overDisk) throw new AppError(overDisk.code, overDisk.detail);

@@ -38,6 +38,11 @@ export async function createContractChecker() {
     } catch {
       return [`${where}: a ${type} body that is not JSON`];
     }
+    // docs/conventions.md "Request ids": every answer has one, and a problem document repeats it.
+    if (typeof sent.headers['request-id'] !== 'string') failures.push(`${where}: no request-id header`);
+    if (type === 'application/problem+json' && (body as Json | undefined)?.request_id !== sent.headers['request-id']) {
+      failures.push(`${where}: the problem's request_id is not the Request-Id header`);
+    }
     if (!sent.path.startsWith('/v1')) {
       if (sent.status >= 400 && !(type === 'application/problem+json' && validator('problem', problemSchema)(body))) {
         failures.push(`${where}: an error outside /v1 that is not a problem document`);

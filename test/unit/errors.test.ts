@@ -1,7 +1,7 @@
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { AppError, errorRegistry, type ErrorCode } from '../../src/errors';
-import { PROBLEM_BASE, problemDocument } from '../../src/http/problem';
+import { PROBLEM_BASE, RETRY_AFTER_503_S, problemDocument, sendProblem } from '../../src/http/problem';
 import { loadSpec } from '../../src/spec';
 import { ACTION_ERROR_CODES, actionFailure } from '../../src/store/actions-repo';
 
@@ -62,5 +62,36 @@ describe('problemDocument builds, for every registered code, a document the spec
     expect(doc.instance).toHaveLength(2000);
     expect(doc.errors).toEqual(errors);
     expect(validate(doc)).toBe(true);
+  });
+});
+
+describe('sendProblem', () => {
+  // A stand-in for express's Response: only what sendProblem touches.
+  const fakeRes = () => {
+    const headers = new Map<string, string>();
+    const res = {
+      headers,
+      statusCode: 0,
+      body: '',
+      setHeader: (k: string, v: string) => void headers.set(k.toLowerCase(), v),
+      hasHeader: (k: string) => headers.has(k.toLowerCase()),
+      getHeader: (k: string) => headers.get(k.toLowerCase()),
+      status(code: number) { res.statusCode = code; return res; },
+      type: () => res,
+      send(b: string) { res.body = b; return res; },
+    };
+    return res;
+  };
+
+  test('every 503 says Retry-After; a throw site\'s own value wins', () => {
+    const a = fakeRes();
+    sendProblem(a as never, new AppError('service_unavailable', 'Shutting down.'), '/v1/servers');
+    expect(a.headers.get('retry-after')).toBe(String(RETRY_AFTER_503_S));
+    const b = fakeRes();
+    sendProblem(b as never, new AppError('capacity_exhausted', 'Full.', undefined, { 'Retry-After': '60' }), '/v1/servers');
+    expect(b.headers.get('retry-after')).toBe('60');
+    const c = fakeRes();
+    sendProblem(c as never, new AppError('invalid_state', 'No.'), '/v1/servers');
+    expect(c.headers.has('retry-after')).toBe(false);
   });
 });
