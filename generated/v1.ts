@@ -359,7 +359,7 @@ export interface paths {
         /**
          * List game versions
          * @description The versions a server can be created with. A version id is `<software>-<game_version>`, for example
-         *     `flying-squid-1.20.4`: the server software and the Minecraft (Java protocol) version it speaks.
+         *     `flying-squid-1.20.5`: the server software and the Minecraft (Java protocol) version it speaks.
          */
         get: operations["listVersions"];
         put?: never;
@@ -488,7 +488,7 @@ export interface components {
         PlanId: string;
         /**
          * @description A version id `<software>-<game_version>`, from `GET /v1/versions`.
-         * @example flying-squid-1.20.4
+         * @example flying-squid-1.20.5
          */
         VersionId: string;
         /**
@@ -505,6 +505,7 @@ export interface components {
              */
             host: string;
             /**
+             * Format: int32
              * @description TCP port of the game server.
              * @example 25565
              */
@@ -523,7 +524,7 @@ export interface components {
             software: string;
             /**
              * @description The game version, parsed from `version`.
-             * @example 1.20.4
+             * @example 1.20.5
              */
             game_version: string;
             state: components["schemas"]["ServerState"];
@@ -543,6 +544,7 @@ export interface components {
              */
             address: components["schemas"]["Address"] | null;
             /**
+             * Format: int32
              * @description How much disk the server's folder (world, settings, logs) took at the last measurement, in MiB,
              *     rounded up; `null` until it is first measured. Compare it with its plan's `disk_mb`: over it, the
              *     server is stopped and cannot start (see the Servers tag).
@@ -598,23 +600,27 @@ export interface components {
              */
             description: string;
             /**
+             * Format: int32
              * @description Memory the game and everything it starts may use, in MiB, with no swap on top. Going over it ends the
              *     game: a crash with reason `out_of_memory` (`memory_limit` on a host without cgroups).
              * @example 1024
              */
             memory_mb: number;
             /**
+             * Format: int32
              * @description CPU share, in percent of one core (100 = one core): a quota the game cannot pass, or only a priority
              *     on a host without cgroups.
              * @example 100
              */
             cpu_percent: number;
             /**
+             * Format: int32
              * @description How many players can be online at once.
              * @example 10
              */
             player_slots: number;
             /**
+             * Format: int32
              * @description Disk space for the server's folder (world, settings, logs), in MiB. Near it the console warns; over
              *     it the server is stopped and cannot start (see the Servers tag).
              * @example 5120
@@ -636,7 +642,7 @@ export interface components {
             software: string;
             /**
              * @description The Minecraft (Java protocol) version clients must use.
-             * @example 1.20.4
+             * @example 1.20.5
              */
             game_version: string;
             /**
@@ -741,6 +747,7 @@ export interface components {
              */
             scopes: components["schemas"]["Scope"][];
             /**
+             * Format: int32
              * @description Seconds from now until the token stops working (60 seconds to 2 years); `null` for never. When absent,
              *     the token expires when the calling token does (never, if the calling token never expires). It may not
              *     be later than the calling token's expiry (see createToken).
@@ -751,11 +758,13 @@ export interface components {
         /** @description One quota of your account. */
         QuotaUse: {
             /**
+             * Format: int64
              * @description How much the account may have.
              * @example 10
              */
             limit: number;
             /**
+             * Format: int64
              * @description How much it has now; above `limit` only after the operator lowered the quota.
              * @example 3
              */
@@ -820,6 +829,7 @@ export interface components {
              */
             title: string;
             /**
+             * Format: int32
              * @description The HTTP status code.
              * @example 400
              */
@@ -850,11 +860,13 @@ export interface components {
              */
             quota?: string;
             /**
+             * Format: int64
              * @description `quota_exceeded` only: the quota's limit.
              * @example 10
              */
             limit?: number;
             /**
+             * Format: int64
              * @description `quota_exceeded` only: what is in use now, before this request (it can be above `limit` after the operator lowered a quota).
              * @example 10
              */
@@ -954,6 +966,7 @@ export interface components {
             id: string;
             at: components["schemas"]["Timestamp"];
             /**
+             * Format: int32
              * @description The process's exit code; `null` when it was ended by a signal.
              * @example 1
              */
@@ -989,6 +1002,7 @@ export interface components {
         /** @description One line of a server's console. */
         ConsoleLine: {
             /**
+             * Format: int32
              * @description Increases by one per line within this service's life; the SSE event id.
              * @example 42
              */
@@ -1032,11 +1046,13 @@ export interface components {
         /** @description Who is online. */
         Players: {
             /**
+             * Format: int32
              * @description How many players are online.
              * @example 1
              */
             online: number;
             /**
+             * Format: int32
              * @description Player slots.
              * @example 10
              */
@@ -1091,16 +1107,19 @@ export interface components {
              */
             cpu_percent: number;
             /**
+             * Format: int64
              * @description Resident memory of the game's processes, in bytes.
              * @example 142606336
              */
             ram_bytes: number;
             /**
+             * Format: int32
              * @description Players online.
              * @example 1
              */
             players_online: number;
             /**
+             * Format: int32
              * @description Player slots.
              * @example 10
              */
@@ -1160,6 +1179,7 @@ export interface components {
         MetricsPoint: {
             at: components["schemas"]["Timestamp"];
             /**
+             * Format: int32
              * @description How many samples the bucket holds.
              * @example 12
              */
@@ -1173,6 +1193,7 @@ export interface components {
         /** @description The window at a glance; every figure is `null` when the window has no samples. */
         MetricsSummary: {
             /**
+             * Format: int32
              * @description Samples in the window.
              * @example 720
              */
@@ -1208,6 +1229,7 @@ export interface components {
              */
             ram_bytes_max: number | null;
             /**
+             * Format: int32
              * @description Most players online at once.
              * @example 3
              */
@@ -1224,6 +1246,7 @@ export interface components {
             from: components["schemas"]["Timestamp"];
             to: components["schemas"]["Timestamp"];
             /**
+             * Format: int32
              * @description The width of each point's bucket, in seconds.
              * @example 180
              */

@@ -92,6 +92,18 @@ export function untypedStreams(spec: Json): string[] {
   return out;
 }
 
+/** Integer schemas without a `format` (int32, int64) and both bounds: generators then pick a type that fits. */
+export function unboundedIntegers(node: unknown, at = '#', out: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((v, i) => unboundedIntegers(v, `${at}/${i}`, out));
+  else if (node && typeof node === 'object') {
+    const o = node as Json;
+    const integer = o.type === 'integer' || (Array.isArray(o.type) && o.type.includes('integer'));
+    if (integer && !(['int32', 'int64'].includes(o.format) && o.minimum !== undefined && o.maximum !== undefined)) out.push(at);
+    for (const [k, v] of Object.entries(o)) unboundedIntegers(v, `${at}/${k}`, out);
+  }
+  return out;
+}
+
 const spec = loadSpec().document as Json;
 
 describe('openapi/v1.yaml is safe for any generator', () => {
@@ -104,6 +116,9 @@ describe('openapi/v1.yaml is safe for any generator', () => {
   test('no response schema forbids extra properties; every request body schema does', () => {
     expect(closedResponseSchemas(spec)).toEqual([]);
     expect(openRequestSchemas(spec)).toEqual([]);
+  });
+  test('every integer has a format and both bounds', () => {
+    expect(unboundedIntegers(spec)).toEqual([]);
   });
   test('every event stream names its event schema, its event types, an EventId id and a named data schema', () => {
     expect(untypedStreams(spec)).toEqual([]);
@@ -131,6 +146,9 @@ describe('the checks fail on the spec mistakes they guard against', () => {
     });
     expect(closedResponseSchemas(s)).toEqual(['Server']);
     expect(openRequestSchemas(s)).toEqual(['ConsoleCommand']);
+  });
+  test('an integer without a format or a bound', () => {
+    expect(unboundedIntegers({ a: { type: 'integer', minimum: 0, maximum: 9 }, b: { type: ['integer', 'null'], format: 'int32', minimum: 0 } })).toEqual(['#/a', '#/b']);
   });
   test('a stream described as a plain string', () => {
     const s = broken((c) => {
