@@ -22,6 +22,7 @@ import {
 } from './http/middleware';
 import { serveDocs } from './http/docs';
 import { requestIdMiddleware } from './http/request-id';
+import { cors } from './http/cors';
 import { mountDashboard } from './dashboard';
 import { catalogHandlers } from './http/handlers/catalog';
 import { serverHandlers } from './http/handlers/servers';
@@ -43,6 +44,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** The host names the service answers for (ALLOWED_HOSTS); empty: every host. */
   allowedHosts: readonly string[];
+  /** Origins whose scripts may call /v1 (CORS_ORIGINS); `*` for any. */
+  corsOrigins: readonly string[];
   /** Live API tokens one user may hold (TOKENS_PER_USER). */
   tokensPerUser: number;
   /** The dashboard's limits and page token lifetime. */
@@ -102,6 +105,8 @@ export async function createApp(deps: AppDeps) {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // CORS before the limiter: a preflight is answered here and costs no budget (docs/conventions.md "Browsers").
+  app.use('/v1', cors(deps.config.corsOrigins));
   // The limiter before the Host check, so every /v1 answer (a 421 too) carries the RateLimit headers the spec lists.
   app.use(
     '/v1',

@@ -43,6 +43,8 @@ export async function createContractChecker() {
     if (type === 'application/problem+json' && (body as Json | undefined)?.request_id !== sent.headers['request-id']) {
       failures.push(`${where}: the problem's request_id is not the Request-Id header`);
     }
+    // A CORS preflight is the browser's question, not an operation (docs/conventions.md "Browsers").
+    if (sent.method === 'OPTIONS' && sent.status === 204 && !sent.body) return failures;
     if (!sent.path.startsWith('/v1')) {
       if (sent.status >= 400 && !(type === 'application/problem+json' && validator('problem', problemSchema)(body))) {
         failures.push(`${where}: an error outside /v1 that is not a problem document`);
