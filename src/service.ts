@@ -72,6 +72,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       trustProxy: config.trustProxy,
       bodyLimitBytes: config.bodyLimitBytes,
       allowedHosts: config.allowedHosts,
+      corsOrigins: config.corsOrigins,
       tokensPerUser: config.tokensPerUser,
       dashboard: config.dashboard,
     },

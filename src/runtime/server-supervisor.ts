@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AppError } from '../errors';
+import { AppError, invalidState } from '../errors';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
 import type { Failure } from '../store/actions-repo';
@@ -303,7 +303,7 @@ export class ServerSupervisor {
 
   /** The running game, for commands and player lists; invalid_state (saying `why` it must run) otherwise. */
   running(why: string): Game {
-    if (this.current !== 'running' || !this.game) throw new AppError('invalid_state', `The server is ${this.current}; ${why}.`);
+    if (this.current !== 'running' || !this.game) throw invalidState(this.current, `The server is ${this.current}; ${why}.`);
     return this.game;
   }
 

@@ -2,7 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
-import { AppError } from '../errors';
+import { AppError, invalidState } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
@@ -166,12 +166,9 @@ export function createServersRepo(
         .transaction(() => {
           const row = one.get(id, userId) as ServerRow | undefined;
           if (!row) return undefined;
-          if (row.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
+          if (row.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
           if (patch.plan !== undefined && patch.plan !== row.plan && !['stopped', 'crashed'].includes(row.state)) {
-            throw new AppError(
-              'invalid_state',
-              `The plan can only change while the server is stopped or crashed; it is ${row.state}.`,
-            );
+            throw invalidState(row.state, `The plan can only change while the server is stopped or crashed; it is ${row.state}.`);
           }
           if (patch.plan !== undefined) {
             quotas.checkPlanChange(row.user_id, row.plan, patch.plan);
