@@ -79,6 +79,7 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
   let sweeper: NodeJS.Timeout | null = null;
   // The sum of every stream's own pending queue (see serveStream), kept as streams queue and flush.
   let totalPending = 0;
+  const frame = frameMemo();
   const budget: QueueBudget = {
     add(bytes) {
       totalPending += bytes;
@@ -128,7 +129,7 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
           'Retry-After': '5',
         });
       }
-      serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, track: (hooks) => track({ owner, ...hooks }) });
+      serveStream({ req, res, reply, frame, maxQueuedBytes, maxLifetimeMs, budget, track: (hooks) => track({ owner, ...hooks }) });
     },
     /** How many streams are open (for tests and the benchmark). */
     size: () => open.size,
@@ -152,6 +153,8 @@ interface StreamSetup {
   req: Request;
   res: Response;
   reply: StreamReply;
+  /** The frame of an event, built once for every stream it goes to (frameMemo). */
+  frame: (e: SseEvent) => Buffer;
   maxQueuedBytes: number;
   maxLifetimeMs: number;
   budget: QueueBudget;
@@ -159,14 +162,14 @@ interface StreamSetup {
   track: (hooks: { end: () => void; drop: () => void; queued: () => number }) => () => void;
 }
 
-function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, track }: StreamSetup): void {
+function serveStream({ req, res, reply, frame, maxQueuedBytes, maxLifetimeMs, budget, track }: StreamSetup): void {
   writeHead(res);
   let done = false;
   // True from a write that returned false until 'drain': the socket takes nothing more for now. Events that come
   // meanwhile wait here, joined into one write at 'drain': Node would keep each as its own buffered chunk, with
   // a per-chunk overhead larger than a console line, so the bytes counted would not be the memory used.
   let blocked = false;
-  let pending: string[] = [];
+  let pending: Buffer[] = [];
   let pendingBytes = 0;
   // Bytes counted against the service-wide budget: the pending ones, plus a joined write until it drains.
   let owed = 0;
@@ -191,10 +194,10 @@ function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, t
   const drop = () => void (cleanup() && res.destroy());
   const queued = () => (done ? 0 : res.writableLength + pendingBytes);
 
-  const send = (chunk: string): void => {
+  const send = (chunk: Buffer): void => {
     if (done) return;
     if (!blocked) return void (blocked = !res.write(chunk));
-    const bytes = Buffer.byteLength(chunk);
+    const bytes = chunk.length;
     if (queued() + bytes > maxQueuedBytes) return drop();
     pending.push(chunk);
     pendingBytes += bytes;
@@ -204,29 +207,29 @@ function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, t
   // 'drain': everything handed to Node has left, so only the pending bytes are still owed; they go out as one write.
   const flush = () => {
     if (done) return;
-    const text = pending.join('');
+    const text = Buffer.concat(pending);
     budget.release(owed - pendingBytes);
     owed = pendingBytes;
     pending = [];
     pendingBytes = 0;
-    blocked = text !== '' && !res.write(text);
+    blocked = text.length > 0 && !res.write(text);
     if (!blocked) {
       budget.release(owed);
       owed = 0;
     }
   };
 
-  const heartbeat = setInterval(() => send(': keep-alive\n\n'), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => send(KEEP_ALIVE), HEARTBEAT_MS);
   const lifetime = setTimeout(endGracefully, maxLifetimeMs);
   res.on('drain', flush);
   req.on('close', cleanup);
   res.on('close', cleanup);
   const untrack = track({ end: endGracefully, drop, queued });
-  send(': stream open\n\n');
+  send(STREAM_OPEN);
 
   // The subscription may replay (a console resuming after Last-Event-ID) and so write, and even be dropped,
   // before it returns its unsubscribe function; then that function is called at once.
-  const off = reply.stream((e) => send(formatEvent(e)));
+  const off = reply.stream((e) => send(frame(e)));
   if (done) off();
   else unsubscribe = off;
 }
@@ -240,8 +243,27 @@ function writeHead(res: Response): void {
   res.flushHeaders();
 }
 
+const STREAM_OPEN = Buffer.from(': stream open\n\n');
+const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+
 /** One event in the HTML Living Standard §9.2.5 format: `event`, `id` and `data` fields, then a blank line. */
-function formatEvent(e: SseEvent): string {
+function formatEvent(e: SseEvent): Buffer {
   // `data` is one line of JSON, so no event can be split or injected by a newline in a value.
-  return `event: ${e.event}\nid: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`;
+  return Buffer.from(`event: ${e.event}\nid: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`);
+}
+
+/**
+ * formatEvent, remembering the last frame built. A source hands the same data object to every stream that
+ * follows it, one event at a time (a console line to each subscriber in turn, a sample likewise), so the frame
+ * is built once per event and the same bytes go to every stream instead of one copy each. One entry, not a map
+ * of every event: a frame must not live as long as the console line it was built from.
+ */
+function frameMemo(): (e: SseEvent) => Buffer {
+  let last: { data: unknown; event: string; id: string; frame: Buffer } | null = null;
+  return (e) => {
+    if (last && last.data === e.data && last.event === e.event && last.id === e.id) return last.frame;
+    const frame = formatEvent(e);
+    last = { data: e.data, event: e.event, id: e.id, frame };
+    return frame;
+  };
 }
