@@ -39,7 +39,9 @@ function stalledStream(port, token, url, counts, reconnect) {
       counts.opened++;
     });
     socket.on('error', () => {});
+    // Closed by the service (dropped); the bench's own stop below is not counted.
     socket.on('close', () => {
+      if (stopped) return;
       counts.dropped++;
       if (reconnect) setTimeout(open, 50);
     });

@@ -255,8 +255,9 @@ function formatEvent(e: SseEvent): Buffer {
 /**
  * formatEvent, remembering the last frame built. A source hands the same data object to every stream that
  * follows it, one event at a time (a console line to each subscriber in turn, a sample likewise), so the frame
- * is built once per event and the same bytes go to every stream instead of one copy each. One entry, not a map
- * of every event: a frame must not live as long as the console line it was built from.
+ * is built once per event and the same bytes go to every stream instead of one copy each (a stalled stream's
+ * pending chunks are these shared buffers too, so the budgets count more than the memory they take, never less).
+ * One entry, not a map of every event: a frame must not live as long as the console line it was built from.
  */
 function frameMemo(): (e: SseEvent) => Buffer {
   let last: { data: unknown; event: string; id: string; frame: Buffer } | null = null;

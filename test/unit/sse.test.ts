@@ -183,6 +183,39 @@ describe('a client that reads', () => {
   });
 });
 
+describe('one event, many streams', () => {
+  test('is serialised once for all of them, and the same data under another id or event is another frame', async () => {
+    const registry = createStreamRegistry({ maxQueuedBytes: BOUND });
+    const subs: Subscription[] = [];
+    const port = await listen(registry, (res) => {
+      const sub: Subscription = { unsubscribed: 0 };
+      subs.push(sub);
+      return recordingReply(res, sub);
+    });
+    const clients = await Promise.all([connect(port), connect(port), connect(port)]);
+    await Promise.all(clients.map((c) => c.until((t) => t.includes(': stream open\n\n'))));
+    // As the console hands one line object to each subscriber in turn.
+    const line = { seq: 1, text: 'hello' };
+    const stringify = jest.spyOn(JSON, 'stringify');
+    for (const sub of subs) sub.write?.({ event: 'line', id: '1', data: line });
+    const serialised = stringify.mock.calls.filter(([value]) => value === line).length;
+    stringify.mockRestore();
+    expect(serialised).toBe(1);
+
+    const others: SseEvent[] = [
+      { event: 'line', id: '2', data: line },
+      { event: 'state', id: '2', data: line },
+      { event: 'line', id: '3', data: 'text' },
+      { event: 'line', id: '4', data: 'text' },
+      { event: 'line', id: '4', data: 'other text' },
+    ];
+    for (const e of others) for (const sub of subs) sub.write?.(e);
+    const expected = [{ event: 'line', id: '1', data: line }, ...others];
+    await Promise.all(clients.map((c) => c.until((t) => eventBlocks(t).length === expected.length)));
+    for (const c of clients) expect(eventBlocks(c.text()).map(parseEvent)).toEqual(expected);
+  });
+});
+
 interface Flood {
   res?: Response;
   unsubscribed: number;
