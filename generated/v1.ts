@@ -225,9 +225,11 @@ export interface paths {
          *     A comment line is sent every 15 seconds to keep proxies from closing the connection.
          *     **Limits.** A user may have 10 event streams open at once (the operator may set another number); one more
          *     answers `429` with code `too_many_streams`. The service ends a stream after 30 minutes, as soon as (within
-         *     a second) its token is revoked or expires or its server is deleted, and when the client falls more than
-         *     1 MiB behind. A client reconnects with `Last-Event-ID` and resumes where it stopped (a revoked token or a
-         *     deleted server then gets its 401 or 404).
+         *     a second) its token is revoked or expires or its server is deleted. A client that stops reading is sent
+         *     nothing meanwhile; when it reads again the stream goes on where it stopped, or ends if the lines it missed
+         *     are no longer buffered (it fell more than 1,000 lines behind). The service may also end the streams of
+         *     clients that stopped reading when too many have. A client reconnects with `Last-Event-ID` and resumes where
+         *     it stopped (a revoked token or a deleted server then gets its 401 or 404).
          */
         get: operations["streamServerConsole"];
         put?: never;
@@ -316,9 +318,11 @@ export interface paths {
          *     1,000), so nothing is missed. A comment line is sent every 15 seconds to keep the connection open.
          *     **Limits.** A user may have 10 event streams open at once (the operator may set another number); one more
          *     answers `429` with code `too_many_streams`. The service ends a stream after 30 minutes, as soon as (within
-         *     a second) its token is revoked or expires or its server is deleted, and when the client falls more than
-         *     1 MiB behind. A client reconnects with `Last-Event-ID` and resumes where it stopped (a revoked token or a
-         *     deleted server then gets its 401 or 404).
+         *     a second) its token is revoked or expires or its server is deleted. A client that stops reading is sent
+         *     nothing meanwhile; when it reads again the stream goes on where it stopped, or ends if it fell 1,000 samples
+         *     or more behind. The service may also end the streams of clients that stopped reading when too many have.
+         *     A client reconnects with `Last-Event-ID` and resumes where it stopped (a revoked token or a deleted server
+         *     then gets its 401 or 404).
          */
         get: operations["streamServerMetrics"];
         put?: never;

@@ -4,7 +4,7 @@
  * loop, sampler, HTTP on 127.0.0.1), on the DATA_DIR given as argv[2], so the parent can read this process's own
  * CPU and memory from /proc/<pid> with the games excluded (they are its children, separate processes).
  * argv[3], when given, is JSON of more environment settings (the streams bench lifts STREAMS_PER_USER).
- * Answers {type:'heap'} with the live heap after a full collection.
+ * Answers {type:'heap'} with the live heap after a full collection, {type:'streams'} with the open event streams.
  * Sends {type:'listening', port, token}; on {type:'stop'} stops gracefully (every game gets its stop command)
  * and exits.
  */
@@ -31,6 +31,8 @@ async function main() {
     }
     // The live heap after a full collection (when forked with --expose-gc): what the service really holds, as
     // opposed to RSS, which also counts garbage V8 has not collected yet and heap it keeps reserved.
+    // The streams bench counts drops here: its clients never read, so they cannot see their connection close.
+    if (m && m.type === 'streams') process.send({ type: 'streams', open: service.streams.size() });
     if (m && m.type === 'heap') {
       if (global.gc) global.gc();
       const u = process.memoryUsage();

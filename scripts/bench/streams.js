@@ -9,8 +9,9 @@
  * baseline: the spam alone for WINDOW_S seconds, RSS sampled every 250 ms (its peak).
  * stalled:  the same spam with STREAMS never-reading clients (half console, half metrics streams), each a raw TCP
  *   socket that sends its request and then pauses, so the kernel buffers fill and the service must queue or drop:
- *   the issue's scenario. Then `reconnecting`: the same, but a dropped client comes back at once, still never
- *   reading (a hostile loop, possible here only because the bench lifts the rate limit and the stream cap).
+ *   the issue's scenario. Then `reconnecting`: the same, but every dropped client is replaced within 250 ms by a
+ *   new one, still never reading (a hostile loop, possible here only because the bench lifts the rate limit and
+ *   the stream cap). `dropped`: streams the service closed (in `reconnecting`, the replacements opened).
  * live heap: the service's heap + external memory after a full collection (the child runs with --expose-gc),
  *   at the start and at the end of each phase with every client still connected (so whatever the streams hold
  *   is counted), and 5 s after they left.
@@ -27,28 +28,24 @@ const { client, waitFor } = require('./runtime');
 const STREAMS = 60;
 const SPAMMERS = 4;
 
-/** A stream client that never reads: request sent, socket paused. With `reconnect`, it comes back when dropped. */
-function stalledStream(port, token, url, counts, reconnect) {
-  let socket = null;
-  let stopped = false;
-  const open = () => {
-    if (stopped) return;
-    socket = net.connect(port, '127.0.0.1', () => {
-      socket.write(`GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`);
-      socket.pause();
-      counts.opened++;
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      counts.dropped++;
-      if (reconnect) setTimeout(open, 50);
-    });
-  };
-  open();
-  return () => {
-    stopped = true;
-    socket?.destroy();
-  };
+/**
+ * A stream client that never reads: request sent, socket paused. Being paused, it cannot see the service close
+ * the connection (the close would be read like data), so drops are counted from the service (streamsOpen).
+ */
+function stalledStream(port, token, url, counts) {
+  const socket = net.connect(port, '127.0.0.1', () => {
+    socket.write(`GET ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`);
+    socket.pause();
+    counts.opened++;
+  });
+  socket.on('error', () => {});
+  return () => socket.destroy();
+}
+
+/** How many event streams the service has open (the child asks its stream registry). */
+async function streamsOpen(child) {
+  child.send({ type: 'streams' });
+  return (await nextMessage(child, (x) => x.type === 'streams')).open;
 }
 
 /** Live memory (heap + external, bytes) of the service child after a full collection. */
@@ -110,20 +107,36 @@ async function runStreams({ windowS = 60, log = console.log } = {}) {
     const phases = {};
     for (const reconnect of [false, true]) {
       const name = reconnect ? 'reconnecting' : 'stalled';
-      const counts = { opened: 0, dropped: 0 };
-      for (let i = 0; i < STREAMS; i++) {
-        const url = `/v1/servers/${id}/${i % 2 ? 'metrics' : 'console'}/stream`;
-        stops.push(stalledStream(port, token, url, counts, reconnect));
-      }
-      await waitFor(() => counts.opened >= STREAMS, 30_000, 'streams open', 100);
+      const counts = { opened: 0 };
+      const openOne = (kind) => {
+        stops.push(stalledStream(port, token, `/v1/servers/${id}/${kind}/stream`, counts));
+      };
+      for (let i = 0; i < STREAMS; i++) openOne(i % 2 ? 'metrics' : 'console');
+      await waitFor(async () => counts.opened >= STREAMS && (await streamsOpen(child)) === STREAMS, 30_000, 'streams open', 100);
       log(`  streams: ${STREAMS} never-reading streams${reconnect ? ' that reconnect when dropped' : ''} plus console spam for ${windowS}s`);
+      // Reconnecting: every 250 ms, as many new never-reading console clients as the service dropped (console
+      // streams are the ones that fill), as a hostile loop would. A replacement not yet served when the next
+      // count is taken is replaced again; the stream cap answers the extra one 429.
+      let reconnects = 0;
+      let replacing = reconnect;
+      const replacer = (async () => {
+        while (replacing) {
+          await sleep(250);
+          const missing = STREAMS - (await streamsOpen(child));
+          for (let i = 0; i < missing && replacing; i++) openOne('console');
+          reconnects += Math.max(0, missing);
+        }
+      })();
       let commands = 0;
       const rss = await watchRss(child.pid, windowS, async (ms) => { commands = await spam(api, id, ms); });
+      replacing = false;
+      await replacer;
+      const dropped = reconnect ? reconnects : STREAMS - (await streamsOpen(child));
       const liveOpen = await liveBytes(child);
       for (const stop of stops.splice(0)) stop();
       await sleep(5000);
       phases[name] = {
-        commands, dropped: counts.dropped, rss_peak_mb: mb(rss.max), growth_mb: mb(rss.max - base.before),
+        commands, dropped, rss_peak_mb: mb(rss.max), growth_mb: mb(rss.max - base.before),
         rss_cost_mb: mb(rss.max - base.max), live_open_mb: mb(liveOpen), live_cost_mb: mb(liveOpen - live0),
         after: { rss_mb: mb(procUsage(child.pid).rssBytes), live_mb: mb(await liveBytes(child)) },
       };

@@ -6,22 +6,13 @@ import type { StreamReply, SseEvent } from './types';
 export const HEARTBEAT_MS = 15_000;
 
 /**
- * The most unsent bytes one stream may have queued in this process before its client is dropped.
- *
- * `res.write` never refuses data: when it returns false it still queues the chunk in memory (Node.js stream docs,
- * "Buffering" and writable.write()), so without a bound a client that stops reading grows the service's memory for
- * as long as events keep coming. Dropping such a client loses nothing it cannot fetch again: an EventSource
- * reconnects and sends the id of the last event it received as `Last-Event-ID` (HTML Living Standard §9.2.3,
- * §9.2.4), from which the stream resumes. 1 MiB is far more than a client that is reading ever has queued (a few
- * socket buffers' worth of console lines), and small enough that many stalled clients cost little.
- */
-export const MAX_QUEUED_BYTES = 1024 * 1024;
-
-/**
- * The most unsent bytes all streams of this service together may have queued. Without it the bound above grows
- * with the number of streams (60 stalled streams could hold 60 MiB); with it, stalled clients cost at most this
- * much whoever opened them. Past it, the stream with the longest queue is dropped, so a tenant whose clients stop
- * reading loses its own streams first, and a reading client (whose queue stays near empty) keeps its stream.
+ * The most unsent bytes the blocked streams of this service together may hold. A stream writes only while its
+ * socket takes data (serveStream), so a stalled one holds little: what Node had accepted when its write returned
+ * false (the socket's high-water mark, 16 KiB, plus at most one event), and nothing more however long it stalls.
+ * That still adds up with the number of stalled streams; with this budget they cost at most this much whoever
+ * opened them (about a thousand of them fit). Past it, the stream holding the most is dropped, so a tenant whose
+ * clients stop reading loses its own streams first. A stream that is not blocked holds less than the
+ * high-water mark and is not counted: a reading client keeps its stream.
  */
 export const MAX_TOTAL_QUEUED_BYTES = 16 * 1024 * 1024;
 
@@ -41,8 +32,6 @@ export interface StreamAuthority {
 }
 
 export interface StreamRegistryOptions {
-  /** Overrides MAX_QUEUED_BYTES (tests use a small bound); production uses the default. */
-  maxQueuedBytes?: number;
   /** Overrides MAX_TOTAL_QUEUED_BYTES (tests use a small budget); production uses the default. */
   maxTotalQueuedBytes?: number;
   /** Open streams per user (STREAMS_PER_USER); past it, 429 too_many_streams. Default 10. */
@@ -71,24 +60,24 @@ interface OpenStream {
  * revocations made by another process (the CLI) on the same database. Graceful shutdown ends them all.
  */
 export function createStreamRegistry(options: StreamRegistryOptions = {}) {
-  const maxQueuedBytes = options.maxQueuedBytes ?? MAX_QUEUED_BYTES;
   const perUser = options.perUser ?? 10;
   const maxLifetimeMs = options.maxLifetimeMs ?? 30 * 60_000;
   const maxTotalQueued = options.maxTotalQueuedBytes ?? MAX_TOTAL_QUEUED_BYTES;
   const open = new Set<OpenStream>();
   let sweeper: NodeJS.Timeout | null = null;
-  // The sum of every stream's own pending queue (see serveStream), kept as streams queue and flush.
-  let totalPending = 0;
+  // What the blocked streams held when they blocked (see serveStream), kept as streams block and drain.
+  let totalHeld = 0;
+  const frame = frameMemo();
   const budget: QueueBudget = {
     add(bytes) {
-      totalPending += bytes;
-      while (totalPending > maxTotalQueued && open.size > 0) {
+      totalHeld += bytes;
+      while (totalHeld > maxTotalQueued && open.size > 0) {
         const longest = [...open].reduce((a, b) => (b.queued() > a.queued() ? b : a));
         longest.drop();
       }
     },
     release(bytes) {
-      totalPending -= bytes;
+      totalHeld -= bytes;
     },
   };
 
@@ -128,7 +117,7 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
           'Retry-After': '5',
         });
       }
-      serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, track: (hooks) => track({ owner, ...hooks }) });
+      serveStream({ req, res, reply, frame, maxLifetimeMs, budget, track: (hooks) => track({ owner, ...hooks }) });
     },
     /** How many streams are open (for tests and the benchmark). */
     size: () => open.size,
@@ -142,7 +131,7 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
 
 export type StreamRegistry = ReturnType<typeof createStreamRegistry>;
 
-/** The service-wide queue budget: `add` may drop streams (the longest queue first) until the total fits. */
+/** The service-wide budget: `add` may drop streams (the one holding most first) until the total fits. */
 interface QueueBudget {
   add(bytes: number): void;
   release(bytes: number): void;
@@ -152,25 +141,31 @@ interface StreamSetup {
   req: Request;
   res: Response;
   reply: StreamReply;
-  maxQueuedBytes: number;
+  /** The frame of an event, built once for every stream it goes to (frameMemo). */
+  frame: (e: SseEvent) => Buffer;
   maxLifetimeMs: number;
   budget: QueueBudget;
   /** Registers the stream's hooks; returns the function that unregisters it. */
   track: (hooks: { end: () => void; drop: () => void; queued: () => number }) => () => void;
 }
 
-function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, track }: StreamSetup): void {
+/**
+ * One stream, pulled by its client (docs/conventions.md "Real-time"). It follows its source only while the socket
+ * takes data: when a write returns false it unsubscribes and keeps just its cursor, the id of the last event it
+ * wrote; at 'drain' it subscribes again after that cursor, and the source replays what came meanwhile. So nothing
+ * is formatted or held for a client that is not reading: the events wait in the source (the console's ring
+ * buffer, the metrics store), which holds them anyway. If they are no longer all there when the client reads
+ * again, the stream ends and the client reconnects with `Last-Event-ID` (HTML Living Standard §9.2.4).
+ */
+function serveStream({ req, res, reply, frame, maxLifetimeMs, budget, track }: StreamSetup): void {
   writeHead(res);
   let done = false;
-  // True from a write that returned false until 'drain': the socket takes nothing more for now. Events that come
-  // meanwhile wait here, joined into one write at 'drain': Node would keep each as its own buffered chunk, with
-  // a per-chunk overhead larger than a console line, so the bytes counted would not be the memory used.
+  let cursor: string | undefined;
+  // From a write that returned false until 'drain'; meanwhile the stream is unsubscribed and writes nothing.
   let blocked = false;
-  let pending: string[] = [];
-  let pendingBytes = 0;
-  // Bytes counted against the service-wide budget: the pending ones, plus a joined write until it drains.
-  let owed = 0;
-  let unsubscribe: (() => void) | undefined;
+  let unsubscribe: (() => void) | null = null;
+  // What Node held unsent when the stream blocked, counted against the service-wide budget until 'drain'.
+  let held = 0;
 
   /** Runs once, however the stream ends (client gone, closeAll, dropped); says whether this call did it. */
   const cleanup = (): boolean => {
@@ -180,55 +175,62 @@ function serveStream({ req, res, reply, maxQueuedBytes, maxLifetimeMs, budget, t
     clearTimeout(lifetime);
     untrack();
     unsubscribe?.();
-    budget.release(owed);
-    owed = 0;
-    pending = [];
-    pendingBytes = 0;
+    unsubscribe = null;
+    budget.release(held);
+    held = 0;
     return true;
   };
   const endGracefully = () => void (cleanup() && res.end());
   // destroy, not end: end() would queue behind the unsent data and wait for the client that is not reading.
   const drop = () => void (cleanup() && res.destroy());
-  const queued = () => (done ? 0 : res.writableLength + pendingBytes);
+  const queued = () => (done ? 0 : res.writableLength);
 
-  const send = (chunk: string): void => {
-    if (done) return;
-    if (!blocked) return void (blocked = !res.write(chunk));
-    const bytes = Buffer.byteLength(chunk);
-    if (queued() + bytes > maxQueuedBytes) return drop();
-    pending.push(chunk);
-    pendingBytes += bytes;
-    owed += bytes;
-    budget.add(bytes); // may drop this stream, or another with a longer queue
+  const write = (chunk: Buffer): void => {
+    if (done || blocked || res.write(chunk)) return;
+    blocked = true;
+    unsubscribe?.();
+    unsubscribe = null;
+    held = res.writableLength;
+    budget.add(held); // may drop this stream, or another holding more
   };
-  // 'drain': everything handed to Node has left, so only the pending bytes are still owed; they go out as one write.
-  const flush = () => {
-    if (done) return;
-    const text = pending.join('');
-    budget.release(owed - pendingBytes);
-    owed = pendingBytes;
-    pending = [];
-    pendingBytes = 0;
-    blocked = text !== '' && !res.write(text);
-    if (!blocked) {
-      budget.release(owed);
-      owed = 0;
+  // A replay goes on calling this after a block: those events are read again from the source at 'drain'.
+  const onEvent = (e: SseEvent): void => {
+    if (done || blocked) return;
+    cursor = e.id;
+    write(frame(e));
+  };
+  /**
+   * Subscribes after the cursor (the first time, where the client asked); may replay, block, or be dropped before
+   * it returns. When the events after the cursor are gone, or the source is (its server deleted, which the sweep
+   * would soon notice), the stream ends: the client has every event written so far, reconnects with the last one
+   * as `Last-Event-ID`, and gets what is still held (or its 404).
+   */
+  const follow = (): void => {
+    let off: (() => void) | null = null;
+    try {
+      off = reply.stream(onEvent, cursor);
+    } catch {
+      // ended below
     }
+    if (off === null) return endGracefully();
+    if (done || blocked) off();
+    else unsubscribe = off;
   };
+  res.on('drain', () => {
+    if (done || !blocked) return;
+    blocked = false;
+    budget.release(held);
+    held = 0;
+    follow();
+  });
 
-  const heartbeat = setInterval(() => send(': keep-alive\n\n'), HEARTBEAT_MS);
+  const heartbeat = setInterval(() => write(KEEP_ALIVE), HEARTBEAT_MS);
   const lifetime = setTimeout(endGracefully, maxLifetimeMs);
-  res.on('drain', flush);
   req.on('close', cleanup);
   res.on('close', cleanup);
   const untrack = track({ end: endGracefully, drop, queued });
-  send(': stream open\n\n');
-
-  // The subscription may replay (a console resuming after Last-Event-ID) and so write, and even be dropped,
-  // before it returns its unsubscribe function; then that function is called at once.
-  const off = reply.stream((e) => send(formatEvent(e)));
-  if (done) off();
-  else unsubscribe = off;
+  write(STREAM_OPEN);
+  follow();
 }
 
 function writeHead(res: Response): void {
@@ -240,8 +242,28 @@ function writeHead(res: Response): void {
   res.flushHeaders();
 }
 
+const STREAM_OPEN = Buffer.from(': stream open\n\n');
+const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+
 /** One event in the HTML Living Standard §9.2.5 format: `event`, `id` and `data` fields, then a blank line. */
-function formatEvent(e: SseEvent): string {
+function formatEvent(e: SseEvent): Buffer {
   // `data` is one line of JSON, so no event can be split or injected by a newline in a value.
-  return `event: ${e.event}\nid: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`;
+  return Buffer.from(`event: ${e.event}\nid: ${e.id}\ndata: ${JSON.stringify(e.data)}\n\n`);
+}
+
+/**
+ * formatEvent, remembering the last frame built. A source hands the same data object to every stream that
+ * follows it, one event at a time (a console line to each subscriber in turn, a sample likewise), so the frame
+ * is built once per event and the same bytes go to every stream instead of one copy each (a write the socket
+ * does not take at once keeps a reference to them, not a copy). One entry, not a map of every event: a frame
+ * must not live as long as the console line it was built from.
+ */
+function frameMemo(): (e: SseEvent) => Buffer {
+  let last: { data: unknown; event: string; id: string; frame: Buffer } | null = null;
+  return (e) => {
+    if (last && last.data === e.data && last.event === e.event && last.id === e.id) return last.frame;
+    const frame = formatEvent(e);
+    last = { data: e.data, event: e.event, id: e.id, frame };
+    return frame;
+  };
 }

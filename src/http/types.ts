@@ -44,14 +44,20 @@ export interface SseEvent {
 }
 
 /**
- * What a streaming operation (text/event-stream) returns: `subscribe` is called with a writer once the stream is
- * open and returns the function that ends the subscription when the client goes away.
+ * What a streaming operation (text/event-stream) returns. The stream is pulled by its client (src/http/sse.ts):
+ * `stream` is called when it opens and again each time it resumes after the client stopped reading.
  */
 export interface StreamReply {
   status: 200;
   /** The server the stream shows; it ends when that server is deleted. */
   serverId?: string;
-  stream: (write: (event: SseEvent) => void) => () => void;
+  /**
+   * Writes the events after `after` (the id of the last event the stream wrote; when absent, where the client
+   * asked: its `Last-Event-ID`), then live ones, and returns the function that ends the subscription. Returns null
+   * instead when some events after `after` are no longer held (it may also throw when the source is gone): the
+   * stream then ends and the client reconnects.
+   */
+  stream: (write: (event: SseEvent) => void, after?: string) => (() => void) | null;
 }
 
 export type Handler<Op extends OperationId> = (

@@ -108,6 +108,15 @@ export class ConsoleBuffer {
     return () => void this.listeners.delete(fn);
   }
 
+  /**
+   * Whether every line after `afterSeq` is still held (none has left the ring yet), so that a subscriber resuming
+   * after it misses nothing: an event stream whose client stopped reading resumes this way (src/http/sse.ts).
+   */
+  holdsAllAfter(afterSeq: number): boolean {
+    const oldest = this.count > 0 ? this.at(0).seq : this.nextSeq;
+    return afterSeq + 1 >= oldest;
+  }
+
   /** Closes the log file; resolves once it (and any rotated-out file) is flushed and its descriptor closed. */
   async close(): Promise<void> {
     const file = this.file;

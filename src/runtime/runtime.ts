@@ -103,6 +103,8 @@ export interface Runtime {
     recent(serverId: string, limit?: number): ConsoleLine[];
     /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
     subscribe(serverId: string, fn: ConsoleListener, opts?: { afterSeq?: number }): () => void;
+    /** Whether every line after `afterSeq` is still buffered (ConsoleBuffer.holdsAllAfter). */
+    holdsAllAfter(serverId: string, afterSeq: number): boolean;
   };
   /** Every running game, for the telemetry sampler. */
   live(): LiveServer[];
@@ -295,6 +297,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     console: {
       recent: (serverId, limit = 100) => supervisors.of(serverId).console.recent(limit),
       subscribe: (serverId, fn, opts = {}) => supervisors.of(serverId).console.subscribe(fn, opts.afterSeq),
+      holdsAllAfter: (serverId, afterSeq) => supervisors.of(serverId).console.holdsAllAfter(afterSeq),
     },
     live: () => supervisors.all().flatMap((s) => s.live ?? []),
     on: (event, fn) => void events.on(event, fn),

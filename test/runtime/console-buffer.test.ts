@@ -35,6 +35,16 @@ test('subscribe resumes after a seq, then streams live lines; unsubscribe stops 
   expect(got.map((l) => [l.seq, l.stream, l.text])).toEqual([[2, 'stderr', 'two'], [3, 'input', 'three']]);
 });
 
+test.each([
+  { capacity: 3, pushed: 0, holds: [[0, true], [4, true]] },
+  { capacity: 3, pushed: 5, holds: [[0, false], [1, false], [2, true], [4, true], [5, true], [9, true]] },
+  { capacity: 0, pushed: 1, holds: [[0, false], [1, true]] },
+])('holdsAllAfter: whether every line after a seq is still held ($capacity lines, $pushed written)', ({ capacity, pushed, holds }) => {
+  const buf = new ConsoleBuffer(capacity, null, at);
+  for (let i = 0; i < pushed; i++) buf.push('stdout', `line ${i}`);
+  for (const [seq, held] of holds) expect([seq, buf.holdsAllAfter(seq as number)]).toEqual([seq, held]);
+});
+
 test('a throwing subscriber does not stop the others', () => {
   const buf = new ConsoleBuffer(10, null, at);
   const got: string[] = [];

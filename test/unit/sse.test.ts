@@ -1,12 +1,10 @@
 import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { getDefaultHighWaterMark } from 'node:stream';
 import express, { type Response } from 'express';
-import { createStreamRegistry, MAX_QUEUED_BYTES, MAX_TOTAL_QUEUED_BYTES, type StreamRegistry } from '../../src/http/sse';
+import { createStreamRegistry, MAX_TOTAL_QUEUED_BYTES, type StreamRegistry } from '../../src/http/sse';
 import type { SseEvent, StreamReply } from '../../src/http/types';
 
-/** A small bound keeps the flood tests short; production uses MAX_QUEUED_BYTES. */
-const BOUND = 64 * 1024;
+/** Past what the kernel buffers for a client that stops reading: a flood that has not blocked a stream by then fails. */
 const FLOOD_BYTES = 20 * 1024 * 1024;
 const PAYLOAD = 'x'.repeat(1000);
 
@@ -107,8 +105,98 @@ function recordingReply(res: Response, sub: Subscription): StreamReply {
   };
 }
 
-test('the default bounds are 1 MiB per stream and 16 MiB for the service', () => {
-  expect(MAX_QUEUED_BYTES).toBe(1024 * 1024);
+/** One stream of a Feed: its response, whether it is subscribed now, and how often it subscribed. */
+interface Follower {
+  res: Response;
+  live: boolean;
+  follows: number;
+  /** `stream` calls answered null: the events after the stream's cursor were gone. */
+  refused: number;
+}
+
+/**
+ * A source shaped like the console (src/runtime/console-buffer.ts): events with ids 1, 2, …, the newest
+ * `capacity` of them held, fanned out to subscribers; `stream(write, after)` replays the held ones after `after`
+ * (all held ones without it), or answers null if some after it are gone.
+ */
+class Feed {
+  readonly events: SseEvent[] = [];
+  readonly followers: Follower[] = [];
+  /** Set, `stream` throws, as the console does for a server deleted meanwhile. */
+  gone = false;
+  private readonly listeners = new Set<(e: SseEvent) => void>();
+
+  constructor(private readonly capacity = Infinity) {}
+
+  push(data: unknown = PAYLOAD): void {
+    const e = { event: 'line', id: String(this.events.length + 1), data };
+    this.events.push(e);
+    for (const fn of this.listeners) fn(e);
+  }
+
+  reply(res: Response): StreamReply {
+    const me: Follower = { res, live: false, follows: 0, refused: 0 };
+    this.followers.push(me);
+    return {
+      status: 200,
+      stream: (write, after) => {
+        if (this.gone) throw new Error('No server srv_x.');
+        const oldest = Math.max(0, this.events.length - this.capacity); // index of the oldest held event
+        const from = after === undefined ? oldest : Number(after);
+        if (from < oldest) {
+          me.refused++;
+          return null;
+        }
+        me.follows++;
+        for (const e of this.events.slice(from)) write(e);
+        me.live = true;
+        this.listeners.add(write);
+        return () => {
+          me.live = false;
+          this.listeners.delete(write);
+        };
+      },
+    };
+  }
+}
+
+const frameBytes = (e: SseEvent) => Buffer.byteLength(formatted(e));
+const ONE_KB_EVENT: SseEvent = { event: 'line', id: '99999', data: PAYLOAD };
+const ids = (text: string) => eventBlocks(text).map((b) => Number(parseEvent(b).id));
+const oneTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Pushes ~1 KB events, 8 a turn of the event loop, until `stalled()` has held for 50 turns in a row (a stream
+ * that blocked may drain again while the kernel still takes data) or FLOOD_BYTES; returns the most bytes the
+ * registry held unsent, sampled after every turn.
+ */
+async function flood(feed: Feed, registry: StreamRegistry, stalled: () => boolean): Promise<number> {
+  let maxQueued = 0;
+  let inARow = 0;
+  for (let sent = 0; sent < FLOOD_BYTES && inARow < 50; sent += 8 * frameBytes(ONE_KB_EVENT)) {
+    for (let i = 0; i < 8; i++) feed.push();
+    maxQueued = Math.max(maxQueued, registry.queuedBytes());
+    await turn();
+    inARow = stalled() ? inARow + 1 : 0;
+  }
+  expect(inARow).toBe(50); // stopped by the streams stalling, not by running out
+  return maxQueued;
+}
+
+/**
+ * Whether a client's body is as long as the opening comment and every event of `feed` (all ASCII): checked on
+ * every chunk, so it must not parse or copy the whole body, which runs to megabytes.
+ */
+const hasAllOf = (feed: Feed) => {
+  const total = feed.events.reduce((n, e) => n + frameBytes(e), ': stream open\n\n'.length);
+  return (t: string) => t.length >= total;
+};
+
+/** What a blocked stream may hold: the socket's high-water mark, the event whose write returned false, framing. */
+const blockedBound = (res: Response) => res.writableHighWaterMark + frameBytes(ONE_KB_EVENT) + 64;
+
+test('the service-wide budget is 16 MiB', () => {
   expect(MAX_TOTAL_QUEUED_BYTES).toBe(16 * 1024 * 1024);
 });
 
@@ -129,7 +217,7 @@ describe('a client that reads', () => {
       id: String(i + 1),
       data: values[i % values.length],
     }));
-    const registry = createStreamRegistry({ maxQueuedBytes: BOUND });
+    const registry = createStreamRegistry();
     const port = await listen(registry, () => ({
       status: 200,
       stream: (write) => {
@@ -149,172 +237,160 @@ describe('a client that reads', () => {
     expect(eventBlocks(client.text()).map(parseEvent)).toEqual(sent);
   });
 
-  test('is not dropped for receiving many times the bound in total', async () => {
-    const total = 16 * BOUND;
-    const sub: Subscription = { unsubscribed: 0 };
-    const registry = createStreamRegistry({ maxQueuedBytes: BOUND });
-    let sentBytes = 0;
-    let id = 0;
-    const port = await listen(registry, (res) => ({
-      status: 200,
-      stream: (write) => {
-        sub.res = res;
-        // Writes a batch only once the previous one has left the process, as a producer well under the bound.
-        const tick = () => {
-          if (sub.unsubscribed || sentBytes >= total) return;
-          if (res.writableLength === 0) {
-            for (let i = 0; i < 8; i++) {
-              const e = { event: 'line', id: String(++id), data: PAYLOAD };
-              write(e);
-              sentBytes += Buffer.byteLength(formatted(e));
-            }
-          }
-          setTimeout(tick, 1);
-        };
-        tick();
-        return () => void sub.unsubscribed++;
-      },
-    }));
+  test('that stops reading for a while gets every event once, in order; meanwhile its stream holds one socket buffer and follows nothing', async () => {
+    const feed = new Feed();
+    const registry = createStreamRegistry();
+    const port = await listen(registry, (res) => feed.reply(res));
     const client = await connect(port);
-    await client.until((t) => Buffer.byteLength(t) >= total);
-    expect(sub.unsubscribed).toBe(0);
-    expect(sub.res?.destroyed).toBe(false);
-    const ids = eventBlocks(client.text()).map((b) => Number(parseEvent(b).id));
-    expect(ids).toEqual(Array.from({ length: ids.length }, (_, i) => i + 1));
+    await client.until((t) => t.includes(': stream open'));
+    const [me] = feed.followers;
+    client.response.pause();
+    const maxQueued = await flood(feed, registry, () => !me.live);
+    // Stalled: more events come, and the stream neither takes them nor holds more.
+    for (let i = 0; i < 2000; i++) feed.push();
+    await turn();
+    expect(me.live).toBe(false);
+    expect(Math.max(maxQueued, registry.queuedBytes())).toBeLessThanOrEqual(blockedBound(me.res));
+    expect(registry.size()).toBe(1);
+
+    client.response.resume();
+    await client.until(hasAllOf(feed));
+    expect(ids(client.text())).toEqual(oneTo(feed.events.length));
+    expect(me.follows).toBeGreaterThan(1);
+    expect(me.live).toBe(true);
+    expect(me.res.destroyed).toBe(false);
   });
-});
 
-interface Flood {
-  res?: Response;
-  unsubscribed: number;
-  /** The most bytes the server had queued for the client, sampled after every write. */
-  maxQueued: number;
-  maxEventBytes: number;
-  writtenBytes: number;
-  done: Promise<void>;
-}
+  test.each(['its events left the source', 'its source is gone'] as const)(
+    'that falls behind ends once it reads again (%s), having had every event up to then',
+    async (cause) => {
+      const feed = new Feed(2000);
+      const registry = createStreamRegistry();
+      const port = await listen(registry, (res) => feed.reply(res));
+      const client = await connect(port);
+      await client.until((t) => t.includes(': stream open'));
+      const [me] = feed.followers;
+      client.response.pause();
+      await flood(feed, registry, () => !me.live);
+      if (cause === 'its source is gone') feed.gone = true;
+      else for (let i = 0; i < 2000; i++) feed.push(); // the stream's cursor is no longer held
+      await turn();
+      expect(registry.size()).toBe(1); // not ended for being behind: only once it reads again
 
-/**
- * A producer of ~1 KB events that never looks at backpressure, as the console and metrics feeds do: on a short
- * timer (8 events a turn of the event loop), or synchronously inside `stream` (as a console replay writes).
- * It stops when unsubscribed, when the response is destroyed, or after FLOOD_BYTES.
- */
-function floodReply(res: Response, mode: 'timer' | 'sync', flood: Flood, finished: () => void, queued: () => number): StreamReply {
-  flood.res = res;
-  return {
-    status: 200,
-    stream: (write) => {
-      let id = 0;
-      let stopped = false;
-      const more = () => !stopped && !res.destroyed && flood.writtenBytes < FLOOD_BYTES;
-      const batch = (size: number) => {
-        for (let i = 0; i < size && more(); i++) {
-          const e = { event: 'line', id: String(++id), data: PAYLOAD };
-          write(e);
-          const bytes = Buffer.byteLength(formatted(e));
-          flood.writtenBytes += bytes;
-          flood.maxEventBytes = Math.max(flood.maxEventBytes, bytes);
-          flood.maxQueued = Math.max(flood.maxQueued, queued());
-        }
-      };
-      const loop = () => (batch(8), more() ? setImmediate(loop) : finished());
-      if (mode === 'sync') {
-        while (more()) batch(1024);
-        finished();
-      } else loop();
-      return () => {
-        flood.unsubscribed++;
-        stopped = true;
-      };
-    },
-  };
-}
-
-describe('a client that never reads', () => {
-  test.each(['timer', 'sync'] as const)(
-    'is dropped once its queue passes the bound (producer: %s)',
-    async (mode) => {
-      let finished!: () => void;
-      const flood: Flood = { unsubscribed: 0, maxQueued: 0, maxEventBytes: 0, writtenBytes: 0, done: Promise.resolve() };
-      flood.done = new Promise<void>((resolve) => (finished = resolve));
-      const registry = createStreamRegistry({ maxQueuedBytes: BOUND });
-      const port = await listen(registry, (res) => floodReply(res, mode, flood, finished, registry.queuedBytes));
-      connectNeverReading(port);
-      await flood.done;
-      const res = flood.res as Response;
-      if (!res.closed) await new Promise((resolve) => res.once('close', resolve));
-
-      expect(flood.writtenBytes).toBeLessThan(FLOOD_BYTES); // stopped by the drop, not by running out
-      expect(res.destroyed).toBe(true);
-      expect(flood.unsubscribed).toBe(1);
-      expect(flood.maxQueued).toBeGreaterThan(0);
-      expect(flood.maxQueued).toBeLessThanOrEqual(BOUND + flood.maxEventBytes);
-
-      // Dropped means gone from the registry too: shutting down does not touch it, nor unsubscribe again.
-      const end = jest.spyOn(res, 'end');
-      registry.closeAll();
-      expect(end).not.toHaveBeenCalled();
-      expect(flood.unsubscribed).toBe(1);
+      client.response.resume();
+      await client.ended;
+      expect(registry.size()).toBe(0);
+      expect(me.refused).toBe(cause === 'its events left the source' ? 1 : 0);
+      const got = ids(client.text());
+      expect(got.length).toBeGreaterThan(0);
+      expect(got).toEqual(oneTo(got.length));
     },
   );
 });
 
-describe('the service-wide budget', () => {
-  const STALLED = 10;
-  const ROUND_BYTES = 8 * 1024;
-
-  /**
-   * One reading client and STALLED never-reading ones on one registry; every stream gets the same ~1 KB events,
-   * 8 per stream per turn of the event loop, until every stalled stream is gone or 20 MiB went to each.
-   */
-  async function crowd(maxTotalQueuedBytes: number) {
-    const registry = createStreamRegistry({ maxQueuedBytes: BOUND, maxTotalQueuedBytes, perUser: STALLED + 1 });
+describe('one event, many streams', () => {
+  test('is serialised once for all of them, and the same data under another id or event is another frame', async () => {
+    const registry = createStreamRegistry();
     const subs: Subscription[] = [];
     const port = await listen(registry, (res) => {
       const sub: Subscription = { unsubscribed: 0 };
       subs.push(sub);
       return recordingReply(res, sub);
     });
+    const clients = await Promise.all([connect(port), connect(port), connect(port)]);
+    await Promise.all(clients.map((c) => c.until((t) => t.includes(': stream open\n\n'))));
+    // As the console hands one line object to each subscriber in turn.
+    const line = { seq: 1, text: 'hello' };
+    const stringify = jest.spyOn(JSON, 'stringify');
+    for (const sub of subs) sub.write?.({ event: 'line', id: '1', data: line });
+    const serialised = stringify.mock.calls.filter(([value]) => value === line).length;
+    stringify.mockRestore();
+    expect(serialised).toBe(1);
+
+    const others: SseEvent[] = [
+      { event: 'line', id: '2', data: line },
+      { event: 'state', id: '2', data: line },
+      { event: 'line', id: '3', data: 'text' },
+      { event: 'line', id: '4', data: 'text' },
+      { event: 'line', id: '4', data: 'other text' },
+    ];
+    for (const e of others) for (const sub of subs) sub.write?.(e);
+    const expected = [{ event: 'line', id: '1', data: line }, ...others];
+    await Promise.all(clients.map((c) => c.until((t) => eventBlocks(t).length === expected.length)));
+    for (const c of clients) expect(eventBlocks(c.text()).map(parseEvent)).toEqual(expected);
+  });
+});
+
+async function until(pred: () => boolean): Promise<void> {
+  while (!pred()) await new Promise((r) => setTimeout(r, 5));
+}
+
+describe('a client that never reads', () => {
+  test.each(['live events', 'a replay'] as const)(
+    'blocks its stream, which then holds one socket buffer and follows nothing, and stays open (%s)',
+    async (source) => {
+      const feed = new Feed();
+      // A replay: more events than the socket takes are already there when the stream opens (a console resuming).
+      if (source === 'a replay') for (let i = 0; i < FLOOD_BYTES / 1024; i++) feed.push();
+      const registry = createStreamRegistry();
+      const port = await listen(registry, (res) => feed.reply(res));
+      connectNeverReading(port);
+      await until(() => feed.followers.length === 1 && feed.followers[0].follows > 0);
+      const [me] = feed.followers;
+      const maxQueued = await flood(feed, registry, () => !me.live);
+      for (let i = 0; i < 2000; i++) feed.push();
+      await new Promise((r) => setTimeout(r, 50));
+
+      expect(me.live).toBe(false);
+      expect(Math.max(maxQueued, registry.queuedBytes())).toBeLessThanOrEqual(blockedBound(me.res));
+      expect(me.res.destroyed).toBe(false);
+      expect(registry.size()).toBe(1);
+    },
+  );
+});
+
+describe('the service-wide budget', () => {
+  const STALLED = 10;
+
+  /**
+   * One reading client and STALLED never-reading ones on one registry and one feed of ~1 KB events, 8 a turn of
+   * the event loop, until every stalled stream is blocked or dropped.
+   */
+  async function crowd(maxTotalQueuedBytes: number) {
+    const feed = new Feed();
+    const registry = createStreamRegistry({ maxTotalQueuedBytes, perUser: STALLED + 1 });
+    const port = await listen(registry, (res) => feed.reply(res));
     const reader = await connect(port);
     await reader.until((t) => t.includes(': stream open'));
     for (let i = 0; i < STALLED; i++) connectNeverReading(port);
-    while (subs.filter((s) => s.write).length < STALLED + 1) await new Promise((r) => setTimeout(r, 5));
-    let id = 0;
-    let maxQueued = 0;
-    for (let sent = 0; sent < FLOOD_BYTES && subs.slice(1).some((s) => !s.res?.destroyed); sent += ROUND_BYTES) {
-      for (let i = 0; i < 8; i++) {
-        const e = { event: 'line', id: String(++id), data: PAYLOAD };
-        for (const sub of subs) sub.write?.(e);
-      }
-      maxQueued = Math.max(maxQueued, registry.queuedBytes());
-      await new Promise((r) => setImmediate(r));
-    }
-    return { subs, reader, maxQueued, sentEvents: id };
+    await until(() => feed.followers.length === STALLED + 1 && feed.followers.every((f) => f.live));
+    const stalled = feed.followers.slice(1);
+    await flood(feed, registry, () => stalled.every((f) => !f.live || f.res.destroyed));
+    return { feed, registry, reader, stalled };
   }
 
-  test('without it, stalled streams together hold several times one bound (what the budget prevents)', async () => {
-    const { maxQueued } = await crowd(Number.MAX_SAFE_INTEGER);
-    expect(maxQueued).toBeGreaterThan(6 * BOUND);
+  test('without it, stalled streams stay open, each holding one socket buffer', async () => {
+    const { registry, stalled } = await crowd(Number.MAX_SAFE_INTEGER);
+    expect(stalled.every((f) => !f.res.destroyed)).toBe(true);
+    expect(registry.queuedBytes()).toBeGreaterThanOrEqual(STALLED * stalled[0].res.writableHighWaterMark);
   });
 
-  test('with it, the stalled streams are dropped while the total stays near the budget, and the reader keeps its stream', async () => {
-    const budget = BOUND;
-    const { subs, reader, maxQueued, sentEvents } = await crowd(budget);
-    expect(subs.slice(1).every((s) => s.res?.destroyed && s.unsubscribed === 1)).toBe(true);
-    // Beyond the budget only what each stream had handed to Node before it blocked (one event, a socket's worth:
-    // its writable high-water mark, 16 KiB on Node 20 and 64 KiB from Node 22 on).
-    expect(maxQueued).toBeLessThanOrEqual(budget + (STALLED + 1) * (getDefaultHighWaterMark(false) + 1100));
-    expect(subs[0].unsubscribed).toBe(0);
-    await reader.until((t) => eventBlocks(t).length === sentEvents);
-    expect(eventBlocks(reader.text()).map((b) => Number(parseEvent(b).id))).toEqual(
-      Array.from({ length: sentEvents }, (_, i) => i + 1),
-    );
+  test('with it, stalled streams are dropped until what they hold fits, and the reader keeps its stream', async () => {
+    const budget = 40 * 1024;
+    const { feed, registry, reader, stalled } = await crowd(budget);
+    const hwm = stalled[0].res.writableHighWaterMark;
+    // A blocked stream holds at least the high-water mark, so at most two fit in 40 KiB.
+    expect(stalled.filter((f) => !f.res.destroyed).length).toBeLessThanOrEqual(Math.floor(budget / hwm));
+    expect(registry.queuedBytes()).toBeLessThanOrEqual(budget + hwm); // the reader holds less than one
+    expect(feed.followers[0].res.destroyed).toBe(false);
+    await reader.until(hasAllOf(feed));
+    expect(ids(reader.text())).toEqual(oneTo(feed.events.length));
   });
 });
 
 describe('ending streams', () => {
   test('closeAll() ends every open stream and unsubscribes each once', async () => {
-    const registry = createStreamRegistry({ maxQueuedBytes: BOUND });
+    const registry = createStreamRegistry();
     const subs: Subscription[] = [];
     const port = await listen(registry, (res) => {
       const sub: Subscription = { unsubscribed: 0 };
@@ -336,7 +412,7 @@ describe('ending streams', () => {
   });
 
   test('a client going away unsubscribes once and leaves the registry', async () => {
-    const registry = createStreamRegistry({ maxQueuedBytes: BOUND });
+    const registry = createStreamRegistry();
     const sub: Subscription = { unsubscribed: 0 };
     const port = await listen(registry, (res) => recordingReply(res, sub));
     const client = await connect(port);

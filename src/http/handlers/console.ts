@@ -28,14 +28,17 @@ export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime; 
     streamServerConsole: ({ principal, path, headers }) => {
       const server = ownedServer(servers, principal, path.server_id);
       const last = headers['last-event-id'];
-      const afterSeq = typeof last === 'string' ? Number(last) : 0;
+      const asked = typeof last === 'string' ? Number(last) : 0;
       return {
         status: 200,
         serverId: server.id,
-        stream: (write) =>
-          runtime.console.subscribe(server.id, (line) => write({ event: 'line', id: String(line.seq), data: line }), {
-            afterSeq,
-          }),
+        // Resuming after `after` (the stream's own cursor) needs every line since; a client's Last-Event-ID
+        // gets what is still buffered (the spec's streamServerConsole).
+        stream: (write, after) => {
+          const afterSeq = after === undefined ? asked : Number(after);
+          if (after !== undefined && !runtime.console.holdsAllAfter(server.id, afterSeq)) return null;
+          return runtime.console.subscribe(server.id, (line) => write({ event: 'line', id: String(line.seq), data: line }), { afterSeq });
+        },
       };
     },
   };

@@ -23,17 +23,26 @@ export function metricsHandlers(deps: { servers: ServersRepo; telemetry: Telemet
       return {
         status: 200,
         serverId: server.id,
-        stream: (write) => {
+        stream: (write, after) => {
+          // After the stream's own cursor when it resumes, else after the client's Last-Event-ID, if any.
+          const from = after ?? (typeof last === 'string' ? last : undefined);
           // Subscribe first, then replay: a sample taken in between is sent once (ids are unix seconds and only
           // grow, so skip repeats). Compared as numbers: a client's Last-Event-ID may be any digit string.
-          let lastSent = typeof last === 'string' ? Number(last) : 0;
+          let lastSent = from === undefined ? 0 : Number(from);
           const send = (sample: { id: string }) => {
             if (Number(sample.id) <= lastSent) return;
             lastSent = Number(sample.id);
             write({ event: 'sample', id: sample.id, data: sample });
           };
           const unsubscribe = telemetry.sampler.subscribe(send, server.id);
-          if (typeof last === 'string') for (const s of telemetry.store.after(server.id, last, REPLAY_LIMIT)) send(s);
+          if (from === undefined) return unsubscribe;
+          const missed = telemetry.store.after(server.id, from, REPLAY_LIMIT);
+          // A full replay may not be all: a resuming stream would skip the rest, so it is dropped instead.
+          if (after !== undefined && missed.length === REPLAY_LIMIT) {
+            unsubscribe();
+            return null;
+          }
+          for (const s of missed) send(s);
           return unsubscribe;
         },
       };
