@@ -41,7 +41,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -78,7 +78,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -124,7 +124,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
                 /** @description The action's id. */
                 action_id: components["schemas"]["ActionId"];
             };
@@ -149,7 +149,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -175,7 +175,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -212,14 +212,14 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
         /**
          * Follow the console live
          * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of console
-         *     lines: each event is `event: line`, `id: <seq>`, `data: <ConsoleLine as JSON>`. It starts with the
+         *     lines: each event is a `ConsoleLineEvent`: `event: line`, `id: <seq>`, `data: <ConsoleLine as JSON>`. It starts with the
          *     buffered lines after `Last-Event-ID` (all buffered lines when absent), then follows live. Sequence
          *     numbers restart when the service restarts; a client that reconnects then gets the new buffer.
          *     A comment line is sent every 15 seconds to keep proxies from closing the connection.
@@ -244,7 +244,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -267,7 +267,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -304,14 +304,14 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
         /**
          * Follow the metrics live
          * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream with one
-         *     event per new sample: `event: sample`, `id: <sample id>`, `data: <Sample as JSON>`. With `Last-Event-ID`
+         *     `SampleEvent` per new sample: `event: sample`, `id: <sample id>`, `data: <Sample as JSON>`. With `Last-Event-ID`
          *     (browsers send it when they reconnect) the stream first replays the samples taken after that one (up to
          *     1,000), so nothing is missed. A comment line is sent every 15 seconds to keep the connection open.
          *     **Limits.** A user may have 10 event streams open at once (the operator may set another number); one more
@@ -359,7 +359,7 @@ export interface paths {
         /**
          * List game versions
          * @description The versions a server can be created with. A version id is `<software>-<game_version>`, for example
-         *     `flying-squid-1.20.4`: the server software and the Minecraft (Java protocol) version it speaks.
+         *     `flying-squid-1.20.5`: the server software and the Minecraft (Java protocol) version it speaks.
          */
         get: operations["listVersions"];
         put?: never;
@@ -435,7 +435,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The token's id. */
-                token_id: components["parameters"]["TokenId"];
+                token_id: components["parameters"]["TokenIdParam"];
             };
             cookie?: never;
         };
@@ -488,7 +488,7 @@ export interface components {
         PlanId: string;
         /**
          * @description A version id `<software>-<game_version>`, from `GET /v1/versions`.
-         * @example flying-squid-1.20.4
+         * @example flying-squid-1.20.5
          */
         VersionId: string;
         /**
@@ -505,10 +505,18 @@ export interface components {
              */
             host: string;
             /**
-             * @description TCP port of the game server.
+             * Format: int32
+             * @description Port of the game server, on `transport`.
              * @example 25565
              */
             port: number;
+            /**
+             * @description The transport the game speaks on that port: `tcp` for Minecraft (Java Edition), `udp` for Luanti.
+             *     The version's `game` says which client to use.
+             * @example tcp
+             * @enum {string}
+             */
+            transport: "tcp" | "udp";
         };
         /** @description A game server. */
         Server: {
@@ -523,7 +531,7 @@ export interface components {
             software: string;
             /**
              * @description The game version, parsed from `version`.
-             * @example 1.20.4
+             * @example 1.20.5
              */
             game_version: string;
             state: components["schemas"]["ServerState"];
@@ -538,11 +546,13 @@ export interface components {
              * @description Where players connect; `null` until an address is allocated.
              * @example {
              *       "host": "127.0.0.1",
-             *       "port": 25565
+             *       "port": 25565,
+             *       "transport": "tcp"
              *     }
              */
             address: components["schemas"]["Address"] | null;
             /**
+             * Format: int32
              * @description How much disk the server's folder (world, settings, logs) took at the last measurement, in MiB,
              *     rounded up; `null` until it is first measured. Compare it with its plan's `disk_mb`: over it, the
              *     server is stopped and cannot start (see the Servers tag).
@@ -598,23 +608,27 @@ export interface components {
              */
             description: string;
             /**
+             * Format: int32
              * @description Memory the game and everything it starts may use, in MiB, with no swap on top. Going over it ends the
              *     game: a crash with reason `out_of_memory` (`memory_limit` on a host without cgroups).
              * @example 1024
              */
             memory_mb: number;
             /**
+             * Format: int32
              * @description CPU share, in percent of one core (100 = one core): a quota the game cannot pass, or only a priority
              *     on a host without cgroups.
              * @example 100
              */
             cpu_percent: number;
             /**
+             * Format: int32
              * @description How many players can be online at once.
              * @example 10
              */
             player_slots: number;
             /**
+             * Format: int32
              * @description Disk space for the server's folder (world, settings, logs), in MiB. Near it the console warns; over
              *     it the server is stopped and cannot start (see the Servers tag).
              * @example 5120
@@ -635,8 +649,13 @@ export interface components {
              */
             software: string;
             /**
-             * @description The Minecraft (Java protocol) version clients must use.
-             * @example 1.20.4
+             * @description The game its players play, which says which client they need (`Minecraft Java Edition`, `Luanti`).
+             * @example Minecraft Java Edition
+             */
+            game: string;
+            /**
+             * @description The game's version clients must be compatible with (for Minecraft, the Java protocol version).
+             * @example 1.20.5
              */
             game_version: string;
             /**
@@ -656,50 +675,55 @@ export interface components {
          * @enum {string}
          */
         Scope: "servers:read" | "servers:write" | "tokens:manage";
+        /**
+         * @description What the token is for.
+         * @example deploy bot
+         */
+        TokenName: string;
+        /**
+         * @description The first characters of the secret, to tell tokens apart.
+         * @example gsh_Xk3p9
+         */
+        TokenPrefix: string;
+        /**
+         * @description What the token may do.
+         * @example [
+         *       "servers:read",
+         *       "servers:write"
+         *     ]
+         */
+        TokenScopes: components["schemas"]["Scope"][];
+        /**
+         * Format: date-time
+         * @description When the token stops working; `null` if never.
+         * @example 2027-02-20T08:15:30.000Z
+         */
+        TokenExpiresAt: string | null;
+        /**
+         * Format: date-time
+         * @description When the token last authenticated a request; `null` if never.
+         * @example 2026-11-22T09:01:02.000Z
+         */
+        TokenLastUsedAt: string | null;
         /** @description An API token, without its secret. */
         Token: {
             id: components["schemas"]["TokenId"];
-            /**
-             * @description What the token is for.
-             * @example deploy bot
-             */
-            name: string;
-            /**
-             * @description The first characters of the secret, to tell tokens apart.
-             * @example gsh_Xk3p9
-             */
-            prefix: string;
-            /**
-             * @description What the token may do.
-             * @example [
-             *       "servers:read",
-             *       "servers:write"
-             *     ]
-             */
-            scopes: components["schemas"]["Scope"][];
+            name: components["schemas"]["TokenName"];
+            prefix: components["schemas"]["TokenPrefix"];
+            scopes: components["schemas"]["TokenScopes"];
             created_at: components["schemas"]["Timestamp"];
-            /**
-             * Format: date-time
-             * @description When the token stops working; `null` if never.
-             * @example 2027-02-20T08:15:30.000Z
-             */
-            expires_at: string | null;
-            /**
-             * Format: date-time
-             * @description When the token last authenticated a request; `null` if never.
-             * @example 2026-11-22T09:01:02.000Z
-             */
-            last_used_at: string | null;
+            expires_at: components["schemas"]["TokenExpiresAt"];
+            last_used_at: components["schemas"]["TokenLastUsedAt"];
         };
         /** @description A new token with its secret, shown only in this answer. */
         CreatedToken: {
             id: components["schemas"]["TokenId"];
-            name: components["schemas"]["Token"]["name"];
-            prefix: components["schemas"]["Token"]["prefix"];
-            scopes: components["schemas"]["Token"]["scopes"];
+            name: components["schemas"]["TokenName"];
+            prefix: components["schemas"]["TokenPrefix"];
+            scopes: components["schemas"]["TokenScopes"];
             created_at: components["schemas"]["Timestamp"];
-            expires_at: components["schemas"]["Token"]["expires_at"];
-            last_used_at: components["schemas"]["Token"]["last_used_at"];
+            expires_at: components["schemas"]["TokenExpiresAt"];
+            last_used_at: components["schemas"]["TokenLastUsedAt"];
             /**
              * @description The secret. Send it as `Authorization: Bearer <token>`. It cannot be shown again.
              * @example gsh_Xk3p9Qm2Lr8Tz5Vb1Nc7Hd4Jf6Gs0Wa2Ey9Ru3Ik8Op
@@ -736,6 +760,7 @@ export interface components {
              */
             scopes: components["schemas"]["Scope"][];
             /**
+             * Format: int32
              * @description Seconds from now until the token stops working (60 seconds to 2 years); `null` for never. When absent,
              *     the token expires when the calling token does (never, if the calling token never expires). It may not
              *     be later than the calling token's expiry (see createToken).
@@ -746,11 +771,13 @@ export interface components {
         /** @description One quota of your account. */
         QuotaUse: {
             /**
+             * Format: int64
              * @description How much the account may have.
              * @example 10
              */
             limit: number;
             /**
+             * Format: int64
              * @description How much it has now; above `limit` only after the operator lowered the quota.
              * @example 3
              */
@@ -793,6 +820,14 @@ export interface components {
              */
             detail: string;
         };
+        /**
+         * @description A stable machine-readable code; switch on this, not on `title` or `detail`. Its page is `type`. The
+         *     list is open: codes may be added within v1 (CHANGELOG.md lists each), and a client treats an unknown
+         *     code by its HTTP status. Each response of an operation says which codes it sends.
+         * @example validation_failed
+         * @enum {string}
+         */
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -807,6 +842,7 @@ export interface components {
              */
             title: string;
             /**
+             * Format: int32
              * @description The HTTP status code.
              * @example 400
              */
@@ -821,12 +857,12 @@ export interface components {
              * @example /v1/servers
              */
             instance?: string;
+            code: components["schemas"]["ProblemCode"];
             /**
-             * @description A stable machine-readable code; switch on this, not on `title` or `detail`.
-             * @example validation_failed
-             * @enum {string}
+             * @description The answer's `Request-Id` header, repeated here for support requests and bug reports.
+             * @example req_Zx81mQp0aLr2Tb7VnC4dHk9w
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
+            request_id?: string;
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
             /**
@@ -837,40 +873,41 @@ export interface components {
              */
             quota?: string;
             /**
+             * Format: int64
              * @description `quota_exceeded` only: the quota's limit.
              * @example 10
              */
             limit?: number;
             /**
+             * Format: int64
              * @description `quota_exceeded` only: what is in use now, before this request (it can be above `limit` after the operator lowered a quota).
              * @example 10
              */
             used?: number;
+            state?: components["schemas"]["ServerState"];
+            action_id?: components["schemas"]["ActionId"];
         };
         /**
          * @description An action id.
          * @example act_mi9x2k3q1b9Jr3MsU6wCo8d
          */
         ActionId: string;
+        /**
+         * @description A power action: `start`, `stop`, `restart` or `kill` (see createServerAction). More may be added within
+         *     v1; a client shows an unknown one as it is.
+         * @example start
+         * @enum {string}
+         */
+        ActionType: "start" | "stop" | "restart" | "kill";
         /** @description The power action to take. */
         CreateActionRequest: {
-            /**
-             * @description What to do.
-             * @example start
-             * @enum {string}
-             */
-            type: "start" | "stop" | "restart" | "kill";
+            type: components["schemas"]["ActionType"];
         };
         /** @description A power action and how it ended. */
         Action: {
             id: components["schemas"]["ActionId"];
             server_id: components["schemas"]["ServerId"];
-            /**
-             * @description What was asked for.
-             * @example start
-             * @enum {string}
-             */
-            type: "start" | "stop" | "restart" | "kill";
+            type: components["schemas"]["ActionType"];
             /**
              * @description `pending` until it runs, `running` while it does, then `succeeded` or `failed`.
              * @example succeeded
@@ -896,9 +933,22 @@ export interface components {
              */
             completed_at: string | null;
         };
+        /**
+         * @description Why an action failed, as a code of the error registry (the same `type` page as a problem with that
+         *     code). `start_failed`: the game exited while starting or its install failed. `start_timeout`: it was
+         *     not ready in time. `port_in_use`: its port was taken. `action_cancelled`: a kill, a delete or a
+         *     shutdown overtook it. `invalid_state`: the server was being deleted, the service was shutting down or
+         *     its machine was unreachable. `disk_quota_exceeded`: its folder was over the plan's disk space.
+         *     `service_unavailable`: the service restarted or shut down before it finished; ask again.
+         *     `internal_error`: anything else. Codes may be added within v1: treat an unknown one as a failure
+         *     described by `detail`.
+         * @example start_failed
+         * @enum {string}
+         */
+        ActionErrorCode: "start_failed" | "start_timeout" | "port_in_use" | "action_cancelled" | "invalid_state" | "disk_quota_exceeded" | "service_unavailable" | "internal_error";
         /** @description Why an action failed. */
         ActionError: {
-            code: components["schemas"]["Problem"]["code"];
+            code: components["schemas"]["ActionErrorCode"];
             /**
              * @description What happened, for people.
              * @example The game exited while starting (exit code 1). Last console lines: …
@@ -929,6 +979,7 @@ export interface components {
             id: string;
             at: components["schemas"]["Timestamp"];
             /**
+             * Format: int32
              * @description The process's exit code; `null` when it was ended by a signal.
              * @example 1
              */
@@ -964,6 +1015,7 @@ export interface components {
         /** @description One line of a server's console. */
         ConsoleLine: {
             /**
+             * Format: int32
              * @description Increases by one per line within this service's life; the SSE event id.
              * @example 42
              */
@@ -1007,11 +1059,13 @@ export interface components {
         /** @description Who is online. */
         Players: {
             /**
+             * Format: int32
              * @description How many players are online.
              * @example 1
              */
             online: number;
             /**
+             * Format: int32
              * @description Player slots.
              * @example 10
              */
@@ -1027,7 +1081,8 @@ export interface components {
              */
             name: string;
             /**
-             * @description The player's UUID (offline-mode servers derive it from the name).
+             * @description The player's UUID. Offline-mode Minecraft servers derive it from the name; Luanti has none, so the
+             *     service derives one from the name the same way (a version 3 UUID of `LuantiPlayer:<name>`).
              * @example 5627dd98-e6be-3c21-b8a8-e92344183641
              */
             uuid: string;
@@ -1052,11 +1107,7 @@ export interface components {
         };
         /** @description One measurement of a running server. */
         Sample: {
-            /**
-             * @description The sample's id (its SSE event id); ids sort in time order.
-             * @example 1795335330
-             */
-            id: string;
+            id: components["schemas"]["EventId"];
             server_id: components["schemas"]["ServerId"];
             at: components["schemas"]["Timestamp"];
             /**
@@ -1070,25 +1121,79 @@ export interface components {
              */
             cpu_percent: number;
             /**
+             * Format: int64
              * @description Resident memory of the game's processes, in bytes.
              * @example 142606336
              */
             ram_bytes: number;
             /**
+             * Format: int32
              * @description Players online.
              * @example 1
              */
             players_online: number;
             /**
+             * Format: int32
              * @description Player slots.
              * @example 10
              */
             players_max: number;
         };
+        /**
+         * @description The `id:` of a Server-Sent Event, and what `Last-Event-ID` sends back: decimal digits. Within one
+         *     stream ids only grow. A console line's id is its `seq`; a sample's id is its `id`.
+         * @example 1795335330
+         */
+        EventId: string;
+        /**
+         * @description One event of `streamServerConsole`. The body is `text/event-stream`; this schema describes each event of it by
+         *     its fields: `event: line`, `id: <seq>`, and `data:`, a `ConsoleLine` as JSON on one line:
+         *
+         *     ```
+         *     event: line
+         *     id: 42
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
+         *     ```
+         *
+         *     Event types may be added within v1; a client skips an event whose `event` it does not know.
+         */
+        ConsoleLineEvent: {
+            /**
+             * @description The SSE event type.
+             * @example line
+             * @enum {string}
+             */
+            event: "line";
+            id: components["schemas"]["EventId"];
+            data: components["schemas"]["ConsoleLine"];
+        };
+        /**
+         * @description One event of `streamServerMetrics`. The body is `text/event-stream`; this schema describes each event of it by
+         *     its fields: `event: sample`, `id: <sample id>`, and `data:`, a `Sample` as JSON on one line:
+         *
+         *     ```
+         *     event: sample
+         *     id: 1795335330
+         *     data: {"id":"1795335330","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","at":"2026-11-22T08:15:30.000Z","tps":20,"cpu_percent":12.5,"ram_bytes":142606336,"players_online":1,"players_max":10}
+         *     ```
+         *
+         *     Event types may be added within v1; a client skips an event whose `event` it does not know.
+         */
+        SampleEvent: {
+            /**
+             * @description The SSE event type.
+             * @example sample
+             * @enum {string}
+             */
+            event: "sample";
+            id: components["schemas"]["EventId"];
+            data: components["schemas"]["Sample"];
+        };
         /** @description The samples of one bucket of `resolution_seconds`, starting at `at`. */
         MetricsPoint: {
             at: components["schemas"]["Timestamp"];
             /**
+             * Format: int32
              * @description How many samples the bucket holds.
              * @example 12
              */
@@ -1102,6 +1207,7 @@ export interface components {
         /** @description The window at a glance; every figure is `null` when the window has no samples. */
         MetricsSummary: {
             /**
+             * Format: int32
              * @description Samples in the window.
              * @example 720
              */
@@ -1137,6 +1243,7 @@ export interface components {
              */
             ram_bytes_max: number | null;
             /**
+             * Format: int32
              * @description Most players online at once.
              * @example 3
              */
@@ -1153,6 +1260,7 @@ export interface components {
             from: components["schemas"]["Timestamp"];
             to: components["schemas"]["Timestamp"];
             /**
+             * Format: int32
              * @description The width of each point's bucket, in seconds.
              * @example 180
              */
@@ -1170,6 +1278,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1198,6 +1307,7 @@ export interface components {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1220,6 +1330,7 @@ export interface components {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1247,6 +1358,7 @@ export interface components {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1271,6 +1383,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1287,11 +1400,17 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request conflicts with the resource's state, or with a request still in progress. */
+        /**
+         * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`), with an action in
+         *     progress (`action_conflict`), or with a request still in progress (`idempotency_in_flight`). Besides
+         *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
+         *     and `action_conflict`), and `action_id`, the action still open (with `action_conflict`).
+         */
         Conflict: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1300,9 +1419,10 @@ export interface components {
                  *       "type": "https://gsh.example.com/problems/invalid_state",
                  *       "title": "The server is not in a state that allows this",
                  *       "status": 409,
-                 *       "detail": "The plan can only change while the server is stopped; it is running.",
+                 *       "detail": "The plan can only change while the server is stopped or crashed; it is running.",
                  *       "instance": "/v1/servers/srv_mi9x2k3p0a8Hq2LrT5vBn7c",
-                 *       "code": "invalid_state"
+                 *       "code": "invalid_state",
+                 *       "state": "running"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1313,6 +1433,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1334,6 +1455,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1358,6 +1480,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1374,11 +1497,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is well-formed but names something that does not exist (a plan or version), or reuses an Idempotency-Key with a different body. */
+        /**
+         * @description The request is well-formed but names something that does not exist (a plan or version: `unknown_plan`,
+         *     `unknown_version`), or reuses an Idempotency-Key for a different request (`idempotency_key_reused`).
+         */
         Unprocessable: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1407,6 +1534,7 @@ export interface components {
                 "Retry-After": components["headers"]["RetryAfter"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1428,6 +1556,7 @@ export interface components {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1444,13 +1573,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The service cannot take this request now (for example, no room is left for another server). */
+        /**
+         * @description The service cannot take this request now: no room is left for another server (`capacity_exhausted`), or
+         *     the service is shutting down (`service_unavailable`). Always with `Retry-After`.
+         */
         ServiceUnavailable: {
             headers: {
-                /** @description With `capacity_exhausted`, seconds after which capacity may have come back. */
-                "Retry-After"?: number;
+                /**
+                 * @description Seconds after which to try again: with `capacity_exhausted`, when capacity may have come back; with
+                 *     `service_unavailable` (the service is shutting down or restarting), a few seconds.
+                 */
+                "Retry-After": number;
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
                 [name: string]: unknown;
             };
             content: {
@@ -1470,26 +1606,38 @@ export interface components {
     };
     parameters: {
         /** @description The server's id. */
-        ServerId: components["schemas"]["ServerId"];
+        ServerIdParam: components["schemas"]["ServerId"];
         /** @description The token's id. */
-        TokenId: components["schemas"]["TokenId"];
+        TokenIdParam: components["schemas"]["TokenId"];
         /** @description How many items a page holds at most. */
         Limit: number;
         /** @description The `next_cursor` of the previous page; the page starts after this server. */
         ServerStartingAfter: components["schemas"]["ServerId"];
         /** @description The `next_cursor` of the previous page; the page starts after this token. */
         TokenStartingAfter: components["schemas"]["TokenId"];
-        /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
-        LastEventId: string;
+        /**
+         * @description The `id` of the last event received (HTML Living Standard, Server-Sent Events §9.2.4). The stream
+         *     resumes after it: browsers' `EventSource` sends it by itself when it reconnects; other clients keep the
+         *     last `id` they saw and send it. Left out, the stream starts from its beginning (see each stream).
+         */
+        LastEventId: components["schemas"]["EventId"];
         /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
         IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
+        /** @description `true` when this answer is the replay of an earlier request with the same Idempotency-Key. */
+        IdempotentReplayed: "true";
         /** @description What is left of the rate limit: `r` requests remain, the window resets in `t` seconds. */
         RateLimit: string;
         /** @description The rate limit that applies: `q` requests per `w` seconds. */
         RateLimitPolicy: string;
+        /**
+         * @description This answer's id, for support and for matching logs: the client's own `Request-Id` when it sent one
+         *     (1–200 visible ASCII characters), else one made by the service (`req_…`). A problem document repeats it
+         *     as `request_id`.
+         */
+        RequestId: string;
         /** @description Seconds to wait before the next request will be accepted. */
         RetryAfter: number;
         /** @description The RFC 6750 challenge; `error` says why the token was refused. */
@@ -1520,6 +1668,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1555,10 +1704,10 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new server. */
                     Location?: string;
-                    /** @description `true` when this answer is the replay of an earlier request with the same Idempotency-Key. */
-                    "Idempotent-Replayed"?: "true";
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1584,7 +1733,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1595,6 +1744,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1616,7 +1766,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1627,6 +1777,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1648,7 +1799,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1663,6 +1814,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1693,7 +1845,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1704,6 +1856,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1722,10 +1875,13 @@ export interface operations {
     createServerAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1738,10 +1894,12 @@ export interface operations {
             /** @description The action was accepted and will run. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the action, to poll. */
                     Location?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1756,6 +1914,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1767,7 +1926,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
                 /** @description The action's id. */
                 action_id: components["schemas"]["ActionId"];
             };
@@ -1780,6 +1939,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1801,7 +1961,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1812,6 +1972,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1836,7 +1997,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1847,6 +2008,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1865,10 +2027,13 @@ export interface operations {
     sendServerCommand: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1881,8 +2046,10 @@ export interface operations {
             /** @description The command was handed to the game; its output follows on the console. */
             202: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1897,6 +2064,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1906,12 +2074,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
+                /**
+                 * @description The `id` of the last event received (HTML Living Standard, Server-Sent Events §9.2.4). The stream
+                 *     resumes after it: browsers' `EventSource` sends it by itself when it reconnects; other clients keep the
+                 *     last `id` they saw and send it. Left out, the stream starts from its beginning (see each stream).
+                 */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1922,15 +2094,11 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example event: line
-                     *     id: 42
-                     *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["ConsoleLineEvent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1948,7 +2116,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1959,6 +2127,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1984,7 +2153,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -1995,6 +2164,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2014,12 +2184,16 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description The id of the last event received; the stream resumes after it (browsers send it on reconnect). */
+                /**
+                 * @description The `id` of the last event received (HTML Living Standard, Server-Sent Events §9.2.4). The stream
+                 *     resumes after it: browsers' `EventSource` sends it by itself when it reconnects; other clients keep the
+                 *     last `id` they saw and send it. Left out, the stream starts from its beginning (see each stream).
+                 */
                 "Last-Event-ID"?: components["parameters"]["LastEventId"];
             };
             path: {
                 /** @description The server's id. */
-                server_id: components["parameters"]["ServerId"];
+                server_id: components["parameters"]["ServerIdParam"];
             };
             cookie?: never;
         };
@@ -2030,15 +2204,11 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example event: sample
-                     *     id: 1795335330
-                     *     data: {"id":"1795335330","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","at":"2026-11-22T08:15:30.000Z","tps":20,"cpu_percent":12.5,"ram_bytes":142606336,"players_online":1,"players_max":10}
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["SampleEvent"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2064,6 +2234,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2092,6 +2263,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2120,6 +2292,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2152,6 +2325,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2169,7 +2343,10 @@ export interface operations {
     createToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2182,10 +2359,12 @@ export interface operations {
             /** @description The token, with its secret. */
             201: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the new token. */
                     Location?: string;
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2195,9 +2374,11 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOrOverQuota"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -2208,7 +2389,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The token's id. */
-                token_id: components["parameters"]["TokenId"];
+                token_id: components["parameters"]["TokenIdParam"];
             };
             cookie?: never;
         };
@@ -2219,6 +2400,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2240,7 +2422,7 @@ export interface operations {
             header?: never;
             path: {
                 /** @description The token's id. */
-                token_id: components["parameters"]["TokenId"];
+                token_id: components["parameters"]["TokenIdParam"];
             };
             cookie?: never;
         };
@@ -2251,6 +2433,7 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content?: never;

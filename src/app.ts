@@ -21,6 +21,8 @@ import {
   type SentResponse,
 } from './http/middleware';
 import { serveDocs } from './http/docs';
+import { requestIdMiddleware } from './http/request-id';
+import { cors } from './http/cors';
 import { mountDashboard } from './dashboard';
 import { catalogHandlers } from './http/handlers/catalog';
 import { serverHandlers } from './http/handlers/servers';
@@ -43,6 +45,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** The host names the service answers for (ALLOWED_HOSTS); empty: every host. */
   allowedHosts: readonly string[];
+  /** Origins whose scripts may call /v1 (CORS_ORIGINS); `*` for any. */
+  corsOrigins: readonly string[];
   /** Live API tokens one user may hold (TOKENS_PER_USER). */
   tokensPerUser: number;
   /** The dashboard's limits and page token lifetime. */
@@ -83,9 +87,9 @@ export async function createApp(deps: AppDeps) {
   const handlers: Handlers = {
     ...catalogHandlers(deps),
     ...serverHandlers({ servers, idempotency, versions: deps.versions, runtime: deps.runtime }),
-    ...tokenHandlers({ tokens, tokensPerUser: deps.config.tokensPerUser }),
-    ...actionHandlers({ servers, runtime: deps.runtime }),
-    ...consoleHandlers({ servers, runtime: deps.runtime }),
+    ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
+    ...actionHandlers({ servers, idempotency, runtime: deps.runtime }),
+    ...consoleHandlers({ servers, idempotency, runtime: deps.runtime }),
     ...playerHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
@@ -100,6 +104,7 @@ export async function createApp(deps: AppDeps) {
   // live state that clients should not revalidate from a cache.
   app.set('etag', false);
   if (deps.onResponse) app.use(captureResponses(deps.onResponse));
+  app.use(requestIdMiddleware);
   if (deps.prometheus) app.use(deps.prometheus.measure);
   app.use(securityHeaders);
   app.use(accessLog(deps.log));
@@ -107,6 +112,8 @@ export async function createApp(deps: AppDeps) {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  // CORS before the limiter: a preflight is answered here and costs no budget (docs/conventions.md "Browsers").
+  app.use('/v1', cors(deps.config.corsOrigins));
   // The limiter before the Host check, so every /v1 answer (a 421 too) carries the RateLimit headers the spec lists.
   app.use(
     '/v1',

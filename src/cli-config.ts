@@ -19,6 +19,7 @@ const settings: Setting[] = [
   ['DISK_CHECK_INTERVAL_S', (c) => seconds(c.diskCheckIntervalMs)],
   ['TRUST_PROXY', (c) => c.trustProxy],
   ['ALLOWED_HOSTS', (c) => (c.allowedHosts.length ? c.allowedHosts.join(',') : '(every host)')],
+  ['CORS_ORIGINS', (c) => c.corsOrigins.join(',')],
   ['SHUTDOWN_TIMEOUT_S', (c) => seconds(c.shutdownTimeoutMs)],
   ['STREAMS_PER_USER', (c) => c.streamsPerUser],
   ['STREAM_MAX_LIFETIME_S', (c) => seconds(c.streamMaxLifetimeMs)],

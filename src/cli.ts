@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig, QUOTA_MAX, type Config } from './config';
 import { openDb, type Db } from './store/db';
@@ -11,7 +12,8 @@ import { hashPasswordSync, PASSWORD_LENGTH } from './dashboard/passwords';
 import { setPassword } from './dashboard/accounts';
 import { plans } from './catalog/plans';
 import { createEngine } from './runtime/docker/engine';
-import { buildImage } from './runtime/docker/image';
+import { buildImage, imageName } from './runtime/docker/image';
+import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
@@ -206,8 +208,10 @@ const commands: Record<string, (c: CommandContext) => void> = {
 /** `gsh image build`: the only command that talks to an engine, so the only asynchronous one. */
 async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   try {
-    const { dockerHost } = loadConfig(env);
-    const name = await buildImage(createEngine(dockerHost));
+    const { dockerHost, dataDir } = loadConfig(env);
+    // The same image the service builds: Node plus the software definitions' image_files found on this host.
+    const extra = loadSoftwareCatalog({ operatorDir: path.join(dataDir, 'software') }).imageFiles();
+    const name = await buildImage(createEngine(dockerHost), imageName(extra), extra);
     out(`Built image ${name} on ${dockerHost}.`);
     return 0;
   } catch (e) {

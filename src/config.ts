@@ -18,6 +18,8 @@ export interface Config {
   trustProxy: boolean | number | string;
   /** The host names the service answers for, lowercase; empty: every host (RFC 9110 §15.5.20, 421 for others). */
   allowedHosts: string[];
+  /** Origins whose scripts may call /v1 (CORS_ORIGINS): `*` (the default) or `https://tool.example.com,…`. */
+  corsOrigins: string[];
   bodyLimitBytes: number;
   shutdownTimeoutMs: number;
   /** Open event streams per user (docs/conventions.md "Real-time"). */
@@ -105,6 +107,17 @@ function trustProxy(raw: string | undefined): boolean | number | string {
 }
 
 /** Host names or IP literals (`[::1]` for IPv6), comma-separated; ports, paths and wildcards are refused. */
+/** CORS_ORIGINS: `*`, or a comma-separated list of origins (`scheme://host[:port]`, as browsers send Origin). */
+function corsOrigins(raw: string | undefined): string[] {
+  const list = (raw ?? '*').split(',').map((o) => o.trim()).filter(Boolean);
+  for (const o of list) {
+    if (o !== '*' && !/^https?:\/\/[^/\s]+$/.test(o)) {
+      throw new ConfigError(`CORS_ORIGINS must be * or origins like "https://tool.example.com"; got "${o}".`);
+    }
+  }
+  return list.length > 0 ? list : ['*'];
+}
+
 function allowedHosts(raw: string | undefined): string[] {
   const names = (raw ?? '').split(',').map((h) => h.trim().toLowerCase().replace(/\.$/, '')).filter((h) => h !== '');
   for (const name of names) {
@@ -176,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeCheckIntervalMs: int(env, 'NODE_CHECK_INTERVAL_S', 5, 1, 60) * 1000,
     trustProxy: trustProxy(env.TRUST_PROXY),
     allowedHosts: allowedHosts(env.ALLOWED_HOSTS),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
     bodyLimitBytes: 64 * 1024,
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_S', 30, 1, 600) * 1000,
     streamsPerUser: int(env, 'STREAMS_PER_USER', 10, 1, 1000),

@@ -1,3 +1,5 @@
+import type { components } from '../generated/v1';
+
 /**
  * The one registry of error codes (docs/conventions.md "Errors"). Every problem document the service sends is built
  * from an entry here; test/unit/errors.test.ts pins this table against the `code` enum in openapi/v1.yaml, so
@@ -17,7 +19,6 @@ export const errorRegistry = {
   token_not_found: { status: 404, title: 'No such token' },
   action_not_found: { status: 404, title: 'No such action' },
   method_not_allowed: { status: 405, title: 'The method is not allowed on this resource' },
-  not_acceptable: { status: 406, title: 'No acceptable representation' },
   invalid_state: { status: 409, title: 'The server is not in a state that allows this' },
   // The next four end failed actions (Action.error.code); they are problems only if an action is run inline.
   port_in_use: { status: 409, title: "The server's port is taken by another process" },
@@ -49,12 +50,8 @@ export const errorRegistry = {
 
 export type ErrorCode = keyof typeof errorRegistry;
 
-/** The extension members the spec's Problem lists: what quota is used up, how many it allows and how many are used. */
-export interface ProblemExtensions {
-  quota: string;
-  limit: number;
-  used: number;
-}
+type ServerState = components['schemas']['ServerState'];
+
 
 /** One entry of a validation failure: a JSON Pointer into the request and what is wrong there. */
 export interface FieldError {
@@ -63,13 +60,16 @@ export interface FieldError {
 }
 
 /**
- * RFC 9457 §3.2 extension members, for a code that carries figures: `quota_exceeded` names the quota, its limit
- * and what is in use (docs/conventions.md "Quotas"). The spec's Problem schema declares each member.
+ * RFC 9457 §3.2 extension members, for a code that carries facts a client acts on: `quota_exceeded` names the
+ * quota, its limit and what is in use (docs/conventions.md "Quotas"); a 409 names the server's current `state`
+ * and the conflicting `action_id` where there is one. The spec's Problem schema declares each member.
  */
 export interface ProblemExtensions {
-  quota: string;
-  limit: number;
-  used: number;
+  quota?: string;
+  limit?: number;
+  used?: number;
+  state?: ServerState;
+  action_id?: string;
 }
 
 /**
@@ -96,6 +96,11 @@ export class AppError extends Error {
  * 403 quota_exceeded (docs/conventions.md "Quotas"): `quota` is the quota's name as GET /v1/quota shows it,
  * `limit` its limit and `used` what is in use before the refused request.
  */
+/** 409 invalid_state, naming the server's current state as the `state` member (docs/conventions.md "Errors"). */
+export function invalidState(state: ServerState, detail: string): AppError {
+  return new AppError('invalid_state', detail, undefined, undefined, { state });
+}
+
 export function quotaExceeded(quota: string, limit: number, used: number, detail: string): AppError {
   return new AppError('quota_exceeded', detail, undefined, undefined, { quota, limit, used });
 }

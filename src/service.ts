@@ -41,11 +41,15 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, prometheus?.observer);
   warnIfOneAccountFillsThePorts(config, log);
   const operatorSoftware = path.join(config.dataDir, 'software');
-  const catalog = loadSoftwareCatalog({ operatorDir: operatorSoftware });
+  const catalog = loadSoftwareCatalog({
+    operatorDir: operatorSoftware,
+    // A bad file is left out, loudly; the other software keeps running (README "Adding software").
+    onInvalid: (message) => log.error('a software definition is invalid and was not loaded', { error: message }),
+  });
   const runtime = createRuntime({
     store,
     clock,
-    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes),
+    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog.imageFiles()),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, ...options.runtime, dataDir: config.dataDir },
     plans,
@@ -68,6 +72,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       trustProxy: config.trustProxy,
       bodyLimitBytes: config.bodyLimitBytes,
       allowedHosts: config.allowedHosts,
+      corsOrigins: config.corsOrigins,
       tokensPerUser: config.tokensPerUser,
       dashboard: config.dashboard,
     },

@@ -5,6 +5,9 @@ import type { components } from '../../generated/v1';
 
 export const PROBLEM_BASE = 'https://gsh.example.com/problems/';
 
+/** Retry-After of a 503 whose throw site names no time: a shutdown or restart is over in seconds. */
+export const RETRY_AFTER_503_S = 5;
+
 export type ProblemDocument = components['schemas']['Problem'];
 
 /**
@@ -13,7 +16,7 @@ export type ProblemDocument = components['schemas']['Problem'];
  * registry, never from the caller. `instance` is the request path; it is left out when there is none, as for a
  * request the HTTP parser refused (src/http/client-errors.ts).
  */
-export function problemDocument(err: AppError, instance?: string): ProblemDocument {
+export function problemDocument(err: AppError, instance?: string, requestId?: string): ProblemDocument {
   const entry = errorRegistry[err.code];
   return {
     type: PROBLEM_BASE + err.code,
@@ -23,7 +26,7 @@ export function problemDocument(err: AppError, instance?: string): ProblemDocume
     detail: err.detail.slice(0, 2000),
     ...(instance !== undefined ? { instance: instance.slice(0, 2000) } : {}),
     code: err.code,
-    ...err.extensions,
+    ...(requestId !== undefined ? { request_id: requestId } : {}),
     ...(err.errors ? { errors: err.errors } : {}),
     ...err.extensions, // RFC 9457 §3.2 extension members (quota_exceeded: quota, limit, used)
   };
@@ -33,10 +36,12 @@ export function problemDocument(err: AppError, instance?: string): ProblemDocume
 export function sendProblem(res: Response, err: AppError, instance: string): void {
   for (const [name, value] of Object.entries(err.headers ?? {})) res.setHeader(name, value);
   res.locals.problemCode = err.code; // the operator's metrics count rate_limited answers (src/prometheus.ts)
+  // Every 503 says when to come back (RFC 9110 §10.2.3; docs/conventions.md "Errors"); a throw site may say more.
+  if (errorRegistry[err.code].status === 503 && !res.hasHeader('Retry-After')) res.setHeader('Retry-After', String(RETRY_AFTER_503_S));
   res
     .status(errorRegistry[err.code].status)
     .type('application/problem+json')
-    .send(JSON.stringify(problemDocument(err, instance)));
+    .send(JSON.stringify(problemDocument(err, instance, res.getHeader('Request-Id') as string | undefined)));
 }
 
 /**

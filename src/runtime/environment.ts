@@ -21,6 +21,13 @@ export interface ExitInfo {
 
 export type OutputStream = 'stdout' | 'stderr';
 
+/** Where a game listens: host, port, and the transport on it (the software definition's; TCP when absent). */
+export interface GameAddress {
+  host: string;
+  port: number;
+  transport?: 'tcp' | 'udp';
+}
+
 /** Everything needed to launch one game process. */
 export interface LaunchSpec {
   serverId: string;
@@ -32,7 +39,7 @@ export interface LaunchSpec {
    * Extension: where players reach the game (the server's allocated address). A local game binds it itself; a
    * container binds Environment.gameBindHost inside and the engine publishes only this port on this host.
    */
-  address: { host: string; port: number };
+  address: GameAddress;
   /** Open a Node IPC channel (only for Node launchers; messages then arrive through onMessage). */
   ipc: boolean;
   /**
@@ -126,8 +133,11 @@ export interface Environment {
   install(dir: string, subdirs: string[], files: Record<string, string>): Promise<void>;
   /** Deletes the server folder and everything in it. Deleting a missing folder is a no-op. */
   uninstall(dir: string): Promise<void>;
-  /** Resolves true when nothing listens on host:port (TCP) where this server runs, so its game can bind it. */
-  isPortFree(host: string, port: number, serverId: string): Promise<boolean>;
+  /**
+   * Resolves true when nothing listens on the address (its port on its transport, TCP unless `udp`) where this
+   * server runs, so its game can bind it.
+   */
+  isPortFree(address: GameAddress, serverId: string): Promise<boolean>;
   /**
    * Starts the process with the launch's limits applied before it runs game code, and an environment of its
    * own: never the service's variables (tokens, DATA_DIR), only what a game needs and GSH_SERVER_ID. Resolves

@@ -5,7 +5,7 @@ import type { Failure } from '../store/actions-repo';
 import type { Server } from '../store/servers-repo';
 import type { ConsoleBuffer } from './console-buffer';
 import { diskOverPlan } from './disk-usage';
-import type { Environment, ExitInfo, GameProcess, LaunchSpec } from './environment';
+import type { Environment, ExitInfo, GameAddress, GameProcess, LaunchSpec } from './environment';
 import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
 import type { LiveServer } from './types';
 import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './software-catalog';
@@ -13,11 +13,7 @@ import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './
 /** How often a ping-probed game (no IPC) is asked who is online. */
 const PING_EVERY_MS = 5_000;
 
-/** Where a launched game listens. */
-export interface GameAddress {
-  host: string;
-  port: number;
-}
+export type { GameAddress } from './environment';
 
 /**
  * Writes a server's folder as its software definition asks: world/, logs/ and settings.json. Idempotent (the

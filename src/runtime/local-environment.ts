@@ -1,4 +1,5 @@
 import { spawn as spawnChild } from 'node:child_process';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -6,7 +7,7 @@ import path from 'node:path';
 import type { Logger } from '../log';
 import { openCgroupHost, PIDS_MAX, type CgroupHost, type ServerCgroup } from './cgroups';
 import { nicenessFor, sharesFor } from './cpu-priority';
-import type { Environment, ExitInfo, GameProcess, LaunchSpec, LeftoverProcess } from './environment';
+import type { Environment, ExitInfo, GameAddress, GameProcess, LaunchSpec, LeftoverProcess } from './environment';
 import { wrapChild } from './local-process';
 
 export interface LocalEnvironmentOptions {
@@ -104,8 +105,12 @@ function findNice(): string | null {
   return null;
 }
 
-/** Binds host:port for a moment: false when something else holds it (EADDRINUSE) or it may not be bound. */
-export function isPortFree(host: string, port: number): Promise<boolean> {
+/**
+ * Binds the address for a moment, on its transport (a UDP socket for `udp`, else TCP): false when something
+ * else holds it (EADDRINUSE) or it may not be bound.
+ */
+export function isPortFree({ host, port, transport }: GameAddress): Promise<boolean> {
+  if (transport === 'udp') return isUdpPortFree(host, port);
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => {
@@ -113,6 +118,18 @@ export function isPortFree(host: string, port: number): Promise<boolean> {
       else reject(err);
     });
     probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve(true)));
+  });
+}
+
+function isUdpPortFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve, reject) => {
+    const probe = dgram.createSocket({ type: net.isIPv6(host) ? 'udp6' : 'udp4' });
+    probe.once('error', (err: NodeJS.ErrnoException) => {
+      probe.close();
+      if (err.code === 'EADDRINUSE' || err.code === 'EACCES') resolve(false);
+      else reject(err);
+    });
+    probe.bind({ port, address: host, exclusive: true }, () => probe.close(() => resolve(true)));
   });
 }
 

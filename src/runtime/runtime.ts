@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
-import { AppError } from '../errors';
+import { AppError, invalidState } from '../errors';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
-import type { Action, ActionType, Failure } from '../store/actions-repo';
+import { actionFailure, type Action, type ActionType, type Failure } from '../store/actions-repo';
 import type { Crash } from '../store/crashes-repo';
 import type { NewServer, Server } from '../store/servers-repo';
 import type { Store } from '../store';
@@ -188,12 +188,13 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
   function requestAction(serverId: string, userId: string, type: ActionType): Action {
     if (reconciler.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
     const slot = supervisors.of(serverId);
-    if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
-    if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw new AppError('invalid_state', UNREACHABLE);
+    if (slot.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
+    if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw invalidState('unreachable', UNREACHABLE);
     const open = actions.open(serverId);
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];
-      throw new AppError('action_conflict', `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`);
+      const detail = `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`;
+      throw new AppError('action_conflict', detail, undefined, undefined, { state: slot.state, action_id: o.id });
     }
     const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(servers.find(serverId), deps.plans) : null;
     if (overDisk) throw new AppError(overDisk.code, overDisk.detail);
@@ -211,7 +212,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       failure = await perform(slot, action);
     } catch (err) {
       log.error('power action failed unexpectedly', { actionId: action.id, err: String(err) });
-      failure = err instanceof AppError ? { code: err.code, detail: err.detail } : { code: 'internal_error', detail: String(err) };
+      failure = err instanceof AppError ? actionFailure(err.code, err.detail) : { code: 'internal_error', detail: String(err) };
     }
     actions.finish(action.id, failure); // a no-op if a kill, shutdown or delete completed it first
   }
@@ -248,7 +249,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     },
     measureDisk: () => diskWatcher.measureNow(),
     create(userId, input) {
-      const server = servers.create(userId, input);
+      const server = servers.create(userId, { ...input, transport: deps.catalog.get(input.software).transport });
       // After the caller's transaction: if it rolled back, there is no row and nothing to install.
       track(new Promise<void>((resolve) => setImmediate(() => resolve(servers.find(server.id) ? install(server.id) : undefined))));
       return server;

@@ -28,6 +28,7 @@ export function selectEnvironment(
   log: Logger,
   softwareDirs: string[],
   nodes: NodesRepo,
+  imageExtras: readonly string[] = [],
 ): Environment {
   const instance = instanceName(config.dataDir);
   if (config.runtime === 'local') {
@@ -54,6 +55,7 @@ export function selectEnvironment(
         gameEnv: { ...config.gameEnv, PATH: '/usr/local/bin:/usr/bin:/bin' }, // the image's, not this host's
         readOnlyPaths,
         user: config.dockerGameUser,
+        imageExtras,
         log: withNode(log, node.name),
       });
       return { environment, engine };

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { AppError } from '../errors';
+import { AppError, invalidState } from '../errors';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
 import type { Failure } from '../store/actions-repo';
@@ -151,7 +151,7 @@ export class ServerSupervisor {
       return this.failStart('spawn_failed', err instanceof AppError ? err.detail : String(err));
     }
     const { address } = launch;
-    if (!(await this.deps.environment.isPortFree(address.host, address.port, this.id))) {
+    if (!(await this.deps.environment.isPortFree(address, this.id))) {
       return this.failStart('port_in_use', `Port ${address.port} on ${address.host} is already in use by another process.`);
     }
     if (this.abortLaunch) return this.interrupted();
@@ -303,7 +303,7 @@ export class ServerSupervisor {
 
   /** The running game, for commands and player lists; invalid_state (saying `why` it must run) otherwise. */
   running(why: string): Game {
-    if (this.current !== 'running' || !this.game) throw new AppError('invalid_state', `The server is ${this.current}; ${why}.`);
+    if (this.current !== 'running' || !this.game) throw invalidState(this.current, `The server is ${this.current}; ${why}.`);
     return this.game;
   }
 

@@ -21,6 +21,12 @@ import type { Version } from '../catalog/versions';
  *   players          "ipc" | "minecraft-ping" | "none": how to learn who is online
  *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
  *   settings         (optional) object written as settings.json into the server folder at install
+ *   game             (optional, default the id) the game its players play, which names their client:
+ *                    "Minecraft Java Edition", "Luanti" (Version.game in openapi/v1.yaml)
+ *   transport        (optional, default "tcp") "tcp" or "udp": what the game listens on, which the port
+ *                    check, the container's published port and Address.transport follow (Luanti: udp)
+ *   image_files      (optional) absolute paths of files and folders the game needs in a container besides Node
+ *                    (a native server binary, its data); the game image holds them, and each executable's libraries
  */
 export const placeholders = [
   'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
@@ -43,6 +49,9 @@ export interface SoftwareDefinition {
   players: PlayersProbe;
   startTimeoutMs: number;
   settings: Record<string, unknown> | null;
+  game: string;
+  transport: 'tcp' | 'udp';
+  imageFiles: string[];
   /** The file it was read from, for messages. */
   source: string;
 }
@@ -57,13 +66,20 @@ export interface SoftwareCatalog {
   resolve(version: string): { software: SoftwareDefinition; gameVersion: string };
   /** The definition with this id, or throws AppError('unknown_version'). */
   get(softwareId: string): SoftwareDefinition;
+  /** Every definition's `image_files` that exist on this host, for the game image (docker/image.ts). */
+  imageFiles(): string[];
 }
 
 export interface CatalogOptions {
   /** Folder of the built-in definitions; defaults to src/runtime/software under the package root. */
   builtinDir?: string;
-  /** The operator's folder (config.softwareDir); a missing folder is fine, an invalid file is not. */
+  /** The operator's folder (config.softwareDir); a missing folder is fine. */
   operatorDir?: string | null;
+  /**
+   * Told about each file that is not a valid definition (its path, the JSON pointer of the field at fault, and
+   * why), which is then left out: the other software still runs. Without it, an invalid file throws.
+   */
+  onInvalid?: (message: string) => void;
 }
 
 export function loadSoftwareCatalog(options: CatalogOptions = {}): SoftwareCatalog {
@@ -73,8 +89,19 @@ export function loadSoftwareCatalog(options: CatalogOptions = {}): SoftwareCatal
     if (!dir || !fs.existsSync(dir)) continue;
     for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json')).sort()) {
       const file = path.join(dir, f);
-      const def = parseSoftwareDefinition(JSON.parse(fs.readFileSync(file, 'utf8')), file);
-      byId.set(def.id, def);
+      try {
+        let raw: unknown;
+        try {
+          raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+        } catch (err) {
+          throw new Error(`${file}: not a JSON file: ${(err as Error).message}`);
+        }
+        const def = parseSoftwareDefinition(raw, file);
+        byId.set(def.id, def);
+      } catch (err) {
+        if (!options.onInvalid) throw err;
+        options.onInvalid((err as Error).message);
+      }
     }
   }
   return createCatalog([...byId.values()]);
@@ -94,6 +121,7 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
         d.gameVersions.map((v) => ({
           id: `${d.id}-${v}`,
           software: d.id,
+          game: d.game,
           game_version: v,
           description: d.description.replace(/\{game_version\}/g, v),
         })),
@@ -107,13 +135,16 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
       throw new AppError('unknown_version', `"${version}" is not an offered version; GET /v1/versions lists them.`);
     },
     get,
+    imageFiles: () => [...new Set(definitions.flatMap((d) => d.imageFiles))].filter((p) => fs.existsSync(p)).sort(),
   };
 }
 
 /** Validates one definition file's content. Throws an Error naming the file and the field at fault. */
 export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareDefinition {
+  // Every message names its field first ("key" or "key.sub"): said as the JSON pointer (RFC 6901) of it.
   const fail = (msg: string): never => {
-    throw new Error(`${source}: ${msg}`);
+    const field = /^"([\w.]+)"\s*(.*)$/.exec(msg);
+    throw new Error(field ? `${source} at /${field[1].replace(/\./g, '/')}: "${field[1]}" ${field[2]}` : `${source}: ${msg}`);
   };
   if (!isObject(raw)) return fail('a software definition must be a JSON object');
   const str = (key: string): string => {
@@ -131,7 +162,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   const launcher = raw.launcher === undefined ? null : str('launcher');
   for (const m of command.join(' ').matchAll(/\{(\w+)\}/g)) {
     if (!(placeholders as readonly string[]).includes(m[1])) {
-      fail(`unknown placeholder {${m[1]}} in "command"; known: ${placeholders.map((p) => `{${p}}`).join(' ')}`);
+      fail(`"command" has an unknown placeholder {${m[1]}}; known: ${placeholders.map((p) => `{${p}}`).join(' ')}`);
     }
     if (m[1] === 'launcher' && !launcher) fail('"command" uses {launcher} but no "launcher" file is named');
   }
@@ -141,10 +172,18 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   if (players !== 'ipc' && players !== 'minecraft-ping' && players !== 'none') {
     fail('"players" must be "ipc", "minecraft-ping" or "none"');
   }
-  if ((players === 'ipc' || isObject(raw.ready) && 'ipc' in raw.ready) && !ipc) fail('IPC probes need "ipc": true');
+  if ((players === 'ipc' || isObject(raw.ready) && 'ipc' in raw.ready) && !ipc) fail('"ipc" must be true for IPC probes');
   const timeout = raw.start_timeout_ms ?? 120_000;
   if (typeof timeout !== 'number' || !(timeout > 0)) fail('"start_timeout_ms" must be a positive number');
   if (raw.settings !== undefined && !isObject(raw.settings)) fail('"settings" must be an object');
+  const imageFiles = raw.image_files ?? [];
+  const absolute = Array.isArray(imageFiles) && imageFiles.every((p) => typeof p === 'string' && path.isAbsolute(p));
+  if (!absolute) fail('"image_files" must be an array of absolute paths');
+  const transport = raw.transport ?? 'tcp';
+  if (transport !== 'tcp' && transport !== 'udp') fail('"transport" must be "tcp" or "udp"');
+  if (raw.game !== undefined && !(typeof raw.game === 'string' && raw.game !== '' && raw.game.length <= 60)) {
+    fail('"game" must be a non-empty string of at most 60 characters');
+  }
   return {
     id,
     description: str('description'),
@@ -157,6 +196,9 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     players: players as PlayersProbe,
     startTimeoutMs: timeout as number,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
+    game: (raw.game as string | undefined) ?? id,
+    transport: transport as 'tcp' | 'udp',
+    imageFiles: imageFiles as string[],
     source,
   };
 }

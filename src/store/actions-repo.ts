@@ -2,7 +2,6 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
-import type { ErrorCode } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { StoreObserver } from './observer';
@@ -12,9 +11,24 @@ export type Action = components['schemas']['Action'];
 export type ActionType = Action['type'];
 export type DesiredState = components['schemas']['Server']['desired_state'];
 
+/** The registry codes an action can fail with (the spec's ActionErrorCode, a subset of the error registry). */
+export type ActionErrorCode = components['schemas']['ActionErrorCode'];
+
+/** Every ActionErrorCode; test/unit/errors.test.ts pins it to the spec's enum and to the error registry. */
+export const ACTION_ERROR_CODES: readonly ActionErrorCode[] = [
+  'start_failed', 'start_timeout', 'port_in_use', 'action_cancelled',
+  'invalid_state', 'disk_quota_exceeded', 'service_unavailable', 'internal_error',
+];
+
+/** An error that ended an action, as its Action.error: a code the spec lists for actions, else internal_error. */
+export function actionFailure(code: string, detail: string): Failure {
+  const known = (ACTION_ERROR_CODES as readonly string[]).includes(code);
+  return known ? { code: code as ActionErrorCode, detail } : { code: 'internal_error', detail };
+}
+
 /** Why an action failed: an error registry code and words for a person (Action.error). */
 export interface Failure {
-  code: ErrorCode;
+  code: ActionErrorCode;
   detail: string;
 }
 
@@ -24,7 +38,7 @@ interface ActionRow {
   user_id: string;
   type: ActionType;
   status: Action['status'];
-  error_code: ErrorCode | null;
+  error_code: ActionErrorCode | null;
   error_detail: string | null;
   created_at: string;
   started_at: string | null;

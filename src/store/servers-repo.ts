@@ -2,7 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
-import { AppError } from '../errors';
+import { AppError, invalidState } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
@@ -22,6 +22,8 @@ interface ServerRow {
   desired_state: 'running' | 'stopped';
   host: string | null;
   port: number | null;
+  /** Migration 018: `tcp` or `udp`, from the software definition. */
+  transport: 'tcp' | 'udp';
   /** Migration 010: the node it was placed on (docs/architecture.md "Nodes and placement"); NULL when local. */
   node: string | null;
   /** Migration 009: the last measurement of the server's folder, NULL until the first. */
@@ -51,7 +53,7 @@ function toServer(row: ServerRow): Server {
     game_version: row.game_version,
     state: row.state,
     desired_state: row.desired_state,
-    address: row.host !== null && row.port !== null ? { host: row.host, port: row.port } : null,
+    address: row.host !== null && row.port !== null ? { host: row.host, port: row.port, transport: row.transport } : null,
     // Rounded up, so `disk_used_mb > plan.disk_mb` exactly when the bytes are over the plan's (openapi/v1.yaml).
     disk_used_mb: row.disk_used_bytes === null ? null : Math.ceil(row.disk_used_bytes / MIB),
     disk_measured_at: row.disk_measured_at,
@@ -66,6 +68,8 @@ export interface NewServer {
   version: string;
   software: string;
   game_version: string;
+  /** The software's transport (software-catalog.ts); `tcp` when not given. */
+  transport?: 'tcp' | 'udp';
 }
 
 /**
@@ -79,10 +83,10 @@ export function createServersRepo(
   memoryOf: (plan: string) => number,
 ) {
   const insert = db.prepare(`INSERT INTO servers
-    (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, created_at,
-     updated_at)
+    (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
+     created_at, updated_at)
     VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
-            @node, @created_at, @updated_at)`);
+            @node, @transport, @created_at, @updated_at)`);
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
   const pageAll = db.prepare('SELECT * FROM servers WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
   const pageByState = db.prepare(
@@ -122,6 +126,7 @@ export function createServersRepo(
             id: newId('srv', clock.now()),
             user_id: userId,
             ...input,
+            transport: input.transport ?? 'tcp',
             state: 'installing',
             desired_state: 'stopped',
             ...placer.place(memoryOf(input.plan)),
@@ -161,12 +166,9 @@ export function createServersRepo(
         .transaction(() => {
           const row = one.get(id, userId) as ServerRow | undefined;
           if (!row) return undefined;
-          if (row.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
+          if (row.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
           if (patch.plan !== undefined && patch.plan !== row.plan && !['stopped', 'crashed'].includes(row.state)) {
-            throw new AppError(
-              'invalid_state',
-              `The plan can only change while the server is stopped or crashed; it is ${row.state}.`,
-            );
+            throw invalidState(row.state, `The plan can only change while the server is stopped or crashed; it is ${row.state}.`);
           }
           if (patch.plan !== undefined) {
             quotas.checkPlanChange(row.user_id, row.plan, patch.plan);

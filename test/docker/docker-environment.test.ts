@@ -17,6 +17,7 @@ import { createTestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { imageName } from '../../src/runtime/docker/image';
 import { selectEnvironment } from '../../src/runtime/select-environment';
+import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { createNodesRepo } from '../../src/store/nodes-repo';
 import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
 
@@ -224,13 +225,15 @@ test('a graceful shutdown lets a running container go, and the next service life
   await waitGone(Id);
 }, 120_000);
 
-test('`gsh image build` builds the game image on the engine at DOCKER_HOST, from this host\'s Node', async () => {
+test('`gsh image build` builds the game image on the engine at DOCKER_HOST, from this host\'s Node and games', async () => {
   const out: string[] = [];
   const err: string[] = [];
   const code = await runCli(['image', 'build'], { DOCKER_HOST, DATA_DIR: host.dataDir }, (s) => out.push(s), (s) => err.push(s));
   expect([code, err]).toEqual([0, []]);
-  expect(out.join('\n')).toContain(`Built image ${imageName()} on ${DOCKER_HOST}`);
-  const image = await engine.json<{ Config: { Env: string[] } }>('GET', `/images/${imageName()}/json`);
+  const name = imageName(loadSoftwareCatalog().imageFiles()); // with Luanti's server and data (luanti.json image_files)
+  expect(name).toMatch(/^gsh-game:node-[\d.]+-[0-9a-f]{10}$/);
+  expect(out.join('\n')).toContain(`Built image ${name} on ${DOCKER_HOST}`);
+  const image = await engine.json<{ Config: { Env: string[] } }>('GET', `/images/${name}/json`);
   expect(image.Config.Env).toContain('PATH=/usr/local/bin:/usr/bin:/bin');
   // A dead engine is a clear failure, not a hang.
   const bad = await runCli(['image', 'build'], { DOCKER_HOST: 'unix:///nonexistent/docker.sock' }, () => undefined, (s) => err.push(s));

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../src/config';
 import { buildService, type BuildOptions } from '../../src/service';
-import { createLogger, silentLogger } from '../../src/log';
+import { createLogger, silentLogger, type Logger } from '../../src/log';
 import type { Scope } from '../../src/auth/tokens';
 import type { Clock } from '../../src/clock';
 import { createContractChecker } from './contract';
@@ -30,6 +30,8 @@ export interface TestAppOptions extends BuildOptions {
   boot?: boolean;
   /** A folder of software definitions (and their launchers) to install as the operator's, in DATA_DIR/software. */
   software?: string;
+  /** Where the service logs; silent unless DEBUG_LOG is set. */
+  logger?: Logger;
 }
 
 /**
@@ -54,7 +56,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
   if (options.software) fs.cpSync(options.software, path.join(config.dataDir, 'software'), { recursive: true });
   const check = await createContractChecker();
   const contractFailures: string[] = [];
-  const service = await buildService(config, process.env.DEBUG_LOG ? createLogger() : silentLogger, {
+  const service = await buildService(config, options.logger ?? (process.env.DEBUG_LOG ? createLogger() : silentLogger), {
     ...options,
     onResponse: (sent) => contractFailures.push(...check(sent)),
   });

@@ -12,7 +12,8 @@ type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-ex
  * test app runs it on every response (docs/conventions.md "Tests": code and contract cannot drift).
  */
 export async function createContractChecker() {
-  const api = new OpenAPIBackend({ definition: structuredClone(loadSpec().document) as never, validate: false, strict: true });
+  const definition = closedResponses(structuredClone(loadSpec().document) as Json);
+  const api = new OpenAPIBackend({ definition: definition as never, validate: false, strict: true });
   (api as unknown as { validateDefinition: () => unknown }).validateDefinition = () => undefined;
   await api.init();
   const ajv = new Ajv({ allErrors: true, strict: false });
@@ -37,6 +38,13 @@ export async function createContractChecker() {
     } catch {
       return [`${where}: a ${type} body that is not JSON`];
     }
+    // docs/conventions.md "Request ids": every answer has one, and a problem document repeats it.
+    if (typeof sent.headers['request-id'] !== 'string') failures.push(`${where}: no request-id header`);
+    if (type === 'application/problem+json' && (body as Json | undefined)?.request_id !== sent.headers['request-id']) {
+      failures.push(`${where}: the problem's request_id is not the Request-Id header`);
+    }
+    // A CORS preflight is the browser's question, not an operation (docs/conventions.md "Browsers").
+    if (sent.method === 'OPTIONS' && sent.status === 204 && !sent.body) return failures;
     if (!sent.path.startsWith('/v1')) {
       if (sent.status >= 400 && !(type === 'application/problem+json' && validator('problem', problemSchema)(body))) {
         failures.push(`${where}: an error outside /v1 that is not a problem document`);
@@ -66,4 +74,21 @@ export async function createContractChecker() {
     if (isJson && !validate(body)) failures.push(`${where}: body does not match the spec: ${ajv.errorsText(validate.errors)}`);
     return failures;
   };
+}
+
+/**
+ * The spec lets response objects grow within v1 (openapi/v1.yaml "Evolution": no response schema forbids extra
+ * properties), but this service must still send only what it documents. So the checker closes every object
+ * schema that lists properties, Problem excepted (RFC 9457 §3.2: extension members are open by design).
+ */
+function closedResponses(spec: Json): Json {
+  const close = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(close);
+    if (!node || typeof node !== 'object') return;
+    const o = node as Json;
+    if (o.properties && o.additionalProperties === undefined) o.additionalProperties = false;
+    Object.values(o).forEach(close);
+  };
+  for (const [name, schema] of Object.entries(spec.components.schemas as Json)) if (name !== 'Problem') close(schema);
+  return spec;
 }

@@ -123,7 +123,19 @@ describe('servers', () => {
     const res = await t.http.patch(`/v1/servers/${id}`).set(auth(alice)).send(patch);
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('invalid_state');
+    expect(res.body.state).toBe('deleting'); // the state in the way, as a member (docs/conventions.md "Errors")
     expect((await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body).toEqual(before);
+  });
+
+  // An action left open the way a busy server has one (this app never boots, so nothing runs it).
+  test('an action while another is open is 409 action_conflict naming that action and the state', async () => {
+    await setup(['Survival'], { installed: true });
+    const id: string = (await t.http.get('/v1/servers?limit=1').set(auth(alice))).body.data[0].id;
+    t.db.prepare("INSERT INTO actions (id, server_id, user_id, type, status, created_at) VALUES ('act_open1', ?, 'usr_x', 'start', 'running', ?)")
+      .run(id, new Date().toISOString());
+    const res = await t.http.post(`/v1/servers/${id}/actions`).set(auth(alice)).send({ type: 'stop' });
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 'action_conflict', action_id: 'act_open1', state: 'stopped' });
   });
 
   // The app never boots, so no pass runs on its own: runtime.measureDisk() is the pass the loop would run.

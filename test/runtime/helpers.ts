@@ -141,14 +141,14 @@ let serial = 0;
 /** Inserts a servers row the way the lead's repository does: state installing, host and port set. */
 export function insertServer(
   db: Db,
-  opts: { software: string; gameVersion: string; port: number; plan?: TestPlanId },
+  opts: { software: string; gameVersion: string; port: number; plan?: TestPlanId; transport?: 'tcp' | 'udp' },
 ): string {
   const id = `srv_test${process.pid}x${++serial}`;
   const now = new Date().toISOString();
   db.prepare(
-    `INSERT INTO servers (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, created_at, updated_at)
-     VALUES (?, 'usr_test', ?, ?, ?, ?, ?, 'installing', 'stopped', '127.0.0.1', ?, ?, ?)`,
-  ).run(id, `server ${serial}`, opts.plan ?? 'small', `${opts.software}-${opts.gameVersion}`, opts.software, opts.gameVersion, opts.port, now, now);
+    `INSERT INTO servers (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, transport, created_at, updated_at)
+     VALUES (?, 'usr_test', ?, ?, ?, ?, ?, 'installing', 'stopped', '127.0.0.1', ?, ?, ?, ?)`,
+  ).run(id, `server ${serial}`, opts.plan ?? 'small', `${opts.software}-${opts.gameVersion}`, opts.software, opts.gameVersion, opts.port, opts.transport ?? 'tcp', now, now);
   return id;
 }
 

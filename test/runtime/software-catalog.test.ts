@@ -1,4 +1,6 @@
 // Software definitions are data: parsing, validation messages, version strings with dashes, the built-in list.
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { packageRoot } from '../../src/paths';
 import {
@@ -21,17 +23,20 @@ const valid = {
   players: 'minecraft-ping',
 };
 
+// Each message names the file and the JSON pointer of the field at fault (issue 17).
 const invalid: [string, { given: Record<string, unknown>; want: RegExp }][] = [
-  ['id with capitals', { given: { ...valid, id: 'Paper' }, want: /"id" must be lowercase/ }],
-  ['no versions', { given: { ...valid, game_versions: [] }, want: /"game_versions" must be a non-empty array/ }],
-  ['unknown placeholder', { given: { ...valid, command: ['java', '{ram}'] }, want: /unknown placeholder \{ram\}/ }],
-  ['{launcher} without a launcher', { given: { ...valid, command: ['{launcher}'] }, want: /no "launcher" file/ }],
-  ['bad players probe', { given: { ...valid, players: 'rcon' }, want: /"players" must be/ }],
-  ['ipc probe without ipc', { given: { ...valid, players: 'ipc' }, want: /IPC probes need "ipc": true/ }],
-  ['ready missing', { given: { ...valid, ready: undefined }, want: /"ready" must be/ }],
-  ['ready regex broken', { given: { ...valid, ready: { console: '(' } }, want: /not a valid regex/ }],
-  ['no stop command', { given: { ...valid, stop_command: '' }, want: /"stop_command" must be a non-empty string/ }],
-  ['negative timeout', { given: { ...valid, start_timeout_ms: -1 }, want: /"start_timeout_ms" must be a positive number/ }],
+  ['id with capitals', { given: { ...valid, id: 'Paper' }, want: /^x\.json at \/id: "id" must be lowercase/ }],
+  ['no versions', { given: { ...valid, game_versions: [] }, want: /^x\.json at \/game_versions: "game_versions" must be a non-empty array/ }],
+  ['unknown placeholder', { given: { ...valid, command: ['java', '{ram}'] }, want: /^x\.json at \/command: .*unknown placeholder \{ram\}/ }],
+  ['{launcher} without a launcher', { given: { ...valid, command: ['{launcher}'] }, want: /at \/command: .*no "launcher" file/ }],
+  ['bad players probe', { given: { ...valid, players: 'rcon' }, want: /at \/players: "players" must be/ }],
+  ['ipc probe without ipc', { given: { ...valid, players: 'ipc' }, want: /at \/ipc: "ipc" must be true for IPC probes/ }],
+  ['ready missing', { given: { ...valid, ready: undefined }, want: /at \/ready: "ready" must be/ }],
+  ['ready regex broken', { given: { ...valid, ready: { console: '(' } }, want: /at \/ready\/console: .*not a valid regex/ }],
+  ['no stop command', { given: { ...valid, stop_command: '' }, want: /at \/stop_command: "stop_command" must be a non-empty string/ }],
+  ['negative timeout', { given: { ...valid, start_timeout_ms: -1 }, want: /at \/start_timeout_ms: "start_timeout_ms" must be a positive number/ }],
+  ['bad transport', { given: { ...valid, transport: 'sctp' }, want: /at \/transport: "transport" must be "tcp" or "udp"/ }],
+  ['relative image file', { given: { ...valid, image_files: ['bin/server'] }, want: /at \/image_files: .*absolute paths/ }],
 ];
 
 for (const [name, { given, want }] of invalid) {
@@ -76,7 +81,7 @@ test('built-in flying-squid offers exactly the versions flying-squid declares te
   const offered = builtIn.list().filter((v) => v.software === 'flying-squid');
   expect(offered.map((v) => v.game_version)).toEqual(testedVersions);
   expect(offered[0]).toEqual({
-    id: 'flying-squid-1.8.8', software: 'flying-squid', game_version: '1.8.8',
+    id: 'flying-squid-1.8.8', software: 'flying-squid', game: 'Minecraft Java Edition', game_version: '1.8.8',
     description: 'flying-squid 1.8.8: a Minecraft Java Edition server written in Node.js (offline mode)',
   });
   expect(builtIn.get('flying-squid').launcherPath).toBe(path.join(packageRoot(), 'src', 'runtime', 'software', 'flying-squid-launcher.cjs'));
@@ -110,4 +115,24 @@ describe('isStopCommand', () => {
   ])('%s', (_name, stopCommand, typed, want) => {
     expect(isStopCommand(def(stopCommand), typed)).toBe(want);
   });
+});
+
+test('a file that is not a valid definition is left out, named with its field, and the others still load', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-software-'));
+  try {
+    fs.writeFileSync(path.join(dir, 'good.json'), JSON.stringify({ ...valid, id: 'good' }));
+    fs.writeFileSync(path.join(dir, 'bad.json'), JSON.stringify({ ...valid, id: 'bad', players: 'rcon' }));
+    fs.writeFileSync(path.join(dir, 'broken.json'), '{ "id": ');
+    const told: string[] = [];
+    const catalog = loadSoftwareCatalog({ operatorDir: dir, onInvalid: (m) => told.push(m) });
+    expect(catalog.list().map((v) => v.software)).toEqual(expect.arrayContaining(['flying-squid', 'luanti', 'good']));
+    expect(catalog.list().some((v) => v.software === 'bad')).toBe(false);
+    expect(told.sort()).toEqual([
+      expect.stringMatching(new RegExp(`^${path.join(dir, 'bad.json')} at /players: "players" must be`)),
+      expect.stringMatching(new RegExp(`^${path.join(dir, 'broken.json')}: not a JSON file`)),
+    ]);
+    expect(() => loadSoftwareCatalog({ operatorDir: dir })).toThrow(/bad\.json|broken\.json/); // without onInvalid: throws
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

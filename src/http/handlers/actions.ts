@@ -1,17 +1,22 @@
 import type { ServersRepo } from '../../store/servers-repo';
 import type { Runtime } from '../../runtime/runtime';
+import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
+import { idempotent } from './idempotent';
 import { page, withCursor } from './paging';
 import { ownedServer } from './owned';
 
 /** Actions tag: createServerAction, listServerActions, getServerAction, listServerCrashes. */
-export function actionHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
+export function actionHandlers(deps: { servers: ServersRepo; runtime: Runtime; idempotency: IdempotencyRepo }): Handlers {
   const { servers, runtime } = deps;
   return {
-    createServerAction: ({ principal, path, body }) => {
+    createServerAction: (call) => {
+      const { principal, path, body } = call;
       const server = ownedServer(servers, principal, path.server_id);
-      const action = runtime.requestAction(server.id, principal.userId, body.type);
-      return { status: 202, body: action, headers: { Location: `/v1/servers/${server.id}/actions/${action.id}` } };
+      return idempotent(deps.idempotency, call, { operation: 'createServerAction', path: server.id, body }, () => {
+        const action = runtime.requestAction(server.id, principal.userId, body.type);
+        return { status: 202 as const, body: action, headers: { Location: `/v1/servers/${server.id}/actions/${action.id}` } };
+      });
     },
 
     listServerActions: ({ principal, path, query }) => {

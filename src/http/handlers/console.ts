@@ -1,10 +1,12 @@
 import type { ServersRepo } from '../../store/servers-repo';
 import type { Runtime } from '../../runtime/runtime';
+import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
+import { idempotent } from './idempotent';
 import { ownedServer } from './owned';
 
 /** Console tag: getServerConsole, sendServerCommand, streamServerConsole. */
-export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
+export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime; idempotency: IdempotencyRepo }): Handlers {
   const { servers, runtime } = deps;
   return {
     getServerConsole: ({ principal, path, query }) => {
@@ -13,10 +15,14 @@ export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime }
       return { status: 200, body: { data: runtime.console.recent(server.id, limit) } };
     },
 
-    sendServerCommand: ({ principal, path, body }) => {
+    sendServerCommand: (call) => {
+      const { principal, path, body } = call;
       const server = ownedServer(servers, principal, path.server_id);
       // The answer is the command as the console recorded it: an `input` line with the caller's token id.
-      return { status: 202, body: runtime.sendCommand(server.id, body.command, principal) };
+      return idempotent(deps.idempotency, call, { operation: 'sendServerCommand', path: server.id, body }, () => ({
+        status: 202 as const,
+        body: runtime.sendCommand(server.id, body.command, principal),
+      }));
     },
 
     streamServerConsole: ({ principal, path, headers }) => {

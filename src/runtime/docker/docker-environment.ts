@@ -32,8 +32,10 @@ export interface DockerEnvironmentOptions {
   /** The non-root user games run as; the server folder is given to it (DOCKER_GAME_USER). */
   user: { uid: number; gid: number };
   log: Logger;
-  /** The image; defaults to image.ts `imageName()`, built on first need. */
+  /** The image; defaults to image.ts `imageName(imageExtras)`, built on first need. */
   image?: string;
+  /** Files and folders the image holds beside Node: the software definitions' `image_files` (image.ts). */
+  imageExtras?: readonly string[];
 }
 
 /**
@@ -60,8 +62,8 @@ interface ContainerSummary {
  */
 export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
   const { engine, log, instance } = options;
-  const image = options.image ?? imageName();
-  const ensureImage = imageKeeper(engine, image);
+  const image = options.image ?? imageName(options.imageExtras);
+  const ensureImage = imageKeeper(engine, image, options.imageExtras);
   // The engine's own port view is enough where it is another machine; this host's listeners matter only here.
   const sameHost = engine.endpoint.startsWith('unix://');
   let network: Promise<NetworkMode> | null = null;
@@ -152,12 +154,13 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
     async uninstall(dir) {
       await fs.promises.rm(dir, { recursive: true, force: true });
     },
-    async isPortFree(host, port) {
+    async isPortFree(address) {
+      const { port } = address;
       // The engine's own view first (a published port may not show as a listener, e.g. without its userland
       // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
       const published = await ours().catch(() => [] as ContainerSummary[]);
       const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
-      return !taken && (!sameHost || isPortFree(host, port));
+      return !taken && (!sameHost || isPortFree(address));
     },
     spawn,
     async killLeftover(leftover: LeftoverProcess) {
@@ -187,7 +190,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
 /** The container's definition (API "Create a container"): every limit and confinement of the class comment. */
 export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOptions, image: string, network: NetworkMode = 'bridge'): object {
   const memory = spec.limits.memoryMb * MIB;
-  const port = `${spec.address.port}/tcp`;
+  const port = `${spec.address.port}/${spec.address.transport ?? 'tcp'}`;
   const publishIp = net.isIP(spec.address.host) ? spec.address.host : '0.0.0.0';
   const env = { ...options.gameEnv, HOME: spec.cwd, [SERVER_ID_ENV]: spec.serverId };
   return {

@@ -1,6 +1,7 @@
 // The game image: built on the node from this host's Node binary and the libraries it links, with no registry
 // (docs/architecture.md "The Docker environment"). Games' code (launchers, node_modules) is mounted read-only.
 import { execFile, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import type { Engine } from './engine';
@@ -8,19 +9,37 @@ import { EngineError } from './engine';
 
 const run = promisify(execFile);
 
-/** The image's name: one per Node version, so a host whose Node changes builds a new one. */
-export function imageName(): string {
-  return `gsh-game:node-${process.versions.node}`;
+/**
+ * The image's name: one per Node version and per set of extra files (the software definitions'
+ * `image_files`), so a host whose Node or games change builds a new one.
+ */
+export function imageName(extra: readonly string[] = []): string {
+  if (extra.length === 0) return `gsh-game:node-${process.versions.node}`;
+  const digest = crypto.createHash('sha256').update([...extra].sort().join('\n')).digest('hex').slice(0, 10);
+  return `gsh-game:node-${process.versions.node}-${digest}`;
 }
 
-/** The absolute paths the image holds: Node itself (at its path on this host) and every library `ldd` names. */
-export async function imageFiles(node: string = process.execPath): Promise<string[]> {
-  const { stdout } = await run('ldd', [node]);
-  const libs = stdout
+async function linked(binary: string): Promise<string[]> {
+  const { stdout } = await run('ldd', [binary]);
+  return stdout
     .split('\n')
     .map((line) => /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(line)?.[1])
     .filter((p): p is string => p !== undefined && fs.existsSync(p));
-  return [...new Set([node, ...libs])];
+}
+
+/**
+ * The absolute paths the image holds, each at its path on this host: Node itself, the definitions' `extra`
+ * files and folders (a native game server and its data), and every library `ldd` names for Node and for each
+ * extra executable.
+ */
+export async function imageFiles(node: string = process.execPath, extra: readonly string[] = []): Promise<string[]> {
+  const files = [node, ...(await linked(node))];
+  for (const p of extra) {
+    const stat = fs.statSync(p); // a definition naming a missing file fails the build, saying which
+    files.push(p);
+    if (stat.isFile() && (stat.mode & 0o111) !== 0) files.push(...(await linked(p)));
+  }
+  return [...new Set(files)];
 }
 
 export async function imageExists(engine: Engine, name: string = imageName()): Promise<boolean> {
@@ -37,8 +56,8 @@ export async function imageExists(engine: Engine, name: string = imageName()): P
  * Imports a tarball of imageFiles() as the image (API "Create an image", fromSrc=-), with no shell and no
  * package manager in it. `tar -h` stores each symlinked library as the file it names. Resolves with the name.
  */
-export async function buildImage(engine: Engine, name: string = imageName()): Promise<string> {
-  const files = (await imageFiles()).map((p) => p.replace(/^\//, ''));
+export async function buildImage(engine: Engine, name: string = imageName(), extra: readonly string[] = []): Promise<string> {
+  const files = (await imageFiles(process.execPath, extra)).map((p) => p.replace(/^\//, ''));
   const tar = spawn('tar', ['-c', '-h', '-f', '-', '-C', '/', ...files], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   tar.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -60,10 +79,10 @@ export async function buildImage(engine: Engine, name: string = imageName()): Pr
 }
 
 /** Builds the image unless the engine has it already; concurrent callers share one build. */
-export function imageKeeper(engine: Engine, name: string = imageName()) {
+export function imageKeeper(engine: Engine, name: string = imageName(), extra: readonly string[] = []) {
   let pending: Promise<string> | null = null;
   return (): Promise<string> => {
-    pending ??= (async () => ((await imageExists(engine, name)) ? name : buildImage(engine, name)))();
+    pending ??= (async () => ((await imageExists(engine, name)) ? name : buildImage(engine, name, extra)))();
     pending.catch(() => (pending = null)); // a failed build is retried by the next launch
     return pending;
   };

@@ -120,7 +120,7 @@ export function createNodesEnvironment(options: NodesEnvironmentOptions): Enviro
     // The folder is on this host whichever node runs the server: any node's environment installs it alike.
     install: (dir, subdirs, files) => forServer('').install(dir, subdirs, files),
     uninstall: (dir) => forServer('').uninstall(dir),
-    isPortFree: (host, port, serverId) => forServer(serverId).isPortFree(host, port, serverId),
+    isPortFree: (address, serverId) => forServer(serverId).isPortFree(address, serverId),
     async spawn(spec) {
       try {
         return await forServer(spec.serverId).spawn(spec);

@@ -4,12 +4,12 @@
 import { api, follow } from './api.js';
 import { h, fill, announce, errorBox, every, fmtBytes, fmtNumber, fmtClock } from './dom.js';
 import { powerButtons } from './actions.js';
-import { stateBadge, field } from './servers.js';
+import { addressText, field, gameOf, stateBadge } from './servers.js';
 import { lineChart } from './chart.js';
 
 const RANGES = [['15m', '15 minutes', 15 * 60e3], ['1h', '1 hour', 3600e3], ['24h', '24 hours', 86400e3], ['7d', '7 days', 7 * 86400e3], ['30d', '30 days', 30 * 86400e3]];
 const SERIES = [
-  { key: 'tps', title: 'TPS (ticks per second)', format: (v) => fmtNumber(v), floorMax: 20, pick: (x) => x.tps },
+  { key: 'tps', title: 'TPS (ticks per second; Luanti: server steps per second, nominally 11)', format: (v) => fmtNumber(v), floorMax: 20, pick: (x) => x.tps },
   { key: 'ram_bytes', title: 'RAM', format: fmtBytes, floorMax: 64 * 1024 ** 2, pick: (x) => x.ram_bytes },
   { key: 'cpu_percent', title: 'CPU (% of one core)', format: (v) => `${fmtNumber(v)}%`, floorMax: 10, pick: (x) => x.cpu_percent },
   { key: 'players_online', title: 'Players online', format: (v) => fmtNumber(v, 0), floorMax: 1, pick: (x) => x.players_online },
@@ -19,7 +19,8 @@ const REFRESH_MS = 3000;
 const CONSOLE_KEEP = 1000;
 
 export async function serverView(main, signal, id) {
-  const server = await api('GET', `/v1/servers/${id}`);
+  const [server, versions] = await Promise.all([api('GET', `/v1/servers/${id}`), api('GET', '/v1/versions')]);
+  const game = gameOf(versions.data);
   const heading = h('h1', {}, server.name);
   const facts = h('dl', { class: 'facts' });
   const outcome = h('div', { class: 'outcome' });
@@ -38,7 +39,8 @@ export async function serverView(main, signal, id) {
     if (s.state !== 'running') metrics.notRunning(); // the stream sends nothing then; do not show a stale "now"
     fill(facts,
       h('dt', {}, 'State'), h('dd', { id: 'server-state' }, stateBadge(s.state)),
-      h('dt', {}, 'Address'), h('dd', {}, s.address ? h('code', {}, `${s.address.host}:${s.address.port}`) : '–'),
+      h('dt', {}, 'Address'), h('dd', {}, addressText(s.address)),
+      h('dt', {}, 'Game'), h('dd', {}, game(s)),
       h('dt', {}, 'Plan'), h('dd', {}, s.plan),
       h('dt', {}, 'Version'), h('dd', {}, s.version));
     const changed = () => refresh().catch((e) => announce(e.message));

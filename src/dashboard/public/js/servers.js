@@ -22,19 +22,31 @@ export async function serversView(main, signal) {
     const key = JSON.stringify(servers.map((s) => [s.id, s.name, s.state, s.address]));
     if (key === shown) return; // unchanged: keep the DOM (and the keyboard focus) as it is
     shown = key;
-    fill(tableBox, servers.length ? table(servers, outcome, refresh, signal) : h('p', { class: 'muted' }, 'No servers yet. Create one above.'));
+    fill(tableBox, servers.length ? table(servers, gameOf(versions.data), outcome, refresh, signal) : h('p', { class: 'muted' }, 'No servers yet. Create one above.'));
   }
   await refresh();
   every(REFRESH_MS, signal, refresh);
 }
 
-function table(servers, outcome, refresh, signal) {
+/** The game of each version id (Version.game), so every server says which client its players need. */
+export function gameOf(versions) {
+  const games = new Map(versions.map((v) => [v.id, v.game]));
+  return (server) => games.get(server.version) ?? server.software;
+}
+
+/** host:port, with the transport when it is not TCP (a Luanti server is UDP). */
+export function addressText(address) {
+  if (!address) return '–';
+  return h('code', {}, `${address.host}:${address.port}${address.transport === 'udp' ? ' (UDP)' : ''}`);
+}
+
+function table(servers, game, outcome, refresh, signal) {
   const changed = () => refresh().catch((e) => announce(e.message));
   return h(
     'table',
     {},
     h('caption', { class: 'sr-only' }, 'Your servers with their state and address'),
-    h('thead', {}, h('tr', {}, ['Name', 'State', 'Address', 'Plan', 'Version', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('thead', {}, h('tr', {}, ['Name', 'State', 'Address', 'Game', 'Plan', 'Version', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
     h(
       'tbody',
       {},
@@ -44,7 +56,8 @@ function table(servers, outcome, refresh, signal) {
           { 'data-server-id': s.id },
           h('th', { scope: 'row' }, h('a', { href: `#/servers/${s.id}` }, s.name)),
           h('td', {}, stateBadge(s.state)),
-          h('td', {}, s.address ? h('code', {}, `${s.address.host}:${s.address.port}`) : '–'),
+          h('td', {}, addressText(s.address)),
+          h('td', {}, game(s)),
           h('td', {}, s.plan),
           h('td', {}, s.version),
           h('td', {}, powerButtons(s, outcome, changed, signal)),
@@ -68,9 +81,7 @@ function createForm(plans, versions, created) {
       field('Name', h('input', { id: 'server-name', name: 'name', required: true, maxlength: 64, autocomplete: 'off' })),
       field('Plan', h('select', { id: 'server-plan', name: 'plan', required: true },
         plans.map((p) => h('option', { value: p.id }, `${p.name} — ${p.memory_mb} MiB, ${p.player_slots} players`)))),
-      field('Version', h('select', { id: 'server-version', name: 'version', required: true },
-        // The catalog lists versions oldest first; offer the newest by default.
-        versions.map((v, i) => h('option', { value: v.id, selected: i === versions.length - 1 }, `${v.software} ${v.game_version}`)))),
+      field('Version', versionPicker(versions)),
     ),
     h('button', { type: 'submit' }, 'Create server'),
     error,
@@ -95,6 +106,19 @@ function createForm(plans, versions, created) {
     }
   });
   return form;
+}
+
+/**
+ * The versions grouped by game (one <optgroup> each, in catalog order). The catalog lists each software's
+ * versions oldest first; the newest of the first game is offered by default.
+ */
+function versionPicker(versions) {
+  const games = [...new Set(versions.map((v) => v.game))];
+  const first = versions.filter((v) => v.game === games[0]).at(-1);
+  return h('select', { id: 'server-version', name: 'version', required: true },
+    games.map((game) => h('optgroup', { label: game },
+      versions.filter((v) => v.game === game)
+        .map((v) => h('option', { value: v.id, selected: v === first }, `${v.software} ${v.game_version}`)))));
 }
 
 /** A labelled form control (every input has a visible <label for>). */
