@@ -23,6 +23,7 @@ import {
 import { serveDocs } from './http/docs';
 import { requestIdMiddleware } from './http/request-id';
 import { cors } from './http/cors';
+import { serveProblemPages } from './http/problem-pages';
 import { mountDashboard } from './dashboard';
 import { catalogHandlers } from './http/handlers/catalog';
 import { serverHandlers } from './http/handlers/servers';
@@ -45,6 +46,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   /** The host names the service answers for (ALLOWED_HOSTS); empty: every host. */
   allowedHosts: readonly string[];
+  /** Where clients reach the API (PUBLIC_URL): the served spec's servers[0].url and problem type URIs. */
+  publicUrl: string;
   /** Origins whose scripts may call /v1 (CORS_ORIGINS); `*` for any. */
   corsOrigins: readonly string[];
   /** Live API tokens one user may hold (TOKENS_PER_USER). */
@@ -98,6 +101,7 @@ export async function createApp(deps: AppDeps) {
 
   const app = express();
   app.disable('x-powered-by');
+  app.locals.problemBase = `${deps.config.publicUrl}/problems/`; // read by sendProblem (src/http/problem.ts)
   app.set('trust proxy', deps.config.trustProxy);
   app.set('query parser', 'simple');
   // No ETags: a conditional GET would answer 304, which the contract does not list, and the API's answers are
@@ -126,7 +130,8 @@ export async function createApp(deps: AppDeps) {
   app.use(checkHost(deps.config.allowedHosts));
   // Never open to tenants: only with the operator's token, which no API token is (SECURITY.md).
   if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
-  serveDocs(app, deps.spec);
+  serveDocs(app, deps.spec, deps.config.publicUrl);
+  serveProblemPages(app);
   mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404

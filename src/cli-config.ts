@@ -20,6 +20,7 @@ const settings: Setting[] = [
   ['TRUST_PROXY', (c) => c.trustProxy],
   ['ALLOWED_HOSTS', (c) => (c.allowedHosts.length ? c.allowedHosts.join(',') : '(every host)')],
   ['CORS_ORIGINS', (c) => c.corsOrigins.join(',')],
+  ['PUBLIC_URL', (c) => c.publicUrl],
   ['SHUTDOWN_TIMEOUT_S', (c) => seconds(c.shutdownTimeoutMs)],
   ['STREAMS_PER_USER', (c) => c.streamsPerUser],
   ['STREAM_MAX_LIFETIME_S', (c) => seconds(c.streamMaxLifetimeMs)],

@@ -4,6 +4,8 @@ import type { QuotaLimits } from './store/quotas-repo';
 /** Every setting the operator can change, read from the environment in one place (README "Configuration"). */
 export interface Config {
   port: number;
+  /** Where clients reach the API (PUBLIC_URL), without a trailing slash: the spec's servers[0].url, problem types. */
+  publicUrl: string;
   host: string;
   dataDir: string;
   dbFile: string;
@@ -107,6 +109,15 @@ function trustProxy(raw: string | undefined): boolean | number | string {
 }
 
 /** Host names or IP literals (`[::1]` for IPv6), comma-separated; ports, paths and wildcards are refused. */
+/** PUBLIC_URL: an absolute http(s) URL without query or fragment; default `http://localhost:<PORT>`. */
+function publicUrl(raw: string | undefined, port: number): string {
+  const url = (raw || `http://localhost:${port}`).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/\s?#]+(\/[^\s?#]*)?$/.test(url)) {
+    throw new ConfigError(`PUBLIC_URL must be an absolute http(s) URL like "https://api.example.com"; got "${raw}".`);
+  }
+  return url;
+}
+
 /** CORS_ORIGINS: `*`, or a comma-separated list of origins (`scheme://host[:port]`, as browsers send Origin). */
 function corsOrigins(raw: string | undefined): string[] {
   const list = (raw ?? '*').split(',').map((o) => o.trim()).filter(Boolean);
@@ -177,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   return {
     port: int(env, 'PORT', 8080, 0, 65535),
+    publicUrl: publicUrl(env.PUBLIC_URL, int(env, 'PORT', 8080, 0, 65535)),
     host: env.HOST || '0.0.0.0',
     dataDir,
     dbFile: path.join(dataDir, 'gsh.sqlite'),

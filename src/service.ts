@@ -73,6 +73,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       bodyLimitBytes: config.bodyLimitBytes,
       allowedHosts: config.allowedHosts,
       corsOrigins: config.corsOrigins,
+      publicUrl: config.publicUrl,
       tokensPerUser: config.tokensPerUser,
       dashboard: config.dashboard,
     },

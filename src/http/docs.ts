@@ -13,12 +13,16 @@ export function docsFile(): string {
  * The published contract, without a token: the spec as YAML and JSON, and the Redocly docs built from it with
  * the Redoc bundle inlined, so the page loads nothing from outside this host.
  */
-export function serveDocs(app: Express, spec: Spec): void {
+export function serveDocs(app: Express, spec: Spec, publicUrl: string): void {
+  // servers[0].url names this service as its clients reach it (PUBLIC_URL), so generated clients default to it.
+  const yaml = spec.yaml.replace(/^( {2}- url: )https:\/\/gsh\.example\.com$/m, `$1${publicUrl}`);
+  const document = spec.document as { servers?: Array<{ url: string }> };
+  const json = JSON.stringify({ ...document, servers: (document.servers ?? []).map((s, i) => (i === 0 ? { ...s, url: publicUrl } : s)) });
   app.get('/openapi.yaml', (_req, res) => {
-    res.type('application/yaml').send(spec.yaml);
+    res.type('application/yaml').send(yaml);
   });
   app.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(spec.json);
+    res.type('application/json').send(json);
   });
   app.get(['/docs', '/docs/'], (_req, res) => {
     const file = docsFile();

@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv';
 import { AppError, errorRegistry, type FieldError } from '../errors';
 import type { components } from '../../generated/v1';
 
+/** The problem type base when no public URL is known (a request the HTTP parser refused, unit tests). */
 export const PROBLEM_BASE = 'https://gsh.example.com/problems/';
 
 /** Retry-After of a 503 whose throw site names no time: a shutdown or restart is over in seconds. */
@@ -16,10 +17,10 @@ export type ProblemDocument = components['schemas']['Problem'];
  * registry, never from the caller. `instance` is the request path; it is left out when there is none, as for a
  * request the HTTP parser refused (src/http/client-errors.ts).
  */
-export function problemDocument(err: AppError, instance?: string, requestId?: string): ProblemDocument {
+export function problemDocument(err: AppError, instance?: string, requestId?: string, base = PROBLEM_BASE): ProblemDocument {
   const entry = errorRegistry[err.code];
   return {
-    type: PROBLEM_BASE + err.code,
+    type: base + err.code,
     title: entry.title,
     status: entry.status,
     // The spec bounds both (maxLength 2000); a long request path must not make the answer break the contract.
@@ -32,6 +33,15 @@ export function problemDocument(err: AppError, instance?: string, requestId?: st
   };
 }
 
+/**
+ * `<PUBLIC_URL>/problems/`, where this service serves a page per code (src/http/problem-pages.ts), so a problem's
+ * `type` resolves (RFC 9457 §3.1.1). createApp keeps it in the app's locals: the one app's setting, not a global.
+ */
+function problemBase(res: Response): string {
+  const base = (res.app?.locals as { problemBase?: string } | undefined)?.problemBase;
+  return typeof base === 'string' ? base : PROBLEM_BASE;
+}
+
 /** Answers with the problem document of `err`, its registered status and any headers it carries. */
 export function sendProblem(res: Response, err: AppError, instance: string): void {
   for (const [name, value] of Object.entries(err.headers ?? {})) res.setHeader(name, value);
@@ -41,7 +51,7 @@ export function sendProblem(res: Response, err: AppError, instance: string): voi
   res
     .status(errorRegistry[err.code].status)
     .type('application/problem+json')
-    .send(JSON.stringify(problemDocument(err, instance, res.getHeader('Request-Id') as string | undefined)));
+    .send(JSON.stringify(problemDocument(err, instance, res.getHeader('Request-Id') as string | undefined, problemBase(res))));
 }
 
 /**

@@ -136,8 +136,11 @@ function request(op: SpecOperation, ids: Record<string, string>, token: string, 
 function shape(res: RawResponse, ids: string[]) {
   let text = res.text;
   for (const [i, id] of ids.entries()) text = text.split(id).join(`<id${i}>`);
+  // Every answer has its own Request-Id (docs/conventions.md "Request ids"), in the header and the problem.
+  const requestId = res.headers['request-id'];
+  if (typeof requestId === 'string') text = text.split(requestId).join('<request-id>');
   const headers = Object.fromEntries(
-    Object.entries(res.headers).filter(([k]) => !['date', 'ratelimit', 'ratelimit-policy', 'keep-alive', 'connection'].includes(k)),
+    Object.entries(res.headers).filter(([k]) => !['date', 'ratelimit', 'ratelimit-policy', 'keep-alive', 'connection', 'request-id'].includes(k)),
   );
   return { status: res.status, headers, body: text };
 }

@@ -81,3 +81,22 @@ describe('rangeOrThrow', () => {
     expect(rangeOrThrow('7d')).toEqual({ range: '7d', ms: 7 * D });
   });
 });
+
+describe("the spec's range pattern", () => {
+  // The schema carries the bounds too (5m to 60d), so a generated client or a form can check them before asking;
+  // it must accept exactly what the parser accepts.
+  test('accepts exactly the values parseRange accepts', async () => {
+    const { loadSpec } = await import('../../src/spec');
+    const op = (loadSpec().document as any).paths['/v1/servers/{server_id}/metrics'].get; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const re = new RegExp(op.parameters.find((p: { name: string }) => p.name === 'range').schema.pattern);
+    const differ: string[] = [];
+    for (const unit of ['m', 'h', 'd']) {
+      for (let n = 0; n <= 100_000; n++) {
+        const v = `${n}${unit}`;
+        if (re.test(v) !== parseRange(v).ok) differ.push(v);
+      }
+    }
+    for (const v of ['', '01h', '1w', '1.5h', '-1h', '1H', '9999999d']) if (re.test(v) !== parseRange(v).ok) differ.push(v);
+    expect(differ).toEqual([]);
+  });
+});

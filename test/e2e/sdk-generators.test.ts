@@ -1,0 +1,133 @@
+// The spec is the product for client authors (issue 15; docs/conventions.md "The contract"): five independent
+// npm generators, none needing a JVM or a download, make clients from openapi/v1.yaml; each must compile under
+// `tsc --strict` with no `any` in the types made from our schemas, and one of them drives create → start →
+// metrics → stop → delete against a listening service running the fake game (game ports 29160-29169).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTestApp } from '../helpers/app';
+
+const root = path.join(__dirname, '..', '..');
+const spec = path.join(root, 'openapi', 'v1.yaml');
+const out = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-sdk-'));
+afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+
+function run(bin: string, args: string[], cwd = out): { status: number | null; output: string } {
+  const res = spawnSync(process.execPath, [path.join(root, 'node_modules', bin), ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+    timeout: 240_000,
+  });
+  return { status: res.status, output: `${res.stdout}\n${res.stderr}` };
+}
+
+/** tsc --strict over `files`, as a client author's project would (ES2022 + DOM, bundler resolution). */
+function strictTsc(files: string[], extra: string[] = ['--noEmit']) {
+  return run('typescript/bin/tsc', [
+    '--strict', '--target', 'ES2022', '--lib', 'ES2022,DOM,DOM.Iterable', '--module', 'ESNext',
+    '--moduleResolution', 'Bundler', '--skipLibCheck', '--noUnusedLocals', 'false', ...extra, ...files,
+  ]);
+}
+
+function tsFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => f.endsWith('.ts')).map((f) => path.join(dir, f));
+}
+
+/** `any` left in code once comments are gone. */
+function anys(code: string): string[] {
+  const bare = code.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  return bare.split('\n').filter((line) => /\bany\b/.test(line)).map((l) => l.trim());
+}
+
+interface Generator {
+  name: string;
+  generate(dir: string): { status: number | null; output: string };
+  /** The files holding the types generated from our schemas (the generator's own runtime is not ours to judge). */
+  types(dir: string): string;
+}
+
+const generators: Generator[] = [
+  {
+    name: 'openapi-typescript 7.13.0',
+    generate: (dir) => run('openapi-typescript/bin/cli.js', [spec, '-o', path.join(dir, 'v1.ts')]),
+    types: (dir) => fs.readFileSync(path.join(dir, 'v1.ts'), 'utf8'),
+  },
+  {
+    name: 'openapi-typescript-codegen 0.31.0',
+    generate: (dir) => run('openapi-typescript-codegen/bin/index.js', ['--input', spec, '--output', dir, '--client', 'fetch']),
+    types: (dir) => tsFiles(path.join(dir, 'models')).map((f) => fs.readFileSync(f, 'utf8')).join('\n'),
+  },
+  {
+    name: 'swagger-typescript-api 13.3.1',
+    generate: (dir) => run('swagger-typescript-api/dist/cli.mjs', ['generate', '--path', spec, '--output', dir, '--name', 'api.ts']),
+    // Its file holds the types first, then its own HttpClient (whose request helpers take `any` by design).
+    types: (dir) => fs.readFileSync(path.join(dir, 'api.ts'), 'utf8').split('export type QueryParamsType')[0],
+  },
+  {
+    name: '@hey-api/openapi-ts 0.90.8',
+    generate: (dir) => run('@hey-api/openapi-ts/bin/run.js', ['-i', spec, '-o', dir]),
+    types: (dir) => fs.readFileSync(path.join(dir, 'types.gen.ts'), 'utf8'),
+  },
+  {
+    name: 'orval 7.13.2',
+    generate: (dir) => run('orval/dist/bin/orval.js', ['--input', spec, '--output', path.join(dir, 'api.ts'), '--client', 'fetch']),
+    types: (dir) => fs.readFileSync(path.join(dir, 'api.ts'), 'utf8'),
+  },
+];
+
+describe.each(generators)('$name', (g) => {
+  const dir = path.join(out, g.name.split(' ')[0].replace(/[@/]/g, '_'));
+
+  test('generates a client that compiles under tsc --strict, with no `any` in the types from our schemas', () => {
+    fs.mkdirSync(dir, { recursive: true });
+    const made = g.generate(dir);
+    expect([made.status, made.output.includes('rror') ? made.output : '']).toEqual([0, '']);
+    const files = tsFiles(dir);
+    expect(files.length).toBeGreaterThan(0);
+    const tsc = strictTsc(files);
+    expect([tsc.status, tsc.output.trim()]).toEqual([0, '']);
+    expect(anys(g.types(dir))).toEqual([]);
+  }, 300_000);
+});
+
+test('a program on the openapi-typescript-codegen client creates, starts, reads metrics, stops and deletes a server', async () => {
+  const dir = path.join(out, 'lifecycle');
+  const client = path.join(dir, 'client');
+  fs.mkdirSync(client, { recursive: true });
+  expect(run('openapi-typescript-codegen/bin/index.js', ['--input', spec, '--output', client, '--client', 'fetch']).status).toBe(0);
+  fs.copyFileSync(path.join(__dirname, 'sdk-drivers', 'otc-lifecycle.ts'), path.join(dir, 'main.ts'));
+  // Type-checked with the client under strict, then compiled to CommonJS for node.
+  const compiled = strictTsc([path.join(dir, 'main.ts')], ['--outDir', path.join(dir, 'js'), '--module', 'CommonJS', '--moduleResolution', 'Node10', '--typeRoots', path.join(root, 'node_modules', '@types'), '--types', 'node']);
+  expect([compiled.status, compiled.output.trim()]).toEqual([0, '']);
+
+  const t = await createTestApp({
+    boot: true,
+    software: path.join(__dirname, '..', 'runtime', 'fixtures', 'software'),
+    env: { GAME_PORT_RANGE: '29160-29169', METRICS_INTERVAL_S: '1' },
+    runtime: { backoffMs: 200, stopTimeoutMs: 3_000, reconcileMs: 500 },
+  });
+  const api = await t.listen();
+  try {
+    const env = { ...process.env, BASE: api.base, TOKEN: t.token('sdk@example.com'), VERSION: 'fake-game-1.0' };
+    // Asynchronous: the service answers from this same process.
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const { spawn } = require('node:child_process') as typeof import('node:child_process');
+      const child = spawn(process.execPath, [path.join(dir, 'js', 'main.js')], { env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d));
+      child.stderr.on('data', (d: Buffer) => (stderr += d));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+    expect([result.code, result.stderr]).toEqual([0, '']);
+    expect(JSON.parse(result.stdout)).toEqual([
+      'created installing', 'start pending', 'running', 'metrics ram_bytes>0 true', 'stop succeeded', 'stopped', 'delete deleting', 'then 404',
+    ]);
+    t.expectContract();
+  } finally {
+    await api.close();
+    await t.finish();
+  }
+}, 300_000);
