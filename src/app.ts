@@ -30,6 +30,8 @@ import { consoleHandlers } from './http/handlers/console';
 import { playerHandlers } from './http/handlers/players';
 import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
+import { eventHandlers } from './http/handlers/events';
+import type { EventFeed } from './events/feed';
 import type { Handlers, StreamReply } from './http/types';
 import type { StreamRegistry } from './http/sse';
 
@@ -63,6 +65,8 @@ export interface AppDeps {
   telemetry: Pick<Telemetry, 'store' | 'sampler'>;
   /** Where open SSE streams are tracked, so shutdown can end them. */
   streams: StreamRegistry;
+  /** New events as they are committed, for GET /v1/events/stream. */
+  feed: EventFeed;
   rateLimitStore?: RateLimitStore;
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
@@ -83,6 +87,7 @@ export async function createApp(deps: AppDeps) {
     ...playerHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
+    ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
   };
   const api = await createApi(deps, handlers, tokens);
 

@@ -42,6 +42,8 @@ export interface Config {
   tokensPerUser: number;
   /** How long a revoked or expired token's row is kept before the purge deletes it. */
   tokenRetentionMs: number;
+  /** How long events are kept (EVENT_RETENTION_DAYS); the token purge's round deletes older ones. */
+  eventRetentionMs: number;
   /** How often the purge of old token rows runs. */
   tokenPurgeIntervalMs: number;
   /** The dashboard's request limits, sign-in throttle and page token lifetime (docs/conventions.md "Authentication"). */
@@ -169,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
     tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
     tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,
+    eventRetentionMs: int(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
     tokenPurgeIntervalMs: int(env, 'TOKEN_PURGE_INTERVAL_S', 3600, 1, 86_400) * 1000,
     dashboard: {
       filesPerMinute: int(env, 'DASHBOARD_FILES_PER_MINUTE', 600, 1, 1_000_000),

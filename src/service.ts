@@ -15,6 +15,7 @@ import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
 import { createTelemetry } from './telemetry';
+import { createEventFeed } from './events/feed';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -53,6 +54,8 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     maxLifetimeMs: config.streamMaxLifetimeMs,
     authority: { activeTokens: (ids) => store.tokens.activeIds(ids), liveServers: (ids) => store.servers.liveIds(ids) },
   });
+  // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
+  const feed = createEventFeed({ events: store.events, pollMs: 250, log });
   const app = await createApp({
     db,
     store,
@@ -72,15 +75,21 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     runtime,
     telemetry,
     streams,
+    feed,
     onResponse: options.onResponse,
     rateLimitStore: options.rateLimitStore,
   });
 
-  /** Deletes old token rows (docs/conventions.md "Authentication"); a failure is logged and retried next time. */
+  /**
+   * Deletes old token rows (docs/conventions.md "Authentication") and events past EVENT_RETENTION_DAYS; a failure
+   * is logged and retried next time.
+   */
   function purgeTokens() {
     try {
       const purged = store.tokens.purge(config.tokenRetentionMs);
       if (purged > 0) log.info('purged token rows', { purged });
+      const events = store.events.purge(config.eventRetentionMs);
+      if (events > 0) log.info('purged events', { purged: events });
     } catch (e) {
       log.error('token purge failed', { error: String(e) });
     }
@@ -102,12 +111,13 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   async function shutdown() {
     clearInterval(purgeTimer);
     streams.closeAll();
+    feed.close();
     telemetry.sampler.stop();
     await runtime.close();
     db.close();
   }
 
-  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, boot, shutdown };
+  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, feed, boot, shutdown, purge: purgeTokens };
 }
 
 /**

@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import type { ErrorCode } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
+import { createEventsRepo, type EventsRepo } from './events-repo';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
 export type Action = components['schemas']['Action'];
@@ -45,12 +46,18 @@ function toAction(row: ActionRow): Action {
 }
 
 /** The `actions` table: power actions and how they ended (failures are recorded here, never only logged). */
-export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo, 'checkStart'>) {
+export function createActionsRepo(
+  db: Db,
+  clock: Clock,
+  quotas: Pick<QuotasRepo, 'checkStart'>,
+  events: EventsRepo = createEventsRepo(db, clock),
+) {
   const q = {
     insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, status, created_at)
       VALUES (@id, @server_id, @user_id, @type, 'pending', @created_at)`),
     setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
     one: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
+    byId: db.prepare('SELECT * FROM actions WHERE id = ?'),
     status: db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
     open: db.prepare(`SELECT * FROM actions WHERE server_id = ? AND status IN ('pending', 'running') ORDER BY id`),
     allOpen: db.prepare(`SELECT * FROM actions WHERE status IN ('pending', 'running') ORDER BY id`),
@@ -104,11 +111,19 @@ export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo,
 
     markRunning: (id: string): void => void q.markRunning.run(iso(clock.now()), id),
 
-    /** Completes an action unless it already completed (a kill may have failed it first). Returns whether it did. */
+    /**
+     * Completes an action unless it already completed (a kill may have failed it first), with its action.succeeded
+     * or action.failed event in the same transaction. Returns whether it did.
+     */
     finish(id: string, failure: Failure | null): boolean {
       const t = iso(clock.now());
       const status = failure ? 'failed' : 'succeeded';
-      return q.finish.run(status, failure?.code ?? null, failure?.detail ?? null, t, t, id).changes === 1;
+      return db.transaction(() => {
+        if (q.finish.run(status, failure?.code ?? null, failure?.detail ?? null, t, t, id).changes !== 1) return false;
+        const row = q.byId.get(id) as ActionRow;
+        events.append(row.user_id, row.server_id, failure ? 'action.failed' : 'action.succeeded', { action: toAction(row) });
+        return true;
+      })();
     },
 
     /** When the user last asked this server to start (start or restart), or null. */

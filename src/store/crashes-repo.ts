@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
 import type { components } from '../../generated/v1';
+import { createEventsRepo, type EventsRepo } from './events-repo';
 
 /** A crash as the API shows it (the spec's Crash schema). */
 export type Crash = components['schemas']['Crash'];
@@ -31,7 +32,7 @@ function toCrash(row: CrashRow): Crash {
 }
 
 /** The `crashes` table: exits nobody asked for, with the last console lines so the reason is visible. */
-export function createCrashesRepo(db: Db, clock: Clock) {
+export function createCrashesRepo(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
   const q = {
     insert: db.prepare(`INSERT INTO crashes (id, server_id, at, exit_code, signal, reason, last_lines)
       VALUES (@id, @server_id, @at, @exit_code, @signal, @reason, @last_lines)`),
@@ -40,6 +41,7 @@ export function createCrashesRepo(db: Db, clock: Clock) {
   };
 
   return {
+    /** Records a crash with its server.crashed event, in one transaction. */
     record(serverId: string, crash: Omit<Crash, 'id' | 'at'>): Crash {
       const row: CrashRow = {
         id: newId('crs', clock.now()),
@@ -48,8 +50,11 @@ export function createCrashesRepo(db: Db, clock: Clock) {
         ...crash,
         last_lines: JSON.stringify(crash.last_lines),
       };
-      q.insert.run(row);
-      return toCrash(row);
+      return db.transaction(() => {
+        q.insert.run(row);
+        events.appendForServer(serverId, 'server.crashed', { crash: toCrash(row) });
+        return toCrash(row);
+      })();
     },
     /** Newest first. */
     list: (serverId: string, limit: number): Crash[] => (q.list.all(serverId, limit) as CrashRow[]).map(toCrash),

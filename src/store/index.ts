@@ -10,6 +10,7 @@ import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
+import { createEventsRepo } from './events-repo';
 
 /**
  * The control tables, one repository per table group, built once per service over one database. Every SQL
@@ -23,14 +24,17 @@ export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: 
   const nodes = createNodesRepo(db, clock, memoryOf);
   // RUNTIME=docker places servers over the nodes table; RUNTIME=local keeps them on this host (placement.ts).
   const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
+  // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
+  const events = createEventsRepo(db, clock);
   return {
-    servers: createServersRepo(db, clock, placer, quotas, memoryOf),
+    servers: createServersRepo(db, clock, placer, quotas, memoryOf, events),
     nodes,
-    actions: createActionsRepo(db, clock, quotas),
+    actions: createActionsRepo(db, clock, quotas, events),
     quotas,
-    crashes: createCrashesRepo(db, clock),
+    crashes: createCrashesRepo(db, clock, events),
+    events,
     processes: createProcessesRepo(db, clock),
-    tokens: createTokensRepo(db, clock),
+    tokens: createTokensRepo(db, clock, events),
     users: createUsersRepo(db, clock),
     idempotency: createIdempotencyRepo(db, clock),
   };
