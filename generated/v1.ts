@@ -468,8 +468,8 @@ export interface paths {
          * @description What happened on your account, oldest first: a page of events after `starting_after`, filtered by `type`
          *     and by `server_id` when given. Events are kept for 30 days (the operator may set another number). Each
          *     event is recorded in the same transaction as the change it reports, so none is lost. Another account's
-         *     server as `server_id` matches nothing, exactly like a server that does not exist; an unknown
-         *     `starting_after` (or one that has expired) answers `400`.
+         *     server as `server_id` matches nothing, exactly like a server that does not exist. A `starting_after`
+         *     that has expired continues with the events recorded after it.
          */
         get: operations["listEvents"];
         put?: never;
@@ -492,7 +492,7 @@ export interface paths {
          * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of your
          *     events: each is `event: <type>`, `id: <event id>`, `data: <Event as JSON>`, filtered by `type` and
          *     `server_id` when given. With `Last-Event-ID` it first replays the events after that one (up to 1,000),
-         *     then follows live; an unknown or expired `Last-Event-ID` follows live only. New events reach the stream
+         *     then follows live; after an expired `Last-Event-ID` it replays the events kept that came after it. New events reach the stream
          *     within about a second, also those written by another process on the same database (the CLI).
          *     A comment line is sent every 15 seconds. The limits of the console stream apply (10 streams per user,
          *     30 minutes, ended within a second of its token being revoked or expiring, dropped when more than 1 MiB

@@ -31,6 +31,8 @@ import { playerHandlers } from './http/handlers/players';
 import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
 import { eventHandlers } from './http/handlers/events';
+import { webhookHandlers } from './http/handlers/webhooks';
+import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
 import type { Handlers, StreamReply } from './http/types';
 import type { StreamRegistry } from './http/sse';
@@ -48,6 +50,8 @@ export interface AppConfig {
   tokensPerUser: number;
   /** The dashboard's limits and page token lifetime. */
   dashboard: DashboardSettings;
+  /** Webhooks per user, and what a webhook URL may resolve to (SECURITY.md, SSRF). */
+  webhooks: { perUser: number; allowPrivate: boolean; lookup: Lookup };
 }
 
 export type { SentResponse } from './http/middleware';
@@ -88,6 +92,7 @@ export async function createApp(deps: AppDeps) {
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
+    ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
   const api = await createApi(deps, handlers, tokens);
 

@@ -16,6 +16,7 @@ import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environm
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
 import { createTelemetry } from './telemetry';
 import { createEventFeed } from './events/feed';
+import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -25,6 +26,8 @@ export interface BuildOptions {
   onResponse?: AppDeps['onResponse'];
   /** A shared rate-limit store (e.g. Redis) when several instances serve one API; memory by default. */
   rateLimitStore?: AppDeps['rateLimitStore'];
+  /** Webhook delivery timings and the resolver (tests shorten retries and map names to addresses). */
+  webhooks?: Partial<DispatcherConfig>;
 }
 
 /**
@@ -56,6 +59,8 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   });
   // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
   const feed = createEventFeed({ events: store.events, pollMs: 250, log });
+  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, ...config.webhooks, ...options.webhooks };
+  const dispatcher = createDispatcher({ outbox: store.outbox, feed, clock, log, config: dispatcherConfig });
   const app = await createApp({
     db,
     store,
@@ -68,6 +73,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       allowedHosts: config.allowedHosts,
       tokensPerUser: config.tokensPerUser,
       dashboard: config.dashboard,
+      webhooks: { perUser: config.webhooks.perUser, allowPrivate: dispatcherConfig.allowPrivate, lookup: dispatcherConfig.lookup },
     },
     spec: loadSpec(),
     log,
@@ -103,6 +109,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   async function boot() {
     await runtime.start();
     telemetry.sampler.start();
+    dispatcher.start();
     purgeTokens();
     purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
   }
@@ -111,13 +118,14 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   async function shutdown() {
     clearInterval(purgeTimer);
     streams.closeAll();
+    await dispatcher.close();
     feed.close();
     telemetry.sampler.stop();
     await runtime.close();
     db.close();
   }
 
-  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, feed, boot, shutdown, purge: purgeTokens };
+  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, feed, dispatcher, boot, shutdown, purge: purgeTokens };
 }
 
 /**

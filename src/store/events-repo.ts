@@ -2,7 +2,6 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
-import { AppError } from '../errors';
 import type { components } from '../../generated/v1';
 
 /** An event as the API shows it (the spec's Event schema, one variant per type). */
@@ -56,7 +55,10 @@ export function createEventsRepo(db: Db, clock: Clock) {
       SELECT 'dlv_' || @time || substr(lower(hex(randomblob(8))), 1, 13), w.id, @seq, @server_key, @created_at, @created_at
       FROM webhooks w WHERE w.user_id = @user_id AND ((w.enabled = 1 AND @only IS NULL
         AND EXISTS (SELECT 1 FROM json_each(w.event_types) WHERE value = @type)) OR w.id = @only)`),
-    seqOf: db.prepare('SELECT seq FROM events WHERE id = ? AND user_id = ?').pluck(),
+    // A cursor the user has no event for (purged, or not theirs) stands by the time in its id (src/ids.ts): after
+    // the user's last event with an id sorting before it. Only the user's own events are ever compared.
+    seqOf: db.prepare(`SELECT COALESCE((SELECT seq FROM events WHERE id = @id AND user_id = @user_id),
+      (SELECT MAX(seq) FROM events WHERE user_id = @user_id AND id <= @id), 0)`).pluck(),
     page: db.prepare(`SELECT * FROM events WHERE user_id = @user_id AND seq > @after AND ${filters} ORDER BY seq LIMIT @limit`),
     since: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
     maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
@@ -99,14 +101,7 @@ export function createEventsRepo(db: Db, clock: Clock) {
 
     /** The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"). */
     page(userId: string, opts: { limit: number; startingAfter?: string } & EventFilter) {
-      let after = 0;
-      if (opts.startingAfter !== undefined) {
-        after = this.seqOf(userId, opts.startingAfter) ?? 0;
-        if (after === 0) {
-          const detail = 'is not one of your events (it may have expired); start without it';
-          throw new AppError('validation_failed', `starting_after ${detail}.`, [{ pointer: '/query/starting_after', detail }]);
-        }
-      }
+      const after = opts.startingAfter === undefined ? 0 : this.seqOf(userId, opts.startingAfter);
       const rows = this.after(userId, after, opts.limit + 1, opts);
       return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
     },
@@ -117,8 +112,8 @@ export function createEventsRepo(db: Db, clock: Clock) {
       return (q.page.all(params) as EventRow[]).map(toStored);
     },
 
-    /** Where the user's event `id` stands; undefined when it is not theirs or is gone. */
-    seqOf: (userId: string, id: string): number | undefined => q.seqOf.get(id, userId) as number | undefined,
+    /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
+    seqOf: (userId: string, id: string): number => q.seqOf.get({ id, user_id: userId }) as number,
 
     /** player.joined and player.left, in one transaction (the runtime learns them from the game's reports). */
     playersChanged(serverId: string, joined: Player[], left: Player[]): void {

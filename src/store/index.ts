@@ -11,6 +11,8 @@ import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
 import { createEventsRepo } from './events-repo';
+import { createWebhooksRepo } from './webhooks-repo';
+import { createOutboxRepo } from './outbox-repo';
 
 /**
  * The control tables, one repository per table group, built once per service over one database. Every SQL
@@ -33,6 +35,8 @@ export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: 
     quotas,
     crashes: createCrashesRepo(db, clock, events),
     events,
+    webhooks: createWebhooksRepo(db, clock, events),
+    outbox: createOutboxRepo(db, clock, events),
     processes: createProcessesRepo(db, clock),
     tokens: createTokensRepo(db, clock, events),
     users: createUsersRepo(db, clock),

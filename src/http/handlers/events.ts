@@ -24,7 +24,7 @@ export function eventHandlers(deps: { events: EventsRepo; feed: EventFeed }): Ha
         status: 200,
         stream: (write) => {
           // Subscribe first, then replay: an event committed in between comes through both and is sent once, as
-          // `seq` only grows (docs/conventions.md "Real-time"). An unknown Last-Event-ID follows live only.
+          // `seq` only grows (docs/conventions.md "Real-time").
           let lastSent = Number.MAX_SAFE_INTEGER;
           const send = (e: StoredEvent) => {
             if (e.seq <= lastSent || e.userId !== userId) return;
@@ -33,9 +33,8 @@ export function eventHandlers(deps: { events: EventsRepo; feed: EventFeed }): Ha
             write({ event: e.event.type, id: e.event.id, data: e.event });
           };
           const unsubscribe = feed.subscribe(send);
-          const known = typeof last === 'string' ? events.seqOf(userId, last) : undefined;
-          lastSent = known ?? feed.position();
-          if (known !== undefined) for (const e of events.after(userId, known, REPLAY_LIMIT, filter)) send(e);
+          if (typeof last !== 'string') lastSent = feed.position();
+          else for (const e of events.after(userId, (lastSent = events.seqOf(userId, last)), REPLAY_LIMIT, filter)) send(e);
           return unsubscribe;
         },
       };
