@@ -79,6 +79,21 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
     /** When the earliest pending delivery is due (RFC 3339), or null. */
     nextDue: (): string | null => (q.nextDue.get() as string | null) ?? null,
 
+    /**
+     * Records many outcomes in one transaction (one fsync for all: the dispatcher batches the attempts that ended
+     * in one turn of the event loop). `retryAt` says when each failed one is tried again. Returns the webhooks disabled.
+     */
+    recordAll(list: Array<{ d: DueDelivery; o: Outcome; retryAt: number }>, disableAfterMs: number): string[] {
+      return db.transaction(() => {
+        const disabled: string[] = [];
+        for (const { d, o, retryAt } of list) {
+          if (o.status !== null && o.status >= 200 && o.status < 300) this.succeeded(d, o);
+          else if (this.failed(d, o, retryAt, disableAfterMs)) disabled.push(d.webhookId);
+        }
+        return disabled;
+      })();
+    },
+
     succeeded(d: DueDelivery, o: Outcome): void {
       db.transaction(() => {
         q.succeed.run(o.status, o.durationMs, iso(o.startedAt), d.seq);

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { EventFeed } from '../events/feed';
-import type { DueDelivery, OutboxRepo } from '../store/outbox-repo';
+import type { DueDelivery, Outcome, OutboxRepo } from '../store/outbox-repo';
 import { systemLookup, type Lookup } from './address';
 import { sendOnce } from './send';
 
@@ -51,6 +51,9 @@ export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; cl
   let unsubscribe: (() => void) | null = null;
   let queued = false;
   let closed = true;
+  // Outcomes waiting for the next write: each attempt's queue stays busy until its outcome is committed, so a
+  // kill -9 repeats at most the one unrecorded attempt per webhook and server (at least once, in order).
+  let outcomes: Array<{ d: DueDelivery; o: Outcome; retryAt: number; written: () => void }> = [];
 
   function pump(): void {
     queued = false;
@@ -85,13 +88,22 @@ export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; cl
       timeoutMs: config.timeoutMs,
       now: () => Date.now(), // the receiver checks webhook-timestamp against its own clock
     });
+    const retryAt = deps.clock.now() + retryDelay(d.attempts, config.retryBaseMs, config.retryMaxMs);
+    await new Promise<void>((written) => {
+      if (outcomes.push({ d, o, retryAt, written }) === 1) setImmediate(write);
+    });
+  }
+
+  /** Writes every outcome gathered since the last write in one transaction (synchronous=FULL: one fsync). */
+  function write(): void {
+    const batch = outcomes;
+    outcomes = [];
     try {
-      if (o.status !== null && o.status >= 200 && o.status < 300) return outbox.succeeded(d, o);
-      const retryAt = deps.clock.now() + retryDelay(d.attempts, config.retryBaseMs, config.retryMaxMs);
-      if (outbox.failed(d, o, retryAt, config.disableAfterMs)) log.warn('webhook disabled after failing', { webhook_id: d.webhookId });
+      for (const id of outbox.recordAll(batch, config.disableAfterMs)) log.warn('webhook disabled after failing', { webhook_id: id });
     } catch (err) {
-      log.error('recording a webhook attempt failed; it is made again', { webhook_id: d.webhookId, error: String(err) });
+      log.error('recording webhook attempts failed; they are made again', { error: String(err) });
     }
+    for (const b of batch) b.written();
   }
 
   return {

@@ -88,7 +88,7 @@ test('a refused change records no event (same transaction); an expired cursor co
   const after = await t.http.get(`/v1/events?starting_after=${gone}`).set(auth(token));
   expect(after.status).toBe(200);
   expect(after.body.data.map((e: Ev) => e.id)).toEqual(before.slice(0, 20).map((e) => e.id));
-}, 30_000);
+}, 90_000);
 
 test('tenant isolation: a user sees none of another user\'s events, by list, filter, cursor or stream', async () => {
   t = await createTestApp({ env: { GAME_PORT_RANGE: '29120-29129' } });
@@ -116,7 +116,7 @@ test('tenant isolation: a user sees none of another user\'s events, by list, fil
   } finally {
     await close();
   }
-}, 30_000);
+}, 90_000);
 
 test('the stream follows live and resumes after Last-Event-ID with the events it missed, in order', async () => {
   t = await createTestApp({ env: { GAME_PORT_RANGE: '29130-29139' } });
@@ -137,7 +137,7 @@ test('the stream follows live and resumes after Last-Event-ID with the events it
   } finally {
     await close();
   }
-}, 30_000);
+}, 90_000);
 
 test('events older than EVENT_RETENTION_DAYS are purged', async () => {
   const clock = manualClock();

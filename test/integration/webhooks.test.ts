@@ -91,7 +91,7 @@ test('deliveries are signed per Standard Webhooks (verified by the standardwebho
   expect(deliveries.body.data.map((d: { event_type: string; status: string }) => [d.event_type, d.status])).toEqual([
     ['webhook.test', 'succeeded'], ['token.created', 'succeeded'],
   ]);
-}, 30_000);
+}, 90_000);
 
 test('a 500 and a timeout are retried until the receiver answers 2xx; the deliveries list shows the attempts', async () => {
   const token = await start();
@@ -105,7 +105,7 @@ test('a 500 and a timeout are retried until the receiver answers 2xx; the delive
   await until('the outcome', async () => (await t.http.get(`/v1/webhooks/${created.id}/deliveries`).set(auth(token))).body.data[0].status === 'succeeded', 5_000);
   const done = (await t.http.get(`/v1/webhooks/${created.id}/deliveries`).set(auth(token))).body.data[0];
   expect(done).toMatchObject({ id: d.id, status: 'succeeded', attempts: 3, response_status: 204, error: null, next_attempt_at: null });
-}, 30_000);
+}, 90_000);
 
 test('one server\'s events arrive in event order, also while the first ones are being retried', async () => {
   const token = await start();
@@ -118,7 +118,7 @@ test('one server\'s events arrive in event order, also while the first ones are 
   await until('all 20 delivered', () => new Set(rx.got.map((r) => r.headers['webhook-id'])).size === 20, 15_000);
   const order = rx.got.map((r) => r.headers['webhook-id'] as string).filter((id, i, all) => id !== all[i - 1]);
   expect(order).toEqual(sent);
-}, 30_000);
+}, 90_000);
 
 test('a webhook failing for longer than WEBHOOK_DISABLE_AFTER is disabled, with a webhook.disabled event', async () => {
   const token = await start({ disableAfterMs: 500 });
@@ -136,7 +136,7 @@ test('a webhook failing for longer than WEBHOOK_DISABLE_AFTER is disabled, with 
   // Enabling it again starts afresh.
   const enabled = await t.http.patch(`/v1/webhooks/${created.id}`).set(auth(token)).send({ enabled: true });
   expect(enabled.body).toMatchObject({ enabled: true, failing_since: null, disabled_reason: null });
-}, 30_000);
+}, 90_000);
 
 describe('SSRF: private addresses are refused unless WEBHOOK_ALLOW_PRIVATE=true', () => {
   const names: Record<string, string> = { 'rebind.example.com': '203.0.114.10', 'internal.example.com': '10.1.2.3', 'meta.example.com': '169.254.169.254' };
@@ -174,7 +174,7 @@ describe('SSRF: private addresses are refused unless WEBHOOK_ALLOW_PRIVATE=true'
     expect(d.status).toBe('pending');
     expect(d.error).toMatch(/^refused: rebind\.example\.com resolves to 127\.0\.0\.1/);
     expect(rx.got).toEqual([]);
-  }, 30_000);
+  }, 90_000);
 });
 
 test('another user\'s webhook answers 404 like a missing one, and its deliveries stay hidden', async () => {
