@@ -460,6 +460,200 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events
+         * @description What happened on your account, oldest first: a page of events after `starting_after`, filtered by `type`
+         *     and by `server_id` when given. Events are kept for 30 days (the operator may set another number). Each
+         *     event is recorded in the same transaction as the change it reports, so none is lost. Another account's
+         *     server as `server_id` matches nothing, exactly like a server that does not exist. A `starting_after`
+         *     that has expired continues with the events recorded after it.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow events live
+         * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of your
+         *     events: each is `event: <type>`, `id: <event id>`, `data: <Event as JSON>`, filtered by `type` and
+         *     `server_id` when given. With `Last-Event-ID` it first replays the events after that one (up to 1,000),
+         *     then follows live; after an expired `Last-Event-ID` it replays the events kept that came after it. New events reach the stream
+         *     within about a second, also those written by another process on the same database (the CLI).
+         *     A comment line is sent every 15 seconds. The limits of the console stream apply (10 streams per user,
+         *     30 minutes, ended within a second of its token being revoked or expiring, dropped when more than 1 MiB
+         *     behind); reconnect with `Last-Event-ID` to resume.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description Your webhooks, oldest first (never their secrets).
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Creates a webhook: every event of the listed types is sent to `url` as a POST, signed as the
+         *     [Standard Webhooks](https://www.standardwebhooks.com/) specification defines (`webhook-id`,
+         *     `webhook-timestamp`, `webhook-signature`: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with
+         *     the secret's key). The secret (`whsec_…`) is in this answer only.
+         *
+         *     The URL must be `https:`; its host must not resolve to a loopback, private, link-local, shared or
+         *     metadata address (`400`, pointer `/body/url`). The service checks again at each delivery, and connects to
+         *     the exact address it checked. An operator of a private deployment may allow private addresses and `http:`.
+         *     At most 10 webhooks per account (`403 quota_exceeded`, quota `webhooks`).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description One of your webhooks (without its secret).
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Deletes a webhook; deliveries not yet made are dropped (one under way may still arrive).
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Changes the fields given (at least one): `url` (checked as at creation), `event_types`, `enabled`.
+         *     Enabling a webhook the service disabled clears its failure record; events recorded while it was disabled
+         *     are not sent.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description Replaces the webhook's secret with a new one, shown in this answer only. Deliveries from now on (also
+         *     retries) are signed with the new secret only.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description The webhook's deliveries, newest first: one per event sent to it, with its status, how many attempts it
+         *     took, the last attempt's response code, duration and error, and when it is tried next.
+         *
+         *     Delivery is at least once: a delivery that gets no 2xx answer within 10 seconds is tried again after
+         *     5 s, then doubling up to an hour, with jitter. The events of one server reach a webhook in the order they
+         *     happened: a later one waits while an earlier one is retried. A webhook that has failed without a single
+         *     success for 3 days (the operator may set another time) is disabled, and a `webhook.disabled` event is
+         *     recorded.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Records a `webhook.test` event and sends it to this webhook only (also while it is disabled), like any
+         *     other delivery. Answers with the delivery; follow it in the deliveries list.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -831,7 +1025,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -1111,7 +1305,7 @@ export interface components {
         };
         /** @description One measurement of a running server. */
         Sample: {
-            id: components["schemas"]["EventId"];
+            id: components["schemas"]["StreamEventId"];
             server_id: components["schemas"]["ServerId"];
             at: components["schemas"]["Timestamp"];
             /**
@@ -1145,10 +1339,11 @@ export interface components {
         };
         /**
          * @description The `id:` of a Server-Sent Event, and what `Last-Event-ID` sends back: decimal digits. Within one
-         *     stream ids only grow. A console line's id is its `seq`; a sample's id is its `id`.
+         *     stream ids only grow. A console line's id is its `seq`; a sample's id is its `id`. (The events stream,
+         *     `GET /v1/events/stream`, uses its events' own ids: `EventId`.)
          * @example 1795335330
          */
-        EventId: string;
+        StreamEventId: string;
         /**
          * @description One event of `streamServerConsole`. The body is `text/event-stream`; this schema describes each event of it by
          *     its fields: `event: line`, `id: <seq>`, and `data:`, a `ConsoleLine` as JSON on one line:
@@ -1168,7 +1363,7 @@ export interface components {
              * @enum {string}
              */
             event: "line";
-            id: components["schemas"]["EventId"];
+            id: components["schemas"]["StreamEventId"];
             data: components["schemas"]["ConsoleLine"];
         };
         /**
@@ -1190,7 +1385,7 @@ export interface components {
              * @enum {string}
              */
             event: "sample";
-            id: components["schemas"]["EventId"];
+            id: components["schemas"]["StreamEventId"];
             data: components["schemas"]["Sample"];
         };
         /** @description The samples of one bucket of `resolution_seconds`, starting at `at`. */
@@ -1274,6 +1469,354 @@ export interface components {
             summary: components["schemas"]["MetricsSummary"];
             /** @description The history, oldest first, at most 500 points. */
             points: components["schemas"]["MetricsPoint"][];
+        };
+        /**
+         * @description An event id; it is also the `webhook-id` of the event's webhook deliveries.
+         * @example evt_mi9x2k3p0a8Hq2LrT5vBn7c
+         */
+        EventId: string;
+        /**
+         * @description What happened. `server.*`, `action.*`, `player.*` and `server.crashed` carry the server's id;
+         *     `token.*` and `webhook.*` do not.
+         * @example server.state_changed
+         * @enum {string}
+         */
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test";
+        /**
+         * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
+         *     event's id>` and `data:`, the `Event` as JSON on one line:
+         *
+         *     ```
+         *     event: server.state_changed
+         *     id: evt_mi9x2k3p0a8Hq2LrT5vBn7c
+         *     data: {"id":"evt_mi9x2k3p0a8Hq2LrT5vBn7c","type":"server.state_changed","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","created_at":"2026-11-22T08:15:30.000Z","data":{"from":"starting","to":"running"}}
+         *     ```
+         *
+         *     Resume with `Last-Event-ID` set to the last id received. Event types may be added within v1; a client
+         *     skips an event whose `event` it does not know.
+         */
+        EventStreamEvent: {
+            event: components["schemas"]["EventType"];
+            id: components["schemas"]["EventId"];
+            data: components["schemas"]["Event"];
+        };
+        /** @description Something that happened on your account. `type` says which, and which schema `data` follows. */
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"];
+        /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
+        ServerEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "server.created" | "server.updated";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The server. */
+            data: {
+                server: components["schemas"]["Server"];
+            };
+        };
+        /** @description `server.deleted`: the server and its files are gone (its deletion began with a `server.state_changed` to `deleting`). */
+        ServerDeletedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "server.deleted";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description What the server was called. */
+            data: {
+                name: components["schemas"]["ServerName"];
+            };
+        };
+        /** @description `server.state_changed`: the observed state changed (the transitions are in the Servers tag). */
+        StateChangedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "server.state_changed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The state before and after. */
+            data: {
+                from: components["schemas"]["ServerState"];
+                to: components["schemas"]["ServerState"];
+            };
+        };
+        /** @description `server.crashed`: an exit nobody asked for, as recorded in the server's crashes. */
+        CrashedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "server.crashed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The crash, with its reason. */
+            data: {
+                crash: components["schemas"]["Crash"];
+            };
+        };
+        /** @description `action.succeeded` and `action.failed` (with the action's `error`): a power action ended. */
+        ActionEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "action.succeeded" | "action.failed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The action as it ended. */
+            data: {
+                action: components["schemas"]["Action"];
+            };
+        };
+        /** @description `player.joined` and `player.left`, as the game reports its players (software that reports none sends none). */
+        PlayerEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "player.joined" | "player.left";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The player. */
+            data: {
+                player: components["schemas"]["Player"];
+            };
+        };
+        /** @description `token.created` and `token.revoked`: an API token of yours (never its secret; the dashboard page's own tokens are left out). */
+        TokenEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "token.created" | "token.revoked";
+            /** @description Always `null`. */
+            server_id: null;
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The token. */
+            data: {
+                token: components["schemas"]["Token"];
+            };
+        };
+        /** @description `webhook.disabled` (it failed for too long) and `webhook.test` (sent by `POST /v1/webhooks/{webhook_id}/test` to that webhook only). */
+        WebhookEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook.disabled" | "webhook.test";
+            /** @description Always `null`. */
+            server_id: null;
+            created_at: components["schemas"]["Timestamp"];
+            /** @description Which webhook. */
+            data: {
+                webhook_id: components["schemas"]["WebhookId"];
+                url: components["schemas"]["WebhookUrl"];
+            };
+        };
+        /** @description A page of events, oldest first. */
+        EventList: {
+            /** @description The events on this page, oldest first. */
+            data: components["schemas"]["Event"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * @description A webhook id.
+         * @example whk_mi9x2k3p0a8Hq2LrT5vBn7c
+         */
+        WebhookId: string;
+        /**
+         * @description A webhook delivery id.
+         * @example dlv_mi9x2k3p0a8Hq2LrT5vBn7c
+         */
+        DeliveryId: string;
+        /**
+         * Format: uri
+         * @description Where deliveries are POSTed; `https:` (`http:` only where the operator allows private addresses), without user or password.
+         * @example https://hooks.example.com/gsh
+         */
+        WebhookUrl: string;
+        /**
+         * @description The event types this webhook is sent (`webhook.test` is always sent to the webhook it tests).
+         * @example [
+         *       "server.state_changed",
+         *       "server.crashed"
+         *     ]
+         */
+        WebhookEventTypes: components["schemas"]["EventType"][];
+        /** @description A webhook, without its secret. */
+        Webhook: {
+            id: components["schemas"]["WebhookId"];
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventTypes"];
+            /**
+             * @description Whether events are sent to it.
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description Since when its deliveries fail without a success in between; `null` while they succeed.
+             * @example null
+             */
+            failing_since: string | null;
+            /**
+             * @description `failing` when the service disabled it; `null` otherwise.
+             * @example null
+             * @enum {string|null}
+             */
+            disabled_reason: "failing" | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A webhook with its signing secret, shown only in this answer. */
+        CreatedWebhook: {
+            id: components["schemas"]["WebhookId"];
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventTypes"];
+            /**
+             * @description Whether events are sent to it.
+             * @example true
+             */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description Since when its deliveries fail without a success in between; `null` while they succeed.
+             * @example null
+             */
+            failing_since: string | null;
+            /**
+             * @description `failing` when the service disabled it; `null` otherwise.
+             * @example null
+             * @enum {string|null}
+             */
+            disabled_reason: "failing" | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            /**
+             * @description The signing secret, `whsec_` and the base64 of 32 random bytes (the key). Shown once.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6d5b9P4HZ1I=
+             */
+            secret: string;
+        };
+        /** @description A page of webhooks, oldest first. */
+        WebhookList: {
+            /** @description The webhooks on this page. */
+            data: components["schemas"]["Webhook"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /** @description A new webhook. */
+        CreateWebhookRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            event_types: components["schemas"]["WebhookEventTypes"];
+            /**
+             * @description Whether events are sent to it; `true` when left out.
+             * @example true
+             */
+            enabled?: boolean;
+        };
+        /** @description The fields to change, at least one. */
+        UpdateWebhookRequest: {
+            url?: components["schemas"]["WebhookUrl"];
+            event_types?: components["schemas"]["WebhookEventTypes"];
+            /**
+             * @description Whether events are sent to it.
+             * @example false
+             */
+            enabled?: boolean;
+        };
+        /** @description One event sent to one webhook, and how its attempts went. */
+        WebhookDelivery: {
+            id: components["schemas"]["DeliveryId"];
+            event_id: components["schemas"]["EventId"];
+            event_type: components["schemas"]["EventType"];
+            /**
+             * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted (`failed`).
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /**
+             * Format: int32
+             * @description How many attempts were made.
+             * @example 1
+             */
+            attempts: number;
+            /**
+             * Format: int32
+             * @description The HTTP status of the last attempt's answer; `null` before any, or when it got none.
+             * @example 204
+             */
+            response_status: number | null;
+            /**
+             * Format: int32
+             * @description How long the last attempt took, in milliseconds; `null` before any.
+             * @example 12
+             */
+            duration_ms: number | null;
+            /**
+             * @description Why the last attempt failed, for people (`timeout`, a refused address, the connection error); `null` otherwise.
+             * @example null
+             */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When it is tried next; `null` unless pending.
+             * @example null
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the last attempt began; `null` before any.
+             * @example 2026-11-22T08:15:30.000Z
+             */
+            last_attempt_at: string | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of deliveries, newest first. */
+        WebhookDeliveryList: {
+            /** @description The deliveries on this page, newest first. */
+            data: components["schemas"]["WebhookDelivery"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
         };
     };
     responses: {
@@ -1624,7 +2167,21 @@ export interface components {
          *     resumes after it: browsers' `EventSource` sends it by itself when it reconnects; other clients keep the
          *     last `id` they saw and send it. Left out, the stream starts from its beginning (see each stream).
          */
-        LastEventId: components["schemas"]["EventId"];
+        LastEventId: components["schemas"]["StreamEventId"];
+        /** @description The `next_cursor` of the previous page; the page starts after this event. */
+        EventStartingAfter: components["schemas"]["EventId"];
+        /** @description Only events of this type. */
+        EventTypeFilter: components["schemas"]["EventType"];
+        /** @description Only events of this server. */
+        EventServerFilter: components["schemas"]["ServerId"];
+        /** @description The id of the last event received; the stream replays the events after it (browsers send it on reconnect). */
+        EventLastEventId: components["schemas"]["EventId"];
+        /** @description The webhook's id. */
+        WebhookIdParam: components["schemas"]["WebhookId"];
+        /** @description The `next_cursor` of the previous page; the page starts after this webhook. */
+        WebhookStartingAfter: components["schemas"]["WebhookId"];
+        /** @description The `next_cursor` of the previous page; the page starts after this delivery. */
+        DeliveryStartingAfter: components["schemas"]["DeliveryId"];
         /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
         IdempotencyKey: string;
     };
@@ -2446,6 +3003,353 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this event. */
+                starting_after?: components["parameters"]["EventStartingAfter"];
+                /** @description Only events of this type. */
+                type?: components["parameters"]["EventTypeFilter"];
+                /** @description Only events of this server. */
+                server_id?: components["parameters"]["EventServerFilter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type. */
+                type?: components["parameters"]["EventTypeFilter"];
+                /** @description Only events of this server. */
+                server_id?: components["parameters"]["EventServerFilter"];
+            };
+            header?: {
+                /** @description The id of the last event received; the stream replays the events after it (browsers send it on reconnect). */
+                "Last-Event-ID"?: components["parameters"]["EventLastEventId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream; it stays open until one of the limits above ends it. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["EventStreamEvent"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this webhook. */
+                starting_after?: components["parameters"]["WebhookStartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of webhooks. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook, with its secret. */
+            201: {
+                headers: {
+                    /** @description The URL of the new webhook. */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook is gone. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook as it is now. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, with its new secret. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this delivery. */
+                starting_after?: components["parameters"]["DeliveryStartingAfter"];
+            };
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook's id. */
+                webhook_id: components["parameters"]["WebhookIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery, not yet made. */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

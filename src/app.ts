@@ -33,6 +33,10 @@ import { consoleHandlers } from './http/handlers/console';
 import { playerHandlers } from './http/handlers/players';
 import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
+import { eventHandlers } from './http/handlers/events';
+import { webhookHandlers } from './http/handlers/webhooks';
+import type { Lookup } from './webhooks/address';
+import type { EventFeed } from './events/feed';
 import type { Handlers, StreamReply } from './http/types';
 import type { StreamRegistry } from './http/sse';
 import { metricsRoute, type Prometheus } from './prometheus';
@@ -54,6 +58,8 @@ export interface AppConfig {
   tokensPerUser: number;
   /** The dashboard's limits and page token lifetime. */
   dashboard: DashboardSettings;
+  /** Webhooks per user, and what a webhook URL may resolve to (SECURITY.md, SSRF). */
+  webhooks: { perUser: number; allowPrivate: boolean; lookup: Lookup };
 }
 
 export type { SentResponse } from './http/middleware';
@@ -71,6 +77,8 @@ export interface AppDeps {
   telemetry: Pick<Telemetry, 'store' | 'sampler'>;
   /** Where open SSE streams are tracked, so shutdown can end them. */
   streams: StreamRegistry;
+  /** New events as they are committed, for GET /v1/events/stream. */
+  feed: EventFeed;
   rateLimitStore?: RateLimitStore;
   /**
    * The operator's metrics when METRICS_PORT or METRICS_TOKEN is set: every answer is timed, and with a token the
@@ -96,6 +104,8 @@ export async function createApp(deps: AppDeps) {
     ...playerHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
+    ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
+    ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
   const api = await createApi(deps, handlers, tokens);
 

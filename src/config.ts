@@ -46,6 +46,10 @@ export interface Config {
   tokensPerUser: number;
   /** How long a revoked or expired token's row is kept before the purge deletes it. */
   tokenRetentionMs: number;
+  /** How long events are kept (EVENT_RETENTION_DAYS); the token purge's round deletes older ones. */
+  eventRetentionMs: number;
+  /** Webhooks (docs/architecture.md "Events and webhooks"; SECURITY.md, SSRF). */
+  webhooks: { allowPrivate: boolean; timeoutMs: number; disableAfterMs: number; perUser: number };
   /** How often the purge of old token rows runs. */
   tokenPurgeIntervalMs: number;
   /** The dashboard's request limits, sign-in throttle and page token lifetime (docs/conventions.md "Authentication"). */
@@ -220,6 +224,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
     tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
     tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,
+    eventRetentionMs: int(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
+    webhooks: {
+      allowPrivate: env.WEBHOOK_ALLOW_PRIVATE === 'true',
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_S', 10, 1, 60) * 1000,
+      disableAfterMs: int(env, 'WEBHOOK_DISABLE_AFTER_S', 259_200, 60, 31_536_000) * 1000,
+      perUser: int(env, 'WEBHOOKS_PER_USER', 10, 1, 1000),
+    },
     tokenPurgeIntervalMs: int(env, 'TOKEN_PURGE_INTERVAL_S', 3600, 1, 86_400) * 1000,
     dashboard: {
       filesPerMinute: int(env, 'DASHBOARD_FILES_PER_MINUTE', 600, 1, 1_000_000),

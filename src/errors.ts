@@ -17,6 +17,7 @@ export const errorRegistry = {
   not_found: { status: 404, title: 'No such resource' },
   server_not_found: { status: 404, title: 'No such server' },
   token_not_found: { status: 404, title: 'No such token' },
+  webhook_not_found: { status: 404, title: 'No such webhook' },
   action_not_found: { status: 404, title: 'No such action' },
   method_not_allowed: { status: 405, title: 'The method is not allowed on this resource' },
   invalid_state: { status: 409, title: 'The server is not in a state that allows this' },

@@ -16,6 +16,8 @@ import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environm
 import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
 import { createTelemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
+import { createEventFeed } from './events/feed';
+import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -25,6 +27,8 @@ export interface BuildOptions {
   onResponse?: AppDeps['onResponse'];
   /** A shared rate-limit store (e.g. Redis) when several instances serve one API; memory by default. */
   rateLimitStore?: AppDeps['rateLimitStore'];
+  /** Webhook delivery timings and the resolver (tests shorten retries and map names to addresses). */
+  webhooks?: Partial<DispatcherConfig>;
 }
 
 /**
@@ -62,6 +66,10 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     authority: { activeTokens: (ids) => store.tokens.activeIds(ids), liveServers: (ids) => store.servers.liveIds(ids) },
   });
   prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, dbFile: config.dbFile });
+  // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
+  const feed = createEventFeed({ events: store.events, pollMs: 250, log });
+  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, ...config.webhooks, ...options.webhooks };
+  const dispatcher = createDispatcher({ outbox: store.outbox, feed, clock, log, config: dispatcherConfig });
   const app = await createApp({
     db,
     store,
@@ -76,6 +84,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
       publicUrl: config.publicUrl,
       tokensPerUser: config.tokensPerUser,
       dashboard: config.dashboard,
+      webhooks: { perUser: config.webhooks.perUser, allowPrivate: dispatcherConfig.allowPrivate, lookup: dispatcherConfig.lookup },
     },
     spec: loadSpec(),
     log,
@@ -83,16 +92,22 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     runtime,
     telemetry,
     streams,
+    feed,
     onResponse: options.onResponse,
     rateLimitStore: options.rateLimitStore,
     prometheus: prometheus && { ...prometheus, token: promSettings.token },
   });
 
-  /** Deletes old token rows (docs/conventions.md "Authentication"); a failure is logged and retried next time. */
+  /**
+   * Deletes old token rows (docs/conventions.md "Authentication") and events past EVENT_RETENTION_DAYS; a failure
+   * is logged and retried next time.
+   */
   function purgeTokens() {
     try {
       const purged = store.tokens.purge(config.tokenRetentionMs);
       if (purged > 0) log.info('purged token rows', { purged });
+      const events = store.events.purge(config.eventRetentionMs);
+      if (events > 0) log.info('purged events', { purged: events });
     } catch (e) {
       log.error('token purge failed', { error: String(e) });
     }
@@ -106,6 +121,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   async function boot() {
     await runtime.start();
     telemetry.sampler.start();
+    dispatcher.start();
     purgeTokens();
     purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
   }
@@ -114,12 +130,17 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   async function shutdown() {
     clearInterval(purgeTimer);
     streams.closeAll();
+    await dispatcher.close();
+    feed.close();
     telemetry.sampler.stop();
     await runtime.close();
     db.close();
   }
 
-  return { app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, boot, shutdown };
+  return {
+    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher,
+    boot, shutdown, purge: purgeTokens,
+  };
 }
 
 /**

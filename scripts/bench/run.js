@@ -10,6 +10,7 @@
  *   runtime  ~5 min   start → running via API vs direct; service CPU/RSS at 0/1/10/30 games (runtime.js)
  *   streams  ~4 min   service memory: console spam alone vs spam + 60 never-reading streams (streams.js)
  *   docker   ~5 min   RUNTIME=docker vs local: start → running, service CPU and game memory per game (docker.js)
+ *   webhooks ~4 min   event write overhead on create, delivery throughput, outbox backlog drain (webhooks.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -21,10 +22,11 @@ const { runMetrics } = require('./metrics');
 const { runRuntime } = require('./runtime');
 const { runStreams } = require('./streams');
 const { runDocker } = require('./docker');
+const { runWebhooks } = require('./webhooks');
 
-const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3 };
+const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000 };
 const PARTS = ['api', 'metrics', 'runtime', 'streams'];
-const OPTIONAL = ['docker'];
+const OPTIONAL = ['docker', 'webhooks'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -40,6 +42,7 @@ async function main() {
     runtime: () => runRuntime(quick ? { startRuns: 1, levels: [1, 3], windowS: 5 } : {}),
     streams: () => runStreams({ windowS: quick ? 10 : 60 }),
     docker: () => runDocker(quick ? { runs: 1, running: 2, windowS: 5 } : {}),
+    webhooks: () => runWebhooks(quick ? { creates: 200, deliveries: 500 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -110,6 +113,12 @@ function table(out) {
     rows.push(['docker', 'start → running ms, container vs local process (median)', fmt(d.start_median_ms), fmt(l.start_median_ms), fmt(dk.start_ratio, 2), `≤ ${TARGET.containerStartRatio}`, mark(dk.start_ratio <= TARGET.containerStartRatio)]);
     rows.push(['docker', `service CPU % of a core per running game (${d.running} running)`, fmt(d.cpu_percent_per_game, 3), fmt(l.cpu_percent_per_game, 3), '', `< ${TARGET.cpuPerServer} %/container`, mark(d.cpu_percent_per_game < TARGET.cpuPerServer)]);
     rows.push(['docker', 'game memory MB per running game (container vs process)', fmt(d.ram_mb_per_game), fmt(l.ram_mb_per_game), fmt(dk.ram_ratio, 2), '', '']);
+  }
+  const wh = out.parts.webhooks;
+  if (wh) {
+    rows.push(['webhooks', 'creates/s with events vs without (overhead)', fmt(wh.write.with_events_per_s), fmt(wh.write.without_events_per_s), `${fmt(wh.write.overhead * 100, 1)} %`, `≤ ${TARGET.eventOverhead * 100} %`, mark(wh.write.overhead <= TARGET.eventOverhead)]);
+    rows.push(['webhooks', `deliveries/s to a local receiver (${wh.throughput.servers} servers)`, fmt(wh.throughput.per_s), '', '', `≥ ${TARGET.deliveriesPerS}`, mark(wh.throughput.per_s >= TARGET.deliveriesPerS)]);
+    rows.push(['webhooks', `backlog drain s (${wh.backlog.deliveries} events: 10 min at 10/s)`, fmt(wh.backlog.seconds, 1), '', '', '', '']);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {

@@ -7,6 +7,8 @@ import type { ConsoleBuffer } from './console-buffer';
 import { diskOverPlan } from './disk-usage';
 import type { Environment, ExitInfo, GameAddress, GameProcess, LaunchSpec } from './environment';
 import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
+
+export type Player = Players['players'][number];
 import type { LiveServer } from './types';
 import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './software-catalog';
 
@@ -109,6 +111,8 @@ export class Game {
     readonly address: GameAddress,
     console: ConsoleBuffer,
     isStarting: () => boolean,
+    /** Who joined and who left between two player reports (IPC reports only: a ping's list may be cut short). */
+    onPlayers: (joined: Player[], left: Player[]) => void = () => undefined,
   ) {
     let signalReady = () => undefined as void;
     this.ready = new Promise<void>((resolve) => (signalReady = resolve));
@@ -120,7 +124,15 @@ export class Game {
     });
     proc.onMessage((msg) => {
       if (readyType && (msg as { type?: unknown })?.type === readyType && isStarting()) signalReady();
-      this.reported = playersFromMessage(msg) ?? this.reported;
+      const players = playersFromMessage(msg);
+      if (players) {
+        const was = new Set((this.reported?.players ?? []).map((p) => p.uuid));
+        const now = new Set(players.players.map((p) => p.uuid));
+        const joined = players.players.filter((p) => !was.has(p.uuid));
+        const left = (this.reported?.players ?? []).filter((p) => !now.has(p.uuid));
+        this.reported = players;
+        if (joined.length + left.length > 0) onPlayers(joined, left);
+      }
       this.tps = tpsFromMessage(msg) ?? this.tps;
     });
   }

@@ -27,7 +27,7 @@ export { runtimeConfigDefaults } from './types';
 export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
 
 export interface RuntimeDeps {
-  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes'>;
+  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'events'>;
   clock: Clock;
   environment: Environment;
   catalog: SoftwareCatalog;
@@ -124,6 +124,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     servers, processes, crashPolicy, environment, catalog: deps.catalog, plans: deps.plans, log, config: deps.config, now,
     isClosing: () => reconciler.isClosing(),
     emitState: (e) => events.emit('state', e),
+    playersChanged: (id, joined, left) => deps.store.events.playersChanged(id, joined, left),
   });
   const reconciler = createReconciler({
     servers, actions, processes, environment, supervisors, config: deps.config, log,

@@ -9,7 +9,7 @@ import type { ServersRepo } from '../store/servers-repo';
 import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo, GameProcess } from './environment';
-import { describeExit, Game, installFiles, launchRefusal, launchSpec, planLaunch, type LaunchPlan } from './game';
+import { describeExit, Game, installFiles, launchRefusal, launchSpec, planLaunch, type LaunchPlan, type Player } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { canTransition, type ServerState, type TransitionEvent } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
@@ -26,6 +26,7 @@ export interface SupervisorDeps {
   now: () => number;
   isClosing: () => boolean;
   emitState: (e: StateChange) => void;
+  playersChanged?: (serverId: string, joined: Player[], left: Player[]) => void;
 }
 
 export const CRASH_LINES = 20;
@@ -48,6 +49,7 @@ export class ServerSupervisor {
   private abortLaunch = false;
   private crashReason: CrashReason | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
+  private readonly onPlayers = (joined: Player[], left: Player[]) => this.deps.playersChanged?.(this.id, joined, left);
 
   constructor(readonly id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
     this.current = initial;
@@ -158,7 +160,7 @@ export class ServerSupervisor {
     let game: Game;
     try {
       const proc = await this.deps.environment.spawn(launchSpec(launch, this.dir, this.deps.environment.gameBindHost));
-      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting'));
+      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
     }
@@ -200,7 +202,7 @@ export class ServerSupervisor {
   /** Boot: takes over a game a previous life left running (Environment.adopt); the state stays `running`. */
   adopt(proc: GameProcess): void {
     const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
-    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false));
+    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers));
   }
 
   /**
@@ -307,10 +309,8 @@ export class ServerSupervisor {
     return this.game;
   }
 
-  /**
-   * The watchdog's round: kills a process over its plan's memory where the environment does not enforce it
-   * (memory_limit; the heap flag misses native memory), lets a ping-probed game report players.
-   */
+  /** The watchdog's round: kills a process over its plan's memory where the environment does not enforce it
+   * (memory_limit; the heap flag misses native memory), lets a ping-probed game report players. */
   watchdog(): void {
     const game = this.game;
     if (!game) return;

@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { StoreObserver } from './observer';
+import { createEventsRepo, type EventsRepo } from './events-repo';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
 export type Action = components['schemas']['Action'];
@@ -60,12 +61,19 @@ function toAction(row: ActionRow): Action {
 }
 
 /** The `actions` table: power actions and how they ended (failures are recorded here, never only logged). */
-export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo, 'checkStart'>, observer: StoreObserver = {}) {
+export function createActionsRepo(
+  db: Db,
+  clock: Clock,
+  quotas: Pick<QuotasRepo, 'checkStart'>,
+  events: EventsRepo = createEventsRepo(db, clock),
+  observer: StoreObserver = {},
+) {
   const q = {
     insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, status, created_at)
       VALUES (@id, @server_id, @user_id, @type, 'pending', @created_at)`),
     setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
     one: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
+    byId: db.prepare('SELECT * FROM actions WHERE id = ?'),
     status: db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
     open: db.prepare(`SELECT * FROM actions WHERE server_id = ? AND status IN ('pending', 'running') ORDER BY id`),
     allOpen: db.prepare(`SELECT * FROM actions WHERE status IN ('pending', 'running') ORDER BY id`),
@@ -119,13 +127,22 @@ export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo,
 
     markRunning: (id: string): void => void q.markRunning.run(iso(clock.now()), id),
 
-    /** Completes an action unless it already completed (a kill may have failed it first). Returns whether it did. */
+    /**
+     * Completes an action unless it already completed (a kill may have failed it first), with its action.succeeded
+     * or action.failed event in the same transaction. Returns whether it did.
+     */
     finish(id: string, failure: Failure | null): boolean {
       const t = iso(clock.now());
       const status = failure ? 'failed' : 'succeeded';
-      const type = q.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id) as ActionType | undefined;
-      if (type !== undefined) observer.actionFinished?.(type, status);
-      return type !== undefined;
+      const finished = db.transaction(() => {
+        const type = q.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id) as ActionType | undefined;
+        if (type === undefined) return undefined;
+        const row = q.byId.get(id) as ActionRow;
+        events.append(row.user_id, row.server_id, failure ? 'action.failed' : 'action.succeeded', { action: toAction(row) });
+        return type;
+      })();
+      if (finished !== undefined) observer.actionFinished?.(finished, status); // after the commit: counts what happened
+      return finished !== undefined;
     },
 
     /** When the user last asked this server to start (start or restart), or null. */

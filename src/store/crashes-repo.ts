@@ -4,6 +4,7 @@ import { iso } from '../clock';
 import { newId } from '../ids';
 import type { components } from '../../generated/v1';
 import type { StoreObserver } from './observer';
+import { createEventsRepo, type EventsRepo } from './events-repo';
 
 /** A crash as the API shows it (the spec's Crash schema). */
 export type Crash = components['schemas']['Crash'];
@@ -32,7 +33,12 @@ function toCrash(row: CrashRow): Crash {
 }
 
 /** The `crashes` table: exits nobody asked for, with the last console lines so the reason is visible. */
-export function createCrashesRepo(db: Db, clock: Clock, observer: StoreObserver = {}) {
+export function createCrashesRepo(
+  db: Db,
+  clock: Clock,
+  events: EventsRepo = createEventsRepo(db, clock),
+  observer: StoreObserver = {},
+) {
   const q = {
     insert: db.prepare(`INSERT INTO crashes (id, server_id, at, exit_code, signal, reason, last_lines)
       VALUES (@id, @server_id, @at, @exit_code, @signal, @reason, @last_lines)`),
@@ -41,6 +47,7 @@ export function createCrashesRepo(db: Db, clock: Clock, observer: StoreObserver 
   };
 
   return {
+    /** Records a crash with its server.crashed event, in one transaction. */
     record(serverId: string, crash: Omit<Crash, 'id' | 'at'>): Crash {
       const row: CrashRow = {
         id: newId('crs', clock.now()),
@@ -49,9 +56,13 @@ export function createCrashesRepo(db: Db, clock: Clock, observer: StoreObserver 
         ...crash,
         last_lines: JSON.stringify(crash.last_lines),
       };
-      q.insert.run(row);
+      const recorded = db.transaction(() => {
+        q.insert.run(row);
+        events.appendForServer(serverId, 'server.crashed', { crash: toCrash(row) });
+        return toCrash(row);
+      })();
       observer.crashRecorded?.(crash.reason);
-      return toCrash(row);
+      return recorded;
     },
     /** Newest first. */
     list: (serverId: string, limit: number): Crash[] => (q.list.all(serverId, limit) as CrashRow[]).map(toCrash),

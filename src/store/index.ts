@@ -11,6 +11,9 @@ import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
 import type { StoreObserver } from './observer';
+import { createEventsRepo } from './events-repo';
+import { createWebhooksRepo } from './webhooks-repo';
+import { createOutboxRepo } from './outbox-repo';
 
 export type { StoreObserver } from './observer';
 
@@ -32,14 +35,19 @@ export function createStore(
   const nodes = createNodesRepo(db, clock, memoryOf);
   // RUNTIME=docker places servers over the nodes table; RUNTIME=local keeps them on this host (placement.ts).
   const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
+  // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
+  const events = createEventsRepo(db, clock);
   return {
-    servers: createServersRepo(db, clock, placer, quotas, memoryOf),
+    servers: createServersRepo(db, clock, placer, quotas, memoryOf, events),
     nodes,
-    actions: createActionsRepo(db, clock, quotas, observer),
+    actions: createActionsRepo(db, clock, quotas, events, observer),
     quotas,
-    crashes: createCrashesRepo(db, clock, observer),
+    crashes: createCrashesRepo(db, clock, events, observer),
+    events,
+    webhooks: createWebhooksRepo(db, clock, events),
+    outbox: createOutboxRepo(db, clock, events),
     processes: createProcessesRepo(db, clock),
-    tokens: createTokensRepo(db, clock),
+    tokens: createTokensRepo(db, clock, events),
     users: createUsersRepo(db, clock),
     idempotency: createIdempotencyRepo(db, clock),
   };

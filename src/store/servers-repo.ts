@@ -6,6 +6,7 @@ import { AppError, invalidState } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
+import { createEventsRepo, type EventsRepo } from './events-repo';
 
 export type Server = components['schemas']['Server'];
 type ServerState = Server['state'];
@@ -81,6 +82,7 @@ export function createServersRepo(
   placer: Placer,
   quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>,
   memoryOf: (plan: string) => number,
+  events: EventsRepo = createEventsRepo(db, clock),
 ) {
   const insert = db.prepare(`INSERT INTO servers
     (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
@@ -106,6 +108,14 @@ export function createServersRepo(
     .pluck();
   const setState = db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?');
   const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
+  const current = db.prepare('SELECT user_id, name, state FROM servers WHERE id = ?');
+  type Current = { user_id: string; name: string; state: ServerState } | undefined;
+  /** A state write and its server.state_changed event, one transaction (docs/architecture.md "Events and webhooks"). */
+  const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
+    const before = current.get(id) as Current;
+    write();
+    if (before && before.state !== to) events.append(before.user_id, id, 'server.state_changed', { from: before.state, to });
+  });
   // One query per reconcile pass: every server with the number of its open actions (no N+1 reads).
   const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
     WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
@@ -136,6 +146,7 @@ export function createServersRepo(
             updated_at: now,
           };
           insert.run(row);
+          events.append(userId, row.id, 'server.created', { server: toServer(row) });
           return toServer(row);
         })
         .immediate();
@@ -176,6 +187,7 @@ export function createServersRepo(
           }
           const next = { ...row, ...patch, updated_at: iso(clock.now()) };
           update.run(next);
+          events.append(row.user_id, id, 'server.updated', { server: toServer(next) });
           return toServer(next);
         })
         .immediate();
@@ -202,12 +214,12 @@ export function createServersRepo(
 
     /** The observed state; written by the runtime's supervisor, its only writer. */
     setState(id: string, state: ServerState): void {
-      setState.run(state, iso(clock.now()), id);
+      changeState(id, state, () => setState.run(state, iso(clock.now()), id));
     },
 
     /** Marks a server as being deleted (desired state stopped); the runtime then removes its process and files. */
     markDeleting(id: string): void {
-      markDeleting.run(iso(clock.now()), id);
+      changeState(id, 'deleting', () => markDeleting.run(iso(clock.now()), id));
     },
 
     /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */
@@ -220,7 +232,11 @@ export function createServersRepo(
 
     /** Removes the row, which frees its port for the next server. */
     remove(id: string): void {
-      remove.run(id);
+      db.transaction(() => {
+        const row = current.get(id) as Current;
+        if (row) events.append(row.user_id, id, 'server.deleted', { name: row.name });
+        remove.run(id);
+      })();
     },
   };
 }

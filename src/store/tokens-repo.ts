@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import { hashToken, newTokenSecret, type Scope } from '../auth/tokens';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
+import { createEventsRepo, type EventsRepo } from './events-repo';
 
 export type Token = components['schemas']['Token'];
 export type CreatedToken = components['schemas']['CreatedToken'];
@@ -82,7 +83,7 @@ function childExpiry(requested: number | null | undefined, parent: Principal | u
   ]);
 }
 
-export function createTokensRepo(db: Db, clock: Clock) {
+export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
   const insert = db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at)
     VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at)`);
   // session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
@@ -100,9 +101,15 @@ export function createTokensRepo(db: Db, clock: Clock) {
   const page = db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
     ORDER BY id LIMIT ?`);
   const one = db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
-  const revoke = db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
+  const revoke = db.prepare(`UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
+    RETURNING *, ${bySession} AS session_bound`);
   const revokeLive = db.prepare(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
-    AND (expires_at IS NULL OR expires_at > @now)`);
+    AND (expires_at IS NULL OR expires_at > @now) RETURNING *, ${bySession} AS session_bound`);
+  // token.revoked for API tokens; the dashboard page's own tokens come and go every few minutes and make no events.
+  const revokedEvents = (rows: Array<TokenRow & { session_bound: 0 | 1 }>) => {
+    for (const r of rows) if (r.session_bound === 0) events.append(r.user_id, null, 'token.revoked', { token: toToken(r) });
+    return rows.length;
+  };
   const active = db
     .prepare(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
       AND (expires_at IS NULL OR expires_at > ?)`)
@@ -135,7 +142,10 @@ export function createTokensRepo(db: Db, clock: Clock) {
           expires_at: childExpiry(input.expiresInSeconds, limits.parent, now),
         };
         insert.run(row);
-        return { ...toToken({ ...row, last_used_at: null, revoked_at: null }), token: secret };
+        const token = toToken({ ...row, last_used_at: null, revoked_at: null });
+        // perUser is absent only for the dashboard page's own tokens, which make no events (see revokedEvents).
+        if (limits.perUser !== undefined) events.append(userId, null, 'token.created', { token });
+        return { ...token, token: secret };
       }).immediate();
     },
 
@@ -177,7 +187,7 @@ export function createTokensRepo(db: Db, clock: Clock) {
 
     /** True when a token of this user was revoked now; false when there was none to revoke. */
     revoke(userId: string, id: string): boolean {
-      return revoke.run(iso(clock.now()), id, userId).changes === 1;
+      return db.transaction(() => revokedEvents(revoke.all(iso(clock.now()), id, userId) as Array<TokenRow & { session_bound: 0 | 1 }>) === 1)();
     },
 
     /** Deletes a token's row outright: for the dashboard page's tokens, whose session ended or replaced them. */
@@ -196,7 +206,8 @@ export function createTokensRepo(db: Db, clock: Clock) {
 
     /** Revokes every live token of a user (a password change, when asked); returns how many. */
     revokeAllOf(userId: string): number {
-      return revokeLive.run({ now: iso(clock.now()), user_id: userId }).changes;
+      const revoked = () => revokeLive.all({ now: iso(clock.now()), user_id: userId }) as Array<TokenRow & { session_bound: 0 | 1 }>;
+      return db.transaction(() => revokedEvents(revoked()))();
     },
   };
 }

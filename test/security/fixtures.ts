@@ -21,6 +21,8 @@ export interface UserFixture {
   server: string;
   /** A finished (stop) action on `server`. */
   action: string;
+  /** A webhook with a delivery (never made: the fuzzer's service runs no dispatcher). */
+  webhook: string;
   /** A server kept in state `deleting` for ever: no action can start it (requestAction answers invalid_state). */
   sink?: string;
 }
@@ -38,6 +40,7 @@ export function fixtureKeeper(t: TestApp) {
     server: t.db.prepare('SELECT state FROM servers WHERE id = ?').pluck(),
     serversOf: t.db.prepare('SELECT id, state FROM servers WHERE user_id = ?'),
     action: t.db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
+    webhook: t.db.prepare('SELECT 1 FROM webhooks WHERE id = ?').pluck(),
     busy: t.db.prepare(`SELECT
       (SELECT count(*) FROM actions WHERE status IN ('pending', 'running')) +
       (SELECT count(*) FROM servers WHERE state = 'installing')`).pluck(),
@@ -61,11 +64,19 @@ export function fixtureKeeper(t: TestApp) {
     return action.id;
   }
 
+  function newWebhook(userId: string): string {
+    const hook = t.store.webhooks.create(userId, { url: 'https://hooks.example.com/fuzz', event_types: ['server.created'] }, 1000);
+    t.store.webhooks.test(userId, hook.id);
+    return hook.id;
+  }
+
   async function user(email: string, withSink = false): Promise<UserFixture> {
     const userId = users.ensure(email).id;
     const made = Object.fromEntries((Object.keys(TOKEN_ROLES) as TokenRole[]).map((r) => [r, mint(userId, r)]));
     const server = await newServer(userId);
-    const u: UserFixture = { email, userId, tokens: made as UserFixture['tokens'], server, action: await newAction(server, userId) };
+    const u: UserFixture = {
+      email, userId, tokens: made as UserFixture['tokens'], server, action: await newAction(server, userId), webhook: newWebhook(userId),
+    };
     if (withSink) {
       // Created straight into `deleting` (no install, no runtime slot yet): nothing ever finishes its deletion,
       // because only DELETE on a server not yet deleting, or a service boot, starts that work.
@@ -105,6 +116,7 @@ export function fixtureKeeper(t: TestApp) {
       throw new Error(`fixture server ${u.server} is ${String(state)}; only stop and kill actions reach it, so it should stay stopped`);
     }
     if (q.action.get(u.action) === undefined) u.action = await newAction(u.server, u.userId);
+    if (q.webhook.get(u.webhook) === undefined) u.webhook = newWebhook(u.userId);
     await settle();
   }
 

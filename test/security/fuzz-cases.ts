@@ -199,11 +199,12 @@ export function render(op: SpecOperation, c: Case, ctx: RenderContext): { req: R
     text !== undefined &&
     (/tart|\\u|\\/.test(text) || /utf-7/i.test(contentType ?? ''));
   const resolve = (name: string, value: string, schema: Json): string => {
-    const kind = /^\^(srv|tok|act)_/.exec(schema.pattern ?? '')?.[1];
+    const kind = /^\^(srv|tok|act|whk)_/.exec(schema.pattern ?? '')?.[1];
     if (kind === 'srv' && mightStart && name === 'server_id') return A.sink!;
     if (!value.startsWith('@')) return pct(value);
     if (kind === 'srv') return value === '@own' ? A.server : value === '@foreign' ? B.server : A.sink!;
     if (kind === 'act') return value === '@foreign' ? B.action : A.action;
+    if (kind === 'whk') return value === '@foreign' ? B.webhook : A.webhook;
     if (kind === 'tok') return value === '@own' ? A.tokens.spare.id : value === '@foreign' ? B.tokens.caller.id : A.tokens.caller.id;
     return pct(value);
   };

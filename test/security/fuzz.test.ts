@@ -55,7 +55,8 @@ const statuses: Record<string, number> = {};
 
 /** A fresh service with two users' fixtures: every operation's fuzzing gets its own (docs/conventions.md "Tests"). */
 async function setup() {
-  t = await createTestApp({ env: { GAME_PORT_RANGE: '27800-27839' } });
+  // Every webhook host resolves to one public address without asking DNS; no dispatcher runs, so nothing is sent.
+  t = await createTestApp({ env: { GAME_PORT_RANGE: '27800-27839' }, webhooks: { lookup: async () => [{ address: '93.184.215.14', family: 4 }] } });
   ({ base, close } = await t.listen());
   keeper = fixtureKeeper(t);
   A = await keeper.user('fuzz-a@example.com', true);

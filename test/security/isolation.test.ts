@@ -31,6 +31,7 @@ interface Tenant {
   action: string;
   spare: { id: string; secret: string; prefix: string };
   crash: string;
+  webhook: string;
   /** Values only this tenant's answers may contain. */
   secrets: string[];
 }
@@ -62,15 +63,24 @@ async function tenant(label: string): Promise<Tenant> {
     .prepare('INSERT INTO crashes (id, server_id, at, exit_code, signal, reason, last_lines) VALUES (?, ?, ?, 1, NULL, ?, ?)')
     .run(crash, server, new Date().toISOString(), 'exited', JSON.stringify([crashLine]));
   t.metrics.write([{ server_id: server, at: new Date().toISOString(), tps: 19.5, cpu_percent: 12.5, ram_bytes: 123_456_789, players_online: 3, players_max: 5 }]);
+  // A webhook with a delivery (never made: the dispatcher is not started), and the events all of this recorded.
+  const hookUrl = `https://${label}-hook-${Math.random().toString(36).slice(2, 8)}.example.com/in`;
+  const hook = await t.http.post('/v1/webhooks').set(auth(token)).send({ url: hookUrl, event_types: ['server.created'] });
+  expect(hook.status).toBe(201);
+  const delivery = await t.http.post(`/v1/webhooks/${hook.body.id}/test`).set(auth(token));
+  expect(delivery.status).toBe(202);
+  const eventIds = (t.db.prepare('SELECT id FROM events WHERE user_id = ?').pluck().all(userId) as string[]);
   return {
-    email, token, userId, server, action: act.body.id, crash,
+    email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
-    secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix],
+    secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix,
+      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds],
   };
 }
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { GAME_PORT_RANGE: '27850-27899' } });
+  // Webhook hosts resolve to a public documentation-free address; nothing is ever sent (no dispatcher runs).
+  t = await createTestApp({ env: { GAME_PORT_RANGE: '27850-27899' }, webhooks: { lookup: async () => [{ address: '93.184.215.14', family: 4 }] } });
   ({ base, close } = await t.listen());
   victim = await tenant('victim');
   attacker = await tenant('attacker');
@@ -88,6 +98,7 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   server_id: (who) => who.server,
   action_id: (who) => who.action,
   token_id: (who) => who.spare.id,
+  webhook_id: (who) => who.webhook,
 };
 const pathParams = (op: SpecOperation) => op.parameters.filter((p) => p.in === 'path');
 const isStream = (op: SpecOperation) => Boolean(op.responses['200']?.content?.['text/event-stream']);
@@ -205,7 +216,7 @@ describe('collections never show another user\'s items', () => {
     const queries = [''];
     for (const p of op.parameters.filter((q) => q.in === 'query')) {
       // A cursor of the victim's: the page after it must still be the attacker's own items.
-      const prefix = /^\^(srv|tok|act)_/.exec(p.schema?.pattern ?? '')?.[1];
+      const prefix = /^\^(srv|tok|act|evt|whk|dlv)_/.exec(p.schema?.pattern ?? '')?.[1];
       if (prefix) for (const s of victim.secrets.filter((v) => v.startsWith(`${prefix}_`))) queries.push(`${p.name}=${s}`);
       for (const value of p.schema?.enum ?? []) queries.push(`${p.name}=${value}`);
     }

@@ -72,7 +72,10 @@ export function openRequestSchemas(spec: Json): string[] {
   });
 }
 
-/** text/event-stream answers whose events are not a named schema with `event`, an EventId `id` and a named `data`. */
+/**
+ * text/event-stream answers whose events are not a named schema with `event` types, a stream id (StreamEventId,
+ * or the events stream's own EventId) and a named `data`.
+ */
 export function untypedStreams(spec: Json): string[] {
   const out: string[] = [];
   for (const [path, item] of Object.entries(spec.paths as Json)) {
@@ -83,13 +86,18 @@ export function untypedStreams(spec: Json): string[] {
       const event = spec.components.schemas[ref.replace('#/components/schemas/', '')];
       const ok =
         ref.startsWith('#/components/schemas/') &&
-        event?.properties?.event?.enum?.length > 0 &&
-        event.properties.id?.$ref === '#/components/schemas/EventId' &&
+        (event?.properties?.event?.enum?.length > 0 || enumOf(spec, event?.properties?.event?.$ref)) &&
+        ['#/components/schemas/StreamEventId', '#/components/schemas/EventId'].includes(event.properties.id?.$ref) &&
         /^#\/components\/schemas\/\w+$/.test(event.properties.data?.$ref ?? '');
       if (!ok) out.push(`${method.toUpperCase()} ${path}`);
     }
   }
   return out;
+}
+
+/** True when `ref` names a schema with a non-empty enum (an event type list shared with other operations). */
+function enumOf(spec: Json, ref: string | undefined): boolean {
+  return (spec.components.schemas[(ref ?? '').replace('#/components/schemas/', '')]?.enum?.length ?? 0) > 0;
 }
 
 /** Integer schemas without a `format` (int32, int64) and both bounds: generators then pick a type that fits. */
@@ -120,7 +128,7 @@ describe('openapi/v1.yaml is safe for any generator', () => {
   test('every integer has a format and both bounds', () => {
     expect(unboundedIntegers(spec)).toEqual([]);
   });
-  test('every event stream names its event schema, its event types, an EventId id and a named data schema', () => {
+  test('every event stream names its event schema, its event types, a stream id and a named data schema', () => {
     expect(untypedStreams(spec)).toEqual([]);
   });
 });

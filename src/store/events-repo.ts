@@ -1,0 +1,139 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { newId } from '../ids';
+import type { components } from '../../generated/v1';
+
+/** An event as the API shows it (the spec's Event schema, one variant per type). */
+export type Event = components['schemas']['Event'];
+export type EventType = components['schemas']['EventType'];
+type Player = components['schemas']['Player'];
+type DataOf<T extends EventType> = Extract<Event, { type: T }> extends { data: infer D } ? D : never;
+
+/** An event with its place in the log: `seq` orders every event of the service (never shown to clients). */
+export interface StoredEvent {
+  seq: number;
+  userId: string;
+  event: Event;
+}
+
+interface EventRow {
+  seq: number;
+  id: string;
+  user_id: string;
+  server_id: string | null;
+  type: EventType;
+  data: string;
+  created_at: string;
+}
+
+export interface EventFilter {
+  type?: EventType;
+  serverId?: string;
+}
+
+function toStored(row: EventRow): StoredEvent {
+  const event = { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, data: JSON.parse(row.data) };
+  return { seq: row.seq, userId: row.user_id, event: event as Event };
+}
+
+/**
+ * The `events` table (docs/architecture.md "Events and webhooks"). `append` is called by the repository that makes
+ * a change, inside that change's transaction (better-sqlite3 nests transactions as savepoints), so an event exists
+ * exactly when its change does, across kill -9. It also writes the webhook outbox rows the event owes, in the same
+ * transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events.
+ * Built from (db, clock) alone, so every writer (the service, the CLI, the dashboard) records the same events.
+ */
+export function createEventsRepo(db: Db, clock: Clock) {
+  const filters = `(@type IS NULL OR type = @type) AND (@server_id IS NULL OR server_id = @server_id)`;
+  const q = {
+    insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at)
+      VALUES (@id, @user_id, @server_id, @type, @data, @created_at)`),
+    ownerOf: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
+    // One outbox row per enabled webhook of the user that wants this type (src/store/migrations/013-webhooks.ts).
+    outbox: db.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, server_key, next_attempt_at, created_at)
+      SELECT 'dlv_' || @time || substr(lower(hex(randomblob(8))), 1, 13), w.id, @seq, @server_key, @created_at, @created_at
+      FROM webhooks w WHERE w.user_id = @user_id AND ((w.enabled = 1 AND @only IS NULL
+        AND EXISTS (SELECT 1 FROM json_each(w.event_types) WHERE value = @type)) OR w.id = @only)`),
+    // A cursor the user has no event for (purged, or not theirs) stands by the time in its id (src/ids.ts): after
+    // the user's last event with an id sorting before it. Only the user's own events are ever compared.
+    seqOf: db.prepare(`SELECT COALESCE((SELECT seq FROM events WHERE id = @id AND user_id = @user_id),
+      (SELECT MAX(seq) FROM events WHERE user_id = @user_id AND id <= @id), 0)`).pluck(),
+    page: db.prepare(`SELECT * FROM events WHERE user_id = @user_id AND seq > @after AND ${filters} ORDER BY seq LIMIT @limit`),
+    since: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+    maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
+    bySeq: db.prepare('SELECT * FROM events WHERE seq = ?'),
+    purge: db.prepare('DELETE FROM events WHERE created_at < ?'),
+  };
+
+  function append<T extends EventType>(
+    userId: string,
+    serverId: string | null,
+    type: T,
+    data: DataOf<T>,
+    onlyWebhook: string | null = null,
+  ): Event {
+    const now = clock.now();
+    const row = { id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now) };
+    return db.transaction(() => {
+      const seq = Number(q.insert.run(row).lastInsertRowid);
+      q.outbox.run({
+        time: now.toString(36).padStart(9, '0'),
+        seq,
+        server_key: serverId ?? '',
+        created_at: row.created_at,
+        user_id: userId,
+        type,
+        only: onlyWebhook,
+      });
+      return toStored({ ...row, seq }).event;
+    })();
+  }
+
+  return {
+    append,
+
+    /** An event of a server, for its owner; nothing when the row is gone (its owner is unknown). */
+    appendForServer<T extends EventType>(serverId: string, type: T, data: DataOf<T>): void {
+      const userId = q.ownerOf.get(serverId) as string | undefined;
+      if (userId !== undefined) append(userId, serverId, type, data);
+    },
+
+    /** The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"). */
+    page(userId: string, opts: { limit: number; startingAfter?: string } & EventFilter) {
+      const after = opts.startingAfter === undefined ? 0 : this.seqOf(userId, opts.startingAfter);
+      const rows = this.after(userId, after, opts.limit + 1, opts);
+      return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
+    },
+
+    /** The user's events after `seq`, oldest first, filtered (the stream's replay). */
+    after(userId: string, seq: number, limit: number, filter: EventFilter = {}): StoredEvent[] {
+      const params = { user_id: userId, after: seq, limit, type: filter.type ?? null, server_id: filter.serverId ?? null };
+      return (q.page.all(params) as EventRow[]).map(toStored);
+    },
+
+    /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
+    seqOf: (userId: string, id: string): number => q.seqOf.get({ id, user_id: userId }) as number,
+
+    /** player.joined and player.left, in one transaction (the runtime learns them from the game's reports). */
+    playersChanged(serverId: string, joined: Player[], left: Player[]): void {
+      db.transaction(() => {
+        for (const player of joined) this.appendForServer(serverId, 'player.joined', { player });
+        for (const player of left) this.appendForServer(serverId, 'player.left', { player });
+      })();
+    },
+
+    /** Every user's events after `seq` (the feed, src/events/feed.ts); it fans them out per user. */
+    since: (seq: number, limit: number): StoredEvent[] => (q.since.all(seq, limit) as EventRow[]).map(toStored),
+    maxSeq: (): number => q.maxSeq.get() as number,
+    bySeq(seq: number): StoredEvent | undefined {
+      const row = q.bySeq.get(seq) as EventRow | undefined;
+      return row && toStored(row);
+    },
+
+    /** Deletes events older than `retentionMs` (EVENT_RETENTION_DAYS) with their deliveries; returns how many. */
+    purge: (retentionMs: number): number => q.purge.run(iso(clock.now() - retentionMs)).changes,
+  };
+}
+
+export type EventsRepo = ReturnType<typeof createEventsRepo>;

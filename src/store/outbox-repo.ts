@@ -1,0 +1,123 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import type { Event, EventsRepo } from './events-repo';
+
+/** A delivery the dispatcher may make now: the head of its webhook's queue for its server. */
+export interface DueDelivery {
+  seq: number;
+  webhookId: string;
+  /** Deliveries of one webhook and one server go one at a time, in order ('' for events without a server). */
+  group: string;
+  attempts: number;
+  url: string;
+  secret: string;
+  event: Event;
+}
+
+interface DueRow {
+  seq: number;
+  webhook_id: string;
+  server_key: string;
+  attempts: number;
+  url: string;
+  secret: string;
+  event_id: string;
+  type: string;
+  server_id: string | null;
+  data: string;
+  created_at: string;
+}
+
+/** How one attempt went: an answer's status (2xx is success), or an error and no status. */
+export interface Outcome {
+  startedAt: number;
+  durationMs: number;
+  status: number | null;
+  error: string | null;
+}
+
+/**
+ * The dispatcher's statements on the outbox (src/store/migrations/013-webhooks.ts). A row stays `pending` until an
+ * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
+ * else is repeated. docs/architecture.md "Events and webhooks".
+ */
+export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
+  const q = {
+    // Heads only: a pending row with an earlier pending row of the same webhook and server waits (per-server order).
+    due: db.prepare(`SELECT d.seq, d.webhook_id, d.server_key, d.attempts, w.url, w.secret,
+        e.id AS event_id, e.type, e.server_id, e.data, e.created_at
+      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
+      WHERE d.seq IN (SELECT MIN(seq) FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id, server_key)
+        AND d.next_attempt_at <= ? ORDER BY d.seq LIMIT ?`),
+    succeed: db.prepare(`UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, response_status = ?,
+      duration_ms = ?, error = NULL, next_attempt_at = NULL, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
+    retry: db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?, duration_ms = ?,
+      error = ?, next_attempt_at = ?, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
+    healthy: db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ?'),
+    failing: db.prepare('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING *'),
+    disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
+    failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
+      WHERE webhook_id = ? AND status = 'pending'`),
+    nextDue: db.prepare(`SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).pluck(),
+  };
+
+  return {
+    /** Up to `limit` deliveries due now, oldest first, at most one per webhook and server. */
+    due(limit: number): DueDelivery[] {
+      return (q.due.all(iso(clock.now()), limit) as DueRow[]).map((r) => ({
+        seq: r.seq,
+        webhookId: r.webhook_id,
+        group: `${r.webhook_id}/${r.server_key}`,
+        attempts: r.attempts,
+        url: r.url,
+        secret: r.secret,
+        event: { id: r.event_id, type: r.type, server_id: r.server_id, created_at: r.created_at, data: JSON.parse(r.data) } as Event,
+      }));
+    },
+
+    /** When the earliest pending delivery is due (RFC 3339), or null. */
+    nextDue: (): string | null => (q.nextDue.get() as string | null) ?? null,
+
+    /**
+     * Records many outcomes in one transaction (one fsync for all: the dispatcher batches the attempts that ended
+     * in one turn of the event loop). `retryAt` says when each failed one is tried again. Returns the webhooks disabled.
+     */
+    recordAll(list: Array<{ d: DueDelivery; o: Outcome; retryAt: number }>, disableAfterMs: number): string[] {
+      return db.transaction(() => {
+        const disabled: string[] = [];
+        for (const { d, o, retryAt } of list) {
+          if (o.status !== null && o.status >= 200 && o.status < 300) this.succeeded(d, o);
+          else if (this.failed(d, o, retryAt, disableAfterMs)) disabled.push(d.webhookId);
+        }
+        return disabled;
+      })();
+    },
+
+    succeeded(d: DueDelivery, o: Outcome): void {
+      db.transaction(() => {
+        q.succeed.run(o.status, o.durationMs, iso(o.startedAt), d.seq);
+        q.healthy.run(d.webhookId);
+      })();
+    },
+
+    /**
+     * A failed attempt: tried again at `retryAt`; or, when the webhook has failed without a success for
+     * `disableAfterMs`, the webhook is disabled, its pending deliveries fail and a webhook.disabled event is recorded,
+     * all in one transaction. Returns whether it was disabled.
+     */
+    failed(d: DueDelivery, o: Outcome, retryAt: number, disableAfterMs: number): boolean {
+      return db.transaction(() => {
+        q.retry.run(o.status, o.durationMs, o.error?.slice(0, 500) ?? null, iso(retryAt), iso(o.startedAt), d.seq);
+        const hook = q.failing.get(iso(o.startedAt), d.webhookId) as { user_id: string; url: string; failing_since: string } | undefined;
+        if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
+        if (q.disable.run(iso(clock.now()), d.webhookId).changes === 0) return false;
+        q.failPending.run(d.webhookId);
+        events.append(hook.user_id, null, 'webhook.disabled', { webhook_id: d.webhookId, url: hook.url });
+        return true;
+      })();
+    },
+  };
+}
+
+export type OutboxRepo = ReturnType<typeof createOutboxRepo>;

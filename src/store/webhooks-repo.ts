@@ -1,0 +1,193 @@
+import crypto from 'node:crypto';
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { newId } from '../ids';
+import { AppError, quotaExceeded } from '../errors';
+import type { components } from '../../generated/v1';
+import type { EventsRepo } from './events-repo';
+
+export type Webhook = components['schemas']['Webhook'];
+export type CreatedWebhook = components['schemas']['CreatedWebhook'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+type EventType = components['schemas']['EventType'];
+
+interface WebhookRow {
+  id: string;
+  user_id: string;
+  url: string;
+  event_types: string;
+  secret: string;
+  enabled: 0 | 1;
+  failing_since: string | null;
+  disabled_reason: 'failing' | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DeliveryRow {
+  seq: number;
+  id: string;
+  webhook_id: string;
+  event_seq: number;
+  status: WebhookDelivery['status'];
+  attempts: number;
+  response_status: number | null;
+  duration_ms: number | null;
+  error: string | null;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  created_at: string;
+  event_id: string;
+  event_type: EventType;
+}
+
+function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    event_types: JSON.parse(row.event_types) as EventType[],
+    enabled: row.enabled === 1,
+    failing_since: row.failing_since,
+    disabled_reason: row.disabled_reason,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export function toDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id, event_id: row.event_id, event_type: row.event_type, status: row.status, attempts: row.attempts,
+    response_status: row.response_status, duration_ms: row.duration_ms, error: row.error, next_attempt_at: row.next_attempt_at,
+    last_attempt_at: row.last_attempt_at, created_at: row.created_at,
+  };
+}
+
+/** Standard Webhooks §"Signature scheme": `whsec_` and the base64 of the key, here 32 random bytes. */
+const newSecret = () => `whsec_${crypto.randomBytes(32).toString('base64')}`;
+
+export interface WebhookInput {
+  url: string;
+  event_types: EventType[];
+  enabled?: boolean;
+}
+
+const NOT_FOUND = (id: string) => new AppError('webhook_not_found', `There is no webhook ${id}.`);
+
+/**
+ * The `webhooks` table and the read side of its outbox (docs/architecture.md "Events and webhooks"); the
+ * dispatcher's statements are in outbox-repo.ts. Every call takes the caller's user id (tenant isolation).
+ */
+export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
+  const delivery = `SELECT d.*, e.id AS event_id, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq`;
+  const q = {
+    insert: db.prepare(`INSERT INTO webhooks (id, user_id, url, event_types, secret, enabled, created_at, updated_at)
+      VALUES (@id, @user_id, @url, @event_types, @secret, @enabled, @created_at, @updated_at)`),
+    count: db.prepare('SELECT COUNT(*) FROM webhooks WHERE user_id = ?').pluck(),
+    one: db.prepare('SELECT * FROM webhooks WHERE id = ? AND user_id = ?'),
+    page: db.prepare('SELECT * FROM webhooks WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    update: db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, enabled = @enabled,
+      failing_since = @failing_since, disabled_reason = @disabled_reason, updated_at = @updated_at WHERE id = @id`),
+    setSecret: db.prepare('UPDATE webhooks SET secret = ?, updated_at = ? WHERE id = ?'),
+    remove: db.prepare('DELETE FROM webhooks WHERE id = ? AND user_id = ?'),
+    failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
+      WHERE webhook_id = ? AND status = 'pending'`),
+    // An unknown cursor stands by the time in its id, as for events (events-repo.ts).
+    deliverySeq: db.prepare(`SELECT COALESCE((SELECT seq FROM webhook_deliveries WHERE id = @id AND webhook_id = @webhook_id),
+      (SELECT MIN(seq) FROM webhook_deliveries WHERE webhook_id = @webhook_id AND id >= @id), 9007199254740991)`).pluck(),
+    deliveries: db.prepare(`${delivery} WHERE d.webhook_id = ? AND d.seq < ? ORDER BY d.seq DESC LIMIT ?`),
+    deliveryOf: db.prepare(`${delivery} WHERE e.id = ? AND d.webhook_id = ?`),
+  };
+  const owned = (userId: string, id: string): WebhookRow => {
+    const row = q.one.get(id, userId) as WebhookRow | undefined;
+    if (!row) throw NOT_FOUND(id);
+    return row;
+  };
+
+  return {
+    /** A new webhook with its secret (shown once); past `perUser` webhooks, 403 quota_exceeded, nothing written. */
+    create(userId: string, input: WebhookInput, perUser: number): CreatedWebhook {
+      return db
+        .transaction(() => {
+          const used = q.count.get(userId) as number;
+          if (used >= perUser) throw quotaExceeded('webhooks', perUser, used, `This account already has ${used} webhooks, the most allowed.`);
+          const now = iso(clock.now());
+          const row: WebhookRow = {
+            id: newId('whk', clock.now()), user_id: userId, url: input.url, event_types: JSON.stringify(input.event_types),
+            secret: newSecret(), enabled: input.enabled === false ? 0 : 1, failing_since: null, disabled_reason: null,
+            created_at: now, updated_at: now,
+          };
+          q.insert.run(row);
+          return { ...toWebhook(row), secret: row.secret };
+        })
+        .immediate();
+    },
+
+    list(userId: string, limit: number, startingAfter = '') {
+      const rows = q.page.all(userId, startingAfter, limit + 1) as WebhookRow[];
+      return { data: rows.slice(0, limit).map(toWebhook), has_more: rows.length > limit };
+    },
+
+    get: (userId: string, id: string): Webhook => toWebhook(owned(userId, id)),
+
+    /**
+     * Changes url, event types and enabled. Disabling fails its pending deliveries (nothing is sent while disabled);
+     * enabling clears the failure record, so a webhook the service disabled starts afresh.
+     */
+    update(userId: string, id: string, patch: Partial<WebhookInput>): Webhook {
+      return db
+        .transaction(() => {
+          const row = owned(userId, id);
+          const enabled = patch.enabled === undefined ? row.enabled : patch.enabled ? 1 : 0;
+          const fresh = enabled === 1 && row.enabled === 0;
+          const next: WebhookRow = {
+            ...row,
+            url: patch.url ?? row.url,
+            event_types: patch.event_types ? JSON.stringify(patch.event_types) : row.event_types,
+            enabled,
+            failing_since: fresh ? null : row.failing_since,
+            disabled_reason: enabled === 1 ? null : row.disabled_reason,
+            updated_at: iso(clock.now()),
+          };
+          q.update.run(next);
+          if (enabled === 0) q.failPending.run(id);
+          return toWebhook(next);
+        })
+        .immediate();
+    },
+
+    /** A new secret, shown once; retries of earlier events are signed with it too. */
+    rotate(userId: string, id: string): CreatedWebhook {
+      const row = owned(userId, id);
+      const secret = newSecret();
+      const now = iso(clock.now());
+      q.setSecret.run(secret, now, id);
+      return { ...toWebhook({ ...row, updated_at: now }), secret };
+    },
+
+    /** Deletes it with its deliveries (ON DELETE CASCADE). */
+    remove(userId: string, id: string): void {
+      if (q.remove.run(id, userId).changes !== 1) throw NOT_FOUND(id);
+    },
+
+    /** Its deliveries, newest first (docs/conventions.md "Collections"). */
+    deliveries(userId: string, id: string, opts: { limit: number; startingAfter?: string }) {
+      owned(userId, id);
+      const cursor = opts.startingAfter;
+      const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : (q.deliverySeq.get({ id: cursor, webhook_id: id }) as number);
+      const rows = q.deliveries.all(id, before, opts.limit + 1) as DeliveryRow[];
+      return { data: rows.slice(0, opts.limit).map(toDelivery), has_more: rows.length > opts.limit };
+    },
+
+    /** Records a webhook.test event owed to this webhook only (also while disabled) and answers its delivery. */
+    test(userId: string, id: string): WebhookDelivery {
+      const row = owned(userId, id);
+      return db.transaction(() => {
+        const event = events.append(userId, null, 'webhook.test', { webhook_id: id, url: row.url }, id);
+        return toDelivery(q.deliveryOf.get(event.id, id) as DeliveryRow);
+      })();
+    },
+  };
+}
+
+export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;

@@ -1,0 +1,81 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { resolveTarget, type Lookup } from './address';
+import type { Outcome } from '../store/outbox-repo';
+
+/** The most of an answer's body that is read; the rest is discarded with the connection (a receiver cannot make us buffer). */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * The Standard Webhooks signature (https://www.standardwebhooks.com/, "Signature scheme"): `v1,` and the base64
+ * HMAC-SHA256 of `id.timestamp.body`, keyed with the base64-decoded part of the secret after `whsec_`.
+ */
+export function sign(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  return `v1,${crypto.createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+export interface SendOptions {
+  allowPrivate: boolean;
+  lookup: Lookup;
+  timeoutMs: number;
+  now: () => number;
+}
+
+/**
+ * One attempt: resolves the URL's host once, refuses a forbidden address, and POSTs to exactly that address
+ * (the request's own lookup answers with it; TLS still verifies the certificate for the host name). Never follows
+ * a redirect. The whole attempt, answer included, ends within `timeoutMs`. Never throws: the outcome says.
+ */
+export async function sendOnce(url: string, secret: string, msg: { id: string; body: string }, opts: SendOptions): Promise<Outcome> {
+  const startedAt = opts.now();
+  const done = (status: number | null, error: string | null): Outcome => ({ startedAt, durationMs: Math.max(0, opts.now() - startedAt), status, error });
+  let target: { address: string; family: number };
+  try {
+    target = await resolveTarget(url, opts.allowPrivate, opts.lookup);
+  } catch (err) {
+    return done(null, `refused: ${(err as Error).message}`);
+  }
+  const timestamp = Math.floor(startedAt / 1000);
+  const pinned: LookupFunction = (_host, options, callback) => {
+    if ((options as { all?: boolean }).all) (callback as (e: null, a: typeof target[]) => void)(null, [target]);
+    else callback(null, target.address, target.family);
+  };
+  const client = url.startsWith('https:') || url.startsWith('HTTPS:') ? https : http;
+  return new Promise<Outcome>((resolve) => {
+    let settled = false;
+    const finish = (status: number | null, error: string | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      req.destroy();
+      resolve(done(status, error));
+    };
+    const req = client.request(url, {
+      method: 'POST',
+      lookup: pinned,
+      agent: false,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'gsh-webhooks/1',
+        'webhook-id': msg.id,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': sign(secret, msg.id, timestamp, msg.body),
+      },
+    });
+    const timer = setTimeout(() => finish(null, `timeout: no complete answer within ${opts.timeoutMs} ms`), opts.timeoutMs);
+    req.on('error', (err) => finish(null, err.message));
+    req.on('response', (res) => {
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > MAX_RESPONSE_BYTES) finish(res.statusCode ?? null, null);
+      });
+      res.on('end', () => finish(res.statusCode ?? null, null));
+      res.on('error', () => finish(res.statusCode ?? null, null));
+    });
+    req.end(msg.body);
+  });
+}
