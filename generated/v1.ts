@@ -261,6 +261,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a server's settings
+         * @description Every setting's value (the default where none was chosen) and which changes wait for a restart: a
+         *     setting whose change reaches the game only when it starts, changed while the game runs, is listed in
+         *     `restart_pending` until the next start.
+         */
+        get: operations["getServerSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a server's settings
+         * @description Changes the settings given and leaves the others as they are; `null` puts a setting back to its default.
+         *     Values are checked against the software's settings schema (`GET /v1/versions/{version_id}`) for the
+         *     server's plan: `max_players` is at most the plan's `player_slots`. A bad value, an unknown setting or a
+         *     setting that can be set only at create (`world_type`, `seed`) answers `400` with a pointer to each, and
+         *     nothing changes. While the server runs, a setting that needs no restart (`difficulty`, `pvp`) is applied at
+         *     once through the game's console (the command shows on the console); the others are listed in
+         *     `restart_pending` until the next start. A server being deleted answers `409`.
+         */
+        patch: operations["updateServerSettings"];
+        trace?: never;
+    };
     "/v1/servers/{server_id}/metrics": {
         parameters: {
             query?: never;
@@ -362,6 +397,33 @@ export interface paths {
          *     `flying-squid-1.20.4`: the server software and the Minecraft (Java protocol) version it speaks.
          */
         get: operations["listVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/versions/{version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The version's id, from `GET /v1/versions`. */
+                version_id: components["schemas"]["VersionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a game version and its settings
+         * @description One version with the settings its software offers: each setting's JSON Schema (type, bounds, default,
+         *     description), whether a change needs a restart, how it reaches the game, and whether it can be set only
+         *     when a server is created. SDKs and the dashboard build their settings forms from it. A plan-bounded
+         *     setting (`max_players`) shows the software's bounds here; a server's plan lowers them to its
+         *     `player_slots`. An unknown version answers `404`.
+         */
+        get: operations["getVersion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -578,6 +640,7 @@ export interface components {
             name: components["schemas"]["ServerName"];
             plan: components["schemas"]["PlanId"];
             version: components["schemas"]["VersionId"];
+            settings?: components["schemas"]["SettingsChange"];
         };
         /** @description The fields to change; at least one. */
         UpdateServerRequest: {
@@ -649,6 +712,113 @@ export interface components {
         VersionList: {
             /** @description The versions. */
             data: components["schemas"]["Version"][];
+        };
+        /**
+         * @description A setting's value; its type is the one its schema gives.
+         * @example A flying-squid server
+         */
+        SettingValue: string | number | boolean;
+        /**
+         * @description Settings by name, checked against the software's settings schema (`GET /v1/versions/{version_id}`);
+         *     `null` puts one back to its default.
+         * @example {
+         *       "motd": "Welcome to our survival world",
+         *       "gamemode": "survival",
+         *       "max_players": 5
+         *     }
+         */
+        SettingsChange: {
+            [key: string]: string | number | boolean | null;
+        };
+        /** @description A server's settings. */
+        ServerSettings: {
+            /**
+             * @description Every setting's value, the default where none was chosen (a `seed` the game picks is left out).
+             * @example {
+             *       "motd": "Welcome to our survival world",
+             *       "gamemode": "survival",
+             *       "difficulty": "hard",
+             *       "pvp": true,
+             *       "view_distance": 2,
+             *       "world_type": "diamond_square",
+             *       "max_players": 5
+             *     }
+             */
+            values: {
+                [key: string]: components["schemas"]["SettingValue"];
+            };
+            /**
+             * @description The settings changed while the game runs that reach it only at its next start.
+             * @example [
+             *       "motd"
+             *     ]
+             */
+            restart_pending: string[];
+        };
+        /** @description A setting a server's software offers. */
+        SettingDefinition: {
+            /**
+             * @description The setting's name, as in `ServerSettings.values`.
+             * @example motd
+             */
+            name: string;
+            /**
+             * @description A JSON Schema (draft-07) of its value, with `type`, bounds, `default` and `description`.
+             * @example {
+             *       "type": "string",
+             *       "minLength": 1,
+             *       "maxLength": 100,
+             *       "default": "A flying-squid server",
+             *       "description": "The message of the day players see in their server list."
+             *     }
+             */
+            schema: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Whether a change reaches a running game only at its next start.
+             * @example true
+             */
+            restart_required: boolean;
+            /**
+             * @description How a value reaches the game: a config file written before each start, a launch argument, or a console command while it runs.
+             * @example [
+             *       "file"
+             *     ]
+             */
+            applied_through: ("file" | "argument" | "console")[];
+            /**
+             * @description Whether it can be set only when a server is created (a world's seed).
+             * @example false
+             */
+            creation_only: boolean;
+            /**
+             * @description The plan figure that bounds it and is its default (`player_slots`), or `null`.
+             * @example null
+             * @enum {string|null}
+             */
+            plan_limit: "player_slots" | null;
+        };
+        /** @description A game version and the settings its software offers. */
+        VersionDetail: {
+            id: components["schemas"]["VersionId"];
+            /**
+             * @description The server software.
+             * @example flying-squid
+             */
+            software: string;
+            /**
+             * @description The Minecraft (Java protocol) version clients must use.
+             * @example 1.20
+             */
+            game_version: string;
+            /**
+             * @description What this software is.
+             * @example flying-squid 1.20: a Minecraft Java Edition server written in Node.js (offline mode)
+             */
+            description: string;
+            /** @description The settings a server of this version has, in the software's order. */
+            settings: components["schemas"]["SettingDefinition"][];
         };
         /**
          * @description A permission a token carries.
@@ -1975,6 +2145,83 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getServerSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "motd": "Welcome to our survival world",
+                 *       "difficulty": "hard"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettingsChange"];
+            };
+        };
+        responses: {
+            /** @description The settings as changed. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getServerMetrics: {
         parameters: {
             query?: {
@@ -2101,6 +2348,38 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The version's id, from `GET /v1/versions`. */
+                version_id: components["schemas"]["VersionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

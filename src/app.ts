@@ -28,6 +28,7 @@ import { tokenHandlers } from './http/handlers/tokens';
 import { actionHandlers } from './http/handlers/actions';
 import { consoleHandlers } from './http/handlers/console';
 import { playerHandlers } from './http/handlers/players';
+import { settingsHandlers } from './http/handlers/settings';
 import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
 import type { Handlers, StreamReply } from './http/types';
@@ -81,6 +82,7 @@ export async function createApp(deps: AppDeps) {
     ...actionHandlers({ servers, runtime: deps.runtime }),
     ...consoleHandlers({ servers, runtime: deps.runtime }),
     ...playerHandlers({ servers, runtime: deps.runtime }),
+    ...settingsHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
   };

@@ -20,6 +20,8 @@ import { createReconciler } from './reconcile';
 import type { ServerSupervisor } from './server-supervisor';
 import { isStopCommand, type SoftwareCatalog } from './software-catalog';
 import type { ServerState } from './states';
+import { createServerSettings, type SettingsService } from './server-settings';
+import type { SettingValues } from './settings';
 import { createSupervisors } from './supervisors';
 import type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents } from './types';
 
@@ -27,7 +29,7 @@ export { runtimeConfigDefaults } from './types';
 export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
 
 export interface RuntimeDeps {
-  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes'>;
+  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'settings'>;
   clock: Clock;
   environment: Environment;
   catalog: SoftwareCatalog;
@@ -57,9 +59,10 @@ export interface Runtime {
   /**
    * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
    * transaction (if any) has returned. Synchronous, so it can run inside IdempotencyRepo.run. quota_exceeded past
-   * the owner's servers or memory quota (docs/conventions.md "Quotas").
+   * the owner's servers or memory quota (docs/conventions.md "Quotas"). `settings` (checked by settings.checkNew)
+   * are stored in the same transaction.
    */
-  create(userId: string, input: NewServer): Server;
+  create(userId: string, input: NewServer, settings?: SettingValues): Server;
   /** Prepares the server's folder; resolves when done (a failure is recorded as a crash, never rejected). */
   install(serverId: string): Promise<void>;
   /**
@@ -104,6 +107,8 @@ export interface Runtime {
     /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
     subscribe(serverId: string, fn: ConsoleListener, opts?: { afterSeq?: number }): () => void;
   };
+  /** The servers' settings (server-settings.ts). */
+  settings: SettingsService;
   /** Every running game, for the telemetry sampler. */
   live(): LiveServer[];
   on<E extends keyof RuntimeEvents>(event: E, fn: (e: RuntimeEvents[E]) => void): void;
@@ -122,6 +127,10 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     servers, processes, crashPolicy, environment, catalog: deps.catalog, plans: deps.plans, log, config: deps.config, now,
     isClosing: () => reconciler.isClosing(),
     emitState: (e) => events.emit('state', e),
+    settings: { forLaunch: (launch) => settings.forLaunch(launch) },
+  });
+  const settings = createServerSettings({
+    repo: deps.store.settings, servers, catalog: deps.catalog, plans: deps.plans, supervisor: (id) => supervisors.of(id),
   });
   const reconciler = createReconciler({
     servers, actions, processes, environment, supervisors, config: deps.config, log,
@@ -247,8 +256,12 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       while (work.size > 0) await Promise.allSettled([...work]);
     },
     measureDisk: () => diskWatcher.measureNow(),
-    create(userId, input) {
-      const server = servers.create(userId, input);
+    create(userId, input, chosen = {}) {
+      const server = deps.store.settings.atomically(() => {
+        const created = servers.create(userId, input);
+        if (Object.keys(chosen).length > 0) deps.store.settings.choose(created.id, chosen);
+        return created;
+      });
       // After the caller's transaction: if it rolled back, there is no row and nothing to install.
       track(new Promise<void>((resolve) => setImmediate(() => resolve(servers.find(server.id) ? install(server.id) : undefined))));
       return server;
@@ -295,6 +308,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       recent: (serverId, limit = 100) => supervisors.of(serverId).console.recent(limit),
       subscribe: (serverId, fn, opts = {}) => supervisors.of(serverId).console.subscribe(fn, opts.afterSeq),
     },
+    settings,
     live: () => supervisors.all().flatMap((s) => s.live ?? []),
     on: (event, fn) => void events.on(event, fn),
     off: (event, fn) => void events.off(event, fn),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { packageRoot } from '../paths';
 import { AppError } from '../errors';
 import type { Version } from '../catalog/versions';
+import { parseSettingDefinitions, type SettingDefinition } from './setting-definitions';
 
 /**
  * Software definitions are data, like Pterodactyl's eggs: one JSON file per software, built-in ones in
@@ -20,7 +21,8 @@ import type { Version } from '../catalog/versions';
  *   stop_command     console text that stops the game gracefully, e.g. "stop"
  *   players          "ipc" | "minecraft-ping" | "none": how to learn who is online
  *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
- *   settings         (optional) object written as settings.json into the server folder at install
+ *   settings         (optional) object written as settings.json into the server folder at install and launch
+ *   user_settings    (optional) the settings a server's owner may change: setting-definitions.ts
  */
 export const placeholders = [
   'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
@@ -43,6 +45,8 @@ export interface SoftwareDefinition {
   players: PlayersProbe;
   startTimeoutMs: number;
   settings: Record<string, unknown> | null;
+  /** What a server's owner may change (setting-definitions.ts), in the definition's order. */
+  userSettings: SettingDefinition[];
   /** The file it was read from, for messages. */
   source: string;
 }
@@ -157,6 +161,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     players: players as PlayersProbe,
     startTimeoutMs: timeout as number,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
+    userSettings: parseSettingDefinitions(raw.user_settings, [...command.join(' ').matchAll(/\{(\w+)\}/g)].map((m) => m[1]), fail),
     source,
   };
 }

@@ -5,6 +5,7 @@ import { createCrashesRepo } from './crashes-repo';
 import { createIdempotencyRepo } from './idempotency-repo';
 import { createProcessesRepo } from './processes-repo';
 import { createServersRepo } from './servers-repo';
+import { createSettingsRepo } from './settings-repo';
 import { createNodesRepo } from './nodes-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
@@ -26,6 +27,7 @@ export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: 
   return {
     servers: createServersRepo(db, clock, placer, quotas, memoryOf),
     nodes,
+    settings: createSettingsRepo(db, clock),
     actions: createActionsRepo(db, clock, quotas),
     quotas,
     crashes: createCrashesRepo(db, clock),

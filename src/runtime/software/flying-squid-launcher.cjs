@@ -94,7 +94,28 @@ function main() {
     logging: false,
   });
   wire(server, Number(args['max-players']));
+  server.once('pluginsReady', () => pvpRule(server, settings.pvp !== false));
   return server;
+}
+
+// flying-squid has no PvP switch: the "pvp" setting (flying-squid.json user_settings) is kept here. An attack on a
+// player is cancelled while it is off; `pvp on|off` on the console changes it while the game runs.
+function pvpRule(serv, initial) {
+  let pvp = initial;
+  serv.commands.add({
+    base: 'pvp',
+    info: 'turns player-versus-player damage on or off',
+    usage: '/pvp <on|off>',
+    op: true,
+    parse: (str) => (/^(on|off)$/.test(str) ? { on: str === 'on' } : false),
+    action: ({ on }) => {
+      pvp = on;
+      console.log(`pvp is ${on ? 'on' : 'off'}`);
+    },
+  });
+  serv.on('newPlayer', (player) => player.on('attack_cancel', ({ attackedEntity }, cancel) => {
+    if (!pvp && attackedEntity && attackedEntity.type === 'player') cancel();
+  }));
 }
 
 function wire(serv, maxPlayers) {
