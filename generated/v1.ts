@@ -261,6 +261,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/players/{list}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a player list
+         * @description The names on the server's `whitelist`, `operators` or `bans`, oldest first, and for the whitelist whether
+         *     it is on. A list the server's software does not support answers `404`. Lists are kept while the server is
+         *     stopped and given to the game at every start.
+         */
+        get: operations["getServerPlayerList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn the whitelist on or off
+         * @description Turns the whitelist on (only the names on it may join) or off. At once while the server runs (players
+         *     online who are not on it stay until they leave), and at every start. Other lists have no switch (`400`).
+         */
+        patch: operations["updateServerPlayerList"];
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/players/{list}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+                /** @description The player's name. */
+                name: components["schemas"]["PlayerName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put a player on a list
+         * @description Puts the name on the list: at once through the game's console while the server runs (a banned player
+         *     online is kicked; an operator gets operator rights), and at every start. Names match whatever their case;
+         *     putting a name already there changes nothing and answers the entry as it is. A list holds at most 1000
+         *     names (`403 quota_exceeded`, quota `player_list_entries`).
+         */
+        put: operations["addServerPlayerListEntry"];
+        post?: never;
+        /**
+         * Take a player off a list
+         * @description Takes the name off the list, at once while the server runs and for every start. A name not on the list answers `404`.
+         */
+        delete: operations["removeServerPlayerListEntry"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/settings": {
         parameters: {
             query?: never;
@@ -819,6 +885,40 @@ export interface components {
             description: string;
             /** @description The settings a server of this version has, in the software's order. */
             settings: components["schemas"]["SettingDefinition"][];
+        };
+        /**
+         * @description A player list.
+         * @example whitelist
+         * @enum {string}
+         */
+        PlayerListName: "whitelist" | "operators" | "bans";
+        /**
+         * @description A Minecraft player name.
+         * @example Steve
+         */
+        PlayerName: string;
+        /** @description A name on a list. */
+        PlayerListEntry: {
+            name: components["schemas"]["PlayerName"];
+            added_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A server's player list. */
+        PlayerList: {
+            /**
+             * @description For the whitelist, whether it is on (only its names may join); `null` for lists without a switch.
+             * @example true
+             */
+            enabled: boolean | null;
+            /** @description The names, oldest first. */
+            data: components["schemas"]["PlayerListEntry"][];
+        };
+        /** @description Turns the whitelist on or off. */
+        PlayerListSwitch: {
+            /**
+             * @description On (only the names on the whitelist may join) or off.
+             * @example true
+             */
+            enabled: boolean;
         };
         /**
          * @description A permission a token carries.
@@ -2134,6 +2234,153 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Players"];
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerPlayerList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The list. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerPlayerList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerListSwitch"];
+            };
+        };
+        responses: {
+            /** @description The list as changed. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    addServerPlayerListEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+                /** @description The player's name. */
+                name: components["schemas"]["PlayerName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The name is on the list. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerListEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    removeServerPlayerListEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+                /** @description The player's name. */
+                name: components["schemas"]["PlayerName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The name is off the list. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

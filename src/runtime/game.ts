@@ -70,9 +70,12 @@ export function planLaunch(server: Server | undefined, id: string, catalog: Soft
   return { server, def, plan, address: server.address };
 }
 
-/** What a launch takes from the server's settings (server-settings.ts): its settings.json and its command arguments. */
+/**
+ * What a launch takes from the server's settings and player lists (server-settings.ts, player-lists.ts): the files
+ * to write into its folder (settings.json, the lists) and its command arguments.
+ */
 export interface LaunchSettings {
-  forLaunch(launch: LaunchPlan): { file: string; args: Record<string, string> };
+  forLaunch(launch: LaunchPlan): { files: Record<string, string>; args: Record<string, string> };
 }
 
 /**
@@ -80,8 +83,8 @@ export interface LaunchSettings {
  * game here) and renders the launch with the arguments its settings give (docs/architecture.md "Settings").
  */
 export async function prepareLaunch(launch: LaunchPlan, dir: string, deps: { environment: Environment; settings: LaunchSettings }): Promise<LaunchSpec> {
-  const { file, args } = deps.settings.forLaunch(launch);
-  await deps.environment.install(dir, ['world', 'logs'], { 'settings.json': file });
+  const { files, args } = deps.settings.forLaunch(launch);
+  await deps.environment.install(dir, ['world', 'logs'], files);
   return launchSpec(launch, dir, deps.environment.gameBindHost, args);
 }
 

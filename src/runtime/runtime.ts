@@ -20,7 +20,9 @@ import { createReconciler } from './reconcile';
 import type { ServerSupervisor } from './server-supervisor';
 import { isStopCommand, type SoftwareCatalog } from './software-catalog';
 import type { ServerState } from './states';
-import { createServerSettings, type SettingsService } from './server-settings';
+import type { PlayerListsService } from './player-lists';
+import { createServerData } from './server-data';
+import type { SettingsService } from './server-settings';
 import type { SettingValues } from './settings';
 import { createSupervisors } from './supervisors';
 import type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents } from './types';
@@ -29,7 +31,7 @@ export { runtimeConfigDefaults } from './types';
 export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
 
 export interface RuntimeDeps {
-  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'settings'>;
+  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'settings' | 'playerLists'>;
   clock: Clock;
   environment: Environment;
   catalog: SoftwareCatalog;
@@ -107,8 +109,9 @@ export interface Runtime {
     /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
     subscribe(serverId: string, fn: ConsoleListener, opts?: { afterSeq?: number }): () => void;
   };
-  /** The servers' settings (server-settings.ts). */
+  /** The servers' settings (server-settings.ts) and player lists (player-lists.ts). */
   settings: SettingsService;
+  playerLists: PlayerListsService;
   /** Every running game, for the telemetry sampler. */
   live(): LiveServer[];
   on<E extends keyof RuntimeEvents>(event: E, fn: (e: RuntimeEvents[E]) => void): void;
@@ -127,11 +130,10 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     servers, processes, crashPolicy, environment, catalog: deps.catalog, plans: deps.plans, log, config: deps.config, now,
     isClosing: () => reconciler.isClosing(),
     emitState: (e) => events.emit('state', e),
-    settings: { forLaunch: (launch) => settings.forLaunch(launch) },
+    settings: { forLaunch: (launch) => data.launch.forLaunch(launch) },
   });
-  const settings = createServerSettings({
-    repo: deps.store.settings, servers, catalog: deps.catalog, plans: deps.plans, supervisor: (id) => supervisors.of(id),
-  });
+  const data = createServerData({ store: deps.store, catalog: deps.catalog, plans: deps.plans, supervisor: (id) => supervisors.of(id) });
+  const { settings, playerLists } = data;
   const reconciler = createReconciler({
     servers, actions, processes, environment, supervisors, config: deps.config, log,
     install: (id) => void install(id),
@@ -309,6 +311,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       subscribe: (serverId, fn, opts = {}) => supervisors.of(serverId).console.subscribe(fn, opts.afterSeq),
     },
     settings,
+    playerLists,
     live: () => supervisors.all().flatMap((s) => s.live ?? []),
     on: (event, fn) => void events.on(event, fn),
     off: (event, fn) => void events.off(event, fn),

@@ -104,7 +104,7 @@ export function createServerSettings(deps: ServerSettingsDeps): SettingsService 
     forLaunch(launch: LaunchPlan) {
       const values = effectiveSettings(launch.def, launch.plan, deps.repo.get(launch.server.id).chosen);
       deps.repo.recordLaunched(launch.server.id, values);
-      return { file: renderSettingsFile(launch.def, values), args: settingArguments(launch.def, values) };
+      return { files: { 'settings.json': renderSettingsFile(launch.def, values) }, args: settingArguments(launch.def, values) };
     },
   };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { packageRoot } from '../paths';
 import { AppError } from '../errors';
 import type { Version } from '../catalog/versions';
+import { parsePlayerLists, type PlayerListDefinitions } from './player-list-definitions';
 import { parseSettingDefinitions, type SettingDefinition } from './setting-definitions';
 
 /**
@@ -23,6 +24,7 @@ import { parseSettingDefinitions, type SettingDefinition } from './setting-defin
  *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
  *   settings         (optional) object written as settings.json into the server folder at install and launch
  *   user_settings    (optional) the settings a server's owner may change: setting-definitions.ts
+ *   player_lists     (optional) whitelist, operators, bans it supports: player-list-definitions.ts
  */
 export const placeholders = [
   'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
@@ -47,6 +49,8 @@ export interface SoftwareDefinition {
   settings: Record<string, unknown> | null;
   /** What a server's owner may change (setting-definitions.ts), in the definition's order. */
   userSettings: SettingDefinition[];
+  /** The player lists it supports (player-list-definitions.ts), or null for none. */
+  playerLists: PlayerListDefinitions | null;
   /** The file it was read from, for messages. */
   source: string;
 }
@@ -162,6 +166,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     startTimeoutMs: timeout as number,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
     userSettings: parseSettingDefinitions(raw.user_settings, [...command.join(' ').matchAll(/\{(\w+)\}/g)].map((m) => m[1]), fail),
+    playerLists: parsePlayerLists(raw.player_lists, fail),
     source,
   };
 }

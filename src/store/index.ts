@@ -6,6 +6,7 @@ import { createIdempotencyRepo } from './idempotency-repo';
 import { createProcessesRepo } from './processes-repo';
 import { createServersRepo } from './servers-repo';
 import { createSettingsRepo } from './settings-repo';
+import { createPlayerListsRepo } from './player-lists-repo';
 import { createNodesRepo } from './nodes-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
@@ -28,6 +29,7 @@ export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: 
     servers: createServersRepo(db, clock, placer, quotas, memoryOf),
     nodes,
     settings: createSettingsRepo(db, clock),
+    playerLists: createPlayerListsRepo(db, clock),
     actions: createActionsRepo(db, clock, quotas),
     quotas,
     crashes: createCrashesRepo(db, clock),

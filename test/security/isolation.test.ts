@@ -62,10 +62,15 @@ async function tenant(label: string): Promise<Tenant> {
     .prepare('INSERT INTO crashes (id, server_id, at, exit_code, signal, reason, last_lines) VALUES (?, ?, ?, 1, NULL, ?, ?)')
     .run(crash, server, new Date().toISOString(), 'exited', JSON.stringify([crashLine]));
   t.metrics.write([{ server_id: server, at: new Date().toISOString(), tps: 19.5, cpu_percent: 12.5, ram_bytes: 123_456_789, players_online: 3, players_max: 5 }]);
+  // A name on its whitelist, so the list reads have something to leak; and settings of its own.
+  const player = `${label.slice(0, 6)}${Math.random().toString(36).slice(2, 8)}`;
+  expect((await t.http.put(`/v1/servers/${server}/players/whitelist/${player}`).set(auth(token))).status).toBe(200);
+  const motd = `${label}-motd-${Math.random().toString(36).slice(2, 8)}`;
+  expect((await t.http.patch(`/v1/servers/${server}/settings`).set(auth(token)).send({ motd })).status).toBe(200);
   return {
     email, token, userId, server, action: act.body.id, crash,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
-    secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix],
+    secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix, player, motd],
   };
 }
 
@@ -89,7 +94,10 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   action_id: (who) => who.action,
   token_id: (who) => who.spare.id,
 };
+/** Path parameters that name no owned resource: the same for both tenants (a player list and a player's name). */
+const FIXED_PARAMS: Record<string, string> = { list: 'whitelist', name: 'Steve' };
 const pathParams = (op: SpecOperation) => op.parameters.filter((p) => p.in === 'path');
+const paramFor = (name: string, who: Tenant) => FIXED_PARAMS[name] ?? ID_PARAMS[name](who);
 const isStream = (op: SpecOperation) => Boolean(op.responses['200']?.content?.['text/event-stream']);
 
 /** A valid body from the spec's own examples (every property has one; docs/conventions.md "The contract" requires it). */
@@ -144,7 +152,7 @@ function shape(res: RawResponse, ids: string[]) {
 
 describe('another user\'s resource answers exactly like a missing one', () => {
   test('the spec walk found every kind of id', () => {
-    const names = new Set(cases.flatMap(([, op]) => pathParams(op).map((p) => p.name)));
+    const names = new Set(cases.flatMap(([, op]) => pathParams(op).map((p) => p.name).filter((n) => !(n in FIXED_PARAMS))));
     expect([...names].sort()).toEqual(Object.keys(ID_PARAMS).sort());
     expect(cases.length).toBeGreaterThanOrEqual(operations.filter((op) => pathParams(op).length > 0).length);
   });
@@ -155,7 +163,7 @@ describe('another user\'s resource answers exactly like a missing one', () => {
     const missing: Record<string, string> = {};
     for (const p of pathParams(op)) {
       const who = variant.victimParams.includes(p.name) ? victim : attacker;
-      ids[p.name] = ID_PARAMS[p.name](who);
+      ids[p.name] = paramFor(p.name, who);
       missing[p.name] = variant.victimParams.includes(p.name) ? missingIdLike(ids[p.name]) : ids[p.name];
     }
     const sentVictimIds = variant.victimParams.map((n) => ids[n]);
@@ -180,7 +188,7 @@ describe('another user\'s resource answers exactly like a missing one', () => {
 
   // Positive control: the same reads with the attacker's own ids succeed, so the 404s above are about ownership.
   test.each(cases.filter(([, op, v]) => op.method === 'get' && v.victimParams.length === pathParams(op).length))('%s, with the attacker\'s own ids, is not a 404', async (_name, op) => {
-    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, ID_PARAMS[p.name](attacker)]));
+    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker)]));
     const res = await request(op, ids, attacker.token, undefined);
     expect(res.status).not.toBe(404);
     expect(res.status).toBeLessThan(500);
@@ -197,7 +205,7 @@ describe('collections never show another user\'s items', () => {
   });
 
   test.each(lists.map((op) => [`${op.operationId} (${op.path})`, op] as const))('%s', async (_name, op) => {
-    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, ID_PARAMS[p.name](attacker)]));
+    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker)]));
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, n: string) => ids[n]);
     const queries = [''];
     for (const p of op.parameters.filter((q) => q.in === 'query')) {

@@ -1,0 +1,17 @@
+// Player lists (docs/architecture.md "Player lists"): whitelist, operators and bans per server, by player name (a
+// name matches whatever its case, as the game compares them), and the whitelist's on/off switch. Rows go with their server.
+export const sql = `
+CREATE TABLE player_list_entries (
+  server_id TEXT NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
+  list      TEXT NOT NULL CHECK (list IN ('whitelist', 'operators', 'bans')),
+  name      TEXT NOT NULL COLLATE NOCASE,
+  added_at  TEXT NOT NULL,
+  PRIMARY KEY (server_id, list, name)
+);
+CREATE TABLE player_list_switches (
+  server_id TEXT NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
+  list      TEXT NOT NULL CHECK (list = 'whitelist'),
+  enabled   INTEGER NOT NULL,
+  PRIMARY KEY (server_id, list)
+);
+`;
