@@ -327,6 +327,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's backups
+         * @description The server's backups, oldest first, one page at a time.
+         */
+        get: operations["listServerBackups"];
+        put?: never;
+        /**
+         * Back up a server's world
+         * @description Answers `202` with the backup, `pending`; it becomes `ready` (with its size and SHA-256) or `failed`
+         *     (with the reason). The world is consistent: a running server is stopped with its stop command while the
+         *     archive is made and started again after (its players are disconnected for that time). One backup at a time
+         *     per server, and none while a power action is open (`409 action_conflict`); power actions wait for the
+         *     backup the same way. A backup a service restart interrupted shows `failed`, never `ready`.
+         */
+        post: operations["createServerBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/backups/{backup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a backup
+         * @description One of the server's backups.
+         */
+        get: operations["getServerBackup"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a backup
+         * @description Deletes the backup and its archive. A backup still `pending` answers `409`.
+         */
+        delete: operations["deleteServerBackup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/backups/{backup_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a backup
+         * @description The backup's archive, a `.tar.gz` of the server's world folder, streamed from disk (never held whole in
+         *     memory), with its `Content-Length`; its SHA-256 is the backup's `sha256` (and the `Repr-Digest` header,
+         *     RFC 9530). A backup that is not `ready` answers `409`.
+         */
+        get: operations["getServerBackupArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/settings": {
         parameters: {
             query?: never;
@@ -921,6 +1008,67 @@ export interface components {
             enabled: boolean;
         };
         /**
+         * @description A backup id.
+         * @example bkp_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        BackupId: string;
+        /** @description A new backup. */
+        CreateBackupRequest: {
+            name?: components["schemas"]["ServerName"];
+        };
+        /** @description An archive of a server's world. */
+        Backup: {
+            id: components["schemas"]["BackupId"];
+            /**
+             * @description The name it was given, or `null`.
+             * @example Before the nether update
+             */
+            name: string | null;
+            /**
+             * @description `pending` while it is made, then `ready` or `failed`.
+             * @example ready
+             * @enum {string}
+             */
+            status: "pending" | "ready" | "failed";
+            /**
+             * @description The archive's size; `null` until `ready`.
+             * @example 1048576
+             */
+            size_bytes: number | null;
+            /**
+             * @description The archive's SHA-256 in hex; `null` until `ready`.
+             * @example e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+             */
+            sha256: string | null;
+            /**
+             * @description Why it failed; `null` otherwise.
+             * @example null
+             */
+            error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When it became `ready` or `failed`; `null` while `pending`.
+             * @example 2026-11-22T08:15:32.000Z
+             */
+            finished_at: string | null;
+        };
+        /** @description A page of backups. */
+        BackupList: {
+            /** @description The backups on this page, oldest first. */
+            data: components["schemas"]["Backup"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
          * @description A permission a token carries.
          * @example servers:read
          * @enum {string}
@@ -1096,7 +1244,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
             /**
@@ -2381,6 +2529,190 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerBackups: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this backup. */
+                starting_after?: components["schemas"]["BackupId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of backups. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBackupRequest"];
+            };
+        };
+        responses: {
+            /** @description The backup is being made. */
+            202: {
+                headers: {
+                    /** @description The URL of the backup, to poll. */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup is deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerBackupArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerId"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The file name to save it as. */
+                    "Content-Disposition"?: string;
+                    /** @description The archive's SHA-256 (RFC 9530), base64 between colons. */
+                    "Repr-Digest"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

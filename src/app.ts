@@ -31,7 +31,9 @@ import { playerHandlers } from './http/handlers/players';
 import { settingsHandlers } from './http/handlers/settings';
 import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
-import type { Handlers, StreamReply } from './http/types';
+import type { FileReply, Handlers, StreamReply } from './http/types';
+import { sendFile } from './http/send-file';
+import { backupHandlers } from './http/handlers/backups';
 import type { StreamRegistry } from './http/sse';
 
 export interface AppConfig {
@@ -83,6 +85,7 @@ export async function createApp(deps: AppDeps) {
     ...consoleHandlers({ servers, runtime: deps.runtime }),
     ...playerHandlers({ servers, runtime: deps.runtime }),
     ...settingsHandlers({ servers, runtime: deps.runtime }),
+    ...backupHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
   };
@@ -187,7 +190,8 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
         headers: c.request.headers,
         context: c,
       });
-      if (reply && typeof reply === 'object' && 'stream' in reply) {
+      if (reply && typeof reply === 'object' && 'file' in reply) await sendFile(res, reply as FileReply);
+      else if (reply && typeof reply === 'object' && 'stream' in reply) {
         const stream = reply as StreamReply;
         deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId });
       } else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });

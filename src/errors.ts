@@ -45,6 +45,7 @@ export const errorRegistry = {
   // A state conflict the owner can resolve (a plan with more disk), so 409 (docs/conventions.md "Errors"); also
   // ends a start action a disk measurement overtook (Action.error.code).
   disk_quota_exceeded: { status: 409, title: "The server's folder is over its plan's disk space" },
+  backup_not_found: { status: 404, title: 'No such backup' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -20,9 +20,7 @@ import { createReconciler } from './reconcile';
 import type { ServerSupervisor } from './server-supervisor';
 import { isStopCommand, type SoftwareCatalog } from './software-catalog';
 import type { ServerState } from './states';
-import type { PlayerListsService } from './player-lists';
-import { createServerData } from './server-data';
-import type { SettingsService } from './server-settings';
+import { createServerData, type ServerData } from './server-data';
 import type { SettingValues } from './settings';
 import { createSupervisors } from './supervisors';
 import type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents } from './types';
@@ -31,7 +29,7 @@ export { runtimeConfigDefaults } from './types';
 export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
 
 export interface RuntimeDeps {
-  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'settings' | 'playerLists'>;
+  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'settings' | 'playerLists' | 'backups'>;
   clock: Clock;
   environment: Environment;
   catalog: SoftwareCatalog;
@@ -109,9 +107,8 @@ export interface Runtime {
     /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
     subscribe(serverId: string, fn: ConsoleListener, opts?: { afterSeq?: number }): () => void;
   };
-  /** The servers' settings (server-settings.ts) and player lists (player-lists.ts). */
-  settings: SettingsService;
-  playerLists: PlayerListsService;
+  /** The servers' settings, player lists and backups (server-data.ts). */
+  data: ServerData;
   /** Every running game, for the telemetry sampler. */
   live(): LiveServer[];
   on<E extends keyof RuntimeEvents>(event: E, fn: (e: RuntimeEvents[E]) => void): void;
@@ -132,11 +129,12 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     emitState: (e) => events.emit('state', e),
     settings: { forLaunch: (launch) => data.launch.forLaunch(launch) },
   });
-  const data = createServerData({ store: deps.store, catalog: deps.catalog, plans: deps.plans, supervisor: (id) => supervisors.of(id) });
-  const { settings, playerLists } = data;
+  const data = createServerData({ ...deps, supervisor: (id) => supervisors.of(id), track: (p) => void track(p) });
+  const { backups } = data;
   const reconciler = createReconciler({
     servers, actions, processes, environment, supervisors, config: deps.config, log,
     install: (id) => void install(id),
+    held: (id) => backups.busy(id),
     resumeRemoval: (id) => void beginRemoval(supervisors.of(id)),
   });
   environment.onReachability?.(createNodeLoss({ supervisors, environment, log, track: (p) => void track(p) }));
@@ -183,6 +181,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       await slot.halt('kill');
       await slot.console.close();
       await environment.uninstall(slot.dir);
+      await backups.removeAll(slot.id);
       // Listeners (telemetry) drop what they keep before the row goes: a crash in between leaves the row in
       // `deleting`, and the next boot runs the whole removal again, so listeners must be idempotent.
       events.emit('removed', { serverId: slot.id });
@@ -202,6 +201,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
     if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw new AppError('invalid_state', UNREACHABLE);
     const open = actions.open(serverId);
+    if (type !== 'kill' && backups.busy(serverId)) throw new AppError('action_conflict', 'A backup of this server is being made; wait for it.');
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];
       throw new AppError('action_conflict', `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`);
@@ -247,6 +247,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
 
   return {
     async start() {
+      await backups.recover();
       await reconciler.start();
       diskWatcher.start();
     },
@@ -310,8 +311,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       recent: (serverId, limit = 100) => supervisors.of(serverId).console.recent(limit),
       subscribe: (serverId, fn, opts = {}) => supervisors.of(serverId).console.subscribe(fn, opts.afterSeq),
     },
-    settings,
-    playerLists,
+    data,
     live: () => supervisors.all().flatMap((s) => s.live ?? []),
     on: (event, fn) => void events.on(event, fn),
     off: (event, fn) => void events.off(event, fn),

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { packageRoot } from '../paths';
 import { AppError } from '../errors';
 import type { Version } from '../catalog/versions';
+import { parseBackupDefinition, type BackupDefinition } from './backups';
 import { parsePlayerLists, type PlayerListDefinitions } from './player-list-definitions';
 import { parseSettingDefinitions, type SettingDefinition } from './setting-definitions';
 
@@ -25,6 +26,7 @@ import { parseSettingDefinitions, type SettingDefinition } from './setting-defin
  *   settings         (optional) object written as settings.json into the server folder at install and launch
  *   user_settings    (optional) the settings a server's owner may change: setting-definitions.ts
  *   player_lists     (optional) whitelist, operators, bans it supports: player-list-definitions.ts
+ *   backup           (optional) what a backup archives and how the world is kept consistent: backups.ts
  */
 export const placeholders = [
   'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
@@ -51,6 +53,8 @@ export interface SoftwareDefinition {
   userSettings: SettingDefinition[];
   /** The player lists it supports (player-list-definitions.ts), or null for none. */
   playerLists: PlayerListDefinitions | null;
+  /** How its world is backed up (backups.ts), or null if it cannot be. */
+  backup: BackupDefinition | null;
   /** The file it was read from, for messages. */
   source: string;
 }
@@ -167,6 +171,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
     userSettings: parseSettingDefinitions(raw.user_settings, [...command.join(' ').matchAll(/\{(\w+)\}/g)].map((m) => m[1]), fail),
     playerLists: parsePlayerLists(raw.player_lists, fail),
+    backup: parseBackupDefinition(raw.backup, fail),
     source,
   };
 }

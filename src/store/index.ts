@@ -7,6 +7,7 @@ import { createProcessesRepo } from './processes-repo';
 import { createServersRepo } from './servers-repo';
 import { createSettingsRepo } from './settings-repo';
 import { createPlayerListsRepo } from './player-lists-repo';
+import { createBackupsRepo } from './backups-repo';
 import { createNodesRepo } from './nodes-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
@@ -30,6 +31,7 @@ export function createStore(db: Db, clock: Clock, pool: AddressPool & { nodes?: 
     nodes,
     settings: createSettingsRepo(db, clock),
     playerLists: createPlayerListsRepo(db, clock),
+    backups: createBackupsRepo(db, clock),
     actions: createActionsRepo(db, clock, quotas),
     quotas,
     crashes: createCrashesRepo(db, clock),

@@ -31,6 +31,7 @@ interface Tenant {
   action: string;
   spare: { id: string; secret: string; prefix: string };
   crash: string;
+  backup: string;
   /** Values only this tenant's answers may contain. */
   secrets: string[];
 }
@@ -67,10 +68,14 @@ async function tenant(label: string): Promise<Tenant> {
   expect((await t.http.put(`/v1/servers/${server}/players/whitelist/${player}`).set(auth(token))).status).toBe(200);
   const motd = `${label}-motd-${Math.random().toString(36).slice(2, 8)}`;
   expect((await t.http.patch(`/v1/servers/${server}/settings`).set(auth(token)).send({ motd })).status).toBe(200);
+  // A ready backup, so the backup reads and the archive download have something to leak.
+  const backup = await t.http.post(`/v1/servers/${server}/backups`).set(auth(token)).send({ name: `${label}-backup` });
+  expect(backup.status).toBe(202);
+  await until(`${label}'s backup`, async () => (await t.http.get(backup.headers.location).set(auth(token))).body.status === 'ready', 15_000);
   return {
-    email, token, userId, server, action: act.body.id, crash,
+    email, token, userId, server, action: act.body.id, crash, backup: backup.body.id,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
-    secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix, player, motd],
+    secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix, player, motd, backup.body.id],
   };
 }
 
@@ -93,6 +98,7 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   server_id: (who) => who.server,
   action_id: (who) => who.action,
   token_id: (who) => who.spare.id,
+  backup_id: (who) => who.backup,
 };
 /** Path parameters that name no owned resource: the same for both tenants (a player list and a player's name). */
 const FIXED_PARAMS: Record<string, string> = { list: 'whitelist', name: 'Steve' };
@@ -210,7 +216,7 @@ describe('collections never show another user\'s items', () => {
     const queries = [''];
     for (const p of op.parameters.filter((q) => q.in === 'query')) {
       // A cursor of the victim's: the page after it must still be the attacker's own items.
-      const prefix = /^\^(srv|tok|act)_/.exec(p.schema?.pattern ?? '')?.[1];
+      const prefix = /^\^(srv|tok|act|bkp)_/.exec(p.schema?.pattern ?? '')?.[1];
       if (prefix) for (const s of victim.secrets.filter((v) => v.startsWith(`${prefix}_`))) queries.push(`${p.name}=${s}`);
       for (const value of p.schema?.enum ?? []) queries.push(`${p.name}=${value}`);
     }

@@ -9,7 +9,7 @@ import { ownedServer } from './owned';
  * src/runtime/player-lists.ts.
  */
 export function playerHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
-  const lists = deps.runtime.playerLists;
+  const lists = deps.runtime.data.playerLists;
   return {
     listServerPlayers: async ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);

@@ -65,7 +65,7 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
     ]);
   }
   const input = { name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version };
-  const settings = body.settings ? deps.runtime.settings.checkNew(version.software, body.plan, body.settings) : {};
+  const settings = body.settings ? deps.runtime.data.settings.checkNew(version.software, body.plan, body.settings) : {};
   const created = (server: Server, replayed = false): Reply<'createServer'> => ({
     status: 201,
     body: server,

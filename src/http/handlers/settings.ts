@@ -8,12 +8,12 @@ export function settingsHandlers(deps: { servers: ServersRepo; runtime: Runtime 
   return {
     getServerSettings: ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: deps.runtime.settings.read(server.id) };
+      return { status: 200, body: deps.runtime.data.settings.read(server.id) };
     },
     updateServerSettings: ({ principal, path, body }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
       const sender = { userId: principal.userId, tokenId: principal.tokenId };
-      return { status: 200, body: deps.runtime.settings.update(server.id, body, sender) };
+      return { status: 200, body: deps.runtime.data.settings.update(server.id, body, sender) };
     },
   };
 }
