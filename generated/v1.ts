@@ -99,6 +99,9 @@ export interface paths {
          *       Stop on a stopped server succeeds at once.
          *     - `restart` is stop, then start.
          *     - `kill` ends the process now. It may overtake an action in flight, which then fails with `action_conflict`.
+         *     - `restore` (with `backup_id`, a `ready` backup of this server) stops the server, swaps the backup's world
+         *       in (the current one is kept until the swap succeeded; a failed restore leaves the server as it was) and
+         *       starts it again if it was running. While a backup is being made it answers `409 action_conflict`.
          *
          *     One action at a time per server: another while one is pending or running answers `409 action_conflict`
          *     (except `kill`). `start` on a server being deleted answers `409 invalid_state`. `start` and `restart`
@@ -1244,7 +1247,7 @@ export interface components {
              * @example validation_failed
              * @enum {string}
              */
-            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found";
+            code: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "action_not_found" | "method_not_allowed" | "not_acceptable" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed";
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
             /**
@@ -1273,11 +1276,12 @@ export interface components {
         /** @description The power action to take. */
         CreateActionRequest: {
             /**
-             * @description What to do.
+             * @description What to do. `restore` needs `backup_id`.
              * @example start
              * @enum {string}
              */
-            type: "start" | "stop" | "restart" | "kill";
+            type: "start" | "stop" | "restart" | "kill" | "restore";
+            backup_id?: components["schemas"]["BackupId"];
         };
         /** @description A power action and how it ended. */
         Action: {
@@ -1288,7 +1292,7 @@ export interface components {
              * @example start
              * @enum {string}
              */
-            type: "start" | "stop" | "restart" | "kill";
+            type: "start" | "stop" | "restart" | "kill" | "restore";
             /**
              * @description `pending` until it runs, `running` while it does, then `succeeded` or `failed`.
              * @example succeeded

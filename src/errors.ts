@@ -46,6 +46,8 @@ export const errorRegistry = {
   // ends a start action a disk measurement overtook (Action.error.code).
   disk_quota_exceeded: { status: 409, title: "The server's folder is over its plan's disk space" },
   backup_not_found: { status: 404, title: 'No such backup' },
+  // Ends a failed restore action (Action.error.code): the archive was damaged or unsafe, or could not be swapped in.
+  restore_failed: { status: 409, title: 'The backup could not be restored' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -9,6 +9,8 @@ import type { Logger } from '../log';
 import type { ActionsRepo } from '../store/actions-repo';
 import type { Backup, BackupsRepo } from '../store/backups-repo';
 import type { ServersRepo } from '../store/servers-repo';
+import type { ActionType, Failure } from '../store/actions-repo';
+import { swapIn } from './restore';
 import type { ServerSupervisor } from './server-supervisor';
 import type { SoftwareCatalog } from './software-catalog';
 
@@ -51,6 +53,8 @@ export interface BackupsDeps {
  */
 export function createBackups(deps: BackupsDeps) {
   const busy = new Set<string>();
+  /** The backup a server's open restore action restores (one open action per server; a new life fails them all). */
+  const restoring = new Map<string, string>();
   const folder = (serverId: string) => path.join(deps.dataDir, 'backups', serverId);
   const archivePath = (serverId: string, id: string) => path.join(folder(serverId), `${id}.tar.gz`);
 
@@ -75,7 +79,48 @@ export function createBackups(deps: BackupsDeps) {
     }
   }
 
+  /** Runs a restore action: stop, swap the backup in (or leave everything as it was), start again if it ran. */
+  async function restore(slot: ServerSupervisor): Promise<Failure | null> {
+    const id = restoring.get(slot.id) ?? '';
+    restoring.delete(slot.id);
+    const backup = deps.repo.get(slot.id, id);
+    const def = deps.catalog.get(deps.servers.find(slot.id)?.software ?? '').backup;
+    if (!backup || backup.status !== 'ready' || !def) return { code: 'invalid_state', detail: `Backup ${id} is not ready to restore.` };
+    const wasRunning = slot.state === 'running' || slot.state === 'starting';
+    busy.add(slot.id);
+    let failure: Failure | null = null;
+    try {
+      await slot.whenInstalled();
+      if (wasRunning) await slot.halt('stop');
+      await swapIn(slot.dir, def.paths, archivePath(slot.id, id), backup.sha256 ?? '', id);
+      slot.console.push('system', `backup ${id} restored`);
+    } catch (err) {
+      failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
+      slot.console.push('system', `restoring backup ${id} failed; nothing was changed`);
+    } finally {
+      busy.delete(slot.id);
+    }
+    return wasRunning ? ((await slot.start()) ?? failure) : failure;
+  }
+
   return {
+    restore,
+    /**
+     * Checks a power action against backups before it is recorded: action_conflict while a backup is made (a kill
+     * aside); a restore needs `backupId` of a ready backup of this server (validation_failed, backup_not_found,
+     * invalid_state), and only a restore takes one.
+     */
+    checkAction(serverId: string, type: ActionType, backupId: string | undefined): void {
+      if (type !== 'kill' && busy.has(serverId)) throw new AppError('action_conflict', 'A backup of this server is being made or restored; wait for it.');
+      if ((type === 'restore') !== (backupId !== undefined)) {
+        const detail = type === 'restore' ? 'a restore needs the backup to restore' : 'only a restore takes a backup';
+        throw new AppError('validation_failed', `The action is not valid: ${detail}.`, [{ pointer: '/body/backup_id', detail }]);
+      }
+      if (type !== 'restore' || backupId === undefined) return;
+      const backup = this.get(serverId, backupId);
+      if (backup.status !== 'ready') throw new AppError('invalid_state', `Backup ${backupId} is ${backup.status}; only a ready backup can be restored.`);
+      restoring.set(serverId, backupId);
+    },
     /** True while a backup of this server is being made: power actions and the reconcile loop leave it alone. */
     busy: (serverId: string): boolean => busy.has(serverId),
     /**

@@ -84,7 +84,7 @@ export interface Runtime {
    * quota_exceeded for a start or restart past the owner's running quota (docs/conventions.md "Quotas").
    * disk_quota_exceeded for a start or restart while its last disk measurement is over its plan's.
    */
-  requestAction(serverId: string, userId: string, type: ActionType): Action;
+  requestAction(serverId: string, userId: string, type: ActionType, backupId?: string): Action;
   /** action_not_found unless this server has that action. */
   getAction(serverId: string, actionId: string): Action;
   /** Newest first; `startingAfter` is the id of the last action of the previous page. */
@@ -130,11 +130,10 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     settings: { forLaunch: (launch) => data.launch.forLaunch(launch) },
   });
   const data = createServerData({ ...deps, supervisor: (id) => supervisors.of(id), track: (p) => void track(p) });
-  const { backups } = data;
   const reconciler = createReconciler({
     servers, actions, processes, environment, supervisors, config: deps.config, log,
     install: (id) => void install(id),
-    held: (id) => backups.busy(id),
+    held: (id) => data.backups.busy(id),
     resumeRemoval: (id) => void beginRemoval(supervisors.of(id)),
   });
   environment.onReachability?.(createNodeLoss({ supervisors, environment, log, track: (p) => void track(p) }));
@@ -181,7 +180,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       await slot.halt('kill');
       await slot.console.close();
       await environment.uninstall(slot.dir);
-      await backups.removeAll(slot.id);
+      await data.backups.removeAll(slot.id);
       // Listeners (telemetry) drop what they keep before the row goes: a crash in between leaves the row in
       // `deleting`, and the next boot runs the whole removal again, so listeners must be idempotent.
       events.emit('removed', { serverId: slot.id });
@@ -195,13 +194,13 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }
   }
 
-  function requestAction(serverId: string, userId: string, type: ActionType): Action {
+  function requestAction(serverId: string, userId: string, type: ActionType, backupId?: string): Action {
     if (reconciler.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
     const slot = supervisors.of(serverId);
     if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
     if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw new AppError('invalid_state', UNREACHABLE);
     const open = actions.open(serverId);
-    if (type !== 'kill' && backups.busy(serverId)) throw new AppError('action_conflict', 'A backup of this server is being made; wait for it.');
+    data.backups.checkAction(serverId, type, backupId); // a backup under way; a restore's backup
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];
       throw new AppError('action_conflict', `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`);
@@ -242,12 +241,14 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
         await slot.whenInstalled();
         await slot.halt('stop');
         return actions.isOpen(action.id) ? slot.start() : null;
+      case 'restore':
+        return data.backups.restore(slot);
     }
   }
 
   return {
     async start() {
-      await backups.recover();
+      await data.backups.recover();
       await reconciler.start();
       diskWatcher.start();
     },

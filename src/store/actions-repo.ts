@@ -74,7 +74,8 @@ export function createActionsRepo(db: Db, clock: Clock, quotas: Pick<QuotasRepo,
       db.transaction(() => {
         if (desired === 'running') quotas.checkStart(serverId);
         q.insert.run(row);
-        q.setDesired.run(desired, row.created_at, serverId);
+        // A restore starts the server again only if it ran: what its owner wants stays as it was.
+        if (type !== 'restore') q.setDesired.run(desired, row.created_at, serverId);
       }).immediate();
       return toAction({ ...row, status: 'pending', error_code: null, error_detail: null, started_at: null, completed_at: null });
     },

@@ -91,3 +91,74 @@ test('a backup a service restart interrupted (kill -9) shows failed, and its par
   expect(fs.existsSync(partial)).toBe(false);
   expect((await t.http.get(`/v1/servers/${id}/backups/bkp_interrupted1/archive`).set(auth())).status).toBe(409);
 });
+
+/** The block at x, y, z of a stopped server's world, read from its region files (flying-squid's own reader). */
+async function blockAt(id: string, x: number, y: number, z: number): Promise<string> {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const registry = require('prismarine-registry')('1.20');
+  const { Anvil } = require('prismarine-provider-anvil');
+  const { Vec3 } = require('vec3');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const anvil = new (Anvil(registry))(path.join(t.config.dataDir, 'servers', id, 'world', 'region'));
+  const chunk = await anvil.load(x >> 4, z >> 4);
+  await anvil.close?.();
+  return chunk.getBlock(new Vec3(x & 15, y, z & 15)).name;
+}
+
+test('setblock, back up, change, restore: the block reads back; a damaged archive fails the restore and changes nothing', async () => {
+  t = await createTestApp({ boot: true, env: { GAME_PORT_RANGE: '29290-29299' }, runtime: { stopTimeoutMs: 10_000, reconcileMs: 500 } });
+  token = t.token('restore@example.com');
+  const { id } = (await t.http.post('/v1/servers').set(auth()).send({ name: 'world', plan: 'micro', version: 'flying-squid-1.20' })).body;
+  const command = async (text: string) => expect((await t.http.post(`/v1/servers/${id}/console`).set(auth()).send({ command: text })).status).toBe(202);
+  const backUp = async () => {
+    const created = await t.http.post(`/v1/servers/${id}/backups`).set(auth()).send({});
+    expect(created.status).toBe(202);
+    return until('the backup', async () => {
+      const b = (await t.http.get(created.headers.location).set(auth())).body;
+      return b.status !== 'pending' ? b : undefined;
+    });
+  };
+  expect(await action(id, 'start')).toMatchObject({ status: 'succeeded' });
+  await command('setblock 1 100 1 gold_block');
+  const backup = await backUp(); // stops the server (its world flushed), archives, starts it again
+  expect(backup.status).toBe('ready');
+  await until('running again', async () => (await t.http.get(`/v1/servers/${id}`).set(auth())).body.state === 'running');
+  await command('setblock 1 100 1 diamond_block');
+  expect(await action(id, 'stop')).toMatchObject({ status: 'succeeded' });
+  expect(await blockAt(id, 1, 100, 1)).toBe('diamond_block');
+
+  // Concurrent backup and restore on the same server: the second answers 409.
+  expect(await action(id, 'start')).toMatchObject({ status: 'succeeded' });
+  const second = await t.http.post(`/v1/servers/${id}/backups`).set(auth()).send({});
+  expect(second.status).toBe(202);
+  const refused = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'restore', backup_id: backup.id });
+  expect(refused.status).toBe(409);
+  await until('the second backup', async () => (await t.http.get(second.headers.location).set(auth())).body.status === 'ready' || undefined);
+  await until('running again', async () => (await t.http.get(`/v1/servers/${id}`).set(auth())).body.state === 'running');
+
+  const noBackup = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'restore' });
+  expect(noBackup.status).toBe(400);
+  expect(noBackup.body.errors).toEqual([{ pointer: '/body/backup_id', detail: 'a restore needs the backup to restore' }]);
+  const res = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'restore', backup_id: backup.id });
+  expect(res.status).toBe(202);
+  const done = await until('the restore', async () => {
+    const a = (await t.http.get(`/v1/servers/${id}/actions/${res.body.id}`).set(auth())).body;
+    return a.status === 'succeeded' || a.status === 'failed' ? a : undefined;
+  });
+  expect(done).toMatchObject({ status: 'succeeded' });
+  expect((await t.http.get(`/v1/servers/${id}`).set(auth())).body.state).toBe('running'); // it ran, so it runs again
+  expect(await action(id, 'stop')).toMatchObject({ status: 'succeeded' });
+  expect(await blockAt(id, 1, 100, 1)).toBe('gold_block');
+
+  // A damaged archive: the restore fails and the world stays as it was.
+  const archive = path.join(t.config.dataDir, 'backups', id, `${backup.id}.tar.gz`);
+  fs.appendFileSync(archive, 'damage');
+  const bad = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'restore', backup_id: backup.id });
+  const failed = await until('the failed restore', async () => {
+    const a = (await t.http.get(`/v1/servers/${id}/actions/${bad.body.id}`).set(auth())).body;
+    return a.status === 'succeeded' || a.status === 'failed' ? a : undefined;
+  });
+  expect(failed).toMatchObject({ status: 'failed', error: { code: 'restore_failed' } });
+  expect(await blockAt(id, 1, 100, 1)).toBe('gold_block');
+  expect(fs.readdirSync(path.join(t.config.dataDir, 'servers', id)).filter((f) => f.startsWith('.'))).toEqual([]);
+});

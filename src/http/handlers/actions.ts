@@ -10,7 +10,7 @@ export function actionHandlers(deps: { servers: ServersRepo; runtime: Runtime })
   return {
     createServerAction: ({ principal, path, body }) => {
       const server = ownedServer(servers, principal, path.server_id);
-      const action = runtime.requestAction(server.id, principal.userId, body.type);
+      const action = runtime.requestAction(server.id, principal.userId, body.type, body.backup_id);
       return { status: 202, body: action, headers: { Location: `/v1/servers/${server.id}/actions/${action.id}` } };
     },
 

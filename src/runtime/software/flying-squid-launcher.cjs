@@ -94,9 +94,26 @@ function main() {
     logging: false,
   });
   wire(server, Number(args['max-players']));
-  server.once('pluginsReady', () => pvpRule(server, settings.pvp !== false));
+  server.once('pluginsReady', () => {
+    pvpRule(server, settings.pvp !== false);
+    flushOnQuit(server);
+  });
   playerLists(server, readJson(path.join(dir, 'players.json')));
   return server;
+}
+
+// flying-squid writes chunks to disk about every second but not when it stops; the stop command (and so a backup's
+// brief stop, docs/architecture.md "Backups") flushes the world first, so the folder is whole once the process exits.
+function flushOnQuit(serv) {
+  const quit = serv.quit.bind(serv);
+  serv.quit = async (reason) => {
+    try {
+      if (serv.overworld && serv.overworld.saveNow) await serv.overworld.saveNow();
+    } catch (err) {
+      console.error(`saving the world failed: ${err && err.message}`);
+    }
+    return quit(reason);
+  };
 }
 
 // The player lists (flying-squid.json player_lists): players.json, written by the supervisor before every launch,

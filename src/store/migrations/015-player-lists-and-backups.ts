@@ -28,4 +28,27 @@ CREATE TABLE backups (
   finished_at TEXT
 );
 CREATE INDEX backups_by_server ON backups(server_id, id);
+` + restoreActions();
+
+// A restore is an action (docs/architecture.md "Backups"): the actions table is rebuilt with 'restore' among its
+// types (SQLite cannot change a CHECK constraint in place; no table refers to actions).
+function restoreActions(): string {
+  return `
+CREATE TABLE actions_015 (
+  id            TEXT PRIMARY KEY,
+  server_id     TEXT NOT NULL REFERENCES servers(id) ON DELETE CASCADE,
+  user_id       TEXT NOT NULL,
+  type          TEXT NOT NULL CHECK (type IN ('start', 'stop', 'restart', 'kill', 'restore')),
+  status        TEXT NOT NULL CHECK (status IN ('pending', 'running', 'succeeded', 'failed')),
+  error_code    TEXT,
+  error_detail  TEXT,
+  created_at    TEXT NOT NULL,
+  started_at    TEXT,
+  completed_at  TEXT
+);
+INSERT INTO actions_015 SELECT id, server_id, user_id, type, status, error_code, error_detail, created_at, started_at, completed_at FROM actions;
+DROP TABLE actions;
+ALTER TABLE actions_015 RENAME TO actions;
+CREATE INDEX actions_by_server ON actions(server_id, id);
 `;
+}
