@@ -48,6 +48,8 @@ export const errorRegistry = {
   backup_not_found: { status: 404, title: 'No such backup' },
   // Ends a failed restore action (Action.error.code): the archive was damaged or unsafe, or could not be swapped in.
   restore_failed: { status: 409, title: 'The backup could not be restored' },
+  // A state conflict the owner resolves by deleting a backup (docs/architecture.md "Backups": retention).
+  backup_limit_reached: { status: 409, title: "The server has as many backups as its plan keeps" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

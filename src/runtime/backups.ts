@@ -5,6 +5,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import { AppError } from '../errors';
+import type { Plan } from '../catalog/plans';
 import type { Logger } from '../log';
 import type { ActionsRepo } from '../store/actions-repo';
 import type { Backup, BackupsRepo } from '../store/backups-repo';
@@ -39,6 +40,7 @@ export interface BackupsDeps {
   actions: Pick<ActionsRepo, 'open'>;
   servers: Pick<ServersRepo, 'find'>;
   catalog: SoftwareCatalog;
+  plans: readonly Plan[];
   supervisor: (serverId: string) => ServerSupervisor;
   dataDir: string;
   log: Logger;
@@ -138,7 +140,8 @@ export function createBackups(deps: BackupsDeps) {
       }
       const open = deps.actions.open(serverId)[0];
       if (open || busy.has(serverId)) throw new AppError('action_conflict', open ? `Action ${open.id} (${open.type}) is still ${open.status}.` : 'A backup is being made.');
-      const created = deps.repo.create(serverId, name);
+      const limit = deps.plans.find((p) => p.id === server.plan)?.backups ?? 1;
+      const created = deps.repo.create(serverId, name, limit);
       if ('busy' in created) throw new AppError('action_conflict', `Backup ${created.busy.id} is still pending.`);
       busy.add(serverId);
       deps.track(run(slot, def, created.backup.id));

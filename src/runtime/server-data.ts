@@ -30,7 +30,7 @@ export function createServerData(deps: {
 }): ServerData {
   const { store, catalog, supervisor } = deps;
   const backups = createBackups({
-    repo: store.backups, actions: store.actions, servers: store.servers, catalog, supervisor, dataDir: deps.config.dataDir, log: deps.log, track: deps.track,
+    repo: store.backups, actions: store.actions, servers: store.servers, catalog, plans: deps.plans, supervisor, dataDir: deps.config.dataDir, log: deps.log, track: deps.track,
   });
   const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans: deps.plans, supervisor });
   const playerLists = createPlayerLists({ repo: store.playerLists, servers: store.servers, catalog, supervisor });

@@ -2,6 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
+import { AppError } from '../errors';
 import type { components } from '../../generated/v1';
 
 export type Backup = components['schemas']['Backup'];
@@ -38,17 +39,23 @@ export function createBackupsRepo(db: Db, clock: Clock) {
     get: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id = ?'),
     page: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
     pending: db.prepare(`SELECT * FROM backups WHERE server_id = ? AND status = 'pending'`),
+    kept: db.prepare(`SELECT COUNT(*) AS n FROM backups WHERE server_id = ? AND status IN ('pending', 'ready')`),
     allPending: db.prepare(`SELECT * FROM backups WHERE status = 'pending'`),
     ready: db.prepare(`UPDATE backups SET status = 'ready', size_bytes = ?, sha256 = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     failed: db.prepare(`UPDATE backups SET status = 'failed', error = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     remove: db.prepare('DELETE FROM backups WHERE server_id = ? AND id = ?'),
   };
   return {
-    /** A new `pending` backup, unless one of the server's is still pending (then that one is returned as `busy`). */
-    create(serverId: string, name: string | null): { backup: Backup } | { busy: Backup } {
+    /**
+     * A new `pending` backup, unless one of the server's is still pending (returned as `busy`), or it already keeps
+     * `limit` (ready or pending; backup_limit_reached). The count and the insert are one transaction.
+     */
+    create(serverId: string, name: string | null, limit: number): { backup: Backup } | { busy: Backup } {
       return db.transaction(() => {
         const open = q.pending.get(serverId) as BackupRow | undefined;
         if (open) return { busy: toBackup(open) };
+        const kept = (q.kept.get(serverId) as { n: number }).n;
+        if (kept >= limit) throw new AppError('backup_limit_reached', `The server keeps ${kept} backups, as many as its plan allows (${limit}); delete one first.`);
         const id = newId('bkp', clock.now());
         q.insert.run(id, serverId, name, iso(clock.now()));
         return { backup: toBackup(q.get.get(serverId, id) as BackupRow) };
