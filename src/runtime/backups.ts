@@ -11,7 +11,7 @@ import type { ActionsRepo } from '../store/actions-repo';
 import type { Backup, BackupsRepo } from '../store/backups-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import type { ActionType, Failure } from '../store/actions-repo';
-import { swapIn } from './restore';
+import { recoverSwaps, swapIn } from './restore';
 import type { ServerSupervisor } from './server-supervisor';
 import type { SoftwareCatalog } from './software-catalog';
 
@@ -165,8 +165,13 @@ export function createBackups(deps: BackupsDeps) {
       deps.repo.remove(serverId, id);
       await fs.promises.rm(archivePath(serverId, id), { force: true });
     },
-    /** Boot: backups a previous life left `pending` were interrupted; they fail, and their partial files go. */
+    /**
+     * Boot: backups a previous life left `pending` were interrupted; they fail, and their partial files go. A restore
+     * it interrupted is finished or undone in each server folder (recoverSwaps).
+     */
     async recover(): Promise<void> {
+      const servers = await fs.promises.readdir(path.join(deps.dataDir, 'servers')).catch(() => [] as string[]);
+      for (const id of servers) await recoverSwaps(path.join(deps.dataDir, 'servers', id));
       for (const { serverId, id } of deps.repo.allPending()) {
         deps.repo.markFailed(id, 'Interrupted by a restart of the service.');
         await fs.promises.rm(`${archivePath(serverId, id)}.partial`, { force: true });

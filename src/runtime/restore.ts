@@ -61,3 +61,21 @@ function fileSha256(file: string): Promise<string> {
     fs.createReadStream(file).on('error', reject).on('data', (d) => hash.update(d)).on('end', () => resolve(hash.digest('hex')));
   });
 }
+
+/**
+ * Boot: finishes or undoes what a restore a `kill -9` interrupted left in a server folder. A kept `.old-<tag>-<p>`
+ * goes back in place if `<p>` is missing (the swap had not put the backup in), else it is deleted (it had); a
+ * staging `.restore-<tag>` folder is deleted.
+ */
+export async function recoverSwaps(dir: string): Promise<void> {
+  const entries = await fs.promises.readdir(dir).catch(() => [] as string[]);
+  for (const name of entries) {
+    const kept = /^\.old-bkp_[0-9A-Za-z]+-(.+)$/.exec(name);
+    if (kept) {
+      const live = path.join(dir, kept[1]);
+      const missing = await fs.promises.access(live).then(() => false, () => true);
+      if (missing) await fs.promises.rename(path.join(dir, name), live);
+      else await fs.promises.rm(path.join(dir, name), { recursive: true, force: true });
+    } else if (name.startsWith('.restore-bkp_')) await fs.promises.rm(path.join(dir, name), { recursive: true, force: true });
+  }
+}

@@ -76,7 +76,7 @@ test('a running server is backed up consistently and started again; the archive 
   expect(await action(id, 'stop')).toMatchObject({ status: 'succeeded' });
 });
 
-test('a backup a service restart interrupted (kill -9) shows failed, and its partial archive is gone', async () => {
+test('a backup a service restart interrupted (kill -9) shows failed, its partial archive is gone, and an interrupted restore is undone', async () => {
   t = await createTestApp({ env: { GAME_PORT_RANGE: '29280-29289' } });
   token = t.token('backups@example.com');
   const { id } = (await t.http.post('/v1/servers').set(auth()).send({ name: 'world', plan: 'micro', version: 'flying-squid-1.20' })).body;
@@ -85,7 +85,16 @@ test('a backup a service restart interrupted (kill -9) shows failed, and its par
   const partial = path.join(t.config.dataDir, 'backups', id, 'bkp_interrupted1.tar.gz.partial');
   fs.mkdirSync(path.dirname(partial), { recursive: true });
   fs.writeFileSync(partial, 'half an archive');
+  // And what one during a restore leaves: the world renamed aside, the backup not yet in, a staging folder.
+  const dir = path.join(t.config.dataDir, 'servers', id);
+  await until('installed', async () => fs.existsSync(path.join(dir, 'world')));
+  await t.runtime.idle();
+  fs.writeFileSync(path.join(dir, 'world', 'marker'), 'the world as it was');
+  fs.renameSync(path.join(dir, 'world'), path.join(dir, '.old-bkp_interrupted1-world'));
+  fs.mkdirSync(path.join(dir, '.restore-bkp_interrupted1'));
   await t.boot();
+  expect(fs.readFileSync(path.join(dir, 'world', 'marker'), 'utf8')).toBe('the world as it was');
+  expect(fs.readdirSync(dir).filter((f) => f.startsWith('.'))).toEqual([]);
   const backup = await t.http.get(`/v1/servers/${id}/backups/bkp_interrupted1`).set(auth());
   expect(backup.body).toMatchObject({ status: 'failed', error: 'Interrupted by a restart of the service.' });
   expect(fs.existsSync(partial)).toBe(false);
