@@ -99,6 +99,9 @@ export interface paths {
          *       Stop on a stopped server succeeds at once.
          *     - `restart` is stop, then start.
          *     - `kill` ends the process now. It may overtake an action in flight, which then fails with `action_conflict`.
+         *     - `restore` (with `backup_id`, a `ready` backup of this server) stops the server, swaps the backup's world
+         *       in (the current one is kept until the swap succeeded; a failed restore leaves the server as it was) and
+         *       starts it again if it was running. While a backup is being made it answers `409 action_conflict`.
          *
          *     One action at a time per server: another while one is pending or running answers `409 action_conflict`
          *     (except `kill`). `start` on a server being deleted answers `409 invalid_state`. `start` and `restart`
@@ -263,6 +266,194 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/players/{list}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a player list
+         * @description The names on the server's `whitelist`, `operators` or `bans`, oldest first, and for the whitelist whether
+         *     it is on. A list the server's software does not support answers `404`. Lists are kept while the server is
+         *     stopped and given to the game at every start.
+         */
+        get: operations["getServerPlayerList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Turn the whitelist on or off
+         * @description Turns the whitelist on (only the names on it may join) or off. At once while the server runs (players
+         *     online who are not on it stay until they leave), and at every start. Other lists have no switch (`400`).
+         */
+        patch: operations["updateServerPlayerList"];
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/players/{list}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+                /** @description The player's name. */
+                name: components["schemas"]["PlayerName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put a player on a list
+         * @description Puts the name on the list: at once through the game's console while the server runs (a banned player
+         *     online is kicked; an operator gets operator rights), and at every start. Names match whatever their case;
+         *     putting a name already there changes nothing and answers the entry as it is. A list holds at most 1000
+         *     names (`403 quota_exceeded`, quota `player_list_entries`).
+         */
+        put: operations["addServerPlayerListEntry"];
+        post?: never;
+        /**
+         * Take a player off a list
+         * @description Takes the name off the list, at once while the server runs and for every start. A name not on the list answers `404`.
+         */
+        delete: operations["removeServerPlayerListEntry"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's backups
+         * @description The server's backups, oldest first, one page at a time.
+         */
+        get: operations["listServerBackups"];
+        put?: never;
+        /**
+         * Back up a server's world
+         * @description Answers `202` with the backup, `pending`; it becomes `ready` (with its size and SHA-256) or `failed`
+         *     (with the reason). The world is consistent: a running server is stopped with its stop command while the
+         *     archive is made and started again after (its players are disconnected for that time). One backup at a time
+         *     per server, and none while a power action is open (`409 action_conflict`); power actions wait for the
+         *     backup the same way. A backup a service restart interrupted shows `failed`, never `ready`.
+         */
+        post: operations["createServerBackup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/backups/{backup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a backup
+         * @description One of the server's backups.
+         */
+        get: operations["getServerBackup"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a backup
+         * @description Deletes the backup and its archive. A backup still `pending` answers `409`.
+         */
+        delete: operations["deleteServerBackup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/backups/{backup_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a backup
+         * @description The backup's archive, a `.tar.gz` of the server's world folder, streamed from disk (never held whole in
+         *     memory), with its `Content-Length`; its SHA-256 is the backup's `sha256` (and the `Repr-Digest` header,
+         *     RFC 9530). A backup that is not `ready` answers `409`.
+         */
+        get: operations["getServerBackupArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a server's settings
+         * @description Every setting's value (the default where none was chosen) and which changes wait for a restart: a
+         *     setting whose change reaches the game only when it starts, changed while the game runs, is listed in
+         *     `restart_pending` until the next start.
+         */
+        get: operations["getServerSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a server's settings
+         * @description Changes the settings given and leaves the others as they are; `null` puts a setting back to its default.
+         *     Values are checked against the software's settings schema (`GET /v1/versions/{version_id}`) for the
+         *     server's plan: `max_players` is at most the plan's `player_slots`. A bad value, an unknown setting or a
+         *     setting that can be set only at create (`world_type`, `seed`) answers `400` with a pointer to each, and
+         *     nothing changes. While the server runs, a setting that needs no restart (`difficulty`, `pvp`) is applied at
+         *     once through the game's console (the command shows on the console); the others are listed in
+         *     `restart_pending` until the next start. A server being deleted answers `409`.
+         */
+        patch: operations["updateServerSettings"];
+        trace?: never;
+    };
     "/v1/servers/{server_id}/metrics": {
         parameters: {
             query?: never;
@@ -366,6 +557,33 @@ export interface paths {
          *     `flying-squid-1.20.5`: the server software and the Minecraft (Java protocol) version it speaks.
          */
         get: operations["listVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/versions/{version_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The version's id, from `GET /v1/versions`. */
+                version_id: components["schemas"]["VersionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a game version and its settings
+         * @description One version with the settings its software offers: each setting's JSON Schema (type, bounds, default,
+         *     description), whether a change needs a restart, how it reaches the game, and whether it can be set only
+         *     when a server is created. SDKs and the dashboard build their settings forms from it. A plan-bounded
+         *     setting (`max_players`) shows the software's bounds here; a server's plan lowers them to its
+         *     `player_slots`. An unknown version answers `404`.
+         */
+        get: operations["getVersion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -786,6 +1004,7 @@ export interface components {
             name: components["schemas"]["ServerName"];
             plan: components["schemas"]["PlanId"];
             version: components["schemas"]["VersionId"];
+            settings?: components["schemas"]["SettingsChange"];
         };
         /** @description The fields to change; at least one. */
         UpdateServerRequest: {
@@ -832,6 +1051,13 @@ export interface components {
              * @example 5120
              */
             disk_mb: number;
+            /**
+             * Format: int32
+             * @description How many backups a server keeps (ready or being made). At the limit a new backup answers `409
+             *     backup_limit_reached`: delete one first.
+             * @example 5
+             */
+            backups: number;
         };
         /** @description Every plan. */
         PlanList: {
@@ -866,6 +1092,209 @@ export interface components {
         VersionList: {
             /** @description The versions. */
             data: components["schemas"]["Version"][];
+        };
+        /**
+         * @description A setting's value; its type is the one its schema gives.
+         * @example A flying-squid server
+         */
+        SettingValue: string | number | boolean;
+        /**
+         * @description Settings by name, checked against the software's settings schema (`GET /v1/versions/{version_id}`);
+         *     `null` puts one back to its default.
+         * @example {
+         *       "motd": "Welcome to our survival world",
+         *       "gamemode": "survival",
+         *       "max_players": 5
+         *     }
+         */
+        SettingsChange: {
+            [key: string]: string | number | boolean | null;
+        };
+        /** @description A server's settings. */
+        ServerSettings: {
+            /**
+             * @description Every setting's value, the default where none was chosen (a `seed` the game picks is left out).
+             * @example {
+             *       "motd": "Welcome to our survival world",
+             *       "gamemode": "survival",
+             *       "difficulty": "hard",
+             *       "pvp": true,
+             *       "view_distance": 2,
+             *       "world_type": "diamond_square",
+             *       "max_players": 5
+             *     }
+             */
+            values: {
+                [key: string]: components["schemas"]["SettingValue"];
+            };
+            /**
+             * @description The settings changed while the game runs that reach it only at its next start.
+             * @example [
+             *       "motd"
+             *     ]
+             */
+            restart_pending: string[];
+        };
+        /** @description A setting a server's software offers. */
+        SettingDefinition: {
+            /**
+             * @description The setting's name, as in `ServerSettings.values`.
+             * @example motd
+             */
+            name: string;
+            /**
+             * @description A JSON Schema (draft-07) of its value, with `type`, bounds, `default` and `description`.
+             * @example {
+             *       "type": "string",
+             *       "minLength": 1,
+             *       "maxLength": 100,
+             *       "default": "A flying-squid server",
+             *       "description": "The message of the day players see in their server list."
+             *     }
+             */
+            schema: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Whether a change reaches a running game only at its next start.
+             * @example true
+             */
+            restart_required: boolean;
+            /**
+             * @description How a value reaches the game: a config file written before each start, a launch argument, or a console command while it runs.
+             * @example [
+             *       "file"
+             *     ]
+             */
+            applied_through: ("file" | "argument" | "console")[];
+            /**
+             * @description Whether it can be set only when a server is created (a world's seed).
+             * @example false
+             */
+            creation_only: boolean;
+            /**
+             * @description The plan figure that bounds it and is its default (`player_slots`), or `null`.
+             * @example null
+             * @enum {string|null}
+             */
+            plan_limit: "player_slots" | null;
+        };
+        /** @description A game version and the settings its software offers. */
+        VersionDetail: {
+            id: components["schemas"]["VersionId"];
+            /**
+             * @description The server software.
+             * @example flying-squid
+             */
+            software: string;
+            /**
+             * @description The Minecraft (Java protocol) version clients must use.
+             * @example 1.20
+             */
+            game_version: string;
+            /**
+             * @description What this software is.
+             * @example flying-squid 1.20: a Minecraft Java Edition server written in Node.js (offline mode)
+             */
+            description: string;
+            /** @description The settings a server of this version has, in the software's order. */
+            settings: components["schemas"]["SettingDefinition"][];
+        };
+        /**
+         * @description A player list.
+         * @example whitelist
+         * @enum {string}
+         */
+        PlayerListName: "whitelist" | "operators" | "bans";
+        /**
+         * @description A Minecraft player name.
+         * @example Steve
+         */
+        PlayerName: string;
+        /** @description A name on a list. */
+        PlayerListEntry: {
+            name: components["schemas"]["PlayerName"];
+            added_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A server's player list. */
+        PlayerList: {
+            /**
+             * @description For the whitelist, whether it is on (only its names may join); `null` for lists without a switch.
+             * @example true
+             */
+            enabled: boolean | null;
+            /** @description The names, oldest first. */
+            data: components["schemas"]["PlayerListEntry"][];
+        };
+        /** @description Turns the whitelist on or off. */
+        PlayerListSwitch: {
+            /**
+             * @description On (only the names on the whitelist may join) or off.
+             * @example true
+             */
+            enabled: boolean;
+        };
+        /**
+         * @description A backup id.
+         * @example bkp_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        BackupId: string;
+        /** @description A new backup. */
+        CreateBackupRequest: {
+            name?: components["schemas"]["ServerName"];
+        };
+        /** @description An archive of a server's world. */
+        Backup: {
+            id: components["schemas"]["BackupId"];
+            /**
+             * @description The name it was given, or `null`.
+             * @example Before the nether update
+             */
+            name: string | null;
+            /**
+             * @description `pending` while it is made, then `ready` or `failed`.
+             * @example ready
+             * @enum {string}
+             */
+            status: "pending" | "ready" | "failed";
+            /**
+             * Format: int64
+             * @description The archive's size; `null` until `ready`.
+             * @example 1048576
+             */
+            size_bytes: number | null;
+            /**
+             * @description The archive's SHA-256 in hex; `null` until `ready`.
+             * @example e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+             */
+            sha256: string | null;
+            /**
+             * @description Why it failed; `null` otherwise.
+             * @example null
+             */
+            error: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When it became `ready` or `failed`; `null` while `pending`.
+             * @example 2026-11-22T08:15:32.000Z
+             */
+            finished_at: string | null;
+        };
+        /** @description A page of backups. */
+        BackupList: {
+            /** @description The backups on this page, oldest first. */
+            data: components["schemas"]["Backup"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
         };
         /**
          * @description A permission a token carries.
@@ -1025,7 +1454,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -1091,15 +1520,16 @@ export interface components {
          */
         ActionId: string;
         /**
-         * @description A power action: `start`, `stop`, `restart` or `kill` (see createServerAction). More may be added within
-         *     v1; a client shows an unknown one as it is.
+         * @description A power action: `start`, `stop`, `restart` or `kill`, or `restore` (a backup, with `backup_id`; see
+         *     createServerAction). More may be added within v1; a client shows an unknown one as it is.
          * @example start
          * @enum {string}
          */
-        ActionType: "start" | "stop" | "restart" | "kill";
+        ActionType: "start" | "stop" | "restart" | "kill" | "restore";
         /** @description The power action to take. */
         CreateActionRequest: {
             type: components["schemas"]["ActionType"];
+            backup_id?: components["schemas"]["BackupId"];
         };
         /** @description A power action and how it ended. */
         Action: {
@@ -1138,12 +1568,13 @@ export interface components {
          *     shutdown overtook it. `invalid_state`: the server was being deleted, the service was shutting down or
          *     its machine was unreachable. `disk_quota_exceeded`: its folder was over the plan's disk space.
          *     `service_unavailable`: the service restarted or shut down before it finished; ask again.
-         *     `internal_error`: anything else. Codes may be added within v1: treat an unknown one as a failure
-         *     described by `detail`.
+         *     `restore_failed`: a restore could not swap the backup in (the server is as it was); `backup_not_found`:
+         *     its backup is gone. `internal_error`: anything else. Codes may be added within v1: treat an unknown one
+         *     as a failure described by `detail`.
          * @example start_failed
          * @enum {string}
          */
-        ActionErrorCode: "start_failed" | "start_timeout" | "port_in_use" | "action_cancelled" | "invalid_state" | "disk_quota_exceeded" | "service_unavailable" | "internal_error";
+        ActionErrorCode: "start_failed" | "start_timeout" | "port_in_use" | "action_cancelled" | "invalid_state" | "disk_quota_exceeded" | "service_unavailable" | "restore_failed" | "backup_not_found" | "internal_error";
         /** @description Why an action failed. */
         ActionError: {
             code: components["schemas"]["ActionErrorCode"];
@@ -2705,6 +3136,414 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getServerPlayerList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The list. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerPlayerList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerListSwitch"];
+            };
+        };
+        responses: {
+            /** @description The list as changed. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    addServerPlayerListEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+                /** @description The player's name. */
+                name: components["schemas"]["PlayerName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The name is on the list. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerListEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    removeServerPlayerListEntry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description Which list. */
+                list: components["schemas"]["PlayerListName"];
+                /** @description The player's name. */
+                name: components["schemas"]["PlayerName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The name is off the list. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerBackups: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this backup. */
+                starting_after?: components["schemas"]["BackupId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of backups. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackupList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBackupRequest"];
+            };
+        };
+        responses: {
+            /** @description The backup is being made. */
+            202: {
+                headers: {
+                    /** @description The URL of the backup, to poll. */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Backup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup is deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerBackupArchive: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The backup's id. */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The file name to save it as. */
+                    "Content-Disposition"?: string;
+                    /** @description The archive's SHA-256 (RFC 9530), base64 between colons. */
+                    "Repr-Digest"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "motd": "Welcome to our survival world",
+                 *       "difficulty": "hard"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SettingsChange"];
+            };
+        };
+        responses: {
+            /** @description The settings as changed. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getServerMetrics: {
         parameters: {
             query?: {
@@ -2834,6 +3673,38 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The version's id, from `GET /v1/versions`. */
+                version_id: components["schemas"]["VersionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

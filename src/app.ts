@@ -31,13 +31,16 @@ import { tokenHandlers } from './http/handlers/tokens';
 import { actionHandlers } from './http/handlers/actions';
 import { consoleHandlers } from './http/handlers/console';
 import { playerHandlers } from './http/handlers/players';
+import { settingsHandlers } from './http/handlers/settings';
 import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
 import { eventHandlers } from './http/handlers/events';
 import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
-import type { Handlers, StreamReply } from './http/types';
+import type { FileReply, Handlers, StreamReply } from './http/types';
+import { sendFile } from './http/send-file';
+import { backupHandlers } from './http/handlers/backups';
 import type { StreamRegistry } from './http/sse';
 import { metricsRoute, type Prometheus } from './prometheus';
 
@@ -102,6 +105,8 @@ export async function createApp(deps: AppDeps) {
     ...actionHandlers({ servers, idempotency, runtime: deps.runtime }),
     ...consoleHandlers({ servers, idempotency, runtime: deps.runtime }),
     ...playerHandlers({ servers, runtime: deps.runtime }),
+    ...settingsHandlers({ servers, runtime: deps.runtime }),
+    ...backupHandlers({ servers, runtime: deps.runtime }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
@@ -219,7 +224,8 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
         headers: c.request.headers,
         context: c,
       });
-      if (reply && typeof reply === 'object' && 'stream' in reply) {
+      if (reply && typeof reply === 'object' && 'file' in reply) await sendFile(res, reply as FileReply);
+      else if (reply && typeof reply === 'object' && 'stream' in reply) {
         const stream = reply as StreamReply;
         deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId });
       } else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });

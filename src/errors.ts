@@ -47,6 +47,11 @@ export const errorRegistry = {
   // A state conflict the owner can resolve (a plan with more disk), so 409 (docs/conventions.md "Errors"); also
   // ends a start action a disk measurement overtook (Action.error.code).
   disk_quota_exceeded: { status: 409, title: "The server's folder is over its plan's disk space" },
+  backup_not_found: { status: 404, title: 'No such backup' },
+  // Ends a failed restore action (Action.error.code): the archive was damaged or unsafe, or could not be swapped in.
+  restore_failed: { status: 409, title: 'The backup could not be restored' },
+  // A state conflict the owner resolves by deleting a backup (docs/architecture.md "Backups": retention).
+  backup_limit_reached: { status: 409, title: "The server has as many backups as its plan keeps" },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

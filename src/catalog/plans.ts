@@ -5,7 +5,7 @@ export type Plan = components['schemas']['Plan'];
 /**
  * The hosting plans (GET /v1/plans). memory_mb and cpu_percent are the limits of the server's cgroup where the
  * host allows it, else the RSS watchdog's bound and a scheduling priority (src/runtime/local-environment.ts);
- * the heap flag follows memory_mb too. player_slots is the game's max players.
+ * the heap flag follows memory_mb too. player_slots is the game's max players; backups how many a server keeps.
  */
 export const plans: readonly Plan[] = [
   {
@@ -16,6 +16,7 @@ export const plans: readonly Plan[] = [
     cpu_percent: 50,
     player_slots: 5,
     disk_mb: 2048,
+    backups: 2,
   },
   {
     id: 'small',
@@ -25,6 +26,7 @@ export const plans: readonly Plan[] = [
     cpu_percent: 100,
     player_slots: 10,
     disk_mb: 5120,
+    backups: 5,
   },
   {
     id: 'medium',
@@ -34,6 +36,7 @@ export const plans: readonly Plan[] = [
     cpu_percent: 200,
     player_slots: 25,
     disk_mb: 10240,
+    backups: 10,
   },
   {
     id: 'large',
@@ -43,6 +46,7 @@ export const plans: readonly Plan[] = [
     cpu_percent: 400,
     player_slots: 60,
     disk_mb: 20480,
+    backups: 20,
   },
 ];
 

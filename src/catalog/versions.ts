@@ -1,6 +1,8 @@
 import type { components } from '../../generated/v1';
+import type { SettingDefinition } from '../runtime/setting-definitions';
 
 export type Version = components['schemas']['Version'];
+export type VersionDetail = components['schemas']['VersionDetail'];
 
 /**
  * What the HTTP layer needs of the software catalog (src/runtime/software): the versions on offer and the
@@ -10,12 +12,24 @@ export type Version = components['schemas']['Version'];
 export interface VersionCatalog {
   list(): Version[];
   resolve(id: string): Version | undefined;
+  /** The version with the settings its software offers (GET /v1/versions/{version_id}); undefined if unknown. */
+  detail(id: string): VersionDetail | undefined;
 }
 
 /** Adapts the runtime's software catalog (which throws on unknown ids) to the lookup the handlers use. */
-export function versionCatalog(source: { list(): Version[] }): VersionCatalog {
+export function versionCatalog(source: { list(): Version[]; get(softwareId: string): { userSettings: SettingDefinition[] } }): VersionCatalog {
+  const resolve = (id: string) => source.list().find((v) => v.id === id);
   return {
     list: () => source.list(),
-    resolve: (id) => source.list().find((v) => v.id === id),
+    resolve,
+    detail(id) {
+      const version = resolve(id);
+      return version && { ...version, settings: source.get(version.software).userSettings.map(settingView) };
+    },
   };
+}
+
+function settingView(s: SettingDefinition): VersionDetail['settings'][number] {
+  const via = (['file', 'argument', 'console'] as const).filter((k) => s.via[k] !== null);
+  return { name: s.name, schema: s.schema, restart_required: s.restart, applied_through: via, creation_only: s.creationOnly, plan_limit: s.planLimit };
 }

@@ -62,6 +62,17 @@ export interface StreamReply {
 
 export type Handler<Op extends OperationId> = (
   call: Call<Op>,
-) => Reply<Op> | StreamReply | Promise<Reply<Op> | StreamReply>;
+) => Reply<Op> | StreamReply | FileReply | Promise<Reply<Op> | StreamReply | FileReply>;
 
 export type Handlers = { [Op in OperationId]?: Handler<Op> };
+
+/**
+ * What a download returns: a file streamed from disk (never read whole into memory) with its length and type;
+ * the handler has checked it exists and belongs to the caller.
+ */
+export interface FileReply {
+  status: 200;
+  file: string;
+  contentType: string;
+  headers: Record<string, string>;
+}

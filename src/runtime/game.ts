@@ -68,8 +68,26 @@ export function planLaunch(server: Server | undefined, id: string, catalog: Soft
   return { server, def, plan, address: server.address };
 }
 
-/** The argv, folder and limits of one launch, rendered from the software definition and the plan. */
-export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: string, bindHost = address.host): LaunchSpec {
+/**
+ * What a launch takes from the server's settings and player lists (server-settings.ts, player-lists.ts): the files
+ * to write into its folder (settings.json, the lists) and its command arguments.
+ */
+export interface LaunchSettings {
+  forLaunch(launch: LaunchPlan): { files: Record<string, string>; args: Record<string, string> };
+}
+
+/**
+ * Writes the server's settings.json as its settings are now (a change since install or the last launch reaches the
+ * game here) and renders the launch with the arguments its settings give (docs/architecture.md "Settings").
+ */
+export async function prepareLaunch(launch: LaunchPlan, dir: string, deps: { environment: Environment; settings: LaunchSettings }): Promise<LaunchSpec> {
+  const { files, args } = deps.settings.forLaunch(launch);
+  await deps.environment.install(dir, ['world', 'logs'], files);
+  return launchSpec(launch, dir, deps.environment.gameBindHost, args);
+}
+
+/** The argv, folder and limits of one launch, rendered from the software definition, the plan and the settings. */
+export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: string, bindHost = address.host, args: Record<string, string> = {}): LaunchSpec {
   return {
     serverId: server.id,
     argv: renderCommand(def, {
@@ -83,6 +101,7 @@ export function launchSpec({ server, def, plan, address }: LaunchPlan, dir: stri
       heap_mb: String(Math.max(32, Math.floor(plan.memory_mb * 0.75))),
       port: String(address.port),
       max_players: String(plan.player_slots),
+      ...args,
     }),
     cwd: dir,
     address,

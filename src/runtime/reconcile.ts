@@ -18,6 +18,8 @@ export interface ReconcilerDeps {
   /** Starts (and tracks) an install, or the rest of a removal, as the runtime does for a request. */
   install(serverId: string): void;
   resumeRemoval(serverId: string): void;
+  /** True while something else holds the server (a backup being made): the loop leaves it alone. */
+  held(serverId: string): boolean;
 }
 
 /**
@@ -111,7 +113,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   function reconcile(): void {
     if (closing) return;
     for (const server of deps.servers.allWithOpenActions()) {
-      if (server.state === 'deleting' || server.open_actions > 0) continue;
+      if (server.state === 'deleting' || server.open_actions > 0 || deps.held(server.id)) continue; // a backup holds it
       const slot = supervisors.forServer(server);
       if (server.desired_state === 'running' && slot.state === 'stopped' && !slot.busy) void slot.launch('start');
       if (server.desired_state === 'stopped' && slot.state === 'running') void slot.halt('stop');

@@ -4,30 +4,28 @@ import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
 import { actionFailure, type Action, type ActionType, type Failure } from '../store/actions-repo';
-import type { Crash } from '../store/crashes-repo';
-import type { NewServer, Server } from '../store/servers-repo';
 import type { Store } from '../store';
-import type { ConsoleLine, ConsoleListener } from './console-buffer';
 import { isCommandLine } from './console-text';
 import { createCrashPolicy } from './crash-policy';
 import { diskOverPlan } from './disk-usage';
 import { createDiskWatcher } from './disk-watcher';
 import type { Environment } from './environment';
 import { UNREACHABLE } from './game';
-import type { Players } from './probes';
 import { createNodeLoss } from './node-loss';
 import { createReconciler } from './reconcile';
 import type { ServerSupervisor } from './server-supervisor';
 import { isStopCommand, type SoftwareCatalog } from './software-catalog';
-import type { ServerState } from './states';
+import { createServerData } from './server-data';
 import { createSupervisors } from './supervisors';
-import type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents } from './types';
+import type { RuntimeConfig, RuntimeEvents } from './types';
+import type { Runtime } from './runtime-api';
 
 export { runtimeConfigDefaults } from './types';
 export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChange } from './types';
+export type { Runtime } from './runtime-api';
 
 export interface RuntimeDeps {
-  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'events'>;
+  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'events' | 'settings' | 'playerLists' | 'backups'>;
   clock: Clock;
   environment: Environment;
   catalog: SoftwareCatalog;
@@ -36,81 +34,6 @@ export interface RuntimeDeps {
   log: Logger;
 }
 
-/**
- * The one owner of a server's life on this host, from create to removal (docs/architecture.md). Handlers call
- * these methods and translate the result; every method that takes a server id expects the caller to have checked
- * that the server is the caller's (another user's answers server_not_found at the HTTP layer).
- */
-export interface Runtime {
-  /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
-  start(): Promise<void>;
-  /** Graceful shutdown: fails open actions, stops every game (a container: lets it go, to adopt), resolves after. */
-  close(): Promise<void>;
-  /** Resolves once no install, power action, removal or disk-quota stop that began earlier is still under way. */
-  idle(): Promise<void>;
-  /**
-   * Measures every server's folder now, or right after the pass under way (the loop runs one every diskCheckMs),
-   * and acts on it: the near-quota console line, the stop of a server over its plan's disk. Resolves when the
-   * measurements are recorded (a stop it began is tracked by idle()); does nothing after close().
-   */
-  measureDisk(): Promise<void>;
-  /**
-   * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
-   * transaction (if any) has returned. Synchronous, so it can run inside IdempotencyRepo.run. quota_exceeded past
-   * the owner's servers or memory quota (docs/conventions.md "Quotas").
-   */
-  create(userId: string, input: NewServer): Server;
-  /** Prepares the server's folder; resolves when done (a failure is recorded as a crash, never rejected). */
-  install(serverId: string): Promise<void>;
-  /**
-   * Renames and/or changes the plan (a plan change needs the server stopped or crashed: invalid_state; a larger plan
-   * past the owner's memory quota is quota_exceeded).
-   */
-  update(userId: string, serverId: string, patch: { name?: string; plan?: string }): Server;
-  /**
-   * Starts a removal: open actions fail (action_cancelled), the state becomes `deleting` at once; then the process
-   * is killed, the folder deleted, `removed` published and the row deleted. The promise resolves when the row
-   * is gone; a failure is logged and the server stays `deleting` until the next boot retries. On a server already
-   * `deleting` it starts nothing (it resolves with the removal under way, if any).
-   */
-  remove(serverId: string): Promise<void>;
-  /**
-   * Records a power action and returns it at once as `pending`; it runs in the background and its row says how
-   * it ended. One action at a time per server: another while one is open is action_conflict, except kill, which
-   * overtakes it (the overtaken action fails with action_cancelled). invalid_state while the server is deleted;
-   * quota_exceeded for a start or restart past the owner's running quota (docs/conventions.md "Quotas").
-   * disk_quota_exceeded for a start or restart while its last disk measurement is over its plan's.
-   */
-  requestAction(serverId: string, userId: string, type: ActionType): Action;
-  /** action_not_found unless this server has that action. */
-  getAction(serverId: string, actionId: string): Action;
-  /** Newest first; `startingAfter` is the id of the last action of the previous page. */
-  listActions(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Action[]; has_more: boolean };
-  /** Newest first. */
-  crashes(serverId: string, limit?: number): Crash[];
-  /** The observed state as the runtime holds it (also written to servers.state). */
-  state(serverId: string): ServerState;
-  /**
-   * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
-   * line of text. Echoed as an `input` line that records the sender's token. The software's stop command is a
-   * stop action by the sender instead (refused like one: action_conflict while another action is open).
-   */
-  sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine;
-  /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */
-  players(serverId: string): Promise<Players>;
-  console: {
-    /** The newest `limit` lines (default 100), oldest first. */
-    recent(serverId: string, limit?: number): ConsoleLine[];
-    /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
-    subscribe(serverId: string, fn: ConsoleListener, opts?: { afterSeq?: number }): () => void;
-    /** Whether every line after `afterSeq` is still buffered (ConsoleBuffer.holdsAllAfter). */
-    holdsAllAfter(serverId: string, afterSeq: number): boolean;
-  };
-  /** Every running game, for the telemetry sampler. */
-  live(): LiveServer[];
-  on<E extends keyof RuntimeEvents>(event: E, fn: (e: RuntimeEvents[E]) => void): void;
-  off<E extends keyof RuntimeEvents>(event: E, fn: (e: RuntimeEvents[E]) => void): void;
-}
 
 export function createRuntime(deps: RuntimeDeps): Runtime {
   const { servers, actions, crashes, processes } = deps.store;
@@ -125,10 +48,13 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     isClosing: () => reconciler.isClosing(),
     emitState: (e) => events.emit('state', e),
     playersChanged: (id, joined, left) => deps.store.events.playersChanged(id, joined, left),
+    settings: { forLaunch: (launch) => data.launch.forLaunch(launch) },
   });
+  const data = createServerData({ ...deps, supervisor: (id) => supervisors.of(id), track: (p) => void track(p) });
   const reconciler = createReconciler({
     servers, actions, processes, environment, supervisors, config: deps.config, log,
     install: (id) => void install(id),
+    held: (id) => data.backups.busy(id),
     resumeRemoval: (id) => void beginRemoval(supervisors.of(id)),
   });
   environment.onReachability?.(createNodeLoss({ supervisors, environment, log, track: (p) => void track(p) }));
@@ -175,6 +101,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       await slot.halt('kill');
       await slot.console.close();
       await environment.uninstall(slot.dir);
+      await data.backups.removeAll(slot.id);
       // Listeners (telemetry) drop what they keep before the row goes: a crash in between leaves the row in
       // `deleting`, and the next boot runs the whole removal again, so listeners must be idempotent.
       events.emit('removed', { serverId: slot.id });
@@ -188,12 +115,13 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }
   }
 
-  function requestAction(serverId: string, userId: string, type: ActionType): Action {
+  function requestAction(serverId: string, userId: string, type: ActionType, backupId?: string): Action {
     if (reconciler.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
     const slot = supervisors.of(serverId);
     if (slot.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
     if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw invalidState('unreachable', UNREACHABLE);
     const open = actions.open(serverId);
+    data.backups.checkAction(serverId, type, backupId); // a backup under way; a restore's backup
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];
       const detail = `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`;
@@ -235,11 +163,14 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
         await slot.whenInstalled();
         await slot.halt('stop');
         return actions.isOpen(action.id) ? slot.start() : null;
+      case 'restore':
+        return data.backups.restore(slot);
     }
   }
 
   return {
     async start() {
+      await data.backups.recover();
       await reconciler.start();
       diskWatcher.start();
     },
@@ -251,8 +182,12 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       while (work.size > 0) await Promise.allSettled([...work]);
     },
     measureDisk: () => diskWatcher.measureNow(),
-    create(userId, input) {
-      const server = servers.create(userId, { ...input, transport: deps.catalog.get(input.software).transport });
+    create(userId, input, chosen = {}) {
+      const server = deps.store.settings.atomically(() => {
+        const created = servers.create(userId, { ...input, transport: deps.catalog.get(input.software).transport });
+        if (Object.keys(chosen).length > 0) deps.store.settings.choose(created.id, chosen);
+        return created;
+      });
       // After the caller's transaction: if it rolled back, there is no row and nothing to install.
       track(new Promise<void>((resolve) => setImmediate(() => resolve(servers.find(server.id) ? install(server.id) : undefined))));
       return server;
@@ -300,6 +235,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       subscribe: (serverId, fn, opts = {}) => supervisors.of(serverId).console.subscribe(fn, opts.afterSeq),
       holdsAllAfter: (serverId, afterSeq) => supervisors.of(serverId).console.holdsAllAfter(afterSeq),
     },
+    data,
     live: () => supervisors.all().flatMap((s) => s.live ?? []),
     on: (event, fn) => void events.on(event, fn),
     off: (event, fn) => void events.off(event, fn),

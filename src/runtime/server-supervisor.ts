@@ -9,7 +9,7 @@ import type { ServersRepo } from '../store/servers-repo';
 import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo, GameProcess } from './environment';
-import { describeExit, Game, installFiles, launchRefusal, launchSpec, planLaunch, type LaunchPlan, type Player } from './game';
+import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { canTransition, type ServerState, type TransitionEvent } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
@@ -27,6 +27,7 @@ export interface SupervisorDeps {
   isClosing: () => boolean;
   emitState: (e: StateChange) => void;
   playersChanged?: (serverId: string, joined: Player[], left: Player[]) => void;
+  settings: LaunchSettings;
 }
 
 export const CRASH_LINES = 20;
@@ -86,8 +87,6 @@ export class ServerSupervisor {
     this.console.push('system', `state ${previous} → ${to} (${on})`);
     this.deps.emitState({ serverId: this.id, state: to, previous });
   }
-
-  // --- install ---------------------------------------------------------------------------------------------------
 
   /**
    * Creates the server folder (world, logs, settings.json), `installing → stopped`. Never rejects: a failure is a
@@ -159,7 +158,7 @@ export class ServerSupervisor {
     if (this.abortLaunch) return this.interrupted();
     let game: Game;
     try {
-      const proc = await this.deps.environment.spawn(launchSpec(launch, this.dir, this.deps.environment.gameBindHost));
+      const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.dir, this.deps));
       game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);

@@ -3,6 +3,9 @@ import path from 'node:path';
 import { packageRoot } from '../paths';
 import { AppError } from '../errors';
 import type { Version } from '../catalog/versions';
+import { parseBackupDefinition, type BackupDefinition } from './backups';
+import { parsePlayerLists, type PlayerListDefinitions } from './player-list-definitions';
+import { parseSettingDefinitions, type SettingDefinition } from './setting-definitions';
 
 /**
  * Software definitions are data, like Pterodactyl's eggs: one JSON file per software, built-in ones in
@@ -20,7 +23,10 @@ import type { Version } from '../catalog/versions';
  *   stop_command     console text that stops the game gracefully, e.g. "stop"
  *   players          "ipc" | "minecraft-ping" | "none": how to learn who is online
  *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
- *   settings         (optional) object written as settings.json into the server folder at install
+ *   settings         (optional) object written as settings.json into the server folder at install and launch
+ *   user_settings    (optional) the settings a server's owner may change: setting-definitions.ts
+ *   player_lists     (optional) whitelist, operators, bans it supports: player-list-definitions.ts
+ *   backup           (optional) what a backup archives and how the world is kept consistent: backups.ts
  *   game             (optional, default the id) the game its players play, which names their client:
  *                    "Minecraft Java Edition", "Luanti" (Version.game in openapi/v1.yaml)
  *   transport        (optional, default "tcp") "tcp" or "udp": what the game listens on, which the port
@@ -49,6 +55,12 @@ export interface SoftwareDefinition {
   players: PlayersProbe;
   startTimeoutMs: number;
   settings: Record<string, unknown> | null;
+  /** What a server's owner may change (setting-definitions.ts), in the definition's order. */
+  userSettings: SettingDefinition[];
+  /** The player lists it supports (player-list-definitions.ts), or null for none. */
+  playerLists: PlayerListDefinitions | null;
+  /** How its world is backed up (backups.ts), or null if it cannot be. */
+  backup: BackupDefinition | null;
   game: string;
   transport: 'tcp' | 'udp';
   imageFiles: string[];
@@ -143,8 +155,8 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
 export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareDefinition {
   // Every message names its field first ("key" or "key.sub"): said as the JSON pointer (RFC 6901) of it.
   const fail = (msg: string): never => {
-    const field = /^"([\w.]+)"\s*(.*)$/.exec(msg);
-    throw new Error(field ? `${source} at /${field[1].replace(/\./g, '/')}: "${field[1]}" ${field[2]}` : `${source}: ${msg}`);
+    const field = /^"([\w.]+)"/.exec(msg);
+    throw new Error(field ? `${source} at /${field[1].replace(/\./g, '/')}: ${msg}` : `${source}: ${msg}`);
   };
   if (!isObject(raw)) return fail('a software definition must be a JSON object');
   const str = (key: string): string => {
@@ -196,6 +208,9 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     players: players as PlayersProbe,
     startTimeoutMs: timeout as number,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
+    userSettings: parseSettingDefinitions(raw.user_settings, [...command.join(' ').matchAll(/\{(\w+)\}/g)].map((m) => m[1]), fail),
+    playerLists: parsePlayerLists(raw.player_lists, fail),
+    backup: parseBackupDefinition(raw.backup, fail),
     game: (raw.game as string | undefined) ?? id,
     transport: transport as 'tcp' | 'udp',
     imageFiles: imageFiles as string[],

@@ -18,7 +18,7 @@ export type ActionErrorCode = components['schemas']['ActionErrorCode'];
 /** Every ActionErrorCode; test/unit/errors.test.ts pins it to the spec's enum and to the error registry. */
 export const ACTION_ERROR_CODES: readonly ActionErrorCode[] = [
   'start_failed', 'start_timeout', 'port_in_use', 'action_cancelled',
-  'invalid_state', 'disk_quota_exceeded', 'service_unavailable', 'internal_error',
+  'invalid_state', 'disk_quota_exceeded', 'service_unavailable', 'restore_failed', 'backup_not_found', 'internal_error',
 ];
 
 /** An error that ended an action, as its Action.error: a code the spec lists for actions, else internal_error. */
@@ -97,7 +97,8 @@ export function createActionsRepo(
       db.transaction(() => {
         if (desired === 'running') quotas.checkStart(serverId);
         q.insert.run(row);
-        q.setDesired.run(desired, row.created_at, serverId);
+        // A restore starts the server again only if it ran: what its owner wants stays as it was.
+        if (type !== 'restore') q.setDesired.run(desired, row.created_at, serverId);
       }).immediate();
       return toAction({ ...row, status: 'pending', error_code: null, error_detail: null, started_at: null, completed_at: null });
     },

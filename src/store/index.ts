@@ -5,6 +5,9 @@ import { createCrashesRepo } from './crashes-repo';
 import { createIdempotencyRepo } from './idempotency-repo';
 import { createProcessesRepo } from './processes-repo';
 import { createServersRepo } from './servers-repo';
+import { createSettingsRepo } from './settings-repo';
+import { createPlayerListsRepo } from './player-lists-repo';
+import { createBackupsRepo } from './backups-repo';
 import { createNodesRepo } from './nodes-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
@@ -40,6 +43,9 @@ export function createStore(
   return {
     servers: createServersRepo(db, clock, placer, quotas, memoryOf, events),
     nodes,
+    settings: createSettingsRepo(db, clock),
+    playerLists: createPlayerListsRepo(db, clock),
+    backups: createBackupsRepo(db, clock),
     actions: createActionsRepo(db, clock, quotas, events, observer),
     quotas,
     crashes: createCrashesRepo(db, clock, events, observer),

@@ -16,7 +16,7 @@ import type { ServerState } from '../../src/runtime/states';
 export const fixtureSoftwareDir = path.join(__dirname, 'fixtures', 'software');
 
 const plan = (id: string, memory_mb: number, cpu_percent: number, player_slots: number, disk_mb = 1024): Plan => ({
-  id, name: id, description: `test plan ${id}`, memory_mb, cpu_percent, player_slots, disk_mb,
+  id, name: id, description: `test plan ${id}`, memory_mb, cpu_percent, player_slots, disk_mb, backups: 3,
 });
 /** The runtime's plans in these tests (RuntimeDeps.plans): the public catalog stays as it is. */
 export const testPlans = [plan('small', 1024, 50, 5), plan('tiny', 128, 100, 2), plan('roomy', 1024, 50, 5, 4096)];

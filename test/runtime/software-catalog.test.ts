@@ -37,7 +37,21 @@ const invalid: [string, { given: Record<string, unknown>; want: RegExp }][] = [
   ['negative timeout', { given: { ...valid, start_timeout_ms: -1 }, want: /at \/start_timeout_ms: "start_timeout_ms" must be a positive number/ }],
   ['bad transport', { given: { ...valid, transport: 'sctp' }, want: /at \/transport: "transport" must be "tcp" or "udp"/ }],
   ['relative image file', { given: { ...valid, image_files: ['bin/server'] }, want: /at \/image_files: .*absolute paths/ }],
+  ['a setting of an unknown type', { given: withSetting({ schema: { type: 'object', description: 'd' } }), want: /"user_settings.motd": "schema.type" must be/ }],
+  ['a setting without a description', { given: withSetting({ schema: { type: 'string' } }), want: /"schema.description" is required/ }],
+  ['a default the schema refuses', { given: withSetting({ schema: { type: 'string', maxLength: 2, default: 'long', description: 'd' } }), want: /"schema.default" does not match/ }],
+  ['a broken schema', { given: withSetting({ schema: { type: 'string', maxLength: 'two', description: 'd' } }), want: /not a valid JSON Schema/ }],
+  ['a setting that reaches the game nowhere', { given: withSetting({ via: {} }), want: /"via" needs "file", "argument" or "console"/ }],
+  ['an argument the command lacks', { given: withSetting({ via: { argument: 'seed' } }), want: /must be a placeholder of "command"/ }],
+  ['no restart without a console command', { given: withSetting({ restart: false }), want: /without a restart needs "via.console"/ }],
+  ['a file key that is no JSON Pointer', { given: withSetting({ via: { file: 'motd' } }), want: /"via.file" must be a JSON Pointer/ }],
 ];
+
+/** The valid definition with one setting, `motd`, changed by `patch`. */
+function withSetting(patch: Record<string, unknown>) {
+  const motd = { schema: { type: 'string', description: 'd' }, restart: true, via: { file: '/motd' }, ...patch };
+  return { ...valid, user_settings: { motd } };
+}
 
 for (const [name, { given, want }] of invalid) {
   test(`rejects ${name}`, () => expect(() => parseSoftwareDefinition(given, 'x.json')).toThrow(want));

@@ -32,6 +32,7 @@ interface Tenant {
   spare: { id: string; secret: string; prefix: string };
   crash: string;
   webhook: string;
+  backup: string;
   /** Values only this tenant's answers may contain. */
   secrets: string[];
 }
@@ -70,11 +71,20 @@ async function tenant(label: string): Promise<Tenant> {
   const delivery = await t.http.post(`/v1/webhooks/${hook.body.id}/test`).set(auth(token));
   expect(delivery.status).toBe(202);
   const eventIds = (t.db.prepare('SELECT id FROM events WHERE user_id = ?').pluck().all(userId) as string[]);
+  // A name on its whitelist, so the list reads have something to leak; and settings of its own.
+  const player = `${label.slice(0, 6)}${Math.random().toString(36).slice(2, 8)}`;
+  expect((await t.http.put(`/v1/servers/${server}/players/whitelist/${player}`).set(auth(token))).status).toBe(200);
+  const motd = `${label}-motd-${Math.random().toString(36).slice(2, 8)}`;
+  expect((await t.http.patch(`/v1/servers/${server}/settings`).set(auth(token)).send({ motd })).status).toBe(200);
+  // A ready backup, so the backup reads and the archive download have something to leak.
+  const backup = await t.http.post(`/v1/servers/${server}/backups`).set(auth(token)).send({ name: `${label}-backup` });
+  expect(backup.status).toBe(202);
+  await until(`${label}'s backup`, async () => (await t.http.get(backup.headers.location).set(auth(token))).body.status === 'ready', 15_000);
   return {
-    email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id,
+    email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id, backup: backup.body.id,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
     secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix,
-      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds],
+      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id],
   };
 }
 
@@ -99,8 +109,12 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   action_id: (who) => who.action,
   token_id: (who) => who.spare.id,
   webhook_id: (who) => who.webhook,
+  backup_id: (who) => who.backup,
 };
+/** Path parameters that name no owned resource: the same for both tenants (a player list and a player's name). */
+const FIXED_PARAMS: Record<string, string> = { list: 'whitelist', name: 'Steve' };
 const pathParams = (op: SpecOperation) => op.parameters.filter((p) => p.in === 'path');
+const paramFor = (name: string, who: Tenant) => FIXED_PARAMS[name] ?? ID_PARAMS[name](who);
 const isStream = (op: SpecOperation) => Boolean(op.responses['200']?.content?.['text/event-stream']);
 
 /** A valid body from the spec's own examples (every property has one; docs/conventions.md "The contract" requires it). */
@@ -158,7 +172,7 @@ function shape(res: RawResponse, ids: string[]) {
 
 describe('another user\'s resource answers exactly like a missing one', () => {
   test('the spec walk found every kind of id', () => {
-    const names = new Set(cases.flatMap(([, op]) => pathParams(op).map((p) => p.name)));
+    const names = new Set(cases.flatMap(([, op]) => pathParams(op).map((p) => p.name).filter((n) => !(n in FIXED_PARAMS))));
     expect([...names].sort()).toEqual(Object.keys(ID_PARAMS).sort());
     expect(cases.length).toBeGreaterThanOrEqual(operations.filter((op) => pathParams(op).length > 0).length);
   });
@@ -169,7 +183,7 @@ describe('another user\'s resource answers exactly like a missing one', () => {
     const missing: Record<string, string> = {};
     for (const p of pathParams(op)) {
       const who = variant.victimParams.includes(p.name) ? victim : attacker;
-      ids[p.name] = ID_PARAMS[p.name](who);
+      ids[p.name] = paramFor(p.name, who);
       missing[p.name] = variant.victimParams.includes(p.name) ? missingIdLike(ids[p.name]) : ids[p.name];
     }
     const sentVictimIds = variant.victimParams.map((n) => ids[n]);
@@ -194,7 +208,7 @@ describe('another user\'s resource answers exactly like a missing one', () => {
 
   // Positive control: the same reads with the attacker's own ids succeed, so the 404s above are about ownership.
   test.each(cases.filter(([, op, v]) => op.method === 'get' && v.victimParams.length === pathParams(op).length))('%s, with the attacker\'s own ids, is not a 404', async (_name, op) => {
-    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, ID_PARAMS[p.name](attacker)]));
+    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker)]));
     const res = await request(op, ids, attacker.token, undefined);
     expect(res.status).not.toBe(404);
     expect(res.status).toBeLessThan(500);
@@ -211,12 +225,12 @@ describe('collections never show another user\'s items', () => {
   });
 
   test.each(lists.map((op) => [`${op.operationId} (${op.path})`, op] as const))('%s', async (_name, op) => {
-    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, ID_PARAMS[p.name](attacker)]));
+    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker)]));
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, n: string) => ids[n]);
     const queries = [''];
     for (const p of op.parameters.filter((q) => q.in === 'query')) {
       // A cursor of the victim's: the page after it must still be the attacker's own items.
-      const prefix = /^\^(srv|tok|act|evt|whk|dlv)_/.exec(p.schema?.pattern ?? '')?.[1];
+      const prefix = /^\^(srv|tok|act|evt|whk|dlv|bkp)_/.exec(p.schema?.pattern ?? '')?.[1];
       if (prefix) for (const s of victim.secrets.filter((v) => v.startsWith(`${prefix}_`))) queries.push(`${p.name}=${s}`);
       for (const value of p.schema?.enum ?? []) queries.push(`${p.name}=${value}`);
     }

@@ -64,11 +64,14 @@ export function closedResponseSchemas(spec: Json): string[] {
     .map(([name]) => name);
 }
 
-/** Request body schemas that accept unknown fields (an unknown field in a request must be a 400). */
+/**
+ * Request body schemas that accept unknown fields (an unknown field in a request must be a 400). A map, whose
+ * `additionalProperties` is a schema every value must match (SettingsChange), names its keys by design.
+ */
 export function openRequestSchemas(spec: Json): string[] {
   return [...requestSchemas(spec)].filter((name) => {
     const s = spec.components.schemas[name];
-    return s.type === 'object' && s.additionalProperties !== false;
+    return s.type === 'object' && (s.additionalProperties === undefined || s.additionalProperties === true);
   });
 }
 

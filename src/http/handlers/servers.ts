@@ -65,20 +65,21 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
     ]);
   }
   const input = { name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version };
+  const settings = body.settings ? deps.runtime.data.settings.checkNew(version.software, body.plan, body.settings) : {};
   const created = (server: Server, replayed = false): Reply<'createServer'> => ({
     status: 201,
     body: server,
     headers: { Location: `/v1/servers/${server.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
   });
   const key = headers['idempotency-key'] as string | undefined;
-  if (key === undefined) return created(deps.runtime.create(principal.userId, input));
+  if (key === undefined) return created(deps.runtime.create(principal.userId, input, settings));
 
-  const requestHash = crypto.createHash('sha256').update(JSON.stringify([body.name, body.plan, body.version])).digest('hex');
+  const requestHash = crypto.createHash('sha256').update(JSON.stringify([body.name, body.plan, body.version, ...(body.settings ? [body.settings] : [])])).digest('hex');
   const outcome = deps.idempotency.run(
     principal.userId,
     key,
     requestHash,
-    () => deps.runtime.create(principal.userId, input),
+    () => deps.runtime.create(principal.userId, input, settings),
     (server) => ({ status: 201, body: JSON.stringify(server) }),
   );
   return outcome.replayed ? created(JSON.parse(outcome.body) as Server, true) : created(outcome.value);

@@ -40,9 +40,9 @@ function parseArgs(argv) {
   return out;
 }
 
-function readSettings(dir) {
+function readJson(file) {
   try {
-    return JSON.parse(fs.readFileSync(path.join(dir, 'settings.json'), 'utf8'));
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch {
     return {};
   }
@@ -69,7 +69,7 @@ function main() {
   const args = parseArgs(process.argv.slice(2));
   const dir = path.resolve(args.dir);
   process.chdir(dir);
-  const settings = readSettings(dir);
+  const settings = readJson(path.join(dir, 'settings.json'));
   const mcServer = require('flying-squid');
   const server = mcServer.createMCServer({
     motd: 'A flying-squid server',
@@ -94,7 +94,94 @@ function main() {
     logging: false,
   });
   wire(server, Number(args['max-players']));
+  server.once('pluginsReady', () => {
+    pvpRule(server, settings.pvp !== false);
+    flushOnQuit(server);
+  });
+  playerLists(server, readJson(path.join(dir, 'players.json')));
   return server;
+}
+
+// flying-squid writes chunks to disk about every second but not when it stops; the stop command (and so a backup's
+// brief stop, docs/architecture.md "Backups") flushes the world first, so the folder is whole once the process exits.
+function flushOnQuit(serv) {
+  const quit = serv.quit.bind(serv);
+  serv.quit = async (reason) => {
+    try {
+      if (serv.overworld && serv.overworld.saveNow) await serv.overworld.saveNow();
+    } catch (err) {
+      console.error(`saving the world failed: ${err && err.message}`);
+    }
+    return quit(reason);
+  };
+}
+
+// The player lists (flying-squid.json player_lists): players.json, written by the supervisor before every launch,
+// holds them; `players <list> add|remove <name>` and `players whitelist on|off` change them while the game runs.
+// flying-squid's own ban and op commands look names up online (or at Mojang), so the lists are kept here, by name,
+// whatever its case, and checked as each player logs in, before it is added to the world.
+function playerLists(serv, initial) {
+  const lists = {};
+  for (const list of ['whitelist', 'operators', 'bans']) {
+    lists[list] = new Set(((initial[list] && initial[list].names) || []).map((n) => n.toLowerCase()));
+  }
+  let whitelistOn = Boolean(initial.whitelist && initial.whitelist.enabled);
+  const online = (name) => (serv.players || []).find((p) => p.username && p.username.toLowerCase() === name);
+  const refusal = (name) => {
+    if (lists.bans.has(name)) return 'You are banned from this server.';
+    if (whitelistOn && !lists.whitelist.has(name)) return 'You are not whitelisted on this server.';
+    return null;
+  };
+  serv.on('newPlayer', (player) => {
+    const login = player.login.bind(player);
+    player.login = async () => {
+      const name = String(player._client.username || '').toLowerCase();
+      const why = refusal(name);
+      if (why) return player.kick(why);
+      await login();
+      if (lists.operators.has(name)) player.op = true;
+    };
+  });
+  serv.once('pluginsReady', () => serv.commands.add({
+    base: 'players',
+    info: 'changes the player lists kept by the hosting service',
+    usage: '/players <whitelist|operators|bans> <add|remove> <name> | /players whitelist <on|off>',
+    op: true,
+    parse: (str) => {
+      const m = /^(whitelist|operators|bans) (?:(add|remove) ([A-Za-z0-9_]{1,16})|(on|off))$/.exec(str);
+      return m && (m[4] ? m[1] === 'whitelist' : true) ? { list: m[1], verb: m[2] || m[4], name: (m[3] || '').toLowerCase() } : false;
+    },
+    action: ({ list, verb, name }) => {
+      if (verb === 'on' || verb === 'off') whitelistOn = verb === 'on';
+      else if (verb === 'add') lists[list].add(name);
+      else lists[list].delete(name);
+      const player = name && online(name);
+      if (player && list === 'operators') player.op = verb === 'add';
+      const why = player && refusal(name);
+      if (why) player.kick(why);
+      console.log(`players: ${list} ${verb}${name ? ' ' + name : ''}`);
+    },
+  }));
+}
+
+// flying-squid has no PvP switch: the "pvp" setting (flying-squid.json user_settings) is kept here. An attack on a
+// player is cancelled while it is off; `pvp on|off` on the console changes it while the game runs.
+function pvpRule(serv, initial) {
+  let pvp = initial;
+  serv.commands.add({
+    base: 'pvp',
+    info: 'turns player-versus-player damage on or off',
+    usage: '/pvp <on|off>',
+    op: true,
+    parse: (str) => (/^(on|off)$/.test(str) ? { on: str === 'on' } : false),
+    action: ({ on }) => {
+      pvp = on;
+      console.log(`pvp is ${on ? 'on' : 'off'}`);
+    },
+  });
+  serv.on('newPlayer', (player) => player.on('attack_cancel', ({ attackedEntity }, cancel) => {
+    if (!pvp && attackedEntity && attackedEntity.type === 'player') cancel();
+  }));
 }
 
 function wire(serv, maxPlayers) {

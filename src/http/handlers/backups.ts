@@ -1,0 +1,44 @@
+import type { ServersRepo } from '../../store/servers-repo';
+import type { Runtime } from '../../runtime/runtime';
+import type { Handlers } from '../types';
+import { page, withCursor } from './paging';
+import { ownedServer } from './owned';
+
+/** Backups tag: listServerBackups, createServerBackup, getServerBackup, deleteServerBackup, getServerBackupArchive. */
+export function backupHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
+  const backups = () => deps.runtime.data.backups;
+  return {
+    listServerBackups: ({ principal, path, query }) => {
+      const server = ownedServer(deps.servers, principal, path.server_id);
+      return { status: 200, body: withCursor(backups().list(server.id, page(query))) };
+    },
+    createServerBackup: ({ principal, path, body }) => {
+      const server = ownedServer(deps.servers, principal, path.server_id);
+      const backup = backups().create(server.id, body.name ?? null);
+      return { status: 202, body: backup, headers: { Location: `/v1/servers/${server.id}/backups/${backup.id}` } };
+    },
+    getServerBackup: ({ principal, path }) => {
+      const server = ownedServer(deps.servers, principal, path.server_id);
+      return { status: 200, body: backups().get(server.id, path.backup_id) };
+    },
+    deleteServerBackup: async ({ principal, path }) => {
+      const server = ownedServer(deps.servers, principal, path.server_id);
+      await backups().remove(server.id, path.backup_id);
+      return { status: 204, body: undefined };
+    },
+    getServerBackupArchive: ({ principal, path }) => {
+      const server = ownedServer(deps.servers, principal, path.server_id);
+      const { file, backup } = backups().archive(server.id, path.backup_id);
+      return {
+        status: 200,
+        file,
+        contentType: 'application/gzip',
+        headers: {
+          'Content-Disposition': `attachment; filename="${backup.id}.tar.gz"`,
+          // RFC 9530 §3: the representation's SHA-256, base64 between colons.
+          'Repr-Digest': `sha-256=:${Buffer.from(backup.sha256 ?? '', 'hex').toString('base64')}:`,
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,219 @@
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import { AppError } from '../errors';
+import type { Plan } from '../catalog/plans';
+import type { Logger } from '../log';
+import type { ActionsRepo } from '../store/actions-repo';
+import type { Backup, BackupsRepo } from '../store/backups-repo';
+import type { ServersRepo } from '../store/servers-repo';
+import type { ActionType, Failure } from '../store/actions-repo';
+import { recoverSwaps, swapIn } from './restore';
+import type { ServerSupervisor } from './server-supervisor';
+import type { SoftwareCatalog } from './software-catalog';
+
+/**
+ * How a software's world is backed up (its `backup` key; docs/architecture.md "Backups"):
+ *   "backup": { "paths": ["world"], "consistency": "stop" }
+ * `paths` are the folders of the server folder the archive holds; `consistency: "stop"` stops a running game with
+ * its stop command while the archive is made, then starts it again, so no file is half written.
+ */
+export interface BackupDefinition {
+  paths: string[];
+  consistency: 'stop';
+}
+
+export function parseBackupDefinition(raw: unknown, fail: (msg: string) => never): BackupDefinition | null {
+  if (raw === undefined) return null;
+  const r = raw as { paths?: unknown; consistency?: unknown };
+  const ok = Array.isArray(r.paths) && r.paths.length > 0 && r.paths.every((p) => typeof p === 'string' && /^[a-z0-9][a-z0-9._-]*$/i.test(p));
+  if (!ok) fail('"backup.paths" must be a non-empty array of folder names in the server folder');
+  if (r.consistency !== 'stop') fail('"backup.consistency" must be "stop"');
+  return { paths: r.paths as string[], consistency: 'stop' };
+}
+
+export interface BackupsDeps {
+  repo: BackupsRepo;
+  actions: Pick<ActionsRepo, 'open'>;
+  servers: Pick<ServersRepo, 'find'>;
+  catalog: SoftwareCatalog;
+  plans: readonly Plan[];
+  supervisor: (serverId: string) => ServerSupervisor;
+  dataDir: string;
+  log: Logger;
+  /** Tracks background work so Runtime.idle() waits for it. */
+  track: (p: Promise<unknown>) => void;
+}
+
+/**
+ * The one owner of backups: rows in `backups`, archives in `<DATA_DIR>/backups/<server id>/<backup id>.tar.gz`.
+ * An archive is written as `.partial`, flushed to disk and renamed before its row says `ready`, so a `kill -9`
+ * leaves no `ready` backup without a whole archive; at boot (`recover`) every `pending` row becomes `failed`.
+ */
+export function createBackups(deps: BackupsDeps) {
+  const busy = new Set<string>();
+  /** The backup a server's open restore action restores (one open action per server; a new life fails them all). */
+  const restoring = new Map<string, string>();
+  const folder = (serverId: string) => path.join(deps.dataDir, 'backups', serverId);
+  const archivePath = (serverId: string, id: string) => path.join(folder(serverId), `${id}.tar.gz`);
+
+  async function run(slot: ServerSupervisor, def: BackupDefinition, id: string): Promise<void> {
+    const wasRunning = slot.state === 'running' || slot.state === 'starting';
+    const file = archivePath(slot.id, id);
+    try {
+      await slot.whenInstalled();
+      if (wasRunning) await slot.halt('stop');
+      const { size, sha256 } = await archive(slot.dir, def.paths, file);
+      deps.repo.markReady(id, size, sha256);
+      slot.console.push('system', `backup ${id} ready (${size} bytes)`);
+    } catch (err) {
+      await fs.promises.rm(`${file}.partial`, { force: true });
+      deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
+    } finally {
+      busy.delete(slot.id);
+      if (wasRunning) {
+        const failure = await slot.start();
+        if (failure) deps.log.warn('a server stopped for a backup did not start again', { server_id: slot.id, code: failure.code });
+      }
+    }
+  }
+
+  /** Runs a restore action: stop, swap the backup in (or leave everything as it was), start again if it ran. */
+  async function restore(slot: ServerSupervisor): Promise<Failure | null> {
+    const id = restoring.get(slot.id) ?? '';
+    restoring.delete(slot.id);
+    const backup = deps.repo.get(slot.id, id);
+    const def = deps.catalog.get(deps.servers.find(slot.id)?.software ?? '').backup;
+    if (!backup || backup.status !== 'ready' || !def) return { code: 'invalid_state', detail: `Backup ${id} is not ready to restore.` };
+    const wasRunning = slot.state === 'running' || slot.state === 'starting';
+    busy.add(slot.id);
+    let failure: Failure | null = null;
+    try {
+      await slot.whenInstalled();
+      if (wasRunning) await slot.halt('stop');
+      await swapIn(slot.dir, def.paths, archivePath(slot.id, id), backup.sha256 ?? '', id);
+      slot.console.push('system', `backup ${id} restored`);
+    } catch (err) {
+      failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
+      slot.console.push('system', `restoring backup ${id} failed; nothing was changed`);
+    } finally {
+      busy.delete(slot.id);
+    }
+    return wasRunning ? ((await slot.start()) ?? failure) : failure;
+  }
+
+  return {
+    restore,
+    /**
+     * Checks a power action against backups before it is recorded: action_conflict while a backup is made (a kill
+     * aside); a restore needs `backupId` of a ready backup of this server (validation_failed, backup_not_found,
+     * invalid_state), and only a restore takes one.
+     */
+    checkAction(serverId: string, type: ActionType, backupId: string | undefined): void {
+      if (type !== 'kill' && busy.has(serverId)) throw new AppError('action_conflict', 'A backup of this server is being made or restored; wait for it.');
+      if ((type === 'restore') !== (backupId !== undefined)) {
+        const detail = type === 'restore' ? 'a restore needs the backup to restore' : 'only a restore takes a backup';
+        throw new AppError('validation_failed', `The action is not valid: ${detail}.`, [{ pointer: '/body/backup_id', detail }]);
+      }
+      if (type !== 'restore' || backupId === undefined) return;
+      const backup = this.get(serverId, backupId);
+      if (backup.status !== 'ready') throw new AppError('invalid_state', `Backup ${backupId} is ${backup.status}; only a ready backup can be restored.`);
+      restoring.set(serverId, backupId);
+    },
+    /** True while a backup of this server is being made: power actions and the reconcile loop leave it alone. */
+    busy: (serverId: string): boolean => busy.has(serverId),
+    /**
+     * Starts a backup and returns it `pending`. action_conflict while a power action or another backup is open;
+     * invalid_state unless the server is installed and reachable; not_found for software without backups.
+     */
+    create(serverId: string, name: string | null): Backup {
+      const server = deps.servers.find(serverId);
+      if (!server) throw new AppError('server_not_found', `No server ${serverId}.`);
+      const def = deps.catalog.get(server.software).backup;
+      if (!def) throw new AppError('not_found', `${server.software} servers cannot be backed up.`);
+      const slot = deps.supervisor(serverId);
+      if (['installing', 'deleting', 'unreachable', 'stopping'].includes(slot.state)) {
+        throw new AppError('invalid_state', `The server is ${slot.state}; a backup needs it installed and settled.`);
+      }
+      const open = deps.actions.open(serverId)[0];
+      if (open || busy.has(serverId)) throw new AppError('action_conflict', open ? `Action ${open.id} (${open.type}) is still ${open.status}.` : 'A backup is being made.');
+      const limit = deps.plans.find((p) => p.id === server.plan)?.backups ?? 1;
+      const created = deps.repo.create(serverId, name, limit);
+      if ('busy' in created) throw new AppError('action_conflict', `Backup ${created.busy.id} is still pending.`);
+      busy.add(serverId);
+      deps.track(run(slot, def, created.backup.id));
+      return created.backup;
+    },
+    list: (serverId: string, opts: { limit: number; startingAfter?: string }) => deps.repo.page(serverId, opts),
+    get(serverId: string, id: string): Backup {
+      const backup = deps.repo.get(serverId, id);
+      if (!backup) throw new AppError('backup_not_found', `No backup ${id} on server ${serverId}.`);
+      return backup;
+    },
+    /** The archive of a `ready` backup, to stream; invalid_state otherwise. */
+    archive(serverId: string, id: string): { file: string; backup: Backup } {
+      const backup = this.get(serverId, id);
+      if (backup.status !== 'ready') throw new AppError('invalid_state', `Backup ${id} is ${backup.status}; only a ready backup has an archive.`);
+      return { file: archivePath(serverId, id), backup };
+    },
+    async remove(serverId: string, id: string): Promise<void> {
+      const backup = this.get(serverId, id);
+      if (backup.status === 'pending') throw new AppError('invalid_state', `Backup ${id} is still pending.`);
+      deps.repo.remove(serverId, id);
+      await fs.promises.rm(archivePath(serverId, id), { force: true });
+    },
+    /**
+     * Boot: backups a previous life left `pending` were interrupted; they fail, and their partial files go. A restore
+     * it interrupted is finished or undone in each server folder (recoverSwaps).
+     */
+    async recover(): Promise<void> {
+      const servers = await fs.promises.readdir(path.join(deps.dataDir, 'servers')).catch(() => [] as string[]);
+      for (const id of servers) await recoverSwaps(path.join(deps.dataDir, 'servers', id));
+      for (const { serverId, id } of deps.repo.allPending()) {
+        deps.repo.markFailed(id, 'Interrupted by a restart of the service.');
+        await fs.promises.rm(`${archivePath(serverId, id)}.partial`, { force: true });
+      }
+    },
+    /** A removed server's archives (its rows go with its row). */
+    removeAll: (serverId: string): Promise<void> => fs.promises.rm(folder(serverId), { recursive: true, force: true }),
+  };
+}
+
+/**
+ * Streams `tar -czf -` of `paths` in `dir` to `file`.partial while hashing it, flushes it to disk and renames it to
+ * `file`; never holds the archive in memory. Rejects if tar fails or a path is missing.
+ */
+async function archive(dir: string, paths: string[], file: string): Promise<{ size: number; sha256: string }> {
+  await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  const partial = `${file}.partial`;
+  const tar = spawn('tar', ['-czf', '-', '-C', dir, '--', ...paths], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  tar.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
+  const exited = new Promise<number | null>((resolve, reject) => {
+    tar.once('error', reject);
+    tar.once('close', resolve);
+  });
+  const hash = crypto.createHash('sha256');
+  let size = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      hash.update(chunk);
+      size += chunk.length;
+      done(null, chunk);
+    },
+  });
+  const out = await fs.promises.open(partial, 'w');
+  await pipeline(tar.stdout, counter, out.createWriteStream());
+  const code = await exited;
+  if (code !== 0) throw new Error(`tar exited with ${code}: ${stderr.trim()}`);
+  const sync = await fs.promises.open(partial, 'r+');
+  await sync.sync();
+  await sync.close();
+  await fs.promises.rename(partial, file);
+  return { size, sha256: hash.digest('hex') };
+}
+
+export type BackupsService = ReturnType<typeof createBackups>;

@@ -1,0 +1,58 @@
+// Backups through the API on an installed, stopped server (no game): retention per plan, what is refused. A real
+// world, its download and restore: test/e2e/backups.test.ts.
+import { createTestApp, type TestApp } from '../helpers/app';
+import { until } from '../helpers/wait';
+
+jest.setTimeout(180_000);
+
+let t: TestApp;
+let token: string;
+let id: string;
+const auth = () => ({ Authorization: `Bearer ${token}` });
+
+beforeEach(async () => {
+  t = await createTestApp();
+  token = t.token();
+  id = (await t.http.post('/v1/servers').set(auth()).send({ name: 'kept', plan: 'micro', version: 'flying-squid-1.20' })).body.id;
+  await until('installed', async () => (await t.http.get(`/v1/servers/${id}`).set(auth())).body.state === 'stopped');
+});
+afterEach(async () => {
+  await t.runtime.idle();
+  await t.finish();
+});
+
+async function backUp() {
+  const res = await t.http.post(`/v1/servers/${id}/backups`).set(auth()).send({});
+  if (res.status !== 202) return res;
+  await t.runtime.idle();
+  return t.http.get(res.headers.location).set(auth());
+}
+
+test('a server keeps as many backups as its plan says; past that, 409 until one is deleted', async () => {
+  const plans = (await t.http.get('/v1/plans').set(auth())).body.data;
+  expect(plans.find((p: { id: string }) => p.id === 'micro').backups).toBe(2);
+  const first = await backUp();
+  expect(first.body).toMatchObject({ status: 'ready' });
+  expect((await backUp()).body.status).toBe('ready');
+  const third = await backUp();
+  expect(third.status).toBe(409);
+  expect(third.body.code).toBe('backup_limit_reached');
+  expect((await t.http.get(`/v1/servers/${id}/backups`).set(auth())).body.data).toHaveLength(2);
+  expect((await t.http.delete(`/v1/servers/${id}/backups/${first.body.id}`).set(auth())).status).toBe(204);
+  expect((await backUp()).body.status).toBe('ready');
+});
+
+test('unknown backups answer 404, a restore without one 400, and nothing changes', async () => {
+  const missing = 'bkp_missing0000000';
+  for (const path of [`backups/${missing}`, `backups/${missing}/archive`]) {
+    const res = await t.http.get(`/v1/servers/${id}/${path}`).set(auth());
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('backup_not_found');
+  }
+  const restore = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'restore', backup_id: missing });
+  expect(restore.status).toBe(404);
+  const stop = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'stop', backup_id: missing });
+  expect(stop.status).toBe(400);
+  expect(stop.body.errors).toEqual([{ pointer: '/body/backup_id', detail: 'only a restore takes a backup' }]);
+  expect((await t.http.get(`/v1/servers/${id}/actions`).set(auth())).body.data).toEqual([]);
+});
