@@ -14,6 +14,8 @@ export interface PrometheusSources {
   servers: { countByState(): { state: ServerState; count: number }[] };
   streams: { size(): number };
   sampler: { stats(): SamplerStats };
+  /** The webhook outbox (src/store/outbox-repo.ts): deliveries by status, `pending` being the backlog. */
+  outbox: { countByStatus(): { status: string; count: number }[] };
   /** The control database's file; its `-wal` file sits next to it. */
   dbFile: string;
 }
@@ -122,6 +124,16 @@ function watch(registry: Registry, sources: PrometheusSources): void {
     collect() {
       this.reset(); // the sampler owns the count; this mirrors it
       this.inc(sources.sampler.stats().rowsWritten);
+    },
+  });
+  new Gauge({
+    name: 'gsh_webhook_deliveries',
+    help: 'Webhook deliveries held, by status: pending (the backlog, retries included), succeeded, failed.',
+    labelNames: ['status'] as const,
+    registers,
+    collect() {
+      const counts = new Map(sources.outbox.countByStatus().map((r) => [r.status, r.count]));
+      for (const status of ['pending', 'succeeded', 'failed']) this.set({ status }, counts.get(status) ?? 0);
     },
   });
   new Gauge({

@@ -65,7 +65,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     maxLifetimeMs: config.streamMaxLifetimeMs,
     authority: { activeTokens: (ids) => store.tokens.activeIds(ids), liveServers: (ids) => store.servers.liveIds(ids) },
   });
-  prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, dbFile: config.dbFile });
+  prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, outbox: store.outbox, dbFile: config.dbFile });
   // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
   const feed = createEventFeed({ events: store.events, pollMs: 250, log });
   const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, ...config.webhooks, ...options.webhooks };

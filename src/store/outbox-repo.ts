@@ -60,6 +60,7 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
     failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
       WHERE webhook_id = ? AND status = 'pending'`),
     nextDue: db.prepare(`SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).pluck(),
+    byStatus: db.prepare('SELECT status, COUNT(*) AS count FROM webhook_deliveries GROUP BY status'),
   };
 
   return {
@@ -77,6 +78,9 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
     },
 
     /** When the earliest pending delivery is due (RFC 3339), or null. */
+    /** How many deliveries are in each status, all webhooks together (the operator's metrics: `pending` is the backlog). */
+    countByStatus: (): { status: string; count: number }[] => q.byStatus.all() as { status: string; count: number }[],
+
     nextDue: (): string | null => (q.nextDue.get() as string | null) ?? null,
 
     /**

@@ -23,7 +23,7 @@ beforeEach(async () => {
   t = await createTestApp({
     boot: true,
     software,
-    env: { GAME_PORT_RANGE: '29200-29209', METRICS_TOKEN, RATE_LIMIT_PER_MINUTE: '20' },
+    env: { GAME_PORT_RANGE: '29200-29209', METRICS_TOKEN, RATE_LIMIT_PER_MINUTE: '20', WEBHOOK_ALLOW_PRIVATE: 'true' },
     runtime: { backoffMs: 200, stopTimeoutMs: 3_000, reconcileMs: 500 },
   });
   const listener = await t.listen();
@@ -89,6 +89,21 @@ test('counters move with real traffic: requests by operationId and status, rate 
   for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds']) {
     expect(after.has(name)).toBe(true);
   }
+});
+
+test('webhook deliveries and their backlog: a delivery that cannot be made stays pending, and is counted', async () => {
+  const token = t.token('hooks@example.com');
+  const auth = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  const before = await scrape(`${base}/metrics`, METRICS_TOKEN);
+  expect(before.value('gsh_webhook_deliveries', { status: 'pending' })).toBe(0);
+  // Port 9 (discard) on loopback: nothing listens, so every attempt fails and the delivery is retried later.
+  const hook = await fetch(`${base}/v1/webhooks`, { method: 'POST', headers: auth, body: JSON.stringify({ url: 'http://127.0.0.1:9/in', event_types: ['server.created'] }) });
+  expect(hook.status).toBe(201);
+  const id = ((await hook.json()) as { id: string }).id;
+  expect((await fetch(`${base}/v1/webhooks/${id}/test`, { method: 'POST', headers: auth })).status).toBe(202);
+  const after = await scrape(`${base}/metrics`, METRICS_TOKEN);
+  expect(after.value('gsh_webhook_deliveries', { status: 'pending' })).toBe(1);
+  expect(after.value('gsh_webhook_deliveries', { status: 'succeeded' })).toBe(0);
 });
 
 test('labels are bounded: no server, user or token id in any label', async () => {
