@@ -1142,19 +1142,7 @@ export interface components {
              * @example motd
              */
             name: string;
-            /**
-             * @description A JSON Schema (draft-07) of its value, with `type`, bounds, `default` and `description`.
-             * @example {
-             *       "type": "string",
-             *       "minLength": 1,
-             *       "maxLength": 100,
-             *       "default": "A flying-squid server",
-             *       "description": "The message of the day players see in their server list."
-             *     }
-             */
-            schema: {
-                [key: string]: unknown;
-            };
+            schema: components["schemas"]["SettingSchema"];
             /**
              * @description Whether a change reaches a running game only at its next start.
              * @example true
@@ -1179,6 +1167,66 @@ export interface components {
              */
             plan_limit: "player_slots" | null;
         };
+        /**
+         * @description A JSON Schema (draft-07) of a setting's value: its `type`, bounds, `default` and `description`. The
+         *     keywords below are those the built-in software uses; an operator's definition may use other JSON Schema
+         *     keywords, which come through as they are.
+         */
+        SettingSchema: {
+            /**
+             * @description The value's JSON type.
+             * @example string
+             * @enum {string}
+             */
+            type: "string" | "integer" | "number" | "boolean";
+            /**
+             * @description What the setting does, for people.
+             * @example The message of the day players see in their server list.
+             */
+            description: string;
+            /**
+             * @description The value a server has until its owner sets one.
+             * @example A flying-squid server
+             */
+            default?: string | number | boolean;
+            /**
+             * @description The only values allowed.
+             * @example [
+             *       "survival",
+             *       "creative",
+             *       "adventure",
+             *       "spectator"
+             *     ]
+             */
+            enum?: (string | number | boolean)[];
+            /**
+             * @description The smallest value allowed (numbers).
+             * @example 2
+             */
+            minimum?: number;
+            /**
+             * @description The largest value allowed (numbers).
+             * @example 10
+             */
+            maximum?: number;
+            /**
+             * Format: int32
+             * @description The shortest text allowed.
+             * @example 1
+             */
+            minLength?: number;
+            /**
+             * Format: int32
+             * @description The longest text allowed.
+             * @example 100
+             */
+            maxLength?: number;
+            /**
+             * @description A regular expression (ECMA-262) the text must match.
+             * @example ^[^\u0000-\u001F\u007F]*$
+             */
+            pattern?: string;
+        };
         /** @description A game version and the settings its software offers. */
         VersionDetail: {
             id: components["schemas"]["VersionId"];
@@ -1188,7 +1236,12 @@ export interface components {
              */
             software: string;
             /**
-             * @description The Minecraft (Java protocol) version clients must use.
+             * @description The game its players play, which says which client they need (`Minecraft Java Edition`, `Luanti`).
+             * @example Minecraft Java Edition
+             */
+            game: string;
+            /**
+             * @description The game's version clients must be compatible with (for Minecraft, the Java protocol version).
              * @example 1.20
              */
             game_version: string;

@@ -31,5 +31,7 @@ export function versionCatalog(source: { list(): Version[]; get(softwareId: stri
 
 function settingView(s: SettingDefinition): VersionDetail['settings'][number] {
   const via = (['file', 'argument', 'console'] as const).filter((k) => s.via[k] !== null);
-  return { name: s.name, schema: s.schema, restart_required: s.restart, applied_through: via, creation_only: s.creationOnly, plan_limit: s.planLimit };
+  // The definition's schema was checked at load (setting-definitions.ts): a `type` of SettingSchema's and a description.
+  const schema = s.schema as VersionDetail['settings'][number]['schema'];
+  return { name: s.name, schema, restart_required: s.restart, applied_through: via, creation_only: s.creationOnly, plan_limit: s.planLimit };
 }
