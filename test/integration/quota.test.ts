@@ -25,7 +25,7 @@ function expectRefused(res: { status: number; headers: Record<string, string>; b
   expect(res.status).toBe(403);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   expect(res.body).toMatchObject({
-    type: 'https://gsh.example.com/problems/quota_exceeded',
+    type: `${t.config.publicUrl}/problems/quota_exceeded`, // its page on PUBLIC_URL (docs/conventions.md "Errors")
     status: 403,
     code: 'quota_exceeded',
     quota,
