@@ -131,8 +131,9 @@ describe('servers', () => {
   test('an action while another is open is 409 action_conflict naming that action and the state', async () => {
     await setup(['Survival'], { installed: true });
     const id: string = (await t.http.get('/v1/servers?limit=1').set(auth(alice))).body.data[0].id;
-    t.db.prepare("INSERT INTO actions (id, server_id, user_id, type, status, created_at) VALUES ('act_open1', ?, 'usr_x', 'start', 'running', ?)")
-      .run(id, new Date().toISOString());
+    // An action of the owner's still open (as a slow start leaves one); shutdown fails it, with its event.
+    t.db.prepare("INSERT INTO actions (id, server_id, user_id, type, status, created_at) SELECT 'act_open1', id, user_id, 'start', 'running', ? FROM servers WHERE id = ?")
+      .run(new Date().toISOString(), id);
     const res = await t.http.post(`/v1/servers/${id}/actions`).set(auth(alice)).send({ type: 'stop' });
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 'action_conflict', action_id: 'act_open1', state: 'stopped' });
