@@ -4,10 +4,10 @@ import type { Json } from './helpers';
 /**
  * fast-check arbitraries built from the spec's own JSON Schemas (the subset openapi/v1.yaml uses: type and type
  * lists, enum, const, oneOf/anyOf, pattern, min/maxLength, minimum/maximum, format date-time, items, min/maxItems,
- * uniqueItems, properties, required, minProperties), and the hostile values the fuzzer mutates them with.
+ * uniqueItems, properties, additionalProperties, required, minProperties), and the hostile values the fuzzer mutates them with.
  */
 
-/** Values to prefer for a property of this name (plan and version ids the catalog really has). */
+/** Values to prefer for a property of this name (plan and version ids the catalog really has); `*key`: a map's keys. */
 export type Hints = Record<string, readonly unknown[]>;
 
 /** Ajv (which openapi-backend validates with) counts string length in code points and compiles patterns with `u`. */
@@ -18,6 +18,23 @@ export function validArb(schema: Json, hints: Hints = {}, name?: string): fc.Arb
   const hinted = name !== undefined ? hints[name] : undefined;
   if (!hinted || hinted.length === 0) return base;
   return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...hinted) }, { weight: 1, arbitrary: base });
+}
+
+/**
+ * `arb.filter(keep)` that fails loudly when `keep` refuses 10,000 values in a row. fast-check retries a filter
+ * without end, synchronously, so a schema no value can satisfy would block the event loop: no time limit and no
+ * jest timeout fires, and the run hangs until CI kills it.
+ */
+function filterOrFail<T>(arb: fc.Arbitrary<T>, keep: (v: T) => boolean, what: string): fc.Arbitrary<T> {
+  let misses = 0;
+  return arb.filter((v) => {
+    if (keep(v)) {
+      misses = 0;
+      return true;
+    }
+    if (++misses >= 10_000) throw new Error(`fuzz generator: 10,000 values in a row failed ${what}; fix the arbitrary for this schema`);
+    return false;
+  });
 }
 
 function baseValid(schema: Json, hints: Hints): fc.Arbitrary<unknown> {
@@ -46,9 +63,20 @@ function baseValid(schema: Json, hints: Hints): fc.Arbitrary<unknown> {
     case 'object': {
       const props = Object.entries<Json>(schema.properties ?? {});
       const model = Object.fromEntries(props.map(([k, s]) => [k, validArb(s, hints, k)]));
-      const record = fc.record(model, { requiredKeys: (schema.required ?? []) as never[] }) as fc.Arbitrary<Record<string, unknown>>;
+      const required: string[] = schema.required ?? [];
+      const record = fc.record(model, { requiredKeys: required as never[] }) as fc.Arbitrary<Record<string, unknown>>;
       const min = schema.minProperties ?? 0;
-      return min > 0 ? record.filter((o) => Object.keys(o).length >= min) : record;
+      if (typeof schema.additionalProperties === 'object') {
+        // A map (SettingsChange): names the hints prefer (`*key`, the catalog's setting names) or any, and enough
+        // of them for minProperties. Without this a map with no `properties` could never reach minProperties, and
+        // the filter below would spin forever in generation, where no time limit or jest timeout can stop it.
+        const keys = hints['*key']?.length ? fc.oneof(fc.constantFrom(...(hints['*key'] as string[])), fc.string({ maxLength: 40 })) : fc.string({ maxLength: 40 });
+        const extra = fc.dictionary(keys, validArb(schema.additionalProperties, hints), { minKeys: Math.max(0, min - required.length), maxKeys: Math.max(3, min) });
+        const merged = fc.tuple(extra, record).map(([e, r]) => ({ ...e, ...r }));
+        return min > 0 ? filterOrFail(merged, (o) => Object.keys(o).length >= min, 'minProperties') : merged;
+      }
+      if (min > props.length) throw new Error(`minProperties ${min} with ${props.length} properties and no additionalProperties: no value can be generated`);
+      return min > 0 ? filterOrFail(record, (o) => Object.keys(o).length >= min, 'minProperties') : record;
     }
     default:
       return fc.jsonValue({ maxDepth: 2 });
@@ -70,7 +98,7 @@ function stringArb(schema: Json): fc.Arbitrary<string> {
     } catch {
       gen = fc.string({ unit: 'grapheme', minLength: min, maxLength: max });
     }
-    return gen.filter((s) => fits(s) && strict.test(s));
+    return filterOrFail(gen, (s) => fits(s) && strict.test(s), `pattern ${schema.pattern}`);
   }
   return fc.string({ unit: 'grapheme', minLength: min, maxLength: max });
 }

@@ -66,10 +66,15 @@ async function setup() {
   const revoked = createTokensRepo(t.db, { now: () => Date.now() }).create(A.userId, { name: 'revoked', scopes: ['servers:read'] });
   createTokensRepo(t.db, { now: () => Date.now() }).revoke(A.userId, revoked.id);
   revokedSecret = revoked.token;
-  const versions = await rawRequest(base, { method: 'GET', path: '/v1/versions', headers: { Authorization: `Bearer ${A.tokens.caller.secret}` } });
+  const auth = { Authorization: `Bearer ${A.tokens.caller.secret}` };
+  const versions = await rawRequest(base, { method: 'GET', path: '/v1/versions', headers: auth });
+  const versionIds = (JSON.parse(versions.text).data as { id: string }[]).map((v) => v.id);
+  const detail = await rawRequest(base, { method: 'GET', path: `/v1/versions/${versionIds[0]}`, headers: auth });
   hints = {
     plan: plans.map((p) => p.id),
-    version: (JSON.parse(versions.text).data as { id: string }[]).map((v) => v.id),
+    version: versionIds,
+    // Settings maps (SettingsChange) use real setting names most of the time, so valid changes get past the names.
+    '*key': (JSON.parse(detail.text).settings as { name: string }[]).map((d) => d.name),
     // A few keys, so the fuzzer reuses them: replays, and the same key with another body (422), happen too.
     'Idempotency-Key': ['fuzz-key-1', 'fuzz-key-2', 'fuzz-key-3'],
   };
