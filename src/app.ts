@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { OpenAPIBackend, type Context, type Request as ApiRequest } from 'openapi-backend';
+import { OpenAPIBackend, OpenAPIValidator, type Context, type Request as ApiRequest } from 'openapi-backend';
 import addFormats from 'ajv-formats';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { Db } from './store/db';
@@ -90,6 +90,12 @@ export interface AppDeps {
   prometheus?: { measure: Prometheus['measure']; registry: Prometheus['registry']; token: string | null };
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
+  /**
+   * Compile each operation's request validators on its first request instead of at start. `npm start` compiles
+   * them all up front (about 2 s), so a schema Ajv cannot compile stops the boot and no first request pays for
+   * it; tests build an app per test and touch a few operations each (docs/conventions.md "Tests").
+   */
+  lazyValidators?: boolean;
 }
 
 /**
@@ -176,16 +182,9 @@ export async function createApp(deps: AppDeps) {
 }
 
 async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['tokens']) {
-  const api = new OpenAPIBackend({
-    definition: structuredClone(deps.spec.document) as never,
-    strict: true,
-    validate: true,
-    ajvOpts: { allErrors: true, strict: false },
-    customizeAjv: (ajv) => {
-      addFormats(ajv);
-      return ajv;
-    },
-  });
+  // validate: false here only so that init() builds no validator: the one built after init() is the same
+  // openapi-backend OpenAPIValidator, with lazy compilation under our control (AppDeps.lazyValidators).
+  const api = new OpenAPIBackend({ definition: structuredClone(deps.spec.document) as never, strict: true, validate: false });
   // openapi-backend checks the document against the OpenAPI 3.0 meta-schema, which rejects valid 3.1
   // (`type: [string, "null"]`, info.summary). `redocly lint` (recommended-strict) is our definition check.
   (api as unknown as { validateDefinition: () => unknown }).validateDefinition = () => undefined;
@@ -232,6 +231,17 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
     });
   }
   await api.init();
+  api.validator = new OpenAPIValidator({
+    definition: api.definition,
+    router: api.router,
+    ajvOpts: { allErrors: true, strict: false },
+    customizeAjv: (ajv) => {
+      addFormats(ajv);
+      return ajv;
+    },
+    lazyCompileValidators: deps.lazyValidators === true,
+  });
+  api.validate = true;
   // openapi-backend 5.x rebuilds its operation list (a lodash chain copying every operation) on each call of
   // getOperations(), and matchOperation() calls it twice per request: ~23% of the API's CPU in `npm run bench`.
   // The definition never changes after init(), so the list is computed once.

@@ -25,6 +25,8 @@ export interface BuildOptions {
   runtime?: Partial<Omit<RuntimeConfig, 'dataDir'>>;
   /** Test-only hooks of createApp (the contract checker). */
   onResponse?: AppDeps['onResponse'];
+  /** Compile request validators on first use (AppDeps.lazyValidators); tests do, `npm start` does not. */
+  lazyValidators?: boolean;
   /** A shared rate-limit store (e.g. Redis) when several instances serve one API; memory by default. */
   rateLimitStore?: AppDeps['rateLimitStore'];
   /** Webhook delivery timings and the resolver (tests shorten retries and map names to addresses). */
@@ -94,6 +96,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     streams,
     feed,
     onResponse: options.onResponse,
+    lazyValidators: options.lazyValidators,
     rateLimitStore: options.rateLimitStore,
     prometheus: prometheus && { ...prometheus, token: promSettings.token },
   });
