@@ -115,6 +115,23 @@ export function unboundedIntegers(node: unknown, at = '#', out: string[] = []): 
   return out;
 }
 
+/**
+ * POST, PUT and PATCH operations that do not document 400, 413 and 415: the service parses a body for these
+ * methods whether or not the operation takes one (src/http/middleware.ts jsonBody and requireJson), so any of
+ * them can answer malformed JSON, too large, or not JSON.
+ */
+export function undocumentedBodyErrors(spec: Json): string[] {
+  const out: string[] = [];
+  for (const item of Object.values(spec.paths as Json)) {
+    for (const [method, op] of Object.entries(item as Json)) {
+      if (!['post', 'put', 'patch'].includes(method)) continue;
+      const missing = ['400', '413', '415'].filter((s) => op.responses?.[s] === undefined);
+      if (missing.length) out.push(`${op.operationId}: ${missing.join(', ')}`);
+    }
+  }
+  return out;
+}
+
 const spec = loadSpec().document as Json;
 
 describe('openapi/v1.yaml is safe for any generator', () => {
@@ -133,6 +150,9 @@ describe('openapi/v1.yaml is safe for any generator', () => {
   });
   test('every event stream names its event schema, its event types, a stream id and a named data schema', () => {
     expect(untypedStreams(spec)).toEqual([]);
+  });
+  test('every operation whose method carries a body documents the body errors (400, 413, 415)', () => {
+    expect(undocumentedBodyErrors(spec)).toEqual([]);
   });
 });
 
@@ -160,6 +180,10 @@ describe('the checks fail on the spec mistakes they guard against', () => {
   });
   test('an integer without a format or a bound', () => {
     expect(unboundedIntegers({ a: { type: 'integer', minimum: 0, maximum: 9 }, b: { type: ['integer', 'null'], format: 'int32', minimum: 0 } })).toEqual(['#/a', '#/b']);
+  });
+  test('a bodyless POST that does not document 415', () => {
+    const s = broken((c) => delete c.paths['/v1/webhooks/{webhook_id}/test'].post.responses['415']);
+    expect(undocumentedBodyErrors(s)).toEqual(['testWebhook: 415']);
   });
   test('a stream described as a plain string', () => {
     const s = broken((c) => {
