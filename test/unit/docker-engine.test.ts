@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import { ConfigError, loadConfig } from '../../src/config';
 import { containerConfig, type NetworkMode } from '../../src/runtime/docker/docker-environment';
 import { usageFromStats } from '../../src/runtime/docker/container-process';
+import { IMAGE_NODE } from '../../src/runtime/docker/image';
 import { createEngine, demux, parseDockerHost } from '../../src/runtime/docker/engine';
 import type { LaunchSpec } from '../../src/runtime/environment';
 
@@ -75,6 +76,11 @@ test('the container definition holds every limit and confinement, and publishes 
       { Type: 'bind', Source: '/data/servers/srv_1/logs', Target: '/data/servers/srv_1/logs', ReadOnly: true },
     ],
   });
+  const other = containerConfig({ ...spec, argv: ['/opt/game/bin/server', '--port', '25570'] }, options, 'gsh-game:test') as { Cmd: string[] };
+  expect(other.Cmd).toEqual(['/opt/game/bin/server', '--port', '25570']); // a native game (image_files): run as given
+  // This service's Node runs as the image's copy, wherever it is on the host (a /tmp path would be under the tmpfs).
+  const own = containerConfig({ ...spec, argv: [process.execPath, 'game.js'] }, options, 'gsh-game:test') as { Cmd: string[] };
+  expect(own.Cmd).toEqual([IMAGE_NODE, 'game.js']);
 });
 
 test('on an engine without a bridge network the container shares the node\'s network and publishes nothing', () => {

@@ -7,7 +7,7 @@ import type { Environment, GameProcess, LaunchSpec, LeftoverProcess } from '../e
 import { isPortFree, SERVER_ID_ENV } from '../local-environment';
 import { removeContainer, wrapContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
-import { imageKeeper, imageName } from './image';
+import { IMAGE_NODE, imageKeeper, imageName } from './image';
 
 /** The labels that make a container ours: which server, and which service instance (its DATA_DIR). */
 export const LABEL_SERVER = 'io.gsh.server';
@@ -195,7 +195,7 @@ export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOpti
   const env = { ...options.gameEnv, HOME: spec.cwd, [SERVER_ID_ENV]: spec.serverId };
   return {
     Image: image,
-    Cmd: spec.argv,
+    Cmd: spec.argv[0] === process.execPath ? [IMAGE_NODE, ...spec.argv.slice(1)] : spec.argv, // image.ts IMAGE_NODE
     WorkingDir: spec.cwd,
     User: `${options.user.uid}:${options.user.gid}`,
     Env: Object.entries(env).map(([k, v]) => `${k}=${v}`),

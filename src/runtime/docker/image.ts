@@ -10,13 +10,20 @@ import { EngineError } from './engine';
 const run = promisify(execFile);
 
 /**
- * The image's name: one per Node version and per set of extra files (the software definitions'
- * `image_files`), so a host whose Node or games change builds a new one.
+ * Where Node is in the image, whatever its path on the host: a host path under /tmp (Node from npm, as CI's Node 24
+ * run has it) would be hidden by the container's /tmp tmpfs. docker-environment.ts runs this in place of
+ * process.execPath.
+ */
+export const IMAGE_NODE = '/usr/local/bin/node';
+
+/**
+ * The image's name: one per layout (`v2`: Node at IMAGE_NODE), per Node version and per set of extra files (the
+ * software definitions' `image_files`), so a host whose Node or games change builds a new one.
  */
 export function imageName(extra: readonly string[] = []): string {
-  if (extra.length === 0) return `gsh-game:node-${process.versions.node}`;
+  if (extra.length === 0) return `gsh-game:v2-node-${process.versions.node}`;
   const digest = crypto.createHash('sha256').update([...extra].sort().join('\n')).digest('hex').slice(0, 10);
-  return `gsh-game:node-${process.versions.node}-${digest}`;
+  return `gsh-game:v2-node-${process.versions.node}-${digest}`;
 }
 
 async function linked(binary: string): Promise<string[]> {
@@ -54,11 +61,16 @@ export async function imageExists(engine: Engine, name: string = imageName()): P
 
 /**
  * Imports a tarball of imageFiles() as the image (API "Create an image", fromSrc=-), with no shell and no
- * package manager in it. `tar -h` stores each symlinked library as the file it names. Resolves with the name.
+ * package manager in it. `tar -h` stores each symlinked library as the file it names; Node itself is stored as
+ * IMAGE_NODE. Resolves with the name.
  */
 export async function buildImage(engine: Engine, name: string = imageName(), extra: readonly string[] = []): Promise<string> {
   const files = (await imageFiles(process.execPath, extra)).map((p) => p.replace(/^\//, ''));
-  const tar = spawn('tar', ['-c', '-h', '-f', '-', '-C', '/', ...files], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // GNU tar --transform takes a sed expression: a basic regular expression, whose special characters (and the
+  // delimiter) are escaped.
+  const nodeMember = process.execPath.replace(/^\//, '').replace(/[\\^$.*[\],]/g, '\\$&');
+  const rename = `s,^${nodeMember}$,${IMAGE_NODE.slice(1)},`;
+  const tar = spawn('tar', ['-c', '-h', '-f', '-', '-C', '/', `--transform=${rename}`, ...files], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   tar.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
   const [repo, tag] = name.split(':');
