@@ -47,6 +47,7 @@ test.each([
     // This browser carries on, in a new session with a new page token.
     await page.getByRole('link', { name: 'API tokens' }).click();
     await page.getByRole('heading', { name: 'API tokens', level: 1 }).waitFor();
+    await page.getByRole('table', { name: 'Your API tokens' }).waitFor(); // the list arrives after the heading
     expect(await page.locator('tr.own').count()).toBe(1);
     expect(ctx.browser.consoleErrors).toEqual([]);
   } finally {
