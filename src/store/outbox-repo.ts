@@ -9,6 +9,7 @@ export interface DueDelivery {
   webhookId: string;
   /** Deliveries of one webhook and one server go one at a time, in order ('' for events without a server). */
   group: string;
+  serverKey: string;
   attempts: number;
   url: string;
   secret: string;
@@ -37,6 +38,19 @@ export interface Outcome {
   error: string | null;
 }
 
+function toDue(r: DueRow): DueDelivery {
+  return {
+    seq: r.seq,
+    webhookId: r.webhook_id,
+    group: `${r.webhook_id}/${r.server_key}`,
+    serverKey: r.server_key,
+    attempts: r.attempts,
+    url: r.url,
+    secret: r.secret,
+    event: { id: r.event_id, type: r.type, server_id: r.server_id, created_at: r.created_at, data: JSON.parse(r.data) } as Event,
+  };
+}
+
 /**
  * The dispatcher's statements on the outbox (src/store/migrations/013-webhooks.ts). A row stays `pending` until an
  * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
@@ -50,6 +64,14 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
       WHERE d.seq IN (SELECT MIN(seq) FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id, server_key)
         AND d.next_attempt_at <= ? ORDER BY d.seq LIMIT ?`),
+    // One row, fresh: still pending (a disabled or deleted webhook's rows are not), with the webhook as it is now.
+    get: db.prepare(`SELECT d.seq, d.webhook_id, d.server_key, d.attempts, w.url, w.secret,
+        e.id AS event_id, e.type, e.server_id, e.data, e.created_at
+      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
+      WHERE d.seq = ? AND d.status = 'pending'`),
+    // One queue's head, through the deliveries_pending index.
+    head: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries
+      WHERE status = 'pending' AND webhook_id = ? AND server_key = ? ORDER BY seq LIMIT 1`),
     succeed: db.prepare(`UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, response_status = ?,
       duration_ms = ?, error = NULL, next_attempt_at = NULL, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
     retry: db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?, duration_ms = ?,
@@ -64,17 +86,19 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
   };
 
   return {
-    /** Up to `limit` deliveries due now, oldest first, at most one per webhook and server. */
-    due(limit: number): DueDelivery[] {
-      return (q.due.all(iso(clock.now()), limit) as DueRow[]).map((r) => ({
-        seq: r.seq,
-        webhookId: r.webhook_id,
-        group: `${r.webhook_id}/${r.server_key}`,
-        attempts: r.attempts,
-        url: r.url,
-        secret: r.secret,
-        event: { id: r.event_id, type: r.type, server_id: r.server_id, created_at: r.created_at, data: JSON.parse(r.data) } as Event,
-      }));
+    /** Up to `limit` deliveries due now, oldest first, at most one per webhook and server (every queue's head). */
+    due: (limit: number): DueDelivery[] => (q.due.all(iso(clock.now()), limit) as DueRow[]).map(toDue),
+
+    /** The delivery as it is now, or null when it is no longer pending. */
+    get: (seq: number): DueDelivery | null => {
+      const row = q.get.get(seq) as DueRow | undefined;
+      return row ? toDue(row) : null;
+    },
+
+    /** The seq of the head of one webhook's queue for one server when it is due now, else null. */
+    dueHead(webhookId: string, serverKey: string): number | null {
+      const row = q.head.get(webhookId, serverKey) as { seq: number; next_attempt_at: string } | undefined;
+      return row && row.next_attempt_at <= iso(clock.now()) ? row.seq : null;
     },
 
     /** When the earliest pending delivery is due (RFC 3339), or null. */

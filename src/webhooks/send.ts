@@ -22,7 +22,46 @@ export interface SendOptions {
   lookup: Lookup;
   timeoutMs: number;
   now: () => number;
+  /** Keep-alive connections to reuse (createAgents); without it every attempt opens its own connection. */
+  agents?: Agents;
 }
+
+/**
+ * Keep-alive agents, one per URL origin and resolved address, so a busy receiver is not paid a new TCP (and TLS)
+ * handshake per delivery. The address is part of the key: a connection is only reused for the address this
+ * attempt resolved and checked (DNS rebinding, SECURITY.md), never for one an earlier answer gave. At most `max`
+ * agents are kept, the least recently used destroyed first; an idle connection is closed after `idleMs`.
+ */
+export function createAgents(opts: { max: number; socketsPerAgent: number; idleMs: number }) {
+  const agents = new Map<string, http.Agent>();
+  return {
+    get(url: URL, address: string): http.Agent {
+      const key = `${url.protocol}//${url.host} ${address}`;
+      let agent = agents.get(key);
+      if (agent) {
+        agents.delete(key); // re-inserted last: the Map's order is least recently used first
+      } else {
+        const Agent = url.protocol === 'https:' ? https.Agent : http.Agent;
+        agent = new Agent({ keepAlive: true, maxSockets: opts.socketsPerAgent, maxFreeSockets: opts.socketsPerAgent, timeout: opts.idleMs, scheduling: 'lifo' });
+        if (agents.size >= opts.max) {
+          const [oldest, old] = agents.entries().next().value as [string, http.Agent];
+          agents.delete(oldest);
+          old.destroy();
+        }
+      }
+      agents.set(key, agent);
+      return agent;
+    },
+    /** Closes every connection (the dispatcher's close). */
+    destroy(): void {
+      for (const agent of agents.values()) agent.destroy();
+      agents.clear();
+    },
+    size: () => agents.size,
+  };
+}
+
+export type Agents = ReturnType<typeof createAgents>;
 
 /**
  * One attempt: resolves the URL's host once, refuses a forbidden address, and POSTs to exactly that address
@@ -43,20 +82,22 @@ export async function sendOnce(url: string, secret: string, msg: { id: string; b
     if ((options as { all?: boolean }).all) (callback as (e: null, a: typeof target[]) => void)(null, [target]);
     else callback(null, target.address, target.family);
   };
-  const client = url.startsWith('https:') || url.startsWith('HTTPS:') ? https : http;
+  const parsed = new URL(url);
+  const client = parsed.protocol === 'https:' ? https : http;
   return new Promise<Outcome>((resolve) => {
     let settled = false;
-    const finish = (status: number | null, error: string | null) => {
+    // A connection is only given back for reuse after a whole answer was read; any other end destroys it.
+    const finish = (status: number | null, error: string | null, reusable = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      req.destroy();
+      if (!reusable) req.destroy();
       resolve(done(status, error));
     };
     const req = client.request(url, {
       method: 'POST',
       lookup: pinned,
-      agent: false,
+      agent: opts.agents ? opts.agents.get(parsed, target.address) : false,
       headers: {
         'content-type': 'application/json',
         'user-agent': 'gsh-webhooks/1',
@@ -73,7 +114,7 @@ export async function sendOnce(url: string, secret: string, msg: { id: string; b
         read += chunk.length;
         if (read > MAX_RESPONSE_BYTES) finish(res.statusCode ?? null, null);
       });
-      res.on('end', () => finish(res.statusCode ?? null, null));
+      res.on('end', () => finish(res.statusCode ?? null, null, true));
       res.on('error', () => finish(res.statusCode ?? null, null));
     });
     req.end(msg.body);

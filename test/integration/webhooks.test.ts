@@ -30,9 +30,12 @@ async function receiver(respond: (r: Received, n: number) => number | 'hang' = (
       if (answer !== 'hang') res.writeHead(answer).end('ok');
     });
   });
+  let connections = 0;
+  server.on('connection', () => connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     got,
+    connections: () => connections,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
     close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
   };
@@ -118,6 +121,28 @@ test('one server\'s events arrive in event order, also while the first ones are 
   await until('all 20 delivered', () => new Set(rx.got.map((r) => r.headers['webhook-id'])).size === 20, 15_000);
   const order = rx.got.map((r) => r.headers['webhook-id'] as string).filter((id, i, all) => id !== all[i - 1]);
   expect(order).toEqual(sent);
+}, 90_000);
+
+test('a backlog over several servers is delivered in order per server, over reused (keep-alive) connections', async () => {
+  const token = await start();
+  const rx = await receiver();
+  closers.push(rx.close);
+  await hook(token, rx.url);
+  const userId = userOf(token);
+  const sent: Record<string, string[]> = {};
+  for (let i = 0; i < 60; i++) {
+    const server = `srv_queue${i % 4}`;
+    (sent[server] ??= []).push(t.store.events.append(userId, server, 'server.state_changed', { from: 'stopped', to: 'starting' }).id);
+  }
+  await until('all 60 delivered', () => rx.got.length >= 60, 15_000);
+  const byServer: Record<string, string[]> = {};
+  for (const r of rx.got) {
+    const event = JSON.parse(r.body) as { id: string; server_id: string };
+    (byServer[event.server_id] ??= []).push(event.id);
+  }
+  expect(byServer).toEqual(sent);
+  // One queue per server, each with at most one attempt at a time: 4 connections at most, not one per delivery.
+  expect(rx.connections()).toBeLessThanOrEqual(4);
 }, 90_000);
 
 test('a webhook failing for longer than WEBHOOK_DISABLE_AFTER is disabled, with a webhook.disabled event', async () => {
