@@ -1960,12 +1960,12 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description What happened. `server.*`, `action.*`, `player.*` and `server.crashed` carry the server's id;
+         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*` and `server.crashed` carry the server's id;
          *     `token.*` and `webhook.*` do not.
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -1985,7 +1985,7 @@ export interface components {
             data: components["schemas"]["Event"];
         };
         /** @description Something that happened on your account. `type` says which, and which schema `data` follows. */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
@@ -2108,6 +2108,25 @@ export interface components {
             data: {
                 webhook_id: components["schemas"]["WebhookId"];
                 url: components["schemas"]["WebhookUrl"];
+            };
+        };
+        /**
+         * @description A backup of a server: `backup.created` (asked for; `pending`), `backup.ready` (its archive is made),
+         *     `backup.failed` (with its `error`), `backup.deleted`. A restore is an action: `action.succeeded` or
+         *     `action.failed` of type `restore`.
+         */
+        BackupEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The backup as it is then (as it was, for `backup.deleted`). */
+            data: {
+                backup: components["schemas"]["Backup"];
             };
         };
         /** @description A page of events, oldest first. */

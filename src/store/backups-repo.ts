@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
 import { AppError } from '../errors';
+import { createEventsRepo, type EventsRepo } from './events-repo';
 import type { components } from '../../generated/v1';
 
 export type Backup = components['schemas']['Backup'];
@@ -32,11 +33,16 @@ function toBackup(row: BackupRow): Backup {
   };
 }
 
-/** The `backups` table (migration 015). The runtime's backups (src/runtime/backups.ts) are the only writer. */
-export function createBackupsRepo(db: Db, clock: Clock) {
+/**
+ * The `backups` table (migration 015). The runtime's backups (src/runtime/backups.ts) are the only writer. Each
+ * change writes its `backup.*` event for the server's owner in its own transaction (docs/architecture.md "Events
+ * and webhooks").
+ */
+export function createBackupsRepo(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
   const q = {
     insert: db.prepare(`INSERT INTO backups (id, server_id, name, status, created_at) VALUES (?, ?, ?, 'pending', ?)`),
     get: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id = ?'),
+    byId: db.prepare('SELECT * FROM backups WHERE id = ?'),
     page: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
     pending: db.prepare(`SELECT * FROM backups WHERE server_id = ? AND status = 'pending'`),
     kept: db.prepare(`SELECT COUNT(*) AS n FROM backups WHERE server_id = ? AND status IN ('pending', 'ready')`),
@@ -45,6 +51,12 @@ export function createBackupsRepo(db: Db, clock: Clock) {
     failed: db.prepare(`UPDATE backups SET status = 'failed', error = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     remove: db.prepare('DELETE FROM backups WHERE server_id = ? AND id = ?'),
   };
+  /** The backup's event, as the row is now. */
+  function announce(id: string, type: 'backup.ready' | 'backup.failed'): void {
+    const row = q.byId.get(id) as BackupRow;
+    events.appendForServer(row.server_id, type, { backup: toBackup(row) });
+  }
+
   return {
     /**
      * A new `pending` backup, unless one of the server's is still pending (returned as `busy`), or it already keeps
@@ -58,7 +70,9 @@ export function createBackupsRepo(db: Db, clock: Clock) {
         if (kept >= limit) throw new AppError('backup_limit_reached', `The server keeps ${kept} backups, as many as its plan allows (${limit}); delete one first.`);
         const id = newId('bkp', clock.now());
         q.insert.run(id, serverId, name, iso(clock.now()));
-        return { backup: toBackup(q.get.get(serverId, id) as BackupRow) };
+        const backup = toBackup(q.get.get(serverId, id) as BackupRow);
+        events.appendForServer(serverId, 'backup.created', { backup });
+        return { backup };
       }).immediate();
     },
     get: (serverId: string, id: string): Backup | undefined => {
@@ -72,9 +86,21 @@ export function createBackupsRepo(db: Db, clock: Clock) {
     pending: (serverId: string): boolean => q.pending.get(serverId) !== undefined,
     /** Every pending backup with its server: at boot, these were interrupted. */
     allPending: (): Array<{ serverId: string; id: string }> => (q.allPending.all() as BackupRow[]).map((r) => ({ serverId: r.server_id, id: r.id })),
-    markReady: (id: string, sizeBytes: number, sha256: string): void => void q.ready.run(sizeBytes, sha256, iso(clock.now()), id),
-    markFailed: (id: string, error: string): void => void q.failed.run(error.slice(0, 500), iso(clock.now()), id),
-    remove: (serverId: string, id: string): boolean => q.remove.run(serverId, id).changes > 0,
+    markReady: (id: string, sizeBytes: number, sha256: string): void =>
+      db.transaction(() => {
+        if (q.ready.run(sizeBytes, sha256, iso(clock.now()), id).changes > 0) announce(id, 'backup.ready');
+      })(),
+    markFailed: (id: string, error: string): void =>
+      db.transaction(() => {
+        if (q.failed.run(error.slice(0, 500), iso(clock.now()), id).changes > 0) announce(id, 'backup.failed');
+      })(),
+    remove: (serverId: string, id: string): boolean =>
+      db.transaction(() => {
+        const row = q.get.get(serverId, id) as BackupRow | undefined;
+        if (!row || q.remove.run(serverId, id).changes === 0) return false;
+        events.appendForServer(serverId, 'backup.deleted', { backup: toBackup(row) });
+        return true;
+      })(),
   };
 }
 

@@ -45,7 +45,7 @@ export function createStore(
     nodes,
     settings: createSettingsRepo(db, clock),
     playerLists: createPlayerListsRepo(db, clock),
-    backups: createBackupsRepo(db, clock),
+    backups: createBackupsRepo(db, clock, events),
     actions: createActionsRepo(db, clock, quotas, events, observer),
     quotas,
     crashes: createCrashesRepo(db, clock, events, observer),

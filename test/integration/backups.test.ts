@@ -42,6 +42,31 @@ test('a server keeps as many backups as its plan says; past that, 409 until one 
   expect((await backUp()).body.status).toBe('ready');
 });
 
+test('a backup leaves backup.created, backup.ready and backup.deleted events, each with the backup as it was then', async () => {
+  const ready = await backUp();
+  expect(ready.body.status).toBe('ready');
+  expect((await t.http.delete(`/v1/servers/${id}/backups/${ready.body.id}`).set(auth())).status).toBe(204);
+  const events = (await t.http.get('/v1/events').query({ server_id: id, limit: 100 }).set(auth())).body.data
+    .filter((e: { type: string }) => e.type.startsWith('backup.'));
+  expect(events.map((e: { type: string; server_id: string; data: { backup: { id: string; status: string } } }) => [e.type, e.server_id, e.data.backup.id, e.data.backup.status])).toEqual([
+    ['backup.created', id, ready.body.id, 'pending'],
+    ['backup.ready', id, ready.body.id, 'ready'],
+    ['backup.deleted', id, ready.body.id, 'ready'],
+  ]);
+  expect(events[1].data.backup).toEqual(ready.body); // size and checksum as the API shows them
+});
+
+test('a backup that cannot be made leaves backup.failed with its error', async () => {
+  const userId = t.store.tokens.authenticate(token)!.userId;
+  const created = t.store.backups.create(id, null, 10);
+  if (!('backup' in created)) throw new Error('a backup was already pending');
+  t.store.backups.markFailed(created.backup.id, 'The archive could not be made: disk full');
+  const failed = t.store.events.after(userId, 0, 100, { type: 'backup.failed' });
+  expect(failed.map((e) => e.event.data)).toEqual([{ backup: expect.objectContaining({ id: created.backup.id, status: 'failed', error: 'The archive could not be made: disk full' }) }]);
+  t.store.backups.markFailed(created.backup.id, 'again'); // no longer pending: nothing changes, no second event
+  expect(t.store.events.after(userId, 0, 100, { type: 'backup.failed' })).toHaveLength(1);
+});
+
 test('unknown backups answer 404, a restore without one 400, and nothing changes', async () => {
   const missing = 'bkp_missing0000000';
   for (const path of [`backups/${missing}`, `backups/${missing}/archive`]) {
