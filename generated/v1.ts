@@ -1960,12 +1960,13 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*` and `server.crashed` carry the server's id;
+         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*` and `server.crashed` carry the
+         *     server's id;
          *     `token.*` and `webhook.*` do not.
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -1985,7 +1986,7 @@ export interface components {
             data: components["schemas"]["Event"];
         };
         /** @description Something that happened on your account. `type` says which, and which schema `data` follows. */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
@@ -2127,6 +2128,37 @@ export interface components {
             /** @description The backup as it is then (as it was, for `backup.deleted`). */
             data: {
                 backup: components["schemas"]["Backup"];
+            };
+        };
+        /**
+         * @description A server and its plan's disk space, as the service measures its folder every few minutes:
+         *     `quota.disk_warning` when its use crosses 90% of the plan's disk (once per crossing), and
+         *     `quota.disk_exceeded` when it is over and the service stops it (its crash reason is `disk_quota_exceeded`,
+         *     and a start is refused until its use is under the plan's disk again).
+         */
+        QuotaEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "quota.disk_warning" | "quota.disk_exceeded";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The measurement. */
+            data: {
+                /**
+                 * Format: int64
+                 * @description What the server's folder holds.
+                 * @example 966367641
+                 */
+                used_bytes: number;
+                /**
+                 * Format: int64
+                 * @description The plan's disk space.
+                 * @example 1073741824
+                 */
+                limit_bytes: number;
             };
         };
         /** @description A page of events, oldest first. */

@@ -50,14 +50,16 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
   async function measure(row: DiskRow): Promise<void> {
     const slot = deps.supervisors.forServer(row);
     const bytes = await folderBytes(slot.dir, () => closed);
-    if (bytes === null || !deps.servers.recordDisk(row.id, bytes)) return;
+    if (bytes === null) return;
     const server = deps.servers.find(row.id); // fresh after the walk: plan and desired state may have changed
     const plan = server && deps.plans.find((p) => p.id === server.plan);
-    if (!server || !plan) return;
-    const limit = plan.disk_mb * MIB;
+    const limit = plan ? plan.disk_mb * MIB : Infinity;
     const near = DISK_NEAR_RATIO * limit;
-    if (bytes >= near && (row.disk_used_bytes === null || row.disk_used_bytes < near)) {
-      // Not an event yet: a later events API publishes quota events; until then the console and the log say it.
+    const crossed = bytes >= near && (row.disk_used_bytes === null || row.disk_used_bytes < near);
+    // The crossing's quota.disk_warning event is written with the measurement (one transaction).
+    if (!deps.servers.recordDisk(row.id, bytes, crossed ? { limitBytes: limit } : null)) return;
+    if (!server || !plan) return;
+    if (crossed) {
       const percent = Math.floor((bytes / limit) * 100);
       slot.console.push('system', `disk use at ${percent}% of ${plan.disk_mb} MB`);
       deps.log.warn('server near its disk quota', { serverId: row.id, percent, limit_mb: plan.disk_mb });
@@ -65,7 +67,7 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
     // An open action is left to finish (after a stop nothing is needed; a start is looked at by the next pass).
     if (bytes > limit && server.desired_state === 'running' && deps.actions.open(row.id).length === 0 && !deps.isClosing()) {
       deps.log.warn('server over its disk quota; stopping it', { serverId: row.id, used_bytes: bytes, limit_mb: plan.disk_mb });
-      deps.track(stopOverQuota(slot, Math.ceil(bytes / MIB), plan));
+      deps.track(stopOverQuota(slot, bytes, plan));
     }
   }
 
@@ -74,10 +76,10 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
    * reason disk_quota_exceeded, as the RSS watchdog records memory_limit, and with desired state `stopped`, so
    * neither reconcile nor the crash policy starts it again; a crashed server is cleared to `stopped`.
    */
-  async function stopOverQuota(slot: ServerSupervisor, usedMb: number, plan: Plan): Promise<void> {
-    slot.console.push('system', `disk use ${usedMb} MB exceeds the plan's ${plan.disk_mb} MB; stopping it`);
+  async function stopOverQuota(slot: ServerSupervisor, usedBytes: number, plan: Plan): Promise<void> {
+    slot.console.push('system', `disk use ${Math.ceil(usedBytes / MIB)} MB exceeds the plan's ${plan.disk_mb} MB; stopping it`);
     deps.crashPolicy.record(slot.id, 'disk_quota_exceeded', { code: null, signal: null }, slot.console.lastTexts(CRASH_LINES));
-    deps.servers.stopWanted(slot.id);
+    deps.servers.stopWanted(slot.id, { usedBytes, limitBytes: plan.disk_mb * MIB });
     await slot.whenInstalled();
     await slot.halt('stop');
   }

@@ -121,7 +121,7 @@ export function createServersRepo(
     WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
 
   return {
-    ...createDiskColumns(db, clock),
+    ...createDiskColumns(db, clock, events),
     /**
      * Inserts a server in state `installing` with its place (node, address) allocated, atomically. The account's
      * quotas are checked in the same transaction (quota_exceeded, before any place is taken), so a burst of creates
@@ -242,7 +242,7 @@ export function createServersRepo(
 }
 
 /** The disk watcher's statements on the servers table (docs/architecture.md "Disk"), part of ServersRepo. */
-function createDiskColumns(db: Db, clock: Clock) {
+function createDiskColumns(db: Db, clock: Clock, events: EventsRepo) {
   const rows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
   // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
   const record = db.prepare(
@@ -258,17 +258,29 @@ function createDiskColumns(db: Db, clock: Clock) {
       return rows.all() as DiskRow[];
     },
 
-    /** Records a folder measurement; false when the row is gone or being deleted. */
-    recordDisk(id: string, bytes: number): boolean {
-      return record.run(bytes, iso(clock.now()), id).changes === 1;
+    /**
+     * Records a folder measurement, with `quota.disk_warning` in the same transaction when `warn` gives the plan's
+     * limit (the watcher saw the 90% line crossed); false when the row is gone or being deleted.
+     */
+    recordDisk(id: string, bytes: number, warn: { limitBytes: number } | null = null): boolean {
+      return db.transaction(() => {
+        if (record.run(bytes, iso(clock.now()), id).changes !== 1) return false;
+        if (warn) events.appendForServer(id, 'quota.disk_warning', { used_bytes: bytes, limit_bytes: warn.limitBytes });
+        return true;
+      })();
     },
 
     /**
      * Desired state `stopped`, written by the service itself rather than by an action: the disk watcher's stop of a
-     * server over its plan's disk space, so neither reconcile nor the crash policy starts it again.
+     * server over its plan's disk space, so neither reconcile nor the crash policy starts it again; with its
+     * `quota.disk_exceeded` event.
      */
-    stopWanted(id: string): void {
-      wantStopped.run(iso(clock.now()), id);
+    stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
+      db.transaction(() => {
+        if (wantStopped.run(iso(clock.now()), id).changes === 1) {
+          events.appendForServer(id, 'quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes });
+        }
+      })();
     },
   };
 }

@@ -72,6 +72,10 @@ describe('the runtime', () => {
 
   const row = (id: string) =>
     t.host.db.prepare('SELECT desired_state, disk_used_bytes FROM servers WHERE id = ?').get(id) as { desired_state: string; disk_used_bytes: number | null };
+  /** The server's quota.* events (docs/architecture.md "Events and webhooks"), oldest first. */
+  const quotaEvents = (id: string) =>
+    (t.host.db.prepare("SELECT type, data FROM events WHERE server_id = ? AND type LIKE 'quota.%' ORDER BY seq").all(id) as { type: string; data: string }[])
+      .map((e) => ({ type: e.type, ...(JSON.parse(e.data) as { used_bytes: number; limit_bytes: number }) }));
   const diskLines = (id: string) => t.runtime.console.recent(id, 1000).filter((l) => l.stream === 'system' && l.text.startsWith('disk use'));
 
   test('the console says so once per crossing of 90% of the plan, not on every pass', async () => {
@@ -96,6 +100,13 @@ describe('the runtime', () => {
     expect(diskLines(id)).toHaveLength(3);
     expect(t.runtime.state(id)).toBe('stopped');
     expect(t.runtime.crashes(id)).toEqual([]);
+    // One quota.disk_warning per crossing, with the measurement; no quota.disk_exceeded: nothing was stopped.
+    const events = quotaEvents(id);
+    expect(events.map((e) => [e.type, Math.floor((e.used_bytes / e.limit_bytes) * 100), e.limit_bytes])).toEqual([
+      ['quota.disk_warning', 92, 1024 * MIB],
+      ['quota.disk_warning', 97, 1024 * MIB],
+      ['quota.disk_warning', 107, 1024 * MIB],
+    ]);
   });
 
   test('a real server over its plan is stopped with its stop command, recorded, and refused a start until it is under', async () => {
@@ -117,6 +128,7 @@ describe('the runtime', () => {
     expect(crashes[0]).toMatchObject({ reason: 'disk_quota_exceeded', exit_code: null, signal: null });
     expect(crashes[0].last_lines.at(-1)).toMatch(/exceeds the plan's 1024 MB/);
     expect(row(id).desired_state).toBe('stopped'); // neither reconcile nor the crash policy starts it again
+    expect(quotaEvents(id).map((e) => [e.type, e.used_bytes > e.limit_bytes])).toEqual([['quota.disk_warning', true], ['quota.disk_exceeded', true]]);
 
     for (const type of ['start', 'restart'] as const) {
       expect(() => t.runtime.requestAction(id, 'usr_test', type)).toThrow(expect.objectContaining({ code: 'disk_quota_exceeded' }));
