@@ -981,6 +981,7 @@ export interface components {
              * @example 2026-11-22T08:15:30.000Z
              */
             disk_measured_at: string | null;
+            idle_stop_minutes: components["schemas"]["IdleStopMinutes"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1005,12 +1006,24 @@ export interface components {
             plan: components["schemas"]["PlanId"];
             version: components["schemas"]["VersionId"];
             settings?: components["schemas"]["SettingsChange"];
+            idle_stop_minutes?: components["schemas"]["IdleStopMinutes"];
         };
         /** @description The fields to change; at least one. */
         UpdateServerRequest: {
             name?: components["schemas"]["ServerName"];
             plan?: components["schemas"]["PlanId"];
+            idle_stop_minutes?: components["schemas"]["IdleStopMinutes"];
         };
+        /**
+         * Format: int32
+         * @description Idle stop: a running server with no player online for this many minutes is stopped, by a `stop` action
+         *     whose `reason` is `idle` (its `action.succeeded` event says so too); `null` (the default) never stops it.
+         *     The minutes count from the last time a player was seen, or from the start when nobody joined; a sample
+         *     (`METRICS_INTERVAL_S`, 5 s by default) is how the service sees players, so the stop comes up to one
+         *     sampling interval later. A restart of the service starts the count again.
+         * @example 30
+         */
+        IdleStopMinutes: number | null;
         /** @description A hosting plan. */
         Plan: {
             id: components["schemas"]["PlanId"];
@@ -1589,6 +1602,13 @@ export interface components {
             id: components["schemas"]["ActionId"];
             server_id: components["schemas"]["ServerId"];
             type: components["schemas"]["ActionType"];
+            /**
+             * @description Who asked for it: `requested` (a client of this API, the dashboard, or the game's own stop command typed
+             *     in the console), or `idle` (the service, after `idle_stop_minutes` without a player). The set may grow.
+             * @example requested
+             * @enum {string}
+             */
+            reason: "requested" | "idle";
             /**
              * @description `pending` until it runs, `running` while it does, then `succeeded` or `failed`.
              * @example succeeded

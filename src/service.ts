@@ -18,6 +18,7 @@ import { createTelemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
+import { createIdleStop } from './runtime/idle-stop';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -31,6 +32,8 @@ export interface BuildOptions {
   rateLimitStore?: AppDeps['rateLimitStore'];
   /** Webhook delivery timings and the resolver (tests shorten retries and map names to addresses). */
   webhooks?: Partial<DispatcherConfig>;
+  /** How long a minute of `idle_stop_minutes` is (IdleStopDeps.minuteMs); 60,000 ms unless a test shortens it. */
+  idleMinuteMs?: number;
 }
 
 /**
@@ -62,6 +65,13 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     log,
   });
   const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime, log });
+  const idleStop = createIdleStop({
+    subscribe: (listener) => telemetry.sampler.subscribe(listener),
+    servers: store.servers,
+    requestAction: (...args) => runtime.requestAction(...args),
+    log,
+    minuteMs: options.idleMinuteMs ?? 60_000,
+  });
   const streams = createStreamRegistry({
     perUser: config.streamsPerUser,
     maxLifetimeMs: config.streamMaxLifetimeMs,
@@ -76,18 +86,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     db,
     store,
     clock,
-    config: {
-      rateLimitPerMinute: config.rateLimitPerMinute,
-      rateLimitWindowMs: config.rateLimitWindowMs,
-      trustProxy: config.trustProxy,
-      bodyLimitBytes: config.bodyLimitBytes,
-      allowedHosts: config.allowedHosts,
-      corsOrigins: config.corsOrigins,
-      publicUrl: config.publicUrl,
-      tokensPerUser: config.tokensPerUser,
-      dashboard: config.dashboard,
-      webhooks: { perUser: config.webhooks.perUser, allowPrivate: dispatcherConfig.allowPrivate, lookup: dispatcherConfig.lookup },
-    },
+    config: appConfig(config, dispatcherConfig),
     spec: loadSpec(),
     log,
     versions: versionCatalog(catalog),
@@ -124,6 +123,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   async function boot() {
     await runtime.start();
     telemetry.sampler.start();
+    idleStop.start();
     dispatcher.start();
     purgeTokens();
     purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
@@ -135,6 +135,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     streams.closeAll();
     await dispatcher.close();
     feed.close();
+    idleStop.stop();
     telemetry.sampler.stop();
     await runtime.close();
     db.close();
@@ -143,6 +144,22 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   return {
     app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher,
     boot, shutdown, purge: purgeTokens,
+  };
+}
+
+/** The part of the configuration the HTTP app reads (AppDeps.config). */
+function appConfig(config: Config, webhooks: DispatcherConfig): AppDeps['config'] {
+  return {
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    rateLimitWindowMs: config.rateLimitWindowMs,
+    trustProxy: config.trustProxy,
+    bodyLimitBytes: config.bodyLimitBytes,
+    allowedHosts: config.allowedHosts,
+    corsOrigins: config.corsOrigins,
+    publicUrl: config.publicUrl,
+    tokensPerUser: config.tokensPerUser,
+    dashboard: config.dashboard,
+    webhooks: { perUser: config.webhooks.perUser, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
   };
 }
 

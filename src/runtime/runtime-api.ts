@@ -1,5 +1,5 @@
 // The Runtime's contract, apart from its implementation (runtime.ts), so callers read one short file.
-import type { Action, ActionType } from '../store/actions-repo';
+import type { Action, ActionReason, ActionType } from '../store/actions-repo';
 import type { Crash } from '../store/crashes-repo';
 import type { NewServer, Server } from '../store/servers-repo';
 import type { ConsoleLine, ConsoleListener } from './console-buffer';
@@ -53,9 +53,10 @@ export interface Runtime {
    * it ended. One action at a time per server: another while one is open is action_conflict, except kill, which
    * overtakes it (the overtaken action fails with action_cancelled). invalid_state while the server is deleted;
    * quota_exceeded for a start or restart past the owner's running quota (docs/conventions.md "Quotas").
-   * disk_quota_exceeded for a start or restart while its last disk measurement is over its plan's.
+   * disk_quota_exceeded for a start or restart while its last disk measurement is over its plan's. `reason`
+   * (Action.reason) is `requested` unless the service itself asks (`idle`: idle-stop.ts).
    */
-  requestAction(serverId: string, userId: string, type: ActionType, backupId?: string): Action;
+  requestAction(serverId: string, userId: string, type: ActionType, backupId?: string, reason?: ActionReason): Action;
   /** action_not_found unless this server has that action. */
   getAction(serverId: string, actionId: string): Action;
   /** Newest first; `startingAfter` is the id of the last action of the previous page. */

@@ -3,7 +3,7 @@ import { AppError, invalidState } from '../errors';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
-import { actionFailure, type Action, type ActionType, type Failure } from '../store/actions-repo';
+import { actionFailure, type Action, type ActionReason, type ActionType, type Failure } from '../store/actions-repo';
 import type { Store } from '../store';
 import { isCommandLine } from './console-text';
 import { createCrashPolicy } from './crash-policy';
@@ -115,7 +115,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }
   }
 
-  function requestAction(serverId: string, userId: string, type: ActionType, backupId?: string): Action {
+  function requestAction(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested'): Action {
     if (reconciler.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
     const slot = supervisors.of(serverId);
     if (slot.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
@@ -129,7 +129,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }
     const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(servers.find(serverId), deps.plans) : null;
     if (overDisk) throw new AppError(overDisk.code, overDisk.detail);
-    const action = actions.create(serverId, userId, type);
+    const action = actions.create(serverId, userId, type, reason);
     for (const o of open) actions.finish(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
     track(new Promise<void>((resolve) => setImmediate(() => resolve(runAction(slot, action)))));
     return action;

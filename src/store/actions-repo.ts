@@ -10,6 +10,8 @@ import { createEventsRepo, type EventsRepo } from './events-repo';
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
 export type Action = components['schemas']['Action'];
 export type ActionType = Action['type'];
+/** Who asked for an action (Action.reason): a client, or the service's idle stop. */
+export type ActionReason = Action['reason'];
 export type DesiredState = components['schemas']['Server']['desired_state'];
 
 /** The registry codes an action can fail with (the spec's ActionErrorCode, a subset of the error registry). */
@@ -38,6 +40,7 @@ interface ActionRow {
   server_id: string;
   user_id: string;
   type: ActionType;
+  reason: ActionReason;
   status: Action['status'];
   error_code: ActionErrorCode | null;
   error_detail: string | null;
@@ -52,6 +55,7 @@ function toAction(row: ActionRow): Action {
     id: row.id,
     server_id: row.server_id,
     type: row.type,
+    reason: row.reason,
     status: row.status,
     error: row.error_code ? { code: row.error_code, detail: row.error_detail ?? '' } : null,
     created_at: row.created_at,
@@ -69,8 +73,8 @@ export function createActionsRepo(
   observer: StoreObserver = {},
 ) {
   const q = {
-    insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, status, created_at)
-      VALUES (@id, @server_id, @user_id, @type, 'pending', @created_at)`),
+    insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, reason, status, created_at)
+      VALUES (@id, @server_id, @user_id, @type, @reason, 'pending', @created_at)`),
     setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
     one: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
     byId: db.prepare('SELECT * FROM actions WHERE id = ?'),
@@ -91,8 +95,8 @@ export function createActionsRepo(
      * in one transaction: an acknowledged action and the state it asks for are one fact. A start or restart is
      * checked against the owner's `running` quota in that transaction (quota_exceeded; docs/conventions.md "Quotas").
      */
-    create(serverId: string, userId: string, type: ActionType): Action {
-      const row = { id: newId('act', clock.now()), server_id: serverId, user_id: userId, type, created_at: iso(clock.now()) };
+    create(serverId: string, userId: string, type: ActionType, reason: ActionReason = 'requested'): Action {
+      const row = { id: newId('act', clock.now()), server_id: serverId, user_id: userId, type, reason, created_at: iso(clock.now()) };
       const desired: DesiredState = type === 'start' || type === 'restart' ? 'running' : 'stopped';
       db.transaction(() => {
         if (desired === 'running') quotas.checkStart(serverId);

@@ -30,6 +30,8 @@ interface ServerRow {
   /** Migration 009: the last measurement of the server's folder, NULL until the first. */
   disk_used_bytes: number | null;
   disk_measured_at: string | null;
+  /** Migration 019: minutes without a player before the idle stop; NULL for never. */
+  idle_stop_minutes: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -58,6 +60,7 @@ function toServer(row: ServerRow): Server {
     // Rounded up, so `disk_used_mb > plan.disk_mb` exactly when the bytes are over the plan's (openapi/v1.yaml).
     disk_used_mb: row.disk_used_bytes === null ? null : Math.ceil(row.disk_used_bytes / MIB),
     disk_measured_at: row.disk_measured_at,
+    idle_stop_minutes: row.idle_stop_minutes,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -71,6 +74,8 @@ export interface NewServer {
   game_version: string;
   /** The software's transport (software-catalog.ts); `tcp` when not given. */
   transport?: 'tcp' | 'udp';
+  /** Server.idle_stop_minutes; null (never) when not given. */
+  idle_stop_minutes?: number | null;
 }
 
 /**
@@ -86,16 +91,17 @@ export function createServersRepo(
 ) {
   const insert = db.prepare(`INSERT INTO servers
     (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
-     created_at, updated_at)
+     idle_stop_minutes, created_at, updated_at)
     VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
-            @node, @transport, @created_at, @updated_at)`);
+            @node, @transport, @idle_stop_minutes, @created_at, @updated_at)`);
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
   const pageAll = db.prepare('SELECT * FROM servers WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
   const pageByState = db.prepare(
     'SELECT * FROM servers WHERE user_id = ? AND id > ? AND state = ? ORDER BY id LIMIT ?',
   );
   const update = db.prepare(
-    'UPDATE servers SET name = @name, plan = @plan, updated_at = @updated_at WHERE id = @id AND user_id = @user_id',
+    `UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes, updated_at = @updated_at
+      WHERE id = @id AND user_id = @user_id`,
   );
   const markDeleting = db.prepare(
     "UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?",
@@ -109,6 +115,7 @@ export function createServersRepo(
   const setState = db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?');
   const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
   const current = db.prepare('SELECT user_id, name, state FROM servers WHERE id = ?');
+  const idleView = db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?');
   type Current = { user_id: string; name: string; state: ServerState } | undefined;
   /** A state write and its server.state_changed event, one transaction (docs/architecture.md "Events and webhooks"). */
   const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
@@ -137,6 +144,7 @@ export function createServersRepo(
             user_id: userId,
             ...input,
             transport: input.transport ?? 'tcp',
+            idle_stop_minutes: input.idle_stop_minutes ?? null,
             state: 'installing',
             desired_state: 'stopped',
             ...placer.place(memoryOf(input.plan)),
@@ -172,7 +180,7 @@ export function createServersRepo(
      * are one transaction, so a start that lands in between cannot run the game on a plan that changed under it. A server being deleted takes no
      * change at all (invalid_state): `deleting` is terminal, and a 200 would promise a server that is going away.
      */
-    update(userId: string, id: string, patch: { name?: string; plan?: string }): Server | undefined {
+    update(userId: string, id: string, patch: { name?: string; plan?: string; idle_stop_minutes?: number | null }): Server | undefined {
       return db
         .transaction(() => {
           const row = one.get(id, userId) as ServerRow | undefined;
@@ -191,6 +199,12 @@ export function createServersRepo(
           return toServer(next);
         })
         .immediate();
+    },
+
+    /** The idle stop's view of a server (src/runtime/idle-stop.ts): its owner, its minutes and its state. */
+    idleStopOf(id: string): { userId: string; minutes: number | null; state: ServerState } | undefined {
+      const row = idleView.get(id) as { user_id: string; idle_stop_minutes: number | null; state: ServerState } | undefined;
+      return row && { userId: row.user_id, minutes: row.idle_stop_minutes, state: row.state };
     },
 
     /** Any user's server by id: for the runtime, which acts on servers the HTTP layer already checked. */

@@ -64,7 +64,10 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
       { pointer: '/body/version', detail: 'no such version' },
     ]);
   }
-  const input = { name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version };
+  const input = {
+    name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version,
+    idle_stop_minutes: body.idle_stop_minutes ?? null,
+  };
   const settings = body.settings ? deps.runtime.data.settings.checkNew(version.software, body.plan, body.settings) : {};
   const created = (server: Server, replayed = false): Reply<'createServer'> => ({
     status: 201,
@@ -74,7 +77,9 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
   const key = headers['idempotency-key'] as string | undefined;
   if (key === undefined) return created(deps.runtime.create(principal.userId, input, settings));
 
-  const requestHash = crypto.createHash('sha256').update(JSON.stringify([body.name, body.plan, body.version, ...(body.settings ? [body.settings] : [])])).digest('hex');
+  // Fields added later join the hash only when sent, so a key stored before them still matches its retry.
+  const later = [...(body.settings ? [body.settings] : []), ...(body.idle_stop_minutes !== undefined ? [{ idle_stop_minutes: body.idle_stop_minutes }] : [])];
+  const requestHash = crypto.createHash('sha256').update(JSON.stringify([body.name, body.plan, body.version, ...later])).digest('hex');
   const outcome = deps.idempotency.run(
     principal.userId,
     key,
