@@ -969,7 +969,7 @@ export interface components {
             address: components["schemas"]["Address"] | null;
             /**
              * Format: int32
-             * @description How much disk the server's folder (world, settings, logs) took at the last measurement, in MiB,
+             * @description How much disk the server's folder (world, settings, logs) and its backups took at the last measurement, in MiB,
              *     rounded up; `null` until it is first measured. Compare it with its plan's `disk_mb`: over it, the
              *     server is stopped and cannot start (see the Servers tag).
              * @example 312
@@ -1059,7 +1059,7 @@ export interface components {
             player_slots: number;
             /**
              * Format: int32
-             * @description Disk space for the server's folder (world, settings, logs), in MiB. Near it the console warns; over
+             * @description Disk space for the server's folder (world, settings, logs) and its backups, in MiB. Near it the console warns; over
              *     it the server is stopped and cannot start (see the Servers tag).
              * @example 5120
              */

@@ -125,6 +125,8 @@ export function createBackups(deps: BackupsDeps) {
     },
     /** True while a backup of this server is being made: power actions and the reconcile loop leave it alone. */
     busy: (serverId: string): boolean => busy.has(serverId),
+    /** The folder of the server's archives: the disk watcher counts it in the server's disk use. */
+    folder,
     /**
      * Starts a backup and returns it `pending`. action_conflict while a power action or another backup is open;
      * invalid_state unless the server is installed and reachable; not_found for software without backups.

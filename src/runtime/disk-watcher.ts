@@ -19,6 +19,8 @@ export interface DiskWatcherDeps {
   plans: readonly Plan[];
   config: Pick<RuntimeConfig, 'diskCheckMs'>;
   log: Logger;
+  /** Where a server's backup archives are (backups.ts): they count toward its disk use. */
+  backupsFolder: (serverId: string) => string;
   isClosing: () => boolean;
   /** Tracks a stop the watcher starts, so Runtime.idle() waits for it. */
   track: (p: Promise<unknown>) => void;
@@ -49,8 +51,11 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
 
   async function measure(row: DiskRow): Promise<void> {
     const slot = deps.supervisors.forServer(row);
-    const bytes = await folderBytes(slot.dir, () => closed);
-    if (bytes === null) return;
+    const own = await folderBytes(slot.dir, () => closed);
+    // Its backups count too (a missing folder, no backup yet, is 0); a walk cut short by closing counts nothing.
+    const archives = await folderBytes(deps.backupsFolder(row.id), () => closed);
+    if (own === null || closed) return;
+    const bytes = own + (archives ?? 0);
     const server = deps.servers.find(row.id); // fresh after the walk: plan and desired state may have changed
     const plan = server && deps.plans.find((p) => p.id === server.plan);
     const limit = plan ? plan.disk_mb * MIB : Infinity;

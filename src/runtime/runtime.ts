@@ -60,6 +60,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
   environment.onReachability?.(createNodeLoss({ supervisors, environment, log, track: (p) => void track(p) }));
   const diskWatcher = createDiskWatcher({
     servers, actions, crashPolicy, supervisors, plans: deps.plans, config: deps.config, log,
+    backupsFolder: (id) => data.backups.folder(id),
     isClosing: () => reconciler.isClosing(),
     track: (p) => void track(p),
   });

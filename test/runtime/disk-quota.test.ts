@@ -109,6 +109,23 @@ describe('the runtime', () => {
     ]);
   });
 
+  test('its backup archives count toward a server\'s disk use', async () => {
+    const { id } = await installed('fake-game', '1.0');
+    await t.runtime.measureDisk();
+    const alone = row(id).disk_used_bytes!;
+    const archives = path.join(t.host.dataDir, 'backups', id);
+    fs.mkdirSync(archives, { recursive: true });
+    fs.writeFileSync(path.join(archives, 'bkp_one.tar.gz'), '');
+    fs.truncateSync(path.join(archives, 'bkp_one.tar.gz'), 950 * MIB); // 1,024 MB plan: over 90% with the folder
+    await t.runtime.measureDisk();
+    expect(row(id).disk_used_bytes! - alone).toBeGreaterThanOrEqual(950 * MIB);
+    expect(diskLines(id).map((l) => l.text)).toEqual(['disk use at 92% of 1024 MB']);
+    expect(quotaEvents(id).map((e) => e.type)).toEqual(['quota.disk_warning']);
+    fs.rmSync(archives, { recursive: true });
+    await t.runtime.measureDisk();
+    expect(row(id).disk_used_bytes).toBe(alone); // deleting backups gives the space back
+  });
+
   test('a real server over its plan is stopped with its stop command, recorded, and refused a start until it is under', async () => {
     const { id, dir } = await installed('flying-squid', '1.20.5');
     expect(await waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', 'start').id)).toMatchObject({ status: 'succeeded' });
