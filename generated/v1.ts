@@ -409,6 +409,11 @@ export interface paths {
          * @description The backup's archive, a `.tar.gz` of the server's world folder, streamed from disk (never held whole in
          *     memory), with its `Content-Length`; its SHA-256 is the backup's `sha256` (and the `Repr-Digest` header,
          *     RFC 9530). A backup that is not `ready` answers `409`.
+         *
+         *     An interrupted download resumes with `Range` (RFC 9110 §14): one range of bytes answers `206` with that
+         *     part and its `Content-Range`; a range past the end answers `416`; several ranges, or a `Range` that is not
+         *     a byte range, get the whole archive (`200`). An archive never changes once `ready`, so parts of one
+         *     download always fit together.
          */
         get: operations["getServerBackupArchive"];
         put?: never;
@@ -1520,7 +1525,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -2552,6 +2557,30 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The `Range` starts past the end of the archive (`range_not_satisfiable`). */
+        RangeNotSatisfiable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Request-Id": components["headers"]["RequestId"];
+                /** @description The archive's length, as `bytes *\/<length>` (RFC 9110 §15.5.17). */
+                "Content-Range": string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "https://gsh.example.com/problems/range_not_satisfiable",
+                 *       "title": "The range is not within the archive",
+                 *       "status": 416,
+                 *       "detail": "The archive has 5242880 bytes; the range bytes=6000000- starts past its end.",
+                 *       "instance": "/v1/servers/srv_mi9x2k3p0a8Hq2LrT5vBn7c/backups/bkp_mi9x2k3q1b9Jr3MsU6wCo8d/archive",
+                 *       "code": "range_not_satisfiable"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
@@ -2742,6 +2771,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `bytes`: a download can be resumed or split with `Range` (RFC 9110 §14.3). */
+        AcceptRanges: "bytes";
+        /** @description The whole archive's SHA-256 (RFC 9530), base64 between colons; the same on every part. */
+        ArchiveDigest: string;
+        /** @description The file name to save it as. */
+        ArchiveDisposition: string;
         /** @description `true` when this answer is the replay of an earlier request with the same Idempotency-Key. */
         IdempotentReplayed: "true";
         /** @description What is left of the rate limit: `r` requests remain, the window resets in `t` seconds. */
@@ -3557,7 +3592,10 @@ export interface operations {
     getServerBackupArchive: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One byte range to send (RFC 9110 §14.2), e.g. `bytes=1048576-` to resume after 1 MiB. */
+                Range?: string;
+            };
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
@@ -3573,10 +3611,25 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    /** @description The file name to save it as. */
-                    "Content-Disposition"?: string;
-                    /** @description The archive's SHA-256 (RFC 9530), base64 between colons. */
-                    "Repr-Digest"?: string;
+                    "Content-Disposition": components["headers"]["ArchiveDisposition"];
+                    "Repr-Digest": components["headers"]["ArchiveDigest"];
+                    "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            /** @description The part of the archive the `Range` asked for. */
+            206: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Content-Disposition": components["headers"]["ArchiveDisposition"];
+                    "Repr-Digest": components["headers"]["ArchiveDigest"];
+                    "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    /** @description Which bytes these are, of how many (RFC 9110 §14.4). */
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3588,6 +3641,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            416: components["responses"]["RangeNotSatisfiable"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -52,6 +52,8 @@ export const errorRegistry = {
   restore_failed: { status: 409, title: 'The backup could not be restored' },
   // A state conflict the owner resolves by deleting a backup (docs/architecture.md "Backups": retention).
   backup_limit_reached: { status: 409, title: "The server has as many backups as its plan keeps" },
+  // RFC 9110 §15.5.17: a download's Range starts past the end of the file (src/http/send-file.ts).
+  range_not_satisfiable: { status: 416, title: 'The range is not within the archive' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -75,4 +75,6 @@ export interface FileReply {
   file: string;
   contentType: string;
   headers: Record<string, string>;
+  /** Whether a `Range` is honoured (send-file.ts): only for a file that never changes once served. */
+  ranges?: boolean;
 }

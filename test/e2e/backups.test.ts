@@ -66,6 +66,28 @@ test('a running server is backed up consistently and started again; the archive 
     execFileSync('tar', ['-xzf', 'a.tar.gz'], { cwd: out });
     expect(fs.existsSync(path.join(out, 'world', 'level.dat'))).toBe(true);
     fs.rmSync(out, { recursive: true, force: true });
+    expect(res.headers.get('accept-ranges')).toBe('bytes');
+
+    // An interrupted download resumes (RFC 9110 §14): the parts put together are the archive.
+    const size = bytes.length;
+    const ranged = (range: string) => fetch(`${base}${created.headers.location}/archive`, { headers: { ...auth(), Range: range } });
+    const head = await ranged('bytes=0-99');
+    expect([head.status, head.headers.get('content-range'), head.headers.get('content-length')]).toEqual([206, `bytes 0-99/${size}`, '100']);
+    const tail = await ranged('bytes=100-');
+    expect([tail.status, tail.headers.get('content-range')]).toEqual([206, `bytes 100-${size - 1}/${size}`]);
+    const joined = Buffer.concat([Buffer.from(await head.arrayBuffer()), Buffer.from(await tail.arrayBuffer())]);
+    expect(crypto.createHash('sha256').update(joined).digest('hex')).toBe(ready.sha256);
+    const cases: Array<[string, number, string | null]> = [
+      [`bytes=${size}-`, 416, `bytes */${size}`], // past the end
+      ['bytes=0-1,5-6', 200, null], // several ranges: the whole archive
+      ['items=0-5', 200, null], // not a byte range: ignored
+    ];
+    for (const [range, status, contentRange] of cases) {
+      const r = await ranged(range);
+      expect([range, r.status, r.headers.get('content-range')]).toEqual([range, status, contentRange]);
+      if (status === 200) expect(Buffer.from(await r.arrayBuffer()).length).toBe(size);
+      else expect(((await r.json()) as { code: string }).code).toBe('range_not_satisfiable');
+    }
   } finally {
     await close();
   }

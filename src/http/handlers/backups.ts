@@ -33,6 +33,7 @@ export function backupHandlers(deps: { servers: ServersRepo; runtime: Runtime })
         status: 200,
         file,
         contentType: 'application/gzip',
+        ranges: true, // a ready archive never changes (its id is never reused)
         headers: {
           'Content-Disposition': `attachment; filename="${backup.id}.tar.gz"`,
           // RFC 9530 §3: the representation's SHA-256, base64 between colons.
