@@ -130,6 +130,14 @@ export async function changePassword(currentPassword, newPassword, revokeTokens)
  * otherwise get a new one once (the session may still be valid), and if that fails too, the session is over.
  */
 export async function api(method, path, body, extraHeaders = {}) {
+  const res = await authorized(method, path, body, extraHeaders);
+  const data = res.status === 204 ? null : await readJson(res);
+  if (!res.ok) throw new ApiError(res.status, data);
+  return data;
+}
+
+/** The answer to one /v1 request with this page's bearer token, renewed once on a 401 (see api). */
+async function authorized(method, path, body, extraHeaders = {}) {
   for (let attempt = 0; ; attempt++) {
     const used = bearer;
     const headers = { Authorization: `Bearer ${used}`, ...extraHeaders };
@@ -141,10 +149,23 @@ export async function api(method, path, body, extraHeaders = {}) {
       if (used === bearer) await renewOrSignOut();
       continue;
     }
-    const data = res.status === 204 ? null : await readJson(res);
-    if (!res.ok) throw new ApiError(res.status, data);
-    return data;
+    return res;
   }
+}
+
+/**
+ * Saves a file from /v1 (a backup's archive) as `name`. A link cannot carry the bearer token, so the page fetches
+ * it and hands the browser the bytes.
+ */
+export async function download(path, name) {
+  const res = await authorized('GET', path);
+  if (!res.ok) throw new ApiError(res.status, await readJson(res));
+  const url = URL.createObjectURL(await res.blob());
+  const link = Object.assign(document.createElement('a'), { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 async function renewOrSignOut() {
