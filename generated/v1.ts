@@ -987,6 +987,8 @@ export interface components {
              */
             disk_measured_at: string | null;
             idle_stop_minutes: components["schemas"]["IdleStopMinutes"];
+            /** @description Automatic backups (`BackupSchedule`), or `null` for none. */
+            backup_schedule: components["schemas"]["BackupSchedule"] | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1012,12 +1014,40 @@ export interface components {
             version: components["schemas"]["VersionId"];
             settings?: components["schemas"]["SettingsChange"];
             idle_stop_minutes?: components["schemas"]["IdleStopMinutes"];
+            /** @description Automatic backups (`BackupSchedule`); `null` turns them off. */
+            backup_schedule?: components["schemas"]["BackupSchedule"] | null;
         };
         /** @description The fields to change; at least one. */
         UpdateServerRequest: {
             name?: components["schemas"]["ServerName"];
             plan?: components["schemas"]["PlanId"];
             idle_stop_minutes?: components["schemas"]["IdleStopMinutes"];
+            /** @description Automatic backups (`BackupSchedule`); `null` turns them off. */
+            backup_schedule?: components["schemas"]["BackupSchedule"] | null;
+        };
+        /**
+         * @description When the service backs the server up by itself: `every_hours` (an interval, counted from the last
+         *     automatic backup, or from when the schedule was set) or `cron` (five fields, minute hour day month
+         *     weekday, in UTC), exactly one of them. `keep` is how many automatic backups are kept, at most the plan's
+         *     `backups` (its default). The schedule is looked at every minute; a backup that cannot start then (an
+         *     action or another backup under way, the server being installed) is made at the next look.
+         */
+        BackupSchedule: {
+            /**
+             * Format: int32
+             * @example 6
+             */
+            every_hours?: number;
+            /**
+             * @description A five-field cron expression, in UTC.
+             * @example 0 4 * * *
+             */
+            cron?: string;
+            /**
+             * Format: int32
+             * @example 2
+             */
+            keep?: number;
         };
         /**
          * Format: int32
@@ -1317,6 +1347,12 @@ export interface components {
         /** @description An archive of a server's world. */
         Backup: {
             id: components["schemas"]["BackupId"];
+            /**
+             * @description Made by the server's `backup_schedule`. At the plan's limit (or the schedule's `keep`), the oldest
+             *     automatic backup is deleted to make room for a new one; backups you asked for are never deleted for you.
+             * @example false
+             */
+            automatic: boolean;
             /**
              * @description The name it was given, or `null`.
              * @example Before the nether update

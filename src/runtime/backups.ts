@@ -128,10 +128,12 @@ export function createBackups(deps: BackupsDeps) {
     /** The folder of the server's archives: the disk watcher counts it in the server's disk use. */
     folder,
     /**
-     * Starts a backup and returns it `pending`. action_conflict while a power action or another backup is open;
-     * invalid_state unless the server is installed and reachable; not_found for software without backups.
+     * Starts a backup and returns it `pending` (`automatic`: for the server's schedule, backup-schedule.ts).
+     * action_conflict while a power action or another backup is open; invalid_state unless the server is installed
+     * and reachable; not_found for software without backups; backup_limit_reached at the plan's limit with no
+     * automatic backup to delete (BackupsRepo.create deletes the oldest automatic ones to make room).
      */
-    create(serverId: string, name: string | null): Backup {
+    create(serverId: string, name: string | null, automatic = false): Backup {
       const server = deps.servers.find(serverId);
       if (!server) throw new AppError('server_not_found', `No server ${serverId}.`);
       const def = deps.catalog.get(server.software).backup;
@@ -143,8 +145,12 @@ export function createBackups(deps: BackupsDeps) {
       const open = deps.actions.open(serverId)[0];
       if (open || busy.has(serverId)) throw new AppError('action_conflict', open ? `Action ${open.id} (${open.type}) is still ${open.status}.` : 'A backup is being made.');
       const limit = deps.plans.find((p) => p.id === server.plan)?.backups ?? 1;
-      const created = deps.repo.create(serverId, name, limit);
+      const created = deps.repo.create(serverId, name, { limit, automatic, keep: server.backup_schedule?.keep });
       if ('busy' in created) throw new AppError('action_conflict', `Backup ${created.busy.id} is still pending.`);
+      for (const id of created.pruned) {
+        slot.console.push('system', `backup ${id} deleted to make room (the oldest automatic one)`);
+        deps.track(fs.promises.rm(archivePath(serverId, id), { force: true }));
+      }
       busy.add(serverId);
       deps.track(run(slot, def, created.backup.id));
       return created.backup;

@@ -27,6 +27,8 @@ export interface Runtime {
    * measurements are recorded (a stop it began is tracked by idle()); does nothing after close().
    */
   measureDisk(): Promise<void>;
+  /** Starts the scheduled backups that are due now (backup-schedule.ts; the loop does it every minute). */
+  runBackupSchedules(): string[];
   /**
    * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
    * transaction (if any) has returned. Synchronous, so it can run inside IdempotencyRepo.run. quota_exceeded past

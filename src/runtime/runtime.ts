@@ -8,6 +8,7 @@ import type { Store } from '../store';
 import { isCommandLine } from './console-text';
 import { createCrashPolicy } from './crash-policy';
 import { diskOverPlan } from './disk-usage';
+import { createBackupScheduler } from './backup-schedule';
 import { createDiskWatcher } from './disk-watcher';
 import type { Environment } from './environment';
 import { UNREACHABLE } from './game';
@@ -169,13 +170,23 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     }
   }
 
+  const backupScheduler = createBackupScheduler({
+    scheduled: () => deps.store.backups.scheduled(),
+    backUp: (id) => void data.backups.create(id, null, true),
+    now: () => deps.clock.now(),
+    log,
+    everyMs: deps.config.backupScheduleMs,
+  });
+
   return {
     async start() {
       await data.backups.recover();
       await reconciler.start();
       diskWatcher.start();
+      backupScheduler.start();
     },
     async close() {
+      backupScheduler.stop();
       await diskWatcher.stop();
       await reconciler.close();
     },
@@ -183,6 +194,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
       while (work.size > 0) await Promise.allSettled([...work]);
     },
     measureDisk: () => diskWatcher.measureNow(),
+    runBackupSchedules: () => backupScheduler.runDue(),
     create(userId, input, chosen = {}) {
       const server = deps.store.settings.atomically(() => {
         const created = servers.create(userId, { ...input, transport: deps.catalog.get(input.software).transport });

@@ -16,6 +16,8 @@ export interface RuntimeConfig {
   reconcileMs: number;
   /** How long the disk watcher rests between two passes over every server's folder (DISK_CHECK_INTERVAL_S). */
   diskCheckMs: number;
+  /** How often backup schedules are looked at (backup-schedule.ts). */
+  backupScheduleMs: number;
 }
 
 export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
@@ -25,6 +27,7 @@ export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
   memoryCheckMs: 2_000,
   reconcileMs: 10_000,
   diskCheckMs: 60_000,
+  backupScheduleMs: 60_000,
 };
 
 /**

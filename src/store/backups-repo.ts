@@ -4,6 +4,7 @@ import { iso } from '../clock';
 import { newId } from '../ids';
 import { AppError } from '../errors';
 import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { StoredSchedule } from './servers-repo';
 import type { components } from '../../generated/v1';
 
 export type Backup = components['schemas']['Backup'];
@@ -12,6 +13,8 @@ interface BackupRow {
   id: string;
   server_id: string;
   name: string | null;
+  /** Migration 020: made by the server's schedule (1), or asked for (0). */
+  automatic: 0 | 1;
   status: Backup['status'];
   size_bytes: number | null;
   sha256: string | null;
@@ -24,6 +27,7 @@ function toBackup(row: BackupRow): Backup {
   return {
     id: row.id,
     name: row.name,
+    automatic: row.automatic === 1,
     status: row.status,
     size_bytes: row.size_bytes,
     sha256: row.sha256,
@@ -40,13 +44,19 @@ function toBackup(row: BackupRow): Backup {
  */
 export function createBackupsRepo(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
   const q = {
-    insert: db.prepare(`INSERT INTO backups (id, server_id, name, status, created_at) VALUES (?, ?, ?, 'pending', ?)`),
+    insert: db.prepare(`INSERT INTO backups (id, server_id, name, automatic, status, created_at) VALUES (?, ?, ?, ?, 'pending', ?)`),
+    // Retention (openapi/v1.yaml Backup.automatic): the oldest ready automatic backup goes first.
+    oldestAutomatic: db.prepare(`SELECT * FROM backups WHERE server_id = ? AND automatic = 1 AND status = 'ready' ORDER BY id LIMIT 1`),
+    keptAutomatic: db.prepare(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND automatic = 1 AND status IN ('pending', 'ready')`).pluck(),
     get: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id = ?'),
     byId: db.prepare('SELECT * FROM backups WHERE id = ?'),
     page: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
     pending: db.prepare(`SELECT * FROM backups WHERE server_id = ? AND status = 'pending'`),
     kept: db.prepare(`SELECT COUNT(*) AS n FROM backups WHERE server_id = ? AND status IN ('pending', 'ready')`),
     allPending: db.prepare(`SELECT * FROM backups WHERE status = 'pending'`),
+    scheduled: db.prepare(`SELECT s.id, s.backup_schedule,
+        (SELECT MAX(b.created_at) FROM backups b WHERE b.server_id = s.id AND b.automatic = 1) AS last_automatic
+      FROM servers s WHERE s.backup_schedule IS NOT NULL AND s.state != 'deleting' ORDER BY s.id`),
     ready: db.prepare(`UPDATE backups SET status = 'ready', size_bytes = ?, sha256 = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     failed: db.prepare(`UPDATE backups SET status = 'failed', error = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     remove: db.prepare('DELETE FROM backups WHERE server_id = ? AND id = ?'),
@@ -59,22 +69,43 @@ export function createBackupsRepo(db: Db, clock: Clock, events: EventsRepo = cre
 
   return {
     /**
-     * A new `pending` backup, unless one of the server's is still pending (returned as `busy`), or it already keeps
-     * `limit` (ready or pending; backup_limit_reached). The count and the insert are one transaction.
+     * A new `pending` backup, unless one of the server's is still pending (returned as `busy`). At the plan's
+     * `limit` of kept backups (ready or pending), or for an automatic one at the schedule's `keep` of automatic
+     * ones, the oldest ready automatic backups are deleted to make room (returned as `pruned`: their archives are
+     * the caller's to remove); with none to delete, backup_limit_reached. One transaction, with every event.
      */
-    create(serverId: string, name: string | null, limit: number): { backup: Backup } | { busy: Backup } {
+    create(serverId: string, name: string | null, opts: { limit: number; automatic?: boolean; keep?: number }): { backup: Backup; pruned: string[] } | { busy: Backup } {
       return db.transaction(() => {
         const open = q.pending.get(serverId) as BackupRow | undefined;
         if (open) return { busy: toBackup(open) };
-        const kept = (q.kept.get(serverId) as { n: number }).n;
-        if (kept >= limit) throw new AppError('backup_limit_reached', `The server keeps ${kept} backups, as many as its plan allows (${limit}); delete one first.`);
+        const pruned: string[] = [];
+        const full = () =>
+          (q.kept.get(serverId) as { n: number }).n >= opts.limit ||
+          (opts.automatic === true && opts.keep !== undefined && (q.keptAutomatic.get(serverId) as number) >= opts.keep);
+        while (full()) {
+          const oldest = q.oldestAutomatic.get(serverId) as BackupRow | undefined;
+          if (!oldest) {
+            const kept = (q.kept.get(serverId) as { n: number }).n;
+            throw new AppError('backup_limit_reached', `The server keeps ${kept} backups, as many as its plan allows (${opts.limit}); delete one first.`);
+          }
+          q.remove.run(serverId, oldest.id);
+          events.appendForServer(serverId, 'backup.deleted', { backup: toBackup(oldest) });
+          pruned.push(oldest.id);
+        }
         const id = newId('bkp', clock.now());
-        q.insert.run(id, serverId, name, iso(clock.now()));
+        q.insert.run(id, serverId, name, opts.automatic ? 1 : 0, iso(clock.now()));
         const backup = toBackup(q.get.get(serverId, id) as BackupRow);
         events.appendForServer(serverId, 'backup.created', { backup });
-        return { backup };
+        return { backup, pruned };
       }).immediate();
     },
+    /** Every server with a backup schedule, and when its newest automatic backup was made (backup-schedule.ts). */
+    scheduled: (): Array<{ serverId: string; schedule: StoredSchedule; lastAutomatic: string | null }> =>
+      (q.scheduled.all() as Array<{ id: string; backup_schedule: string; last_automatic: string | null }>).map((r) => ({
+        serverId: r.id,
+        schedule: JSON.parse(r.backup_schedule) as StoredSchedule,
+        lastAutomatic: r.last_automatic,
+      })),
     get: (serverId: string, id: string): Backup | undefined => {
       const row = q.get.get(serverId, id) as BackupRow | undefined;
       return row && toBackup(row);

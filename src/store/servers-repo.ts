@@ -7,6 +7,8 @@ import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
 import { createEventsRepo, type EventsRepo } from './events-repo';
+import { createDiskColumns } from './disk-columns';
+export type { DiskRow } from './disk-columns';
 
 export type Server = components['schemas']['Server'];
 type ServerState = Server['state'];
@@ -32,19 +34,14 @@ interface ServerRow {
   disk_measured_at: string | null;
   /** Migration 019: minutes without a player before the idle stop; NULL for never. */
   idle_stop_minutes: number | null;
+  /** Migration 020: the backup schedule as JSON (backup-schedule.ts StoredSchedule); NULL for none. */
+  backup_schedule: string | null;
   created_at: string;
   updated_at: string;
 }
 
 const MIB = 1024 * 1024;
 
-/** A server's folder measurement as the disk watcher reads it (src/runtime/disk-watcher.ts). */
-export interface DiskRow {
-  id: string;
-  plan: string;
-  state: ServerState;
-  disk_used_bytes: number | null;
-}
 
 function toServer(row: ServerRow): Server {
   return {
@@ -61,6 +58,7 @@ function toServer(row: ServerRow): Server {
     disk_used_mb: row.disk_used_bytes === null ? null : Math.ceil(row.disk_used_bytes / MIB),
     disk_measured_at: row.disk_measured_at,
     idle_stop_minutes: row.idle_stop_minutes,
+    backup_schedule: publicSchedule(row.backup_schedule),
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -76,6 +74,35 @@ export interface NewServer {
   transport?: 'tcp' | 'udp';
   /** Server.idle_stop_minutes; null (never) when not given. */
   idle_stop_minutes?: number | null;
+  /** Server.backup_schedule; null (none) when not given. */
+  backup_schedule?: BackupSchedule | null;
+}
+
+/** The stored schedule as the API shows it (without `since`). */
+function publicSchedule(json: string | null): BackupSchedule | null {
+  if (json === null) return null;
+  const { since: _since, ...schedule } = JSON.parse(json) as StoredSchedule;
+  return schedule;
+}
+
+export type BackupSchedule = components['schemas']['BackupSchedule'];
+
+/** A schedule as stored (servers.backup_schedule, migration 020): the API's fields and when it was set. */
+export interface StoredSchedule extends BackupSchedule {
+  since: string;
+}
+
+/** What `update` changes (UpdateServerRequest, already checked). */
+export interface ServerPatch {
+  name?: string;
+  plan?: string;
+  idle_stop_minutes?: number | null;
+  backup_schedule?: BackupSchedule | null;
+}
+
+/** A schedule to store, set at `since`; null for none. */
+function storedSchedule(schedule: BackupSchedule | null, since: string): string | null {
+  return schedule === null ? null : JSON.stringify({ ...schedule, since } satisfies StoredSchedule);
 }
 
 /**
@@ -91,16 +118,17 @@ export function createServersRepo(
 ) {
   const insert = db.prepare(`INSERT INTO servers
     (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
-     idle_stop_minutes, created_at, updated_at)
+     idle_stop_minutes, backup_schedule, created_at, updated_at)
     VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
-            @node, @transport, @idle_stop_minutes, @created_at, @updated_at)`);
+            @node, @transport, @idle_stop_minutes, @backup_schedule, @created_at, @updated_at)`);
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
   const pageAll = db.prepare('SELECT * FROM servers WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
   const pageByState = db.prepare(
     'SELECT * FROM servers WHERE user_id = ? AND id > ? AND state = ? ORDER BY id LIMIT ?',
   );
   const update = db.prepare(
-    `UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes, updated_at = @updated_at
+    `UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes,
+      backup_schedule = @backup_schedule, updated_at = @updated_at
       WHERE id = @id AND user_id = @user_id`,
   );
   const markDeleting = db.prepare(
@@ -145,6 +173,7 @@ export function createServersRepo(
             ...input,
             transport: input.transport ?? 'tcp',
             idle_stop_minutes: input.idle_stop_minutes ?? null,
+            backup_schedule: storedSchedule(input.backup_schedule ?? null, now),
             state: 'installing',
             desired_state: 'stopped',
             ...placer.place(memoryOf(input.plan)),
@@ -180,7 +209,7 @@ export function createServersRepo(
      * are one transaction, so a start that lands in between cannot run the game on a plan that changed under it. A server being deleted takes no
      * change at all (invalid_state): `deleting` is terminal, and a 200 would promise a server that is going away.
      */
-    update(userId: string, id: string, patch: { name?: string; plan?: string; idle_stop_minutes?: number | null }): Server | undefined {
+    update(userId: string, id: string, patch: ServerPatch): Server | undefined {
       return db
         .transaction(() => {
           const row = one.get(id, userId) as ServerRow | undefined;
@@ -193,7 +222,14 @@ export function createServersRepo(
             quotas.checkPlanChange(row.user_id, row.plan, patch.plan);
             placer.checkResize(row.id, memoryOf(row.plan), memoryOf(patch.plan));
           }
-          const next = { ...row, ...patch, updated_at: iso(clock.now()) };
+          const { backup_schedule: schedule, ...fields } = patch;
+          const updatedAt = iso(clock.now());
+          const next = {
+            ...row,
+            ...fields,
+            backup_schedule: schedule === undefined ? row.backup_schedule : storedSchedule(schedule, updatedAt),
+            updated_at: updatedAt,
+          };
           update.run(next);
           events.append(row.user_id, id, 'server.updated', { server: toServer(next) });
           return toServer(next);
@@ -250,50 +286,6 @@ export function createServersRepo(
         const row = current.get(id) as Current;
         if (row) events.append(row.user_id, id, 'server.deleted', { name: row.name });
         remove.run(id);
-      })();
-    },
-  };
-}
-
-/** The disk watcher's statements on the servers table (docs/architecture.md "Disk"), part of ServersRepo. */
-function createDiskColumns(db: Db, clock: Clock, events: EventsRepo) {
-  const rows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
-  // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
-  const record = db.prepare(
-    "UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ? AND state != 'deleting'",
-  );
-  const wantStopped = db.prepare(
-    "UPDATE servers SET desired_state = 'stopped', updated_at = ? WHERE id = ? AND state != 'deleting'",
-  );
-
-  return {
-    /** Every server's id, plan, state and last folder measurement, in one query (the disk watcher's view). */
-    diskRows(): DiskRow[] {
-      return rows.all() as DiskRow[];
-    },
-
-    /**
-     * Records a folder measurement, with `quota.disk_warning` in the same transaction when `warn` gives the plan's
-     * limit (the watcher saw the 90% line crossed); false when the row is gone or being deleted.
-     */
-    recordDisk(id: string, bytes: number, warn: { limitBytes: number } | null = null): boolean {
-      return db.transaction(() => {
-        if (record.run(bytes, iso(clock.now()), id).changes !== 1) return false;
-        if (warn) events.appendForServer(id, 'quota.disk_warning', { used_bytes: bytes, limit_bytes: warn.limitBytes });
-        return true;
-      })();
-    },
-
-    /**
-     * Desired state `stopped`, written by the service itself rather than by an action: the disk watcher's stop of a
-     * server over its plan's disk space, so neither reconcile nor the crash policy starts it again; with its
-     * `quota.disk_exceeded` event.
-     */
-    stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
-      db.transaction(() => {
-        if (wantStopped.run(iso(clock.now()), id).changes === 1) {
-          events.appendForServer(id, 'quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes });
-        }
       })();
     },
   };

@@ -2,7 +2,8 @@ import crypto from 'node:crypto';
 import { AppError } from '../../errors';
 import { findPlan } from '../../catalog/plans';
 import type { VersionCatalog } from '../../catalog/versions';
-import type { Server, ServersRepo } from '../../store/servers-repo';
+import type { BackupSchedule, Server, ServersRepo } from '../../store/servers-repo';
+import { scheduleErrors } from '../../runtime/backup-schedule';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Runtime } from '../../runtime/runtime';
 import type { Call, Handlers, Reply } from '../types';
@@ -32,6 +33,7 @@ export function serverHandlers(deps: ServerDeps): Handlers {
 
     updateServer: ({ principal, path, body }) => {
       if (body.plan !== undefined) checkPlan(body.plan);
+      if (body.backup_schedule) checkSchedule(body.backup_schedule, body.plan ?? ownedServer(servers, principal, path.server_id).plan);
       return { status: 200, body: runtime.update(principal.userId, path.server_id, body) };
     },
 
@@ -41,6 +43,12 @@ export function serverHandlers(deps: ServerDeps): Handlers {
       return { status: 202, body: ownedServer(servers, principal, server.id) };
     },
   };
+}
+
+/** A backup schedule's rules beyond its schema (backup-schedule.ts scheduleErrors): 400 validation_failed. */
+function checkSchedule(schedule: BackupSchedule, planId: string) {
+  const errors = scheduleErrors(schedule, findPlan(planId)?.backups ?? 1);
+  if (errors.length > 0) throw new AppError('validation_failed', 'The backup schedule is not valid.', errors);
 }
 
 function checkPlan(id: string) {
@@ -64,9 +72,10 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
       { pointer: '/body/version', detail: 'no such version' },
     ]);
   }
+  if (body.backup_schedule) checkSchedule(body.backup_schedule, body.plan);
   const input = {
     name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version,
-    idle_stop_minutes: body.idle_stop_minutes ?? null,
+    idle_stop_minutes: body.idle_stop_minutes ?? null, backup_schedule: body.backup_schedule ?? null,
   };
   const settings = body.settings ? deps.runtime.data.settings.checkNew(version.software, body.plan, body.settings) : {};
   const created = (server: Server, replayed = false): Reply<'createServer'> => ({
@@ -78,7 +87,11 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
   if (key === undefined) return created(deps.runtime.create(principal.userId, input, settings));
 
   // Fields added later join the hash only when sent, so a key stored before them still matches its retry.
-  const later = [...(body.settings ? [body.settings] : []), ...(body.idle_stop_minutes !== undefined ? [{ idle_stop_minutes: body.idle_stop_minutes }] : [])];
+  const later = [
+    ...(body.settings ? [body.settings] : []),
+    ...(body.idle_stop_minutes !== undefined ? [{ idle_stop_minutes: body.idle_stop_minutes }] : []),
+    ...(body.backup_schedule !== undefined ? [{ backup_schedule: body.backup_schedule }] : []),
+  ];
   const requestHash = crypto.createHash('sha256').update(JSON.stringify([body.name, body.plan, body.version, ...later])).digest('hex');
   const outcome = deps.idempotency.run(
     principal.userId,
