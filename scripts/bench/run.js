@@ -11,6 +11,7 @@
  *   streams  ~4 min   service memory: console spam alone vs spam + 60 never-reading streams (streams.js)
  *   docker   ~5 min   RUNTIME=docker vs local: start → running, service CPU and game memory per game (docker.js)
  *   webhooks ~4 min   event write overhead on create, delivery throughput, outbox backlog drain (webhooks.js)
+ *   backups  ~1 min   archive MB/s vs tar czf; service RSS while a 200 MB archive downloads (backups.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -23,10 +24,11 @@ const { runRuntime } = require('./runtime');
 const { runStreams } = require('./streams');
 const { runDocker } = require('./docker');
 const { runWebhooks } = require('./webhooks');
+const { runBackups } = require('./backups');
 
-const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000 };
+const TARGET = { apiRatio: 0.7, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
 const PARTS = ['api', 'metrics', 'runtime', 'streams'];
-const OPTIONAL = ['docker', 'webhooks'];
+const OPTIONAL = ['docker', 'webhooks', 'backups'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -43,6 +45,7 @@ async function main() {
     streams: () => runStreams({ windowS: quick ? 10 : 60 }),
     docker: () => runDocker(quick ? { runs: 1, running: 2, windowS: 5 } : {}),
     webhooks: () => runWebhooks(quick ? { creates: 200, deliveries: 500 } : {}),
+    backups: () => runBackups(quick ? { worldMb: 20, downloadMb: 20, rounds: 1 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -119,6 +122,12 @@ function table(out) {
     rows.push(['webhooks', 'creates/s with events vs without (overhead)', fmt(wh.write.with_events_per_s), fmt(wh.write.without_events_per_s), `${fmt(wh.write.overhead * 100, 1)} %`, `≤ ${TARGET.eventOverhead * 100} %`, mark(wh.write.overhead <= TARGET.eventOverhead)]);
     rows.push(['webhooks', `deliveries/s to a local receiver (${wh.throughput.servers} servers)`, fmt(wh.throughput.per_s), '', '', `≥ ${TARGET.deliveriesPerS}`, mark(wh.throughput.per_s >= TARGET.deliveriesPerS)]);
     rows.push(['webhooks', `backlog drain s (${wh.backlog.deliveries} events: 10 min at 10/s)`, fmt(wh.backlog.seconds, 1), '', '', '', '']);
+  }
+  const bk = out.parts.backups;
+  if (bk) {
+    const { throughput: t, download: d } = bk;
+    rows.push(['backups', `archive MB/s, ours vs tar czf (${t.mb} MB world)`, fmt(t.ours_mb_s, 1), fmt(t.tar_mb_s, 1), fmt(t.ratio, 2), `≥ ${TARGET.archiveRatio}`, mark(t.ratio >= TARGET.archiveRatio)]);
+    rows.push(['backups', `RSS growth MB while a ${d.mb} MB archive downloads`, fmt(d.rss_growth_mb, 1), fmt(d.rss_before_mb, 0), '', `< ${TARGET.downloadGrowthMb} MB`, mark(d.rss_growth_mb < TARGET.downloadGrowthMb)]);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {

@@ -194,7 +194,7 @@ export function createBackups(deps: BackupsDeps) {
  * Streams `tar -czf -` of `paths` in `dir` to `file`.partial while hashing it, flushes it to disk and renames it to
  * `file`; never holds the archive in memory. Rejects if tar fails or a path is missing.
  */
-async function archive(dir: string, paths: string[], file: string): Promise<{ size: number; sha256: string }> {
+export async function archive(dir: string, paths: string[], file: string): Promise<{ size: number; sha256: string }> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
   const partial = `${file}.partial`;
   const tar = spawn('tar', ['-czf', '-', '-C', dir, '--', ...paths], { stdio: ['ignore', 'pipe', 'pipe'] });
