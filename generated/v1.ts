@@ -1300,6 +1300,8 @@ export interface components {
             description: string;
             /** @description The settings a server of this version has, in the software's order. */
             settings: components["schemas"]["SettingDefinition"][];
+            /** @description The player lists a server of this version keeps (`…/players/{list}`); the others answer `404`. */
+            player_lists: components["schemas"]["PlayerListName"][];
         };
         /**
          * @description A player list.

@@ -3,6 +3,7 @@ import type { SettingDefinition } from '../runtime/setting-definitions';
 
 export type Version = components['schemas']['Version'];
 export type VersionDetail = components['schemas']['VersionDetail'];
+type PlayerListName = components['schemas']['PlayerListName'];
 
 /**
  * What the HTTP layer needs of the software catalog (src/runtime/software): the versions on offer and the
@@ -17,14 +18,20 @@ export interface VersionCatalog {
 }
 
 /** Adapts the runtime's software catalog (which throws on unknown ids) to the lookup the handlers use. */
-export function versionCatalog(source: { list(): Version[]; get(softwareId: string): { userSettings: SettingDefinition[] } }): VersionCatalog {
+export function versionCatalog(source: {
+  list(): Version[];
+  get(softwareId: string): { userSettings: SettingDefinition[]; playerLists: { lists: Partial<Record<PlayerListName, unknown>> } | null };
+}): VersionCatalog {
   const resolve = (id: string) => source.list().find((v) => v.id === id);
   return {
     list: () => source.list(),
     resolve,
     detail(id) {
       const version = resolve(id);
-      return version && { ...version, settings: source.get(version.software).userSettings.map(settingView) };
+      if (!version) return undefined;
+      const software = source.get(version.software);
+      const lists = (['whitelist', 'operators', 'bans'] as const).filter((l) => software.playerLists?.lists[l] !== undefined);
+      return { ...version, settings: software.userSettings.map(settingView), player_lists: lists };
     },
   };
 }
