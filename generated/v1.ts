@@ -57,6 +57,11 @@ export interface paths {
          * @description Stops the game if it runs, removes the server's files and frees its address. Answers `202` with the
          *     server in state `deleting`; once the work is done the server answers `404`. Deleting a server that is
          *     already being deleted answers `202` again.
+         *
+         *     Its backups go with it, unless `keep_backups=true`: then its `ready` backups stay with the account, under
+         *     `/v1/backups` (listKeptBackups), to download or to restore into another server of the same `version`.
+         *     An account keeps at most `KEPT_BACKUPS_PER_USER` (20 unless the operator says otherwise) such backups; a
+         *     delete that would keep more answers `403 quota_exceeded` (quota `kept_backups`) and deletes nothing.
          */
         delete: operations["deleteServer"];
         options?: never;
@@ -99,7 +104,8 @@ export interface paths {
          *       Stop on a stopped server succeeds at once.
          *     - `restart` is stop, then start.
          *     - `kill` ends the process now. It may overtake an action in flight, which then fails with `action_conflict`.
-         *     - `restore` (with `backup_id`, a `ready` backup of this server) stops the server, swaps the backup's world
+         *     - `restore` (with `backup_id`, a `ready` backup of this server, or a backup kept from a deleted server of
+         *       the same `version`, listKeptBackups) stops the server, swaps the backup's world
          *       in (the current one is kept until the swap succeeded; a failed restore leaves the server as it was) and
          *       starts it again if it was running. While a backup is being made it answers `409 action_conflict`.
          *
@@ -416,6 +422,79 @@ export interface paths {
          *     download always fit together.
          */
         get: operations["getServerBackupArchive"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List kept backups
+         * @description The backups the account kept when it deleted their servers (`DELETE /v1/servers/{server_id}?keep_backups=true`),
+         *     oldest first, one page at a time. Each can be downloaded, restored into another server of the same
+         *     `version` (a `restore` action with its id), or deleted.
+         */
+        get: operations["listKeptBackups"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backups/{backup_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The kept backup's id (its id from when its server existed). */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a kept backup
+         * @description One of the backups the account kept when it deleted their server.
+         */
+        get: operations["getKeptBackup"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a kept backup
+         * @description Deletes the kept backup and its archive. A restore that uses it right now answers `409`.
+         */
+        delete: operations["deleteKeptBackup"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backups/{backup_id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The kept backup's id (its id from when its server existed). */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a kept backup
+         * @description The kept backup's archive, exactly as getServerBackupArchive serves a server's: streamed from disk with its
+         *     `Content-Length`, `Repr-Digest` (RFC 9530) and `Range` support (RFC 9110 §14).
+         */
+        get: operations["getKeptBackupArchive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1310,7 +1389,7 @@ export interface components {
          */
         PlayerListName: "whitelist" | "operators" | "bans";
         /**
-         * @description A Minecraft player name.
+         * @description A player's name (the letters, digits and underscores both games accept, up to 16).
          * @example Steve
          */
         PlayerName: string;
@@ -1394,6 +1473,56 @@ export interface components {
         BackupList: {
             /** @description The backups on this page, oldest first. */
             data: components["schemas"]["Backup"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /** @description A backup kept with the account after its server was deleted (`keep_backups=true`); always whole. */
+        KeptBackup: {
+            id: components["schemas"]["BackupId"];
+            server_id: components["schemas"]["ServerId"];
+            server_name: components["schemas"]["ServerName"];
+            version: components["schemas"]["VersionId"];
+            /**
+             * @description The name it was given, or `null`.
+             * @example Before the nether update
+             */
+            name: string | null;
+            /**
+             * @description Made by the server's `backup_schedule`.
+             * @example false
+             */
+            automatic: boolean;
+            /**
+             * Format: int64
+             * @description The archive's size.
+             * @example 1048576
+             */
+            size_bytes: number;
+            /**
+             * @description The archive's SHA-256 in hex.
+             * @example e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+             */
+            sha256: string;
+            created_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When its server was deleted and it was kept.
+             * @example 2026-11-24T09:00:00.000Z
+             */
+            kept_at: string;
+        };
+        /** @description A page of kept backups. */
+        KeptBackupList: {
+            /** @description The kept backups on this page, oldest first. */
+            data: components["schemas"]["KeptBackup"][];
             /**
              * @description Whether another page follows.
              * @example false
@@ -1603,8 +1732,9 @@ export interface components {
             errors?: components["schemas"]["FieldError"][];
             /**
              * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member): which quota the request would go past, named
-             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`), or `tokens` for the live API tokens a user may
-             *     hold (`TOKENS_PER_USER`).
+             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`), `tokens` for the live API tokens a user may
+             *     hold (`TOKENS_PER_USER`), or `kept_backups` for the backups kept from deleted servers
+             *     (`KEPT_BACKUPS_PER_USER`).
              * @example servers
              */
             quota?: string;
@@ -2951,7 +3081,10 @@ export interface operations {
     };
     deleteServer: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `true` keeps the server's `ready` backups after it is gone (listKeptBackups); `false`, the default, deletes them with it. */
+                keep_backups?: boolean;
+            };
             header?: never;
             path: {
                 /** @description The server's id. */
@@ -3679,6 +3812,158 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listKeptBackups: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this backup. */
+                starting_after?: components["schemas"]["BackupId"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of kept backups. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeptBackupList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getKeptBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The kept backup's id (its id from when its server existed). */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The kept backup. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeptBackup"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteKeptBackup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The kept backup's id (its id from when its server existed). */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup is deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getKeptBackupArchive: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description One byte range to send (RFC 9110 §14.2), e.g. `bytes=1048576-` to resume after 1 MiB. */
+                Range?: string;
+            };
+            path: {
+                /** @description The kept backup's id (its id from when its server existed). */
+                backup_id: components["schemas"]["BackupId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Content-Disposition": components["headers"]["ArchiveDisposition"];
+                    "Repr-Digest": components["headers"]["ArchiveDigest"];
+                    "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            /** @description The part of the archive the `Range` asked for. */
+            206: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Content-Disposition": components["headers"]["ArchiveDisposition"];
+                    "Repr-Digest": components["headers"]["ArchiveDigest"];
+                    "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    /** @description Which bytes these are, of how many (RFC 9110 §14.4). */
+                    "Content-Range": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             416: components["responses"]["RangeNotSatisfiable"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];

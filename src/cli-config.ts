@@ -33,6 +33,7 @@ const settings: Setting[] = [
   ['NODE_CHECK_INTERVAL_S', (c) => seconds(c.nodeCheckIntervalMs)],
   ['DOCKER_GAME_USER', (c) => `${c.dockerGameUser.uid}:${c.dockerGameUser.gid}`],
   ['TOKENS_PER_USER', (c) => c.tokensPerUser],
+  ['KEPT_BACKUPS_PER_USER', (c) => c.keptBackupsPerUser],
   ['TOKEN_RETENTION_DAYS', (c) => c.tokenRetentionMs / 86_400_000],
   ['TOKEN_PURGE_INTERVAL_S', (c) => seconds(c.tokenPurgeIntervalMs)],
   ['DASHBOARD_FILES_PER_MINUTE', (c) => c.dashboard.filesPerMinute],

@@ -44,6 +44,8 @@ export interface Config {
   gameEnv: Record<string, string>;
   /** Live API tokens one user may hold (docs/conventions.md "Authentication"); one more is 403 quota_exceeded. */
   tokensPerUser: number;
+  /** Backups one user may keep after deleting their servers (deleteServer `keep_backups`); more is 403 quota_exceeded. */
+  keptBackupsPerUser: number;
   /** How long a revoked or expired token's row is kept before the purge deletes it. */
   tokenRetentionMs: number;
   /** How long events are kept (EVENT_RETENTION_DAYS); the token purge's round deletes older ones. */
@@ -223,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dockerGameUser: gameUser(env.DOCKER_GAME_USER),
     gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
     tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
+    keptBackupsPerUser: int(env, 'KEPT_BACKUPS_PER_USER', 20, 0, 100_000),
     tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,
     eventRetentionMs: int(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
     webhooks: {

@@ -60,7 +60,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     clock,
     environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog.imageFiles()),
     catalog,
-    config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, ...options.runtime, dataDir: config.dataDir },
+    config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
     plans,
     log,
   });

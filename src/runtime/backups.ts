@@ -12,6 +12,7 @@ import type { Backup, BackupsRepo } from '../store/backups-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import type { ActionType, Failure } from '../store/actions-repo';
 import { recoverSwaps, swapIn } from './restore';
+import type { KeptBackupsService } from './kept-backups';
 import type { ServerSupervisor } from './server-supervisor';
 import type { SoftwareCatalog } from './software-catalog';
 
@@ -35,12 +36,20 @@ export function parseBackupDefinition(raw: unknown, fail: (msg: string) => never
   return { paths: r.paths as string[], consistency: 'stop' };
 }
 
+/** The backup a restore action restores: one of the server's own, or one its owner kept (`kept`). */
+export interface RestoreTarget {
+  id: string;
+  kept: boolean;
+}
+
 export interface BackupsDeps {
   repo: BackupsRepo;
   actions: Pick<ActionsRepo, 'open'>;
   servers: Pick<ServersRepo, 'find'>;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
+  /** The account's kept backups: a restore may use one, and a removal hands the promised ones over. */
+  kept: KeptBackupsService;
   supervisor: (serverId: string) => ServerSupervisor;
   dataDir: string;
   log: Logger;
@@ -55,8 +64,11 @@ export interface BackupsDeps {
  */
 export function createBackups(deps: BackupsDeps) {
   const busy = new Set<string>();
-  /** The backup a server's open restore action restores (one open action per server; a new life fails them all). */
-  const restoring = new Map<string, string>();
+  /**
+   * What a server's open restore action restores (one open action per server; a new life fails them all): one of
+   * its own backups, or a backup its owner kept from a deleted server (`kept`).
+   */
+  const restoring = new Map<string, RestoreTarget>();
   const folder = (serverId: string) => path.join(deps.dataDir, 'backups', serverId);
   const archivePath = (serverId: string, id: string) => path.join(folder(serverId), `${id}.tar.gz`);
 
@@ -83,24 +95,28 @@ export function createBackups(deps: BackupsDeps) {
 
   /** Runs a restore action: stop, swap the backup in (or leave everything as it was), start again if it ran. */
   async function restore(slot: ServerSupervisor): Promise<Failure | null> {
-    const id = restoring.get(slot.id) ?? '';
-    restoring.delete(slot.id);
-    const backup = deps.repo.get(slot.id, id);
+    const { id, kept } = restoring.get(slot.id) ?? { id: '', kept: false };
+    const backup = kept ? deps.kept.forServer(slot.id, id) : deps.repo.get(slot.id, id);
     const def = deps.catalog.get(deps.servers.find(slot.id)?.software ?? '').backup;
-    if (!backup || backup.status !== 'ready' || !def) return { code: 'invalid_state', detail: `Backup ${id} is not ready to restore.` };
+    if (!backup || ('status' in backup && backup.status !== 'ready') || !def) {
+      restoring.delete(slot.id);
+      return { code: 'invalid_state', detail: `Backup ${id} is not ready to restore.` };
+    }
+    const file = kept ? deps.kept.file(id) : archivePath(slot.id, id);
     const wasRunning = slot.state === 'running' || slot.state === 'starting';
     busy.add(slot.id);
     let failure: Failure | null = null;
     try {
       await slot.whenInstalled();
       if (wasRunning) await slot.halt('stop');
-      await swapIn(slot.dir, def.paths, archivePath(slot.id, id), backup.sha256 ?? '', id);
+      await swapIn(slot.dir, def.paths, file, backup.sha256 ?? '', id);
       slot.console.push('system', `backup ${id} restored`);
     } catch (err) {
       failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
       slot.console.push('system', `restoring backup ${id} failed; nothing was changed`);
     } finally {
       busy.delete(slot.id);
+      restoring.delete(slot.id);
     }
     return wasRunning ? ((await slot.start()) ?? failure) : failure;
   }
@@ -110,18 +126,27 @@ export function createBackups(deps: BackupsDeps) {
     /**
      * Checks a power action against backups before it is recorded: action_conflict while a backup is made (a kill
      * aside); a restore needs `backupId` of a ready backup of this server (validation_failed, backup_not_found,
-     * invalid_state), and only a restore takes one.
+     * invalid_state), or of a backup its owner kept from a deleted server of the same version (invalid_state
+     * otherwise), and only a restore takes one.
      */
-    checkAction(serverId: string, type: ActionType, backupId: string | undefined): void {
+    checkAction(serverId: string, type: ActionType, backupId: string | undefined): RestoreTarget | undefined {
       if (type !== 'kill' && busy.has(serverId)) throw new AppError('action_conflict', 'A backup of this server is being made or restored; wait for it.');
       if ((type === 'restore') !== (backupId !== undefined)) {
         const detail = type === 'restore' ? 'a restore needs the backup to restore' : 'only a restore takes a backup';
         throw new AppError('validation_failed', `The action is not valid: ${detail}.`, [{ pointer: '/body/backup_id', detail }]);
       }
-      if (type !== 'restore' || backupId === undefined) return;
+      if (type !== 'restore' || backupId === undefined) return undefined;
+      const kept = deps.repo.get(serverId, backupId) ? undefined : deps.kept.forServer(serverId, backupId);
+      if (kept) {
+        const version = deps.servers.find(serverId)?.version;
+        if (kept.version !== version) {
+          throw new AppError('invalid_state', `Backup ${backupId} is of a ${kept.version} server; it can only be restored into a ${kept.version} server, and this one is ${version}.`);
+        }
+        return { id: backupId, kept: true };
+      }
       const backup = this.get(serverId, backupId);
       if (backup.status !== 'ready') throw new AppError('invalid_state', `Backup ${backupId} is ${backup.status}; only a ready backup can be restored.`);
-      restoring.set(serverId, backupId);
+      return { id: backupId, kept: false };
     },
     /** True while a backup of this server is being made: power actions and the reconcile loop leave it alone. */
     busy: (serverId: string): boolean => busy.has(serverId),
@@ -185,8 +210,20 @@ export function createBackups(deps: BackupsDeps) {
         await fs.promises.rm(`${archivePath(serverId, id)}.partial`, { force: true });
       }
     },
-    /** A removed server's archives (its rows go with its row). */
-    removeAll: (serverId: string): Promise<void> => fs.promises.rm(folder(serverId), { recursive: true, force: true }),
+    /** The restore action just recorded for the server will restore `target` (checkAction's answer). */
+    willRestore: (serverId: string, target: RestoreTarget): void => void restoring.set(serverId, target),
+    /** The server's restore action ended without running (a kill overtook it). */
+    forgetRestore: (serverId: string): void => void restoring.delete(serverId),
+    /** True while a restore action uses this backup (a kept backup cannot be deleted then). */
+    restoring: (id: string): boolean => [...restoring.values()].some((r) => r.id === id),
+    /**
+     * A removed server's archives (its rows go with its row), but for those its owner asked to keep, which move to
+     * the kept backups first (KeptBackupsService.release).
+     */
+    async removeAll(serverId: string): Promise<void> {
+      await deps.kept.release(serverId, folder(serverId));
+      await fs.promises.rm(folder(serverId), { recursive: true, force: true });
+    },
   };
 }
 

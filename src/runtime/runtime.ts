@@ -26,7 +26,7 @@ export type { CommandSender, LiveServer, RuntimeConfig, RuntimeEvents, StateChan
 export type { Runtime } from './runtime-api';
 
 export interface RuntimeDeps {
-  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'events' | 'settings' | 'playerLists' | 'backups'>;
+  store: Pick<Store, 'servers' | 'actions' | 'crashes' | 'processes' | 'events' | 'settings' | 'playerLists' | 'backups' | 'keptBackups'>;
   clock: Clock;
   environment: Environment;
   catalog: SoftwareCatalog;
@@ -123,7 +123,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     if (slot.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
     if (slot.state === 'unreachable' || environment.reachable?.(serverId) === false) throw invalidState('unreachable', UNREACHABLE);
     const open = actions.open(serverId);
-    data.backups.checkAction(serverId, type, backupId); // a backup under way; a restore's backup
+    const restoreTarget = data.backups.checkAction(serverId, type, backupId); // a backup under way; a restore's backup
     if (type !== 'kill' && open.length > 0) {
       const o = open[0];
       const detail = `Action ${o.id} (${o.type}) is still ${o.status}; wait for it to finish, or send kill.`;
@@ -132,13 +132,17 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(servers.find(serverId), deps.plans) : null;
     if (overDisk) throw new AppError(overDisk.code, overDisk.detail);
     const action = actions.create(serverId, userId, type, reason);
+    if (restoreTarget) data.backups.willRestore(serverId, restoreTarget);
     for (const o of open) actions.finish(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
     track(new Promise<void>((resolve) => setImmediate(() => resolve(runAction(slot, action)))));
     return action;
   }
 
   async function runAction(slot: ServerSupervisor, action: Action): Promise<void> {
-    if (!actions.isOpen(action.id)) return; // overtaken by a kill before it started
+    if (!actions.isOpen(action.id)) {
+      if (action.type === 'restore') data.backups.forgetRestore(slot.id);
+      return; // overtaken by a kill before it started
+    }
     actions.markRunning(action.id);
     let failure: Failure | null;
     try {

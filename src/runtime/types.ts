@@ -18,6 +18,8 @@ export interface RuntimeConfig {
   diskCheckMs: number;
   /** How often backup schedules are looked at (backup-schedule.ts). */
   backupScheduleMs: number;
+  /** How many backups an account may keep after deleting their servers (KEPT_BACKUPS_PER_USER). */
+  keptBackupsPerUser: number;
 }
 
 export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
@@ -28,6 +30,7 @@ export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
   reconcileMs: 10_000,
   diskCheckMs: 60_000,
   backupScheduleMs: 60_000,
+  keptBackupsPerUser: 20,
 };
 
 /**

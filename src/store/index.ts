@@ -8,6 +8,7 @@ import { createServersRepo } from './servers-repo';
 import { createSettingsRepo } from './settings-repo';
 import { createPlayerListsRepo } from './player-lists-repo';
 import { createBackupsRepo } from './backups-repo';
+import { createKeptBackupsRepo } from './kept-backups-repo';
 import { createNodesRepo } from './nodes-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
@@ -46,6 +47,7 @@ export function createStore(
     settings: createSettingsRepo(db, clock),
     playerLists: createPlayerListsRepo(db, clock),
     backups: createBackupsRepo(db, clock, events),
+    keptBackups: createKeptBackupsRepo(db, clock, events),
     actions: createActionsRepo(db, clock, quotas, events, observer),
     quotas,
     crashes: createCrashesRepo(db, clock, events, observer),

@@ -33,6 +33,8 @@ interface Tenant {
   crash: string;
   webhook: string;
   backup: string;
+  /** A backup kept from a deleted server (listKeptBackups). */
+  kept: string;
   /** Values only this tenant's answers may contain. */
   secrets: string[];
 }
@@ -70,7 +72,6 @@ async function tenant(label: string): Promise<Tenant> {
   expect(hook.status).toBe(201);
   const delivery = await t.http.post(`/v1/webhooks/${hook.body.id}/test`).set(auth(token));
   expect(delivery.status).toBe(202);
-  const eventIds = (t.db.prepare('SELECT id FROM events WHERE user_id = ?').pluck().all(userId) as string[]);
   // A name on its whitelist, so the list reads have something to leak; and settings of its own.
   const player = `${label.slice(0, 6)}${Math.random().toString(36).slice(2, 8)}`;
   expect((await t.http.put(`/v1/servers/${server}/players/whitelist/${player}`).set(auth(token))).status).toBe(200);
@@ -80,11 +81,19 @@ async function tenant(label: string): Promise<Tenant> {
   const backup = await t.http.post(`/v1/servers/${server}/backups`).set(auth(token)).send({ name: `${label}-backup` });
   expect(backup.status).toBe(202);
   await until(`${label}'s backup`, async () => (await t.http.get(backup.headers.location).set(auth(token))).body.status === 'ready', 15_000);
+  // A second server, backed up and deleted with keep_backups=true: a kept backup.
+  const gone = (await t.http.post('/v1/servers').set(auth(token)).send({ name: `${label}-gone`, plan: 'micro', version: 'flying-squid-1.20' })).body.id as string;
+  await until(`${label}'s second server to install`, async () => (await t.http.get(`/v1/servers/${gone}`).set(auth(token))).body.state === 'stopped', 15_000);
+  const keptBackup = await t.http.post(`/v1/servers/${gone}/backups`).set(auth(token)).send({ name: `${label}-kept` });
+  await until(`${label}'s kept backup`, async () => (await t.http.get(keptBackup.headers.location).set(auth(token))).body.status === 'ready', 15_000);
+  expect((await t.http.delete(`/v1/servers/${gone}`).query({ keep_backups: 'true' }).set(auth(token))).status).toBe(202);
+  await until(`${label}'s second server to go`, async () => (await t.http.get('/v1/backups').set(auth(token))).body.data.length === 1, 15_000);
+  const eventIds = (t.db.prepare('SELECT id FROM events WHERE user_id = ?').pluck().all(userId) as string[]);
   return {
-    email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id, backup: backup.body.id,
+    email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id, backup: backup.body.id, kept: keptBackup.body.id,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
     secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix,
-      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id],
+      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id, gone, keptBackup.body.id],
   };
 }
 
@@ -111,10 +120,13 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   webhook_id: (who) => who.webhook,
   backup_id: (who) => who.backup,
 };
+/** Under /v1/backups, `backup_id` names a kept backup (listKeptBackups). */
+const KEPT_PATH = /^\/v1\/backups\//;
 /** Path parameters that name no owned resource: the same for both tenants (a player list and a player's name). */
 const FIXED_PARAMS: Record<string, string> = { list: 'whitelist', name: 'Steve' };
 const pathParams = (op: SpecOperation) => op.parameters.filter((p) => p.in === 'path');
-const paramFor = (name: string, who: Tenant) => FIXED_PARAMS[name] ?? ID_PARAMS[name](who);
+const paramFor = (name: string, who: Tenant, op: SpecOperation) =>
+  FIXED_PARAMS[name] ?? (name === 'backup_id' && KEPT_PATH.test(op.path) ? who.kept : ID_PARAMS[name](who));
 const isStream = (op: SpecOperation) => Boolean(op.responses['200']?.content?.['text/event-stream']);
 
 /** A valid body from the spec's own examples (every property has one; docs/conventions.md "The contract" requires it). */
@@ -183,7 +195,7 @@ describe('another user\'s resource answers exactly like a missing one', () => {
     const missing: Record<string, string> = {};
     for (const p of pathParams(op)) {
       const who = variant.victimParams.includes(p.name) ? victim : attacker;
-      ids[p.name] = paramFor(p.name, who);
+      ids[p.name] = paramFor(p.name, who, op);
       missing[p.name] = variant.victimParams.includes(p.name) ? missingIdLike(ids[p.name]) : ids[p.name];
     }
     const sentVictimIds = variant.victimParams.map((n) => ids[n]);
@@ -208,7 +220,7 @@ describe('another user\'s resource answers exactly like a missing one', () => {
 
   // Positive control: the same reads with the attacker's own ids succeed, so the 404s above are about ownership.
   test.each(cases.filter(([, op, v]) => op.method === 'get' && v.victimParams.length === pathParams(op).length))('%s, with the attacker\'s own ids, is not a 404', async (_name, op) => {
-    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker)]));
+    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker, op)]));
     const res = await request(op, ids, attacker.token, undefined);
     expect(res.status).not.toBe(404);
     expect(res.status).toBeLessThan(500);
@@ -225,7 +237,7 @@ describe('collections never show another user\'s items', () => {
   });
 
   test.each(lists.map((op) => [`${op.operationId} (${op.path})`, op] as const))('%s', async (_name, op) => {
-    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker)]));
+    const ids = Object.fromEntries(pathParams(op).map((p) => [p.name, paramFor(p.name, attacker, op)]));
     const path = op.path.replace(/\{([^}]+)\}/g, (_m, n: string) => ids[n]);
     const queries = [''];
     for (const p of op.parameters.filter((q) => q.in === 'query')) {

@@ -4,9 +4,13 @@ import type { Handlers } from '../types';
 import { page, withCursor } from './paging';
 import { ownedServer } from './owned';
 
-/** Backups tag: listServerBackups, createServerBackup, getServerBackup, deleteServerBackup, getServerBackupArchive. */
+/**
+ * Backups tag: listServerBackups, createServerBackup, getServerBackup, deleteServerBackup, getServerBackupArchive;
+ * and the account's kept backups: listKeptBackups, getKeptBackup, deleteKeptBackup, getKeptBackupArchive.
+ */
 export function backupHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
   const backups = () => deps.runtime.data.backups;
+  const kept = () => deps.runtime.data.keptBackups;
   return {
     listServerBackups: ({ principal, path, query }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
@@ -28,18 +32,29 @@ export function backupHandlers(deps: { servers: ServersRepo; runtime: Runtime })
     },
     getServerBackupArchive: ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      const { file, backup } = backups().archive(server.id, path.backup_id);
-      return {
-        status: 200,
-        file,
-        contentType: 'application/gzip',
-        ranges: true, // a ready archive never changes (its id is never reused)
-        headers: {
-          'Content-Disposition': `attachment; filename="${backup.id}.tar.gz"`,
-          // RFC 9530 §3: the representation's SHA-256, base64 between colons.
-          'Repr-Digest': `sha-256=:${Buffer.from(backup.sha256 ?? '', 'hex').toString('base64')}:`,
-        },
-      };
+      return archiveReply(backups().archive(server.id, path.backup_id));
+    },
+    listKeptBackups: ({ principal, query }) => ({ status: 200, body: withCursor(kept().list(principal.userId, page(query))) }),
+    getKeptBackup: ({ principal, path }) => ({ status: 200, body: kept().get(principal.userId, path.backup_id) }),
+    deleteKeptBackup: async ({ principal, path }) => {
+      await kept().remove(principal.userId, path.backup_id);
+      return { status: 204, body: undefined };
+    },
+    getKeptBackupArchive: ({ principal, path }) => archiveReply(kept().archive(principal.userId, path.backup_id)),
+  };
+}
+
+/** A ready archive, streamed from disk (src/http/send-file.ts). */
+function archiveReply({ file, backup }: { file: string; backup: { id: string; sha256: string | null } }) {
+  return {
+    status: 200 as const,
+    file,
+    contentType: 'application/gzip',
+    ranges: true, // a ready archive never changes (its id is never reused)
+    headers: {
+      'Content-Disposition': `attachment; filename="${backup.id}.tar.gz"`,
+      // RFC 9530 §3: the representation's SHA-256, base64 between colons.
+      'Repr-Digest': `sha-256=:${Buffer.from(backup.sha256 ?? '', 'hex').toString('base64')}:`,
     },
   };
 }

@@ -37,8 +37,10 @@ export function serverHandlers(deps: ServerDeps): Handlers {
       return { status: 200, body: runtime.update(principal.userId, path.server_id, body) };
     },
 
-    deleteServer: ({ principal, path }) => {
+    deleteServer: ({ principal, path, query }) => {
       const server = ownedServer(servers, principal, path.server_id);
+      // openapi-backend checked the query against the spec (`true` or `false`) but hands it over as the string sent.
+      if (String(query.keep_backups) === 'true') runtime.data.keptBackups.promise(server.id); // 403 past KEPT_BACKUPS_PER_USER
       void runtime.remove(server.id); // 202: the state is `deleting` now; the row goes when the removal ends
       return { status: 202, body: ownedServer(servers, principal, server.id) };
     },

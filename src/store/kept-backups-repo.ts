@@ -1,0 +1,126 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { quotaExceeded } from '../errors';
+import type { EventsRepo } from './events-repo';
+import type { components } from '../../generated/v1';
+
+export type KeptBackup = components['schemas']['KeptBackup'];
+
+interface KeptRow {
+  id: string;
+  user_id: string;
+  server_id: string;
+  server_name: string;
+  version: string;
+  name: string | null;
+  automatic: 0 | 1;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+  finished_at: string;
+  kept_at: string;
+}
+
+function toKept(row: KeptRow): KeptBackup {
+  return {
+    id: row.id,
+    server_id: row.server_id,
+    server_name: row.server_name,
+    version: row.version,
+    name: row.name,
+    automatic: row.automatic === 1,
+    size_bytes: row.size_bytes,
+    sha256: row.sha256,
+    created_at: row.created_at,
+    kept_at: row.kept_at,
+  };
+}
+
+/**
+ * The `kept_backups` table (migration 021): the ready backups an account kept when it deleted their server
+ * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/kept-backups.ts) are the only writer.
+ */
+export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo) {
+  const q = {
+    server: db.prepare('SELECT user_id, state, keep_backups FROM servers WHERE id = ?'),
+    kept: db.prepare('SELECT COUNT(*) FROM kept_backups WHERE user_id = ?').pluck(),
+    // Ready backups of the user's servers that will be kept once their removal ends.
+    promised: db.prepare(`SELECT COUNT(*) FROM backups b JOIN servers s ON s.id = b.server_id
+      WHERE s.user_id = ? AND s.keep_backups = 1 AND b.status = 'ready'`).pluck(),
+    ready: db.prepare(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND status = 'ready'`).pluck(),
+    promise: db.prepare('UPDATE servers SET keep_backups = 1 WHERE id = ?'),
+    transfer: db.prepare(`INSERT OR IGNORE INTO kept_backups
+        (id, user_id, server_id, server_name, version, name, automatic, size_bytes, sha256, created_at, finished_at, kept_at)
+      SELECT b.id, s.user_id, s.id, s.name, s.version, b.name, b.automatic, b.size_bytes, b.sha256, b.created_at, b.finished_at, ?
+      FROM backups b JOIN servers s ON s.id = b.server_id WHERE s.id = ? AND s.keep_backups = 1 AND b.status = 'ready'`),
+    ofServer: db.prepare('SELECT id FROM kept_backups WHERE server_id = ? ORDER BY id').pluck(),
+    get: db.prepare('SELECT * FROM kept_backups WHERE user_id = ? AND id = ?'),
+    // A kept backup of the owner of this server (a restore into it).
+    forServer: db.prepare('SELECT k.* FROM kept_backups k JOIN servers s ON s.user_id = k.user_id WHERE s.id = ? AND k.id = ?'),
+    page: db.prepare('SELECT * FROM kept_backups WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    remove: db.prepare('DELETE FROM kept_backups WHERE user_id = ? AND id = ?'),
+  };
+
+  return {
+    /**
+     * deleteServer with keep_backups=true, before the removal begins: promises the server's ready backups to its
+     * owner, within `perUser` kept backups (those kept, and those promised by servers still being deleted), else
+     * 403 quota_exceeded (quota `kept_backups`) and nothing changes. A server already being deleted keeps what its
+     * first delete asked for.
+     */
+    promise(serverId: string, perUser: number): void {
+      db.transaction(() => {
+        const server = q.server.get(serverId) as { user_id: string; state: string; keep_backups: 0 | 1 } | undefined;
+        if (!server || server.state === 'deleting' || server.keep_backups === 1) return;
+        const used = (q.kept.get(server.user_id) as number) + (q.promised.get(server.user_id) as number);
+        const more = q.ready.get(serverId) as number;
+        if (used + more > perUser) {
+          throw quotaExceeded('kept_backups', perUser, used,
+            `Keeping this server's ${more} ready backups would take your account past ${perUser} kept backups (it keeps ${used}); ` +
+              'delete some of them (DELETE /v1/backups/{backup_id}), or delete the server without keep_backups.');
+        }
+        q.promise.run(serverId);
+      }).immediate();
+    },
+    /**
+     * While the server's row still exists (its removal): the ready backups promised to its owner become kept
+     * backups; returns the ids kept (their archives are the caller's to move). Idempotent, so a removal run again
+     * after a crash keeps the same ones.
+     */
+    transfer(serverId: string): string[] {
+      return db.transaction(() => {
+        q.transfer.run(iso(clock.now()), serverId);
+        return q.ofServer.all(serverId) as string[];
+      })();
+    },
+    get: (userId: string, id: string): KeptBackup | undefined => {
+      const row = q.get.get(userId, id) as KeptRow | undefined;
+      return row && toKept(row);
+    },
+    /** The kept backup `id`, if the owner of `serverId` kept it. */
+    forServer: (serverId: string, id: string): KeptBackup | undefined => {
+      const row = q.forServer.get(serverId, id) as KeptRow | undefined;
+      return row && toKept(row);
+    },
+    page(userId: string, opts: { limit: number; startingAfter?: string }): { data: KeptBackup[]; has_more: boolean } {
+      const rows = q.page.all(userId, opts.startingAfter ?? '', opts.limit + 1) as KeptRow[];
+      return { data: rows.slice(0, opts.limit).map(toKept), has_more: rows.length > opts.limit };
+    },
+    /** Deletes the row with its `backup.deleted` event, one transaction; false if there was none. */
+    remove: (userId: string, id: string): boolean =>
+      db.transaction(() => {
+        const row = q.get.get(userId, id) as KeptRow | undefined;
+        if (!row || q.remove.run(userId, id).changes === 0) return false;
+        events.append(userId, row.server_id, 'backup.deleted', {
+          backup: {
+            id: row.id, name: row.name, automatic: row.automatic === 1, status: 'ready', size_bytes: row.size_bytes,
+            sha256: row.sha256, error: null, created_at: row.created_at, finished_at: row.finished_at,
+          },
+        });
+        return true;
+      })(),
+  };
+}
+
+export type KeptBackupsRepo = ReturnType<typeof createKeptBackupsRepo>;
