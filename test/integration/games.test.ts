@@ -11,8 +11,8 @@ test('versions name their game, and a Luanti server\'s address is UDP', async ()
     const versions = (await t.http.get('/v1/versions').set(auth)).body.data as { id: string; game: string }[];
     expect(versions.find((v) => v.id === 'luanti-5.6.1')).toMatchObject({ software: 'luanti', game: 'Luanti', game_version: '5.6.1' });
     expect(versions.find((v) => v.id === 'flying-squid-1.20')).toMatchObject({ game: 'Minecraft Java Edition' });
-    // Each version says which player lists its servers keep (Luanti's definition has none).
-    for (const [version, lists] of [['luanti-5.6.1', []], ['flying-squid-1.20', ['whitelist', 'operators', 'bans']]] as const) {
+    // Each version says which player lists its servers keep (Luanti's mod keeps a whitelist and bans).
+    for (const [version, lists] of [['luanti-5.6.1', ['whitelist', 'bans']], ['flying-squid-1.20', ['whitelist', 'operators', 'bans']]] as const) {
       expect((await t.http.get(`/v1/versions/${version}`).set(auth)).body.player_lists).toEqual(lists);
     }
     const cases: [string, string][] = [['luanti-5.6.1', 'udp'], ['flying-squid-1.20', 'tcp']];

@@ -21,7 +21,8 @@
  * when the supervisor dies even by SIGKILL, so no game outlives the service that owns it.
  *
  * Usage: node luanti-launcher.cjs --binary PATH --server-id ID --port P --host H --max-players M --dir DIR
- *        (settings.json in DIR, written at install, supplies the server's settings)
+ *        (settings.json in DIR, written before every launch, supplies the server's settings; players.json, the
+ *        player lists (luanti.json player_lists), is copied into the world, where the mod may read it)
  */
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -72,6 +73,7 @@ function writeConfig(dir, args, settings) {
   const values = {
     server_name: 'A Luanti server',
     server_description: '',
+    motd: '',
     server_announce: false,
     creative_mode: false,
     enable_damage: true,
@@ -94,6 +96,10 @@ function main() {
   fs.mkdirSync(path.join(world, 'worldmods'), { recursive: true });
   fs.cpSync(MOD, path.join(world, 'worldmods', 'gsh_report'), { recursive: true });
   fs.rmSync(path.join(world, 'gsh_status.json'), { force: true }); // a previous life's status is no sign of life
+  // Mod security lets a mod read only its world's files: the lists go there (none written: no lists).
+  const lists = path.join(dir, 'players.json');
+  if (fs.existsSync(lists)) fs.copyFileSync(lists, path.join(world, 'gsh_players.json'));
+  else fs.rmSync(path.join(world, 'gsh_players.json'), { force: true });
   writeConfig(dir, args, readSettings(dir));
 
   const child = spawn(

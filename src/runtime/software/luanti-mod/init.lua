@@ -5,6 +5,10 @@
 --   * Luanti's dedicated server has no console on stdin: the launcher appends each console line to
 --     gsh_console.txt in the world folder, and this mod runs each new line as a chat command of the server
 --     (without a leading "/" a line is said to every player), printing the command's answer to the log.
+--   * The player lists (luanti.json player_lists): gsh_players.json, copied into the world before every start,
+--     holds the whitelist (with its switch) and the bans; a refused player is told why before joining. The
+--     console command /gsh_players changes them while the server runs (whoever they now refuse is kicked); the
+--     service keeps them for the next start.
 local world = minetest.get_worldpath()
 local status_file = world .. "/gsh_status.json"
 local console_file = world .. "/gsh_console.txt"
@@ -20,6 +24,60 @@ do
     f:close()
   end
 end
+
+-- The player lists, by lowercased name (Luanti refuses a second player whose name differs only in case).
+local lists = { whitelist = {}, bans = {} }
+local whitelist_on = false
+do
+  local f = io.open(world .. "/gsh_players.json", "rb")
+  local data = f and minetest.parse_json(f:read("*a") or "") or nil
+  if f then f:close() end
+  if type(data) == "table" then
+    for list in pairs(lists) do
+      local names = type(data[list]) == "table" and data[list].names or nil
+      if type(names) == "table" then
+        for _, n in ipairs(names) do lists[list][string.lower(n)] = true end
+      end
+    end
+    whitelist_on = type(data.whitelist) == "table" and data.whitelist.enabled == true
+  end
+end
+
+local function refusal(name)
+  local key = string.lower(name)
+  if lists.bans[key] then return "You are banned from this server." end
+  if whitelist_on and not lists.whitelist[key] then return "You are not whitelisted on this server." end
+  return nil
+end
+
+minetest.register_on_prejoinplayer(function(name)
+  local why = refusal(name)
+  if why then minetest.log("action", "[gsh] refused " .. name .. ": " .. why) end
+  return why
+end)
+
+minetest.register_chatcommand("gsh_players", {
+  params = "<whitelist|bans> <add|remove> <name> | whitelist <on|off>",
+  description = "The hosting service's player lists",
+  privs = { server = true },
+  func = function(_, param)
+    local list, verb, name = param:match("^(%a+) (%a+) ?([%w_%-]*)$")
+    if not list or not lists[list] then return false, "usage: /gsh_players " .. "<whitelist|bans> <add|remove> <name> | whitelist <on|off>" end
+    if (verb == "on" or verb == "off") and list == "whitelist" and name == "" then
+      whitelist_on = verb == "on"
+    elseif (verb == "add" or verb == "remove") and name ~= "" then
+      lists[list][string.lower(name)] = (verb == "add") or nil
+    else
+      return false, "usage: /gsh_players <whitelist|bans> <add|remove> <name> | whitelist <on|off>"
+    end
+    -- Whoever the lists now refuse leaves (a ban, or a whitelist that no longer has them).
+    for _, player in ipairs(minetest.get_connected_players()) do
+      local why = refusal(player:get_player_name())
+      if why then minetest.kick_player(player:get_player_name(), why) end
+    end
+    return true, "player lists: " .. param
+  end,
+})
 
 local function run(line)
   if line == "" then return end
@@ -39,7 +97,8 @@ local function run(line)
   if not ok then
     minetest.log("action", "[console] " .. name .. " failed: " .. tostring(success))
   elseif message and message ~= "" then
-    minetest.log("action", "[console] " .. message)
+    -- Builtin answers are translatable strings (escape sequences around the text): log the plain English.
+    minetest.log("action", "[console] " .. minetest.strip_colors(minetest.get_translated_string("en", message)))
   end
 end
 
