@@ -503,6 +503,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/alerts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's alert rules
+         * @description The server's alert rules, oldest first, each with whether it is firing now.
+         */
+        get: operations["listServerAlertRules"];
+        put?: never;
+        /**
+         * Create an alert rule
+         * @description A rule on one of the server's metrics (`kind: metric`: `metric`, `comparison`, `threshold`,
+         *     `duration_seconds`, e.g. "`tps` `below` 15 for 120 seconds"), or on any crash (`kind: crash`). A metric
+         *     rule is evaluated on each telemetry sample as it is stored (docs: Telemetry); it triggers once the
+         *     condition has held for `duration_seconds`, and resolves once it has *not* held for `duration_seconds`
+         *     (so it changes at most once per duration, never on every sample around the threshold: hysteresis). A
+         *     crash rule triggers on each crash and resolves when the server runs again. Each change is an
+         *     `alert.triggered` or `alert.resolved` event (webhooks get them like any other). A metric rule needs
+         *     `metric`, `comparison` and `threshold` (`400` otherwise); a crash rule takes none of them. At most 20
+         *     rules per server (`403 quota_exceeded`, quota `alert_rules`).
+         */
+        post: operations["createServerAlertRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/alerts/{alert_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The alert rule's id. */
+                alert_id: components["schemas"]["AlertRuleId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an alert rule
+         * @description One of the server's alert rules, with whether it is firing now.
+         */
+        get: operations["getServerAlertRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an alert rule
+         * @description Deletes the rule. A firing rule ends without an `alert.resolved` event.
+         */
+        delete: operations["deleteServerAlertRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/settings": {
         parameters: {
             query?: never;
@@ -1484,6 +1548,134 @@ export interface components {
              */
             next_cursor: string | null;
         };
+        /**
+         * @description An alert rule id.
+         * @example alr_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        AlertRuleId: string;
+        /**
+         * @description `metric`: a condition on a telemetry metric; `crash`: any crash of the server. More may be added within v1.
+         * @example metric
+         * @enum {string}
+         */
+        AlertKind: "metric" | "crash";
+        /**
+         * @description The metric a rule watches, as telemetry samples it: `tps`, `cpu_percent` (of one core), `ram_percent` (of
+         *     the plan's memory), `players_online`. More may be added within v1.
+         * @example tps
+         * @enum {string}
+         */
+        AlertMetric: "tps" | "cpu_percent" | "ram_percent" | "players_online";
+        /**
+         * @description Whether the rule's condition is the metric `below` or `above` its threshold.
+         * @example below
+         * @enum {string}
+         */
+        AlertComparison: "below" | "above";
+        /** @description A rule: a metric condition held for a while, or any crash. */
+        CreateAlertRuleRequest: {
+            kind: components["schemas"]["AlertKind"];
+            /**
+             * @description A name of your choosing, shown with its events.
+             * @example Lag
+             */
+            name?: string;
+            metric?: components["schemas"]["AlertMetric"];
+            comparison?: components["schemas"]["AlertComparison"];
+            /**
+             * @description The value the metric is compared with (a sample exactly at the threshold does not meet it).
+             * @example 15
+             */
+            threshold?: number;
+            /**
+             * Format: int32
+             * @description How long the condition must hold before the rule triggers, and not hold before it resolves.
+             * @default 60
+             * @example 120
+             */
+            duration_seconds: number;
+        };
+        /** @description An alert rule and whether it is firing. */
+        AlertRule: {
+            id: components["schemas"]["AlertRuleId"];
+            server_id: components["schemas"]["ServerId"];
+            /**
+             * @description Its name, or `null`.
+             * @example Lag
+             */
+            name: string | null;
+            kind: components["schemas"]["AlertKind"];
+            metric?: components["schemas"]["AlertMetric"];
+            comparison?: components["schemas"]["AlertComparison"];
+            /**
+             * @description A metric rule's threshold (a crash rule has no `metric`, `comparison` or `threshold`).
+             * @example 15
+             */
+            threshold?: number;
+            /**
+             * Format: int32
+             * @description How long the condition must hold, or not hold, to trigger or resolve (`0` for a crash rule).
+             * @example 120
+             */
+            duration_seconds: number;
+            /**
+             * @description `firing` from its trigger to its resolution, `ok` otherwise.
+             * @example ok
+             * @enum {string}
+             */
+            state: "ok" | "firing";
+            /**
+             * Format: date-time
+             * @description When it last changed state; `null` if it never fired.
+             * @example null
+             */
+            state_since: string | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of alert rules. */
+        AlertRuleList: {
+            /** @description The rules on this page, oldest first. */
+            data: components["schemas"]["AlertRule"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * @description `alert.triggered` and `alert.resolved`: one of the server's alert rules changed state. `value` is the
+         *     metric in the sample that made the change (`null` for a crash rule); a crash rule's trigger carries the
+         *     crash's `reason`.
+         */
+        AlertEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "alert.triggered" | "alert.resolved";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description The rule as it is after the change, and what changed it. */
+            data: {
+                alert: components["schemas"]["AlertRule"];
+                /**
+                 * @description The metric's value in the sample that changed the rule; `null` for a crash rule.
+                 * @example 12.4
+                 */
+                value: number | null;
+                /**
+                 * @description For a crash rule's trigger, the crash's reason (`Crash.reason`); `null` otherwise.
+                 * @example null
+                 */
+                reason: string | null;
+            };
+        };
         /** @description A backup kept with the account after its server was deleted (`keep_backups=true`); always whole. */
         KeptBackup: {
             id: components["schemas"]["BackupId"];
@@ -1692,7 +1884,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -2153,13 +2345,13 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*` and `server.crashed` carry the
+         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*`, `alert.*` and `server.crashed` carry the
          *     server's id;
          *     `token.*` and `webhook.*` do not.
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -2179,7 +2371,7 @@ export interface components {
             data: components["schemas"]["Event"];
         };
         /** @description Something that happened on your account. `type` says which, and which schema `data` follows. */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
@@ -3965,6 +4157,149 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             416: components["responses"]["RangeNotSatisfiable"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerAlertRules: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this rule. */
+                starting_after?: components["schemas"]["AlertRuleId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of alert rules. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRuleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerAlertRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAlertRuleRequest"];
+            };
+        };
+        responses: {
+            /** @description The rule, `ok` until it triggers. */
+            201: {
+                headers: {
+                    /** @description The URL of the new rule. */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerAlertRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The alert rule's id. */
+                alert_id: components["schemas"]["AlertRuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AlertRule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerAlertRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The alert rule's id. */
+                alert_id: components["schemas"]["AlertRuleId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule is deleted. */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

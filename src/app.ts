@@ -41,6 +41,7 @@ import type { EventFeed } from './events/feed';
 import type { FileReply, Handlers, StreamReply } from './http/types';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
+import { alertHandlers } from './http/handlers/alerts';
 import type { StreamRegistry } from './http/sse';
 import { metricsRoute, type Prometheus } from './prometheus';
 
@@ -113,6 +114,7 @@ export async function createApp(deps: AppDeps) {
     ...playerHandlers({ servers, runtime: deps.runtime }),
     ...settingsHandlers({ servers, runtime: deps.runtime }),
     ...backupHandlers({ servers, runtime: deps.runtime }),
+    ...alertHandlers({ servers, alerts: deps.store.alerts }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),

@@ -54,6 +54,7 @@ export const errorRegistry = {
   backup_limit_reached: { status: 409, title: "The server has as many backups as its plan keeps" },
   // RFC 9110 §15.5.17: a download's Range starts past the end of the file (src/http/send-file.ts).
   range_not_satisfiable: { status: 416, title: 'The range is not within the archive' },
+  alert_rule_not_found: { status: 404, title: 'No such alert rule' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -19,6 +19,7 @@ import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
 import { createIdleStop } from './runtime/idle-stop';
+import { createAlerts } from './runtime/alerts';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -65,6 +66,13 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     log,
   });
   const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime, log });
+  const alerts = createAlerts({
+    subscribe: (listener) => telemetry.sampler.subscribe(listener),
+    repo: store.alerts,
+    servers: store.servers,
+    plans,
+    log,
+  });
   const idleStop = createIdleStop({
     subscribe: (listener) => telemetry.sampler.subscribe(listener),
     servers: store.servers,
@@ -124,6 +132,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     await runtime.start();
     telemetry.sampler.start();
     idleStop.start();
+    alerts.start();
     dispatcher.start();
     purgeTokens();
     purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
@@ -136,6 +145,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     await dispatcher.close();
     feed.close();
     idleStop.stop();
+    alerts.stop();
     telemetry.sampler.stop();
     await runtime.close();
     db.close();

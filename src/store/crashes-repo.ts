@@ -38,6 +38,8 @@ export function createCrashesRepo(
   clock: Clock,
   events: EventsRepo = createEventsRepo(db, clock),
   observer: StoreObserver = {},
+  /** Crash rules trigger in the crash's own transaction (AlertsRepo.crashed). */
+  alerts?: { crashed(serverId: string, reason: string): void },
 ) {
   const q = {
     insert: db.prepare(`INSERT INTO crashes (id, server_id, at, exit_code, signal, reason, last_lines)
@@ -47,7 +49,7 @@ export function createCrashesRepo(
   };
 
   return {
-    /** Records a crash with its server.crashed event, in one transaction. */
+    /** Records a crash with its server.crashed event (and its crash rules' alert.triggered), in one transaction. */
     record(serverId: string, crash: Omit<Crash, 'id' | 'at'>): Crash {
       const row: CrashRow = {
         id: newId('crs', clock.now()),
@@ -59,6 +61,7 @@ export function createCrashesRepo(
       const recorded = db.transaction(() => {
         q.insert.run(row);
         events.appendForServer(serverId, 'server.crashed', { crash: toCrash(row) });
+        alerts?.crashed(serverId, crash.reason);
         return toCrash(row);
       })();
       observer.crashRecorded?.(crash.reason);

@@ -9,6 +9,7 @@ import { createSettingsRepo } from './settings-repo';
 import { createPlayerListsRepo } from './player-lists-repo';
 import { createBackupsRepo } from './backups-repo';
 import { createKeptBackupsRepo } from './kept-backups-repo';
+import { createAlertsRepo } from './alerts-repo';
 import { createNodesRepo } from './nodes-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
@@ -41,7 +42,9 @@ export function createStore(
   const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
   // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
   const events = createEventsRepo(db, clock);
+  const alerts = createAlertsRepo(db, clock, events);
   return {
+    alerts,
     servers: createServersRepo(db, clock, placer, quotas, memoryOf, events),
     nodes,
     settings: createSettingsRepo(db, clock),
@@ -50,7 +53,7 @@ export function createStore(
     keptBackups: createKeptBackupsRepo(db, clock, events),
     actions: createActionsRepo(db, clock, quotas, events, observer),
     quotas,
-    crashes: createCrashesRepo(db, clock, events, observer),
+    crashes: createCrashesRepo(db, clock, events, observer, alerts),
     events,
     webhooks: createWebhooksRepo(db, clock, events),
     outbox: createOutboxRepo(db, clock, events),

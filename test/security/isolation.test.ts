@@ -35,6 +35,7 @@ interface Tenant {
   backup: string;
   /** A backup kept from a deleted server (listKeptBackups). */
   kept: string;
+  alert: string;
   /** Values only this tenant's answers may contain. */
   secrets: string[];
 }
@@ -88,12 +89,15 @@ async function tenant(label: string): Promise<Tenant> {
   await until(`${label}'s kept backup`, async () => (await t.http.get(keptBackup.headers.location).set(auth(token))).body.status === 'ready', 15_000);
   expect((await t.http.delete(`/v1/servers/${gone}`).query({ keep_backups: 'true' }).set(auth(token))).status).toBe(202);
   await until(`${label}'s second server to go`, async () => (await t.http.get('/v1/backups').set(auth(token))).body.data.length === 1, 15_000);
+  const alertName = `${label}-alert-${Math.random().toString(36).slice(2, 8)}`;
+  const alert = await t.http.post(`/v1/servers/${server}/alerts`).set(auth(token)).send({ kind: 'metric', name: alertName, metric: 'tps', comparison: 'below', threshold: 15 });
+  expect(alert.status).toBe(201);
   const eventIds = (t.db.prepare('SELECT id FROM events WHERE user_id = ?').pluck().all(userId) as string[]);
   return {
-    email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id, backup: backup.body.id, kept: keptBackup.body.id,
+    email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id, backup: backup.body.id, kept: keptBackup.body.id, alert: alert.body.id,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
     secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix,
-      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id, gone, keptBackup.body.id],
+      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id, gone, keptBackup.body.id, alert.body.id, alertName],
   };
 }
 
@@ -119,6 +123,7 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   token_id: (who) => who.spare.id,
   webhook_id: (who) => who.webhook,
   backup_id: (who) => who.backup,
+  alert_id: (who) => who.alert,
 };
 /** Under /v1/backups, `backup_id` names a kept backup (listKeptBackups). */
 const KEPT_PATH = /^\/v1\/backups\//;
