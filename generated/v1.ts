@@ -835,8 +835,8 @@ export interface paths {
         };
         /**
          * List events
-         * @description What happened on your account, oldest first: a page of events after `starting_after`, filtered by `type`
-         *     and by `server_id` when given. Events are kept for 30 days (the operator may set another number). Each
+         * @description What happened on your account, oldest first (or newest first with `order=desc`, for a timeline): a page
+         *     of events after `starting_after` in that order, filtered by `type` and by `server_id` when given. Events are kept for 30 days (the operator may set another number). Each
          *     event is recorded in the same transaction as the change it reports, so none is lost. Another account's
          *     server as `server_id` matches nothing, exactly like a server that does not exist. A `starting_after`
          *     that has expired continues with the events recorded after it.
@@ -3114,6 +3114,8 @@ export interface components {
         LastEventId: components["schemas"]["StreamEventId"];
         /** @description The `next_cursor` of the previous page; the page starts after this event. */
         EventStartingAfter: components["schemas"]["EventId"];
+        /** @description `asc` (the default) pages oldest first; `desc` newest first, and `starting_after` then continues with older events. */
+        EventOrder: "asc" | "desc";
         /** @description Only events of this type. */
         EventTypeFilter: components["schemas"]["EventType"];
         /** @description Only events of this server. */
@@ -4728,6 +4730,8 @@ export interface operations {
                 type?: components["parameters"]["EventTypeFilter"];
                 /** @description Only events of this server. */
                 server_id?: components["parameters"]["EventServerFilter"];
+                /** @description `asc` (the default) pages oldest first; `desc` newest first, and `starting_after` then continues with older events. */
+                order?: components["parameters"]["EventOrder"];
             };
             header?: never;
             path?: never;

@@ -60,6 +60,7 @@ export function createEventsRepo(db: Db, clock: Clock) {
     seqOf: db.prepare(`SELECT COALESCE((SELECT seq FROM events WHERE id = @id AND user_id = @user_id),
       (SELECT MAX(seq) FROM events WHERE user_id = @user_id AND id <= @id), 0)`).pluck(),
     page: db.prepare(`SELECT * FROM events WHERE user_id = @user_id AND seq > @after AND ${filters} ORDER BY seq LIMIT @limit`),
+    pageDesc: db.prepare(`SELECT * FROM events WHERE user_id = @user_id AND seq < @before AND ${filters} ORDER BY seq DESC LIMIT @limit`),
     since: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
     maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
     bySeq: db.prepare('SELECT * FROM events WHERE seq = ?'),
@@ -99,10 +100,15 @@ export function createEventsRepo(db: Db, clock: Clock) {
       if (userId !== undefined) append(userId, serverId, type, data);
     },
 
-    /** The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"). */
-    page(userId: string, opts: { limit: number; startingAfter?: string } & EventFilter) {
-      const after = opts.startingAfter === undefined ? 0 : this.seqOf(userId, opts.startingAfter);
-      const rows = this.after(userId, after, opts.limit + 1, opts);
+    /**
+     * The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"); with `desc`,
+     * newest first, and after `startingAfter` means older than it.
+     */
+    page(userId: string, opts: { limit: number; startingAfter?: string; desc?: boolean } & EventFilter) {
+      const cursor = opts.startingAfter === undefined ? undefined : this.seqOf(userId, opts.startingAfter);
+      const rows = opts.desc
+        ? (q.pageDesc.all({ user_id: userId, before: cursor ?? Number.MAX_SAFE_INTEGER, limit: opts.limit + 1, type: opts.type ?? null, server_id: opts.serverId ?? null }) as EventRow[]).map(toStored)
+        : this.after(userId, cursor ?? 0, opts.limit + 1, opts);
       return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
     },
 

@@ -65,6 +65,16 @@ test('a server, an action, a crash and tokens each leave their event, paged and 
   expect(JSON.stringify(events)).not.toContain(made.body.token); // never a secret
   expect((await all(token, '&type=server.state_changed')).map((e) => e.id)).toEqual([events[1].id]);
   expect((await all(token, `&server_id=${server}`)).length).toBe(5);
+  // order=desc: newest first, two at a time, each page's cursor continuing with older events (a timeline).
+  const newest: string[] = [];
+  let cursor = '';
+  for (;;) {
+    const res = await t.http.get(`/v1/events?order=desc&limit=2&server_id=${server}${cursor}`).set(auth(token));
+    newest.push(...res.body.data.map((e: { id: string }) => e.id));
+    if (!res.body.has_more) break;
+    cursor = `&starting_after=${res.body.next_cursor}`;
+  }
+  expect(newest).toEqual(events.slice(0, 5).map((e) => e.id).reverse());
 
   // Deleting: the state change to `deleting` at once, server.deleted when the row is gone.
   expect((await t.http.delete(`/v1/servers/${server}`).set(auth(token))).status).toBe(202);

@@ -13,7 +13,8 @@ export function eventHandlers(deps: { events: EventsRepo; feed: EventFeed }): Ha
     listEvents: ({ principal, query }) => {
       const { limit, startingAfter } = page(query);
       const filter = { type: query.type as EventType | undefined, serverId: query.server_id };
-      return { status: 200, body: withCursor(events.page(principal.userId, { limit, startingAfter, ...filter })) };
+      const desc = query.order === 'desc';
+      return { status: 200, body: withCursor(events.page(principal.userId, { limit, startingAfter, desc, ...filter })) };
     },
 
     streamEvents: ({ principal, query, headers }) => {
