@@ -1,17 +1,19 @@
 // The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/settings/tokens,
-// #/settings/password).
+// #/settings/webhooks, #/settings/password).
 // Hash routes need no server routes: the service serves one page at `/`.
 import { resume, signIn, signOut, hooks, session, ApiError, SignedOut } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
 import { serversView } from './servers.js';
 import { serverView } from './server.js';
 import { tokensView } from './tokens.js';
+import { webhooksView } from './webhooks.js';
 import { passwordView } from './password.js';
 
 const main = document.getElementById('main');
 const ROUTES = [
   [/^#\/servers\/(srv_[0-9A-Za-z]+)$/, serverView, 'Server'],
   [/^#\/settings\/tokens$/, tokensView, 'API tokens'],
+  [/^#\/settings\/webhooks$/, webhooksView, 'Webhooks'],
   [/^#\/settings\/password$/, passwordView, 'Password'],
   [/^#\/servers$/, serversView, 'Servers'],
 ];

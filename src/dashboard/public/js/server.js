@@ -1,13 +1,14 @@
 // One server: its state and power buttons, live charts of TPS, RAM, CPU and players (history from
 // GET …/metrics?range=, kept live by the SSE stream …/metrics/stream), and the console (recent lines, live
-// lines from …/console/stream, and a command input), its settings and player lists (server-data.js) and its
-// backups (backups.js).
+// lines from …/console/stream, and a command input), its settings and player lists (server-data.js), its
+// backups (backups.js), its alert rules and its event timeline (alerts.js).
 import { api, follow } from './api.js';
 import { h, fill, announce, errorBox, every, fmtBytes, fmtNumber, fmtClock } from './dom.js';
 import { powerButtons } from './actions.js';
 import { addressText, field, gameOf, stateBadge } from './servers.js';
 import { lineChart } from './chart.js';
 import { backupsSection } from './backups.js';
+import { alertsSection, timelineSection } from './alerts.js';
 import { playerListsSection, settingsSection } from './server-data.js';
 
 const RANGES = [['15m', '15 minutes', 15 * 60e3], ['1h', '1 hour', 3600e3], ['24h', '24 hours', 86400e3], ['7d', '7 days', 7 * 86400e3], ['30d', '30 days', 30 * 86400e3]];
@@ -30,7 +31,7 @@ export async function serverView(main, signal, id) {
   const buttons = h('div');
   const metrics = metricsSection(id, signal);
   const consoleBox = consoleSection(id, signal);
-  const data = [settingsSection(server), playerListsSection(server), backupsSection(server, signal)];
+  const data = [settingsSection(server), playerListsSection(server), backupsSection(server, signal), alertsSection(server, signal), timelineSection(server, signal)];
   fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, facts, buttons, outcome, metrics.el, consoleBox, ...data);
   document.title = `${server.name} · Dashboard`;
 

@@ -1,0 +1,122 @@
+// A server's alert rules (…/alerts: create, see whether each is firing, delete) and its event timeline
+// (GET /v1/events?server_id=…&order=desc, newest first, kept fresh while the page is open). Both are plain API
+// reads and writes, like any client's.
+import { api, listAll } from './api.js';
+import { h, fill, announce, errorBox, every, fmtTime } from './dom.js';
+import { field } from './servers.js';
+
+const REFRESH_MS = 3000;
+const TIMELINE = 30; // the newest events shown
+const METRICS = [['tps', 'TPS'], ['cpu_percent', 'CPU (% of one core)'], ['ram_percent', 'RAM (% of the plan)'], ['players_online', 'Players online']];
+
+export function alertsSection(server, signal) {
+  const list = h('div');
+  const outcome = h('div');
+  const say = (text, failed = false) => {
+    outcome.replaceChildren(failed ? errorBox(text) : h('span', {}, text));
+    if (!failed) announce(text);
+  };
+  const kind = h('select', { id: 'alert-kind', name: 'kind' }, h('option', { value: 'metric' }, 'A metric'), h('option', { value: 'crash' }, 'Any crash'));
+  const metricFields = h('div', { class: 'row' },
+    field('Metric', h('select', { id: 'alert-metric', name: 'metric' }, METRICS.map(([v, t]) => h('option', { value: v }, t)))),
+    field('Is', h('select', { id: 'alert-comparison', name: 'comparison' }, h('option', { value: 'below' }, 'below'), h('option', { value: 'above' }, 'above'))),
+    field('Threshold', h('input', { id: 'alert-threshold', name: 'threshold', type: 'number', step: 'any', min: 0, required: true })),
+    field('For (seconds)', h('input', { id: 'alert-duration', name: 'duration_seconds', type: 'number', min: 0, max: 86400, value: 60, required: true })));
+  kind.addEventListener('change', () => {
+    metricFields.hidden = kind.value !== 'metric';
+    for (const input of metricFields.querySelectorAll('input')) input.required = kind.value === 'metric';
+  });
+  const form = h('form', { class: 'card', 'aria-labelledby': 'alert-new' },
+    h('h3', { id: 'alert-new' }, 'New alert rule'),
+    h('div', { class: 'row' }, field('Rule name (optional)', h('input', { id: 'alert-name', name: 'name', maxlength: 64, autocomplete: 'off' })), field('When', kind)),
+    metricFields, h('button', { type: 'submit' }, 'Add rule'));
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const rule = { kind: kind.value };
+    if (data.get('name')) rule.name = String(data.get('name'));
+    if (kind.value === 'metric') {
+      Object.assign(rule, { metric: data.get('metric'), comparison: data.get('comparison'), threshold: Number(data.get('threshold')), duration_seconds: Number(data.get('duration_seconds')) });
+    }
+    try {
+      const made = await api('POST', `/v1/servers/${server.id}/alerts`, rule);
+      form.reset();
+      kind.dispatchEvent(new Event('change'));
+      say(`Added the rule ${describe(made)}.`);
+      await refresh();
+    } catch (e) {
+      say(`Could not add the rule: ${e.message}`, true);
+    }
+  });
+
+  const remove = (rule) => async () => {
+    if (!confirm(`Delete the rule ${describe(rule)}?`)) return;
+    try {
+      await api('DELETE', `/v1/servers/${server.id}/alerts/${rule.id}`);
+      say(`Deleted the rule ${describe(rule)}.`);
+    } catch (e) {
+      say(`Could not delete the rule: ${e.message}`, true);
+    }
+    await refresh().catch(() => undefined);
+  };
+
+  async function refresh() {
+    const rules = await listAll(`/v1/servers/${server.id}/alerts`);
+    fill(list, rules.length ? h('table', {},
+      h('caption', { class: 'sr-only' }, `Alert rules of ${server.name}`),
+      h('thead', {}, h('tr', {}, ['Rule', 'State', 'Since', ''].map((c) => h('th', { scope: 'col' }, c || h('span', { class: 'sr-only' }, 'Actions'))))),
+      h('tbody', {}, rules.map((r) => h('tr', { 'data-alert-id': r.id },
+        h('th', { scope: 'row' }, describe(r)),
+        h('td', { class: 'alert-state' }, h('span', { class: `badge alert-${r.state}` }, r.state)),
+        h('td', {}, r.state_since ? fmtTime(r.state_since) : '—'),
+        h('td', {}, h('button', { type: 'button', class: 'danger', 'aria-label': `Delete the rule ${describe(r)}`, onclick: remove(r) }, 'Delete'))))))
+      : h('p', { class: 'muted' }, 'No alert rules.'));
+  }
+  every(REFRESH_MS, signal, refresh);
+  refresh().catch((e) => say(`Could not list the alert rules: ${e.message}`, true));
+
+  return h('section', { 'aria-labelledby': 'alerts-title' },
+    h('h2', { id: 'alerts-title' }, 'Alerts'),
+    h('p', { class: 'muted' }, 'Each trigger and resolution is an event: it shows in the timeline below and goes to your webhooks.'),
+    form, outcome, list);
+}
+
+export function timelineSection(server, signal) {
+  const list = h('ol', { class: 'timeline', id: 'timeline' });
+  const error = h('div');
+  async function refresh() {
+    const page = await api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`);
+    error.replaceChildren();
+    fill(list, page.data.length ? page.data.map((e) => h('li', { 'data-event-type': e.type },
+      h('time', { datetime: e.created_at }, fmtTime(e.created_at)), ' ', h('strong', {}, e.type), ' ', summary(e)))
+      : h('li', { class: 'muted' }, 'Nothing yet.'));
+  }
+  every(REFRESH_MS, signal, refresh);
+  refresh().catch((e) => error.replaceChildren(errorBox(`Could not load the timeline: ${e.message}`)));
+  return h('section', { 'aria-labelledby': 'timeline-title' }, h('h2', { id: 'timeline-title' }, 'Timeline'), error, list);
+}
+
+export function describe(rule) {
+  const what = rule.kind === 'crash' ? 'any crash' : `${rule.metric} ${rule.comparison} ${rule.threshold} for ${rule.duration_seconds} s`;
+  return rule.name ? `“${rule.name}” (${what})` : what;
+}
+
+/** One line of what an event says, from its data (docs: the Event schemas). */
+function summary(e) {
+  const d = e.data ?? {};
+  switch (e.type.split('.')[0]) {
+    case 'alert':
+      return `${describe(d.alert)}${d.value !== null ? ` at ${d.value}` : ''}${d.reason ? ` (${d.reason})` : ''}`;
+    case 'action':
+      return `${d.action.type}${d.action.error ? `: ${d.action.error.detail}` : ''}`;
+    case 'player':
+      return d.player.name;
+    case 'backup':
+      return d.backup.name ?? d.backup.id;
+    default:
+      if (e.type === 'server.state_changed') return `${d.from} → ${d.to}`;
+      if (e.type === 'server.crashed') return d.crash.reason;
+      return '';
+  }
+}
