@@ -39,7 +39,7 @@ function toStored(row: EventRow): StoredEvent {
 
 /**
  * The `events` table (docs/architecture.md "Events and webhooks"). `append` is called by the repository that makes
- * a change, inside that change's transaction (better-sqlite3 nests transactions as savepoints), so an event exists
+ * a change, inside that change's transaction (its statements join it; outside one it opens its own), so an event exists
  * exactly when its change does, across kill -9. It also writes the webhook outbox rows the event owes, in the same
  * transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events.
  * Built from (db, clock) alone, so every writer (the service, the CLI, the dashboard) records the same events.
@@ -64,7 +64,11 @@ export function createEventsRepo(db: Db, clock: Clock) {
     since: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
     maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
     bySeq: db.prepare('SELECT * FROM events WHERE seq = ?'),
-    purge: db.prepare('DELETE FROM events WHERE created_at < ?'),
+    // Events are appended in time order, so the expired ones are those before the first one that is not: the
+    // subquery walks `seq` from the oldest and stops there (no index on created_at; migration 023). An event
+    // stamped out of order (the clock stepped back) is kept longer, never deleted early.
+    purge: db.prepare(`DELETE FROM events WHERE seq < COALESCE(
+      (SELECT seq FROM events WHERE created_at >= ? ORDER BY seq LIMIT 1), 9223372036854775807)`),
   };
 
   function append<T extends EventType>(
@@ -76,7 +80,7 @@ export function createEventsRepo(db: Db, clock: Clock) {
   ): Event {
     const now = clock.now();
     const row = { id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now) };
-    return db.transaction(() => {
+    const write = () => {
       const seq = Number(q.insert.run(row).lastInsertRowid);
       q.outbox.run({
         time: now.toString(36).padStart(9, '0'),
@@ -87,8 +91,12 @@ export function createEventsRepo(db: Db, clock: Clock) {
         type,
         only: onlyWebhook,
       });
-      return toStored({ ...row, seq }).event;
-    })();
+    };
+    // Inside the change's own transaction (the usual case) the two inserts join it as they are; a nested
+    // db.transaction would add a SAVEPOINT and its RELEASE to every change (BENCHMARKS.md §6).
+    if (db.inTransaction) write();
+    else db.transaction(write)();
+    return { id: row.id, type, server_id: serverId, created_at: row.created_at, data } as Event;
   }
 
   return {

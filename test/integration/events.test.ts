@@ -159,6 +159,20 @@ test('events older than EVENT_RETENTION_DAYS are purged', async () => {
   clock.advance(86_400_000 + 1);
   t.purge();
   expect((await all(token)).map((e) => e.data.token.name)).toEqual(['newer']);
+
+  // The clock steps back a day and a half, so the next event is stamped before 'newer' though written after it.
+  // The purge goes by the order events were written (EventsRepo.purge): such an event may be kept longer, never
+  // deleted early.
+  clock.advance(-1.5 * 86_400_000); // day 0.5
+  await t.http.post('/v1/tokens').set(auth(token)).send({ name: 'stepped back', scopes: ['servers:read'] });
+  clock.advance(1.5 * 86_400_000); // day 2
+  await t.http.post('/v1/tokens').set(auth(token)).send({ name: 'latest', scopes: ['servers:read'] });
+  clock.advance(0.75 * 86_400_000); // day 2.75: the cutoff is day 0.75, 'newer' (day 1) is not expired
+  t.purge();
+  expect((await all(token)).map((e) => e.data.token.name)).toEqual(['newer', 'stepped back', 'latest']);
+  clock.advance(0.75 * 86_400_000); // day 3.5: the cutoff is day 1.5
+  t.purge();
+  expect((await all(token)).map((e) => e.data.token.name)).toEqual(['latest']);
 });
 
 function openStream(base: string, path: string, token: string, lastEventId?: string): Promise<{ body: string; close(): void }> {
