@@ -10,8 +10,10 @@
  * (server steps per second, players) and runs the lines this launcher appends to gsh_console.txt as chat
  * commands of the server ("/shutdown" is the graceful stop). docs/architecture.md "Software definitions".
  *
+ * Readiness is the engine's own console line `Server for gameid="…" listening on …` (luanti.json `ready`), which
+ * it prints once the world and its mods are loaded and the server thread takes clients.
+ *
  * Messages sent to the supervisor:
- *   { type: 'ready' }                      once the mod's first status is written (the world is loaded and steps)
  *   { type: 'tps', tps }                   every second: server steps per second (nominal 1 / dedicated_server_step)
  *   { type: 'players', online, max, players: [{ name, uuid }] }   with each status. Luanti has no player UUIDs,
  *                                          so each is derived from the name (UUID v3 of 'LuantiPlayer:<name>'), as
@@ -118,7 +120,6 @@ function main() {
   });
   process.stdin.on('error', () => undefined);
 
-  let ready = false;
   let lastTime = 0;
   const poll = setInterval(() => {
     let status;
@@ -127,8 +128,6 @@ function main() {
     } catch {
       return; // not written yet, or being replaced
     }
-    if (!ready) send({ type: 'ready' });
-    ready = true;
     const names = Array.isArray(status.players) ? status.players : []; // an empty Lua table is written as null
     if (status.time !== lastTime) send({ type: 'tps', tps: Number(status.tps) || 0 });
     lastTime = status.time;
