@@ -39,6 +39,7 @@ import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
 import type { FileReply, Handlers, StreamReply } from './http/types';
+import { routeOnce } from './http/routing';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
 import { alertHandlers } from './http/handlers/alerts';
@@ -151,15 +152,7 @@ export async function createApp(deps: AppDeps) {
     }),
   );
   app.use(checkHost(deps.config.allowedHosts));
-  // Never open to tenants: only with the operator's token, which no API token is (SECURITY.md).
-  if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
-  serveDocs(app, deps.spec, deps.config.publicUrl);
-  serveProblemPages(app);
-  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
-  app.get('/favicon.ico', (_req, res) => {
-    res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
-  });
-
+  // The API right after the Host check: its requests pass no docs, problem page or dashboard route on the way.
   app.use(
     '/v1',
     requireJson,
@@ -176,6 +169,15 @@ export async function createApp(deps: AppDeps) {
       await api.handleRequest(apiRequest, req, res);
     },
   );
+  // Never open to tenants: only with the operator's token, which no API token is (SECURITY.md).
+  if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
+  serveDocs(app, deps.spec, deps.config.publicUrl);
+  serveProblemPages(app);
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
+  app.get('/favicon.ico', (_req, res) => {
+    res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
+  });
+
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new AppError('not_found', `Nothing is served at ${req.path}.`));
   });
@@ -244,17 +246,21 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
     lazyCompileValidators: deps.lazyValidators === true,
   });
   api.validate = true;
-  // openapi-backend 5.x rebuilds its operation list (a lodash chain copying every operation) on each call of
-  // getOperations(), and matchOperation() calls it twice per request: ~23% of the API's CPU in `npm run bench`.
-  // The definition never changes after init(), so the list is computed once.
-  const operations = api.router.getOperations();
-  api.router.getOperations = () => operations;
+  routeOnce(api.router); // the per-request routing and parsing work done once (src/http/routing.ts)
   return api;
 }
 
 function send(res: Response, reply: { status: number; body?: unknown; headers?: Record<string, string> }) {
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
   if (reply.status === 204 || reply.body === undefined) res.status(reply.status).end();
-  else res.status(reply.status).json(reply.body);
+  else {
+    // What res.json() sends, without the work express's send() does for cases an API answer never is (ETags,
+    // freshness, a string's charset); a HEAD request still gets no body (Node's http drops it).
+    const body = JSON.stringify(reply.body);
+    res.statusCode = reply.status;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+  }
 }
 

@@ -3,11 +3,12 @@
  * Child process of the API bench: one HTTP server on 127.0.0.1 on a free port, driven by the parent over IPC.
  *
  *   node api-server.js full   the whole service as `npm start` builds it (dist/src/service.js startService) on a
- *                             temp DATA_DIR, rate limit raised to 1,000,000/min, with a user and a real token
- *                             (with GSH_BENCH_WHAT_IF=cached-routing: the same, with what-if-router.js loaded)
- *   node api-server.js bare   a bare express app; the parent sends it {type:'responses', responses} (status,
- *                             headers and body captured once from the full stack) and it answers each path with
- *                             exactly those bytes
+ *                             temp DATA_DIR, rate limit raised to 1,000,000/min, with a user and a real token,
+ *                             logging nothing
+ *   node api-server.js full-log  the same with the production logger (a JSON access-log line per request, stdout)
+ *   node api-server.js bare   a bare express app; the parent sends it {type:'responses', responses} (method, path,
+ *                             Idempotency-Key, status, headers and body captured once from the full stack) and it
+ *                             answers each request, once its body is read, with exactly those bytes
  *
  * Messages to the parent: {type:'listening', port, token?}, {type:'profiled', file}. From the parent:
  * {type:'stop'} (graceful close, then exit 0); {type:'profile-start'} and {type:'profile-stop', file}, which run
@@ -18,11 +19,10 @@ const fs = require('node:fs');
 const inspector = require('node:inspector');
 const { dist, tempDir } = require('./lib');
 
-async function full() {
-  if (process.env.GSH_BENCH_WHAT_IF === 'cached-routing') require('./what-if-router');
+async function full(withLog) {
   const { loadConfig } = dist('config');
   const { startService } = dist('service');
-  const { silentLogger } = dist('log');
+  const { silentLogger, createLogger } = dist('log');
   const { createUsersRepo } = dist('store/users-repo');
   const { createTokensRepo } = dist('store/tokens-repo');
   const dir = tempDir('api');
@@ -31,7 +31,7 @@ async function full() {
     // One account makes all 25 bench servers, past the default servers and memory quotas: raised as an operator would.
     QUOTA_SERVERS: '1000', QUOTA_RUNNING_SERVERS: '1000', QUOTA_MEMORY_MB: '10000000',
   });
-  const service = await startService(config, silentLogger);
+  const service = await startService(config, withLog ? createLogger() : silentLogger);
   const clock = { now: () => Date.now() };
   const user = createUsersRepo(service.db, clock).ensure('bench@example.com');
   const { token } = createTokensRepo(service.db, clock).create(user.id, {
@@ -53,13 +53,23 @@ async function bare() {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag'); // the captured headers already carry the full stack's ETag, if any
-  // One route per captured path, so express still routes; the handler only writes the captured bytes.
+  // One route per captured method and path, so express still routes; the handler reads the request's body, then
+  // writes the captured bytes (two captures of one route differ by their Idempotency-Key).
+  const routes = new Map();
   for (const r of responses) {
-    const body = Buffer.from(r.body, 'base64');
-    app.get(r.path, (_req, res) => {
-      res.writeHead(r.status, r.headers);
-      res.end(body);
-    });
+    const key = `${r.method} ${r.path}`;
+    if (!routes.has(key)) {
+      routes.set(key, new Map());
+      app[r.method.toLowerCase()](r.path, (req, res) => {
+        const answer = routes.get(key).get(req.headers['idempotency-key'] ?? '');
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(answer.status, answer.headers);
+          res.end(answer.body);
+        });
+      });
+    }
+    routes.get(key).set(r.key, { status: r.status, headers: r.headers, body: Buffer.from(r.body, 'base64') });
   }
   const http = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => http.once('listening', resolve));
@@ -74,8 +84,8 @@ async function bare() {
 
 async function main() {
   const mode = process.argv[2];
-  const server = mode === 'full' ? await full() : mode === 'bare' ? await bare() : null;
-  if (!server) throw new Error('usage: api-server.js full|bare');
+  const server = mode === 'full' || mode === 'full-log' ? await full(mode === 'full-log') : mode === 'bare' ? await bare() : null;
+  if (!server) throw new Error('usage: api-server.js full|full-log|bare');
   const session = new inspector.Session();
   const post = (method, params) => new Promise((resolve, reject) =>
     session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));

@@ -37,11 +37,18 @@ export function accessLog(log: Logger) {
 export function captureResponses(onResponse: (sent: SentResponse) => void) {
   return (req: Request, res: Response, next: NextFunction) => {
     let body = '';
+    // A body is what res.send was given (for HEAD, express then ends without it) or what res.end was given
+    // (app.ts's send); a streamed one (a file, SSE) ends without a chunk and is left out.
     const send = res.send.bind(res);
     res.send = (chunk?: unknown) => {
       if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) body = chunk.toString();
       return send(chunk);
     };
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    res.end = ((chunk?: unknown, ...rest: unknown[]) => {
+      if (typeof chunk === 'string' || Buffer.isBuffer(chunk)) body = chunk.toString();
+      return end(chunk, ...rest);
+    }) as Response['end'];
     res.on('finish', () =>
       onResponse({
         method: req.method,

@@ -5,9 +5,19 @@ import { requestContext } from '../log';
 /** What a client may send as its own Request-Id: 1–200 visible ASCII characters (the spec's RequestId). */
 const CLIENT_ID = /^[\x21-\x7E]{1,200}$/;
 
-/** A fresh id: `req_` and 20 random base64url characters. */
+const ID_BYTES = 15;
+/** Random bytes for 256 ids at a time: one randomFillSync per 256 requests instead of a randomBytes call each. */
+const pool = Buffer.alloc(ID_BYTES * 256);
+let offset = pool.length;
+
+/** A fresh id: `req_` and 20 random base64url characters (120 bits from the CSPRNG). */
 export function newRequestId(): string {
-  return `req_${crypto.randomBytes(15).toString('base64url')}`;
+  if (offset === pool.length) {
+    crypto.randomFillSync(pool);
+    offset = 0;
+  }
+  offset += ID_BYTES;
+  return `req_${pool.toString('base64url', offset - ID_BYTES, offset)}`;
 }
 
 /**

@@ -1,0 +1,76 @@
+import type { OpenAPIRouter, Operation, ParsedRequest, Request as ApiRequest } from 'openapi-backend';
+
+/**
+ * openapi-backend stays the router and validator of record: the spec drives which operation a request is, and
+ * its Ajv validators check it. What this changes is only how often the same work is done per request
+ * (BENCHMARKS.md §1, issue 18):
+ * - `getOperations()` rebuilt the operation list (a lodash chain copying every operation) on every call, twice per
+ *   request; the definition never changes after init(), so the list is computed once.
+ * - `matchOperation()` filtered every operation and compiled one RegExp per operation per request; here exact
+ *   paths are one Map lookup and templates are regexes compiled once, tried in the same order (specificity: the
+ *   path's length without its {params}, longest first; a stable sort, like lodash's orderBy) with the same 404 and
+ *   405 outcomes. A {param} matches one segment (`[^/]+`), so only templates with the path's number of segments
+ *   can match: they are kept apart by that number.
+ * - `parseRequest()` ran three times per request (before routing, after it, and inside validation), each time
+ *   lower-casing the headers, parsing cookies and deep-cloning the query. With its operation it now runs once: the
+ *   answer for one request object and operation is kept and given again (handleRequest passes the same object to
+ *   both calls). Without one (before routing) nothing reads more than the method and path (our notFound and
+ *   methodNotAllowed handlers), so that answer is the request as it came, its path normalized.
+ */
+export function routeOnce(router: OpenAPIRouter): void {
+  const operations = router.getOperations();
+  const exact = new Map<string, Operation>();
+  for (const op of operations) if (!exact.has(`${op.method} ${op.path}`)) exact.set(`${op.method} ${op.path}`, op);
+  // Like the original, every path is also a template (one without {params} matches only itself), so a known path
+  // with an unknown method is a 405, not a 404.
+  const templates = new Map<number, Array<{ op: Operation; re: RegExp }>>();
+  const sorted = operations
+    .map((op) => ({ op, re: new RegExp(`^${op.path.replace(/\{.*?\}/g, '[^/]+')}$`), specificity: op.path.replace(/\{.*?\}/g, '').length }))
+    .sort((a, b) => b.specificity - a.specificity);
+  for (const t of sorted) {
+    const n = segments(t.op.path);
+    if (!templates.has(n)) templates.set(n, []);
+    templates.get(n)!.push(t);
+  }
+
+  router.getOperations = () => operations;
+  router.matchOperation = ((req: ApiRequest, strict?: boolean): Operation | undefined => {
+    const normal = router.normalizeRequest(req);
+    const fail = (message: string) => {
+      if (strict) throw Error(message);
+      return undefined;
+    };
+    if (!normal.path.startsWith(router.apiRoot)) return fail('404-notFound: no route matches request');
+    const path = router.normalizePath(normal.path);
+    const found = exact.get(`${normal.method} ${path}`);
+    if (found) return found;
+    let pathMatched = false;
+    for (const t of templates.get(segments(path)) ?? []) {
+      if (!t.re.test(path)) continue;
+      pathMatched = true;
+      if (t.op.method === normal.method) return t.op;
+    }
+    return fail(pathMatched ? '405-methodNotAllowed: this method is not registered for the route' : '404-notFound: no route matches request');
+  }) as OpenAPIRouter['matchOperation'];
+
+  const parse = router.parseRequest.bind(router);
+  const parsed = new WeakMap<object, { operation: Operation; result: ParsedRequest }>();
+  router.parseRequest = ((req: ApiRequest, operation?: Operation): ParsedRequest => {
+    if (!operation) {
+      const { path, method } = router.normalizeRequest(req);
+      return { ...req, path, method, params: {}, query: {}, headers: {}, cookies: {}, requestBody: req.body } as ParsedRequest;
+    }
+    const seen = parsed.get(req);
+    if (seen?.operation === operation) return seen.result;
+    const result = parse(req, operation);
+    parsed.set(req, { operation, result });
+    return result;
+  }) as OpenAPIRouter['parseRequest'];
+}
+
+/** How many `/` a path has: the number of its segments. */
+function segments(path: string): number {
+  let n = 0;
+  for (let i = 0; i < path.length; i++) if (path.charCodeAt(i) === 47) n++;
+  return n;
+}
