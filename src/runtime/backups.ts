@@ -234,6 +234,10 @@ export function createBackups(deps: BackupsDeps) {
 export async function archive(dir: string, paths: string[], file: string): Promise<{ size: number; sha256: string }> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
   const partial = `${file}.partial`;
+  // The file is opened before tar starts, and its output piped without an await in between: Node resumes (and
+  // so discards) a child's unread stdout when the child exits, so a small archive, whole in the pipe's buffer,
+  // could be lost to a busy event loop and leave an empty file marked ready.
+  const out = await fs.promises.open(partial, 'w');
   const tar = spawn('tar', ['-czf', '-', '-C', dir, '--', ...paths], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   tar.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
@@ -250,10 +254,10 @@ export async function archive(dir: string, paths: string[], file: string): Promi
       done(null, chunk);
     },
   });
-  const out = await fs.promises.open(partial, 'w');
   await pipeline(tar.stdout, counter, out.createWriteStream());
   const code = await exited;
   if (code !== 0) throw new Error(`tar exited with ${code}: ${stderr.trim()}`);
+  if (size === 0) throw new Error('tar wrote nothing'); // a gzip stream is never empty
   const sync = await fs.promises.open(partial, 'r+');
   await sync.sync();
   await sync.close();
