@@ -1,7 +1,7 @@
 // A server's backups, through /v1/servers/{id}/backups: make one, download its archive, restore it (an action,
 // after a confirmation) or delete it. The list is read again every few seconds while a backup is being made.
 import { api, download, listAll } from './api.js';
-import { h, fill, announce, errorBox, every, fmtBytes, fmtTime } from './dom.js';
+import { h, fill, announce, errorBox, every, busyWhile, fmtBytes, fmtTime } from './dom.js';
 import { field } from './servers.js';
 
 const REFRESH_MS = 3000;
@@ -29,18 +29,7 @@ export function backupsSection(server, signal) {
     }
   });
 
-  const act = (fn) => async (event) => {
-    const button = event.currentTarget;
-    button.disabled = true;
-    try {
-      await fn();
-    } catch (e) {
-      say(e.message, true);
-    } finally {
-      button.disabled = false;
-      await refresh().catch(() => undefined);
-    }
-  };
+  const act = (fn) => busyWhile(fn, (message) => say(message, true), () => refresh());
 
   const restore = (b) => act(async () => {
     if (!confirm(`Restore “${label(b)}”? The server's world is replaced by the backup's; a running server is stopped and started again.`)) return;

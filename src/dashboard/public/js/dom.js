@@ -64,6 +64,25 @@ export function fmtNumber(n, digits = 1) {
   return n === null || n === undefined ? '–' : Number(n).toFixed(digits);
 }
 
+/**
+ * A button's click handler: the button is disabled while `fn` runs, a failure goes to `fail(message)`, and
+ * `after()` runs either way (a refresh of what the button changed).
+ */
+export function busyWhile(fn, fail, after = async () => {}) {
+  return async (event) => {
+    const button = event.currentTarget;
+    button.disabled = true;
+    try {
+      await fn();
+    } catch (e) {
+      fail(e.message);
+    } finally {
+      button.disabled = false;
+      await after().catch(() => undefined);
+    }
+  };
+}
+
 /** Runs `fn` every `ms` until `signal` aborts; errors are shown, not thrown (the next round may succeed). */
 export function every(ms, signal, fn) {
   const timer = setInterval(() => fn().catch((e) => announce(e.message)), ms);

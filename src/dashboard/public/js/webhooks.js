@@ -2,7 +2,7 @@
 // send a test event, see its recent deliveries, delete it. The same rules as for any API client: https only and
 // no private addresses unless the operator allows them (the service answers 400 with the reason).
 import { api, listAll } from './api.js';
-import { h, fill, announce, errorBox, fmtTime } from './dom.js';
+import { h, fill, announce, errorBox, busyWhile, fmtTime } from './dom.js';
 import { field } from './servers.js';
 
 /** The spec's EventType values, by group (openapi/v1.yaml EventType). */
@@ -32,17 +32,7 @@ export async function webhooksView(main) {
     outcome.replaceChildren(failed ? errorBox(text) : h('span', {}, text));
     if (!failed) announce(text);
   };
-  const act = (fn) => async (event) => {
-    const button = event.currentTarget;
-    button.disabled = true;
-    try {
-      await fn();
-    } catch (e) {
-      say(e.message, true);
-    } finally {
-      button.disabled = false;
-    }
-  };
+  const act = (fn) => busyWhile(fn, (message) => say(message, true));
 
   async function refresh() {
     const hooks = await listAll('/v1/webhooks');
