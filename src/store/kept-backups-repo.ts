@@ -45,9 +45,11 @@ export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo) 
   const q = {
     server: db.prepare('SELECT user_id, state, keep_backups FROM servers WHERE id = ?'),
     kept: db.prepare('SELECT COUNT(*) FROM kept_backups WHERE user_id = ?').pluck(),
-    // Ready backups of the user's servers that will be kept once their removal ends.
+    // Ready backups of the user's servers that will be kept once their removal ends (not yet copied: a removal
+    // past its transfer still has the rows, and they count once, as kept).
     promised: db.prepare(`SELECT COUNT(*) FROM backups b JOIN servers s ON s.id = b.server_id
-      WHERE s.user_id = ? AND s.keep_backups = 1 AND b.status = 'ready'`).pluck(),
+      WHERE s.user_id = ? AND s.keep_backups = 1 AND b.status = 'ready'
+        AND NOT EXISTS (SELECT 1 FROM kept_backups k WHERE k.id = b.id)`).pluck(),
     ready: db.prepare(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND status = 'ready'`).pluck(),
     promise: db.prepare('UPDATE servers SET keep_backups = 1 WHERE id = ?'),
     transfer: db.prepare(`INSERT OR IGNORE INTO kept_backups

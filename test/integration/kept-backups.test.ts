@@ -120,6 +120,18 @@ test('past KEPT_BACKUPS_PER_USER the delete answers 403 quota_exceeded and chang
   expect((await remove(id, {})).status).toBe(202);
 });
 
+test('a removal past its transfer counts its backups once against KEPT_BACKUPS_PER_USER', async () => {
+  await start({ KEPT_BACKUPS_PER_USER: '2' });
+  const first = await server('first');
+  await backUp(first, 'one');
+  // The first server's removal copied its backup into the kept ones, and its row is not gone yet.
+  t.runtime.data.keptBackups.promise(first);
+  await t.runtime.data.keptBackups.release(first, path.join(t.dir, 'backups', first));
+  const second = await server('second');
+  await backUp(second, 'two');
+  expect((await t.http.delete(`/v1/servers/${second}`).set(auth()).query({ keep_backups: 'true' })).status).toBe(202);
+});
+
 test('deleting a kept backup removes its archive and records backup.deleted; another account never sees it', async () => {
   await start();
   const id = await server('gone');
