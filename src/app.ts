@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { OpenAPIBackend, OpenAPIValidator, type Context, type Request as ApiRequest } from 'openapi-backend';
+import { OpenAPIBackend, OpenAPIValidator } from 'openapi-backend';
 import addFormats from 'ajv-formats';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { Db } from './store/db';
@@ -11,13 +11,10 @@ import type { Logger } from './log';
 import type { VersionCatalog } from './catalog/versions';
 import type { Runtime } from './runtime/runtime';
 import type { Telemetry } from './telemetry';
-import type { Principal } from './store/tokens-repo';
 import { AppError } from './errors';
-import { bearerAuth, rejectUnauthorized } from './http/auth';
 import { createRateLimiter } from './http/rate-limit';
-import { fieldErrors } from './http/problem';
 import {
-  accessLog, captureResponses, checkHost, checkPercentEncoding, errorHandler, jsonBody, requireJson, securityHeaders,
+  accessLog, captureResponses, checkHost, errorHandler, jsonBody, requireJson, securityHeaders, series,
   type SentResponse,
 } from './http/middleware';
 import { serveDocs } from './http/docs';
@@ -38,7 +35,8 @@ import { eventHandlers } from './http/handlers/events';
 import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
-import type { FileReply, Handlers, StreamReply } from './http/types';
+import type { Handlers } from './http/types';
+import { createDispatcher } from './http/dispatch';
 import { routeOnce } from './http/routing';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
@@ -101,8 +99,8 @@ export interface AppDeps {
 }
 
 /**
- * Builds the service: express → rate limiter → openapi-backend (routing, bearerAuth, Ajv validation) → the
- * handler registered under the operation's operationId → a repository or the runtime.
+ * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
+ * bearerAuth) → the handler under the operation's operationId → a repository or the runtime.
  */
 export async function createApp(deps: AppDeps) {
   const { servers, tokens, idempotency, quotas } = deps.store;
@@ -121,7 +119,12 @@ export async function createApp(deps: AppDeps) {
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
-  const api = await createApi(deps, handlers, tokens);
+  const api = await createApi(deps);
+  const dispatch = createDispatcher(api, handlers, tokens, {
+    sendFile,
+    stream: (req, res, stream, principal) =>
+      deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId }),
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -131,44 +134,40 @@ export async function createApp(deps: AppDeps) {
   // No ETags: a conditional GET would answer 304, which the contract does not list, and the API's answers are
   // live state that clients should not revalidate from a cache.
   app.set('etag', false);
-  if (deps.onResponse) app.use(captureResponses(deps.onResponse));
-  app.use(requestIdMiddleware);
-  if (deps.prometheus) app.use(deps.prometheus.measure);
-  app.use(securityHeaders);
-  app.use(accessLog(deps.log));
+  // Every answer: its request id, timing, baseline headers and access-log line. One layer, run in this order.
+  app.use(
+    series(
+      ...(deps.onResponse ? [captureResponses(deps.onResponse)] : []),
+      requestIdMiddleware,
+      ...(deps.prometheus ? [deps.prometheus.measure] : []),
+      securityHeaders,
+      accessLog(deps.log),
+    ),
+  );
   // Before the Host check: load balancers and orchestrators probe health by address, and it tells nothing.
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
-  // CORS before the limiter: a preflight is answered here and costs no budget (docs/conventions.md "Browsers").
-  app.use('/v1', cors(deps.config.corsOrigins));
-  // The limiter before the Host check, so every /v1 answer (a 421 too) carries the RateLimit headers the spec lists.
+  const hostCheck = checkHost(deps.config.allowedHosts);
+  // The API first: its requests pass no docs, problem page or dashboard route on the way. CORS before the limiter:
+  // a preflight is answered there and costs no budget (docs/conventions.md "Browsers"); the limiter before the Host
+  // check, so every /v1 answer (a 421 too) carries the RateLimit headers the spec lists.
   app.use(
     '/v1',
-    createRateLimiter(tokens, {
-      limit: deps.config.rateLimitPerMinute,
-      windowMs: deps.config.rateLimitWindowMs,
-      store: deps.rateLimitStore,
-    }),
+    series(
+      cors(deps.config.corsOrigins),
+      createRateLimiter(tokens, {
+        limit: deps.config.rateLimitPerMinute,
+        windowMs: deps.config.rateLimitWindowMs,
+        store: deps.rateLimitStore,
+      }),
+      hostCheck,
+      requireJson,
+      jsonBody(deps.config.bodyLimitBytes),
+      dispatch,
+    ),
   );
-  app.use(checkHost(deps.config.allowedHosts));
-  // The API right after the Host check: its requests pass no docs, problem page or dashboard route on the way.
-  app.use(
-    '/v1',
-    requireJson,
-    jsonBody(deps.config.bodyLimitBytes),
-    async (req: Request, res: Response) => {
-      checkPercentEncoding(req.path);
-      const apiRequest: ApiRequest = {
-        method: req.method,
-        path: req.baseUrl + req.path,
-        query: req.query as ApiRequest['query'],
-        headers: req.headers as ApiRequest['headers'],
-        body: req.body,
-      };
-      await api.handleRequest(apiRequest, req, res);
-    },
-  );
+  app.use(hostCheck);
   // Never open to tenants: only with the operator's token, which no API token is (SECURITY.md).
   if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
   serveDocs(app, deps.spec, deps.config.publicUrl);
@@ -185,55 +184,17 @@ export async function createApp(deps: AppDeps) {
   return app;
 }
 
-async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['tokens']) {
+/**
+ * openapi-backend built from the spec: its router (routing.ts makes its per-request work happen once) and its
+ * Ajv request validators. The dispatcher (dispatch.ts) calls them; no handler is registered with it.
+ */
+async function createApi(deps: AppDeps) {
   // validate: false here only so that init() builds no validator: the one built after init() is the same
   // openapi-backend OpenAPIValidator, with lazy compilation under our control (AppDeps.lazyValidators).
   const api = new OpenAPIBackend({ definition: structuredClone(deps.spec.document) as never, strict: true, validate: false });
   // openapi-backend checks the document against the OpenAPI 3.0 meta-schema, which rejects valid 3.1
   // (`type: [string, "null"]`, info.summary). `redocly lint` (recommended-strict) is our definition check.
   (api as unknown as { validateDefinition: () => unknown }).validateDefinition = () => undefined;
-
-  api.registerSecurityHandler('bearerAuth', (c: Context, req: Request, res: Response) => {
-    res.locals.operationId = c.operation.operationId; // the metrics' label (src/prometheus.ts)
-    return bearerAuth(c, req, res, tokens);
-  });
-  api.register({
-    unauthorizedHandler: rejectUnauthorized,
-    validationFail: (c: Context) => {
-      const errors = fieldErrors(c.validation.errors ?? []);
-      const n = errors.length;
-      throw new AppError('validation_failed', `The request has ${n} problem${n === 1 ? '' : 's'}; see errors.`, errors);
-    },
-    notFound: (c: Context) => {
-      throw new AppError('not_found', `Nothing is served at ${c.request.path}.`);
-    },
-    methodNotAllowed: (c: Context) => {
-      const allow = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) =>
-        api.matchOperation({ method: m, path: c.request.path, headers: {} }),
-      );
-      throw new AppError('method_not_allowed', `${c.request.method.toUpperCase()} is not allowed here.`, undefined, {
-        Allow: allow.join(', '),
-      });
-    },
-  });
-  for (const [operationId, handler] of Object.entries(handlers)) {
-    api.register(operationId, async (c: Context, req: Request, res: Response) => {
-      const { principal } = c.security.bearerAuth as { principal: Principal };
-      const reply = await (handler as (call: unknown) => unknown)({
-        principal,
-        path: c.request.params,
-        query: c.request.query,
-        body: c.request.requestBody,
-        headers: c.request.headers,
-        context: c,
-      });
-      if (reply && typeof reply === 'object' && 'file' in reply) await sendFile(res, reply as FileReply);
-      else if (reply && typeof reply === 'object' && 'stream' in reply) {
-        const stream = reply as StreamReply;
-        deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId });
-      } else send(res, reply as { status: number; body?: unknown; headers?: Record<string, string> });
-    });
-  }
   await api.init();
   api.validator = new OpenAPIValidator({
     definition: api.definition,
@@ -245,22 +206,6 @@ async function createApi(deps: AppDeps, handlers: Handlers, tokens: Store['token
     },
     lazyCompileValidators: deps.lazyValidators === true,
   });
-  api.validate = true;
   routeOnce(api.router); // the per-request routing and parsing work done once (src/http/routing.ts)
   return api;
 }
-
-function send(res: Response, reply: { status: number; body?: unknown; headers?: Record<string, string> }) {
-  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-  if (reply.status === 204 || reply.body === undefined) res.status(reply.status).end();
-  else {
-    // What res.json() sends, without the work express's send() does for cases an API answer never is (ETags,
-    // freshness, a string's charset); a HEAD request still gets no body (Node's http drops it).
-    const body = JSON.stringify(reply.body);
-    res.statusCode = reply.status;
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(body);
-  }
-}
-

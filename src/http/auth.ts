@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Context } from 'openapi-backend';
+import type { Operation } from 'openapi-backend';
 import { AppError } from '../errors';
 import { hasScope, type Scope } from '../auth/tokens';
 import type { Principal, TokensRepo } from '../store/tokens-repo';
@@ -21,17 +21,22 @@ export function resolveCaller(req: Request, res: Response, tokens: TokensRepo): 
 }
 
 /** The scopes an operation lists in its `security` requirement (OpenAPI 3.1 §4.8.30). */
-function requiredScopes(c: Context): Scope[] {
-  const requirement = (c.operation.security ?? []).find((r) => 'bearerAuth' in r);
+function requiredScopes(operation: Operation): Scope[] {
+  const requirement = (operation.security ?? []).find((r) => 'bearerAuth' in r);
   return (requirement?.bearerAuth ?? []) as Scope[];
 }
 
 /**
- * openapi-backend security handler for `bearerAuth`. Returns the principal, or `{ error }` which makes
- * openapi-backend call the unauthorized handler below. Runs before request validation, so an anonymous caller
- * learns nothing about a request's shape.
+ * The `bearerAuth` security scheme of an operation (OpenAPI 3.1 §4.8.30): the principal, or `{ error }` (401, or
+ * 403 for a missing scope). The dispatcher (dispatch.ts) runs it before request validation, so an anonymous
+ * caller learns nothing about a request's shape.
  */
-export function bearerAuth(c: Context, req: Request, res: Response, tokens: TokensRepo) {
+export function bearerAuth(
+  operation: Operation,
+  req: Request,
+  res: Response,
+  tokens: TokensRepo,
+): { principal: Principal } | { error: AppError } {
   const principal = resolveCaller(req, res, tokens);
   if (!principal) {
     const detail = req.headers.authorization
@@ -39,7 +44,7 @@ export function bearerAuth(c: Context, req: Request, res: Response, tokens: Toke
       : 'Send a token as "Authorization: Bearer <token>".';
     return { error: unauthorized(detail) };
   }
-  const missing = requiredScopes(c).filter((s) => !hasScope(principal.scopes, s));
+  const missing = requiredScopes(operation).filter((s) => !hasScope(principal.scopes, s));
   if (missing.length > 0) {
     return {
       error: new AppError('insufficient_scope', `This operation needs the ${missing.join(', ')} scope.`, undefined, {
@@ -56,10 +61,4 @@ export function unauthorized(detail: string): AppError {
   return new AppError('unauthorized', detail, undefined, {
     'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token", error_description="${detail.replace(/"/g, "'")}"`,
   });
-}
-
-/** The unauthorized handler: rethrows what bearerAuth found, for the one error path in app.ts. */
-export function rejectUnauthorized(c: Context): never {
-  const result = c.security?.bearerAuth as { error?: AppError } | undefined;
-  throw result?.error ?? unauthorized('Send a token as "Authorization: Bearer <token>".');
 }

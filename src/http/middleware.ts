@@ -15,6 +15,31 @@ export interface SentResponse {
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+type Middleware = (req: Request, res: Response, next: NextFunction) => unknown;
+
+/**
+ * Middleware run one after another as one express layer: what `app.use(a, b, c)` does, without express's router
+ * matching a path and rewriting the URL around every one of them (BENCHMARKS.md §1). An error, thrown or passed to
+ * `next`, or a promise that rejects, goes to express's error path; `next('route')` is not supported.
+ */
+export function series(...fns: Middleware[]): Middleware {
+  return (req, res, done) => {
+    let i = 0;
+    const step = (err?: unknown): void => {
+      if (err) return done(err);
+      const fn = fns[i++];
+      if (!fn) return done();
+      try {
+        const out = fn(req, res, step);
+        if (out instanceof Promise) out.then(undefined, done);
+      } catch (e) {
+        done(e);
+      }
+    };
+    step();
+  };
+}
+
 /** One line per answered request: method, path, status, time, and the token's id (never the token). */
 export function accessLog(log: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {

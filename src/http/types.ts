@@ -1,4 +1,3 @@
-import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/v1';
 import type { Principal } from '../store/tokens-repo';
 
@@ -16,13 +15,23 @@ export type RequestBody<Op extends OperationId> = operations[Op] extends {
 export type QueryOf<Op extends OperationId> = NonNullable<operations[Op]['parameters']['query']>;
 export type PathOf<Op extends OperationId> = NonNullable<operations[Op]['parameters']['path']>;
 
+declare const jsonOf: unique symbol;
+/**
+ * JSON text that parses to a `T`: a view a repository had SQLite build (src/store/server-view.ts), answered as it
+ * is. Only the code that builds it casts a string to it, so its type says which schema it follows.
+ */
+export type JsonText<T> = string & { readonly [jsonOf]: T };
+
 /**
  * What a handler returns: one of the success answers the spec lists for its operation, typed from
- * generated/v1.ts, so a handler cannot send a body the contract does not allow. Errors are thrown as AppError.
+ * generated/v1.ts, so a handler cannot send a body the contract does not allow: `body`, serialized by the
+ * dispatcher, or `json`, text already serialized. Errors are thrown as AppError.
  */
 export type Reply<Op extends OperationId> = {
   [S in keyof operations[Op]['responses']]: S extends 200 | 201 | 202 | 204
-    ? { status: S; body: Json<operations[Op]['responses'][S]>; headers?: Record<string, string> }
+    ?
+        | { status: S; body: Json<operations[Op]['responses'][S]>; headers?: Record<string, string> }
+        | { status: S; json: JsonText<Json<operations[Op]['responses'][S]>>; headers?: Record<string, string> }
     : never;
 }[keyof operations[Op]['responses']];
 
@@ -33,7 +42,6 @@ export interface Call<Op extends OperationId> {
   query: QueryOf<Op>;
   body: RequestBody<Op>;
   headers: Record<string, string | string[] | undefined>;
-  context: Context;
 }
 
 /** One Server-Sent Event (HTML Living Standard §9.2): `event`, `id`, and `data` as JSON. */

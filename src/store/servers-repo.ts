@@ -8,9 +8,11 @@ import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
 import { createEventsRepo, type EventsRepo } from './events-repo';
 import { createDiskColumns } from './disk-columns';
+import { pageJson, parseServer, SERVER_JSON, type Server, type ServerPage } from './server-view';
+import type { JsonText } from '../http/types';
 export type { DiskRow } from './disk-columns';
 
-export type Server = components['schemas']['Server'];
+export type { Server } from './server-view';
 type ServerState = Server['state'];
 
 interface ServerRow {
@@ -40,50 +42,6 @@ interface ServerRow {
   updated_at: string;
 }
 
-const MIB = 1024 * 1024;
-
-/** What toServer reads of a row. */
-type ViewRow = Omit<ServerRow, 'user_id' | 'node'>;
-
-/**
- * The columns of a page of servers, in the order `fromView` reads them. Pages are read with better-sqlite3's
- * `raw()` arrays, which cost about half as much per row as its row objects (BENCHMARKS.md §1).
- */
-const VIEW_COLUMNS = `id, name, plan, version, software, game_version, state, desired_state, host, port, transport,
-  disk_used_bytes, disk_measured_at, idle_stop_minutes, backup_schedule, created_at, updated_at`;
-
-function fromView(r: unknown[]): ViewRow {
-  return {
-    id: r[0] as string, name: r[1] as string, plan: r[2] as string, version: r[3] as string, software: r[4] as string,
-    game_version: r[5] as string, state: r[6] as ServerState, desired_state: r[7] as ViewRow['desired_state'],
-    host: r[8] as string | null, port: r[9] as number | null, transport: r[10] as ViewRow['transport'],
-    disk_used_bytes: r[11] as number | null, disk_measured_at: r[12] as string | null,
-    idle_stop_minutes: r[13] as number | null, backup_schedule: r[14] as string | null,
-    created_at: r[15] as string, updated_at: r[16] as string,
-  };
-}
-
-function toServer(row: ViewRow): Server {
-  return {
-    id: row.id,
-    name: row.name,
-    plan: row.plan,
-    version: row.version,
-    software: row.software,
-    game_version: row.game_version,
-    state: row.state,
-    desired_state: row.desired_state,
-    address: row.host !== null && row.port !== null ? { host: row.host, port: row.port, transport: row.transport } : null,
-    // Rounded up, so `disk_used_mb > plan.disk_mb` exactly when the bytes are over the plan's (openapi/v1.yaml).
-    disk_used_mb: row.disk_used_bytes === null ? null : Math.ceil(row.disk_used_bytes / MIB),
-    disk_measured_at: row.disk_measured_at,
-    idle_stop_minutes: row.idle_stop_minutes,
-    backup_schedule: publicSchedule(row.backup_schedule),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
 export interface NewServer {
   name: string;
   plan: string;
@@ -96,13 +54,6 @@ export interface NewServer {
   idle_stop_minutes?: number | null;
   /** Server.backup_schedule; null (none) when not given. */
   backup_schedule?: BackupSchedule | null;
-}
-
-/** The stored schedule as the API shows it (without `since`). */
-function publicSchedule(json: string | null): BackupSchedule | null {
-  if (json === null) return null;
-  const { since: _since, ...schedule } = JSON.parse(json) as StoredSchedule;
-  return schedule;
 }
 
 export type BackupSchedule = components['schemas']['BackupSchedule'];
@@ -142,21 +93,18 @@ export function createServersRepo(
     VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
             @node, @transport, @idle_stop_minutes, @backup_schedule, @created_at, @updated_at)`);
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
-  const pageAll = db.prepare(`SELECT ${VIEW_COLUMNS} FROM servers WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?`).raw();
-  const pageByState = db
-    .prepare(`SELECT ${VIEW_COLUMNS} FROM servers WHERE user_id = ? AND id > ? AND state = ? ORDER BY id LIMIT ?`)
-    .raw();
+  const viewOne = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ? AND user_id = ?`).pluck();
+  const view = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck();
+  const page = (where: string) => db.prepare(`SELECT id, ${SERVER_JSON} FROM servers WHERE ${where} ORDER BY id LIMIT ?`).raw();
+  const [pageAll, pageByState] = [page('user_id = ? AND id > ?'), page('user_id = ? AND id > ? AND state = ?')];
   const update = db.prepare(
     `UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes,
       backup_schedule = @backup_schedule, updated_at = @updated_at
       WHERE id = @id AND user_id = @user_id`,
   );
-  const markDeleting = db.prepare(
-    "UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?",
-  );
+  const markDeleting = db.prepare("UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?");
   const remove = db.prepare('DELETE FROM servers WHERE id = ?');
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
-  const byId = db.prepare('SELECT * FROM servers WHERE id = ?');
   const live = db
     .prepare(`SELECT id FROM servers WHERE id IN (SELECT value FROM json_each(?)) AND state != 'deleting'`)
     .pluck();
@@ -172,8 +120,8 @@ export function createServersRepo(
     if (before && before.state !== to) events.append(before.user_id, id, 'server.state_changed', { from: before.state, to });
   });
   // One query per reconcile pass: every server with the number of its open actions (no N+1 reads).
-  const withOpenActions = db.prepare(`SELECT s.*, (SELECT COUNT(*) FROM actions a
-    WHERE a.server_id = s.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers s ORDER BY s.id`);
+  const withOpenActions = db.prepare(`SELECT ${SERVER_JSON} AS json, (SELECT COUNT(*) FROM actions a
+    WHERE a.server_id = servers.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers ORDER BY id`);
 
   return {
     ...createDiskColumns(db, clock, events),
@@ -203,25 +151,30 @@ export function createServersRepo(
             updated_at: now,
           };
           insert.run(row);
-          events.append(userId, row.id, 'server.created', { server: toServer(row) });
-          return toServer(row);
+          const server = parseServer(view.get(row.id) as string);
+          events.append(userId, row.id, 'server.created', { server });
+          return server;
         })
         .immediate();
     },
 
     get(userId: string, id: string): Server | undefined {
-      const row = one.get(id, userId) as ServerRow | undefined;
-      return row && toServer(row);
+      const json = this.getJson(userId, id);
+      return json === undefined ? undefined : parseServer(json);
     },
 
-    list(userId: string, opts: { limit: number; startingAfter?: string; state?: ServerState }) {
+    /** The user's server as the API's JSON (server-view.ts), for an answer that sends it as it is. */
+    getJson(userId: string, id: string): JsonText<Server> | undefined {
+      return viewOne.get(id, userId) as JsonText<Server> | undefined;
+    },
+
+    /** A page of the user's servers, oldest id first, as the API's `ServerPage` JSON (server-view.ts). */
+    listJson(userId: string, opts: { limit: number; startingAfter?: string; state?: ServerState }): JsonText<ServerPage> {
       const after = opts.startingAfter ?? '';
-      const rows = (
-        opts.state
-          ? pageByState.all(userId, after, opts.state, opts.limit + 1)
-          : pageAll.all(userId, after, opts.limit + 1)
-      ) as unknown[][];
-      return { data: rows.slice(0, opts.limit).map((r) => toServer(fromView(r))), has_more: rows.length > opts.limit };
+      const rows = opts.state
+        ? pageByState.all(userId, after, opts.state, opts.limit + 1)
+        : pageAll.all(userId, after, opts.limit + 1);
+      return pageJson(rows as [string, string][], opts.limit);
     },
 
     /**
@@ -251,8 +204,9 @@ export function createServersRepo(
             updated_at: updatedAt,
           };
           update.run(next);
-          events.append(row.user_id, id, 'server.updated', { server: toServer(next) });
-          return toServer(next);
+          const server = parseServer(view.get(id) as string);
+          events.append(row.user_id, id, 'server.updated', { server });
+          return server;
         })
         .immediate();
     },
@@ -265,8 +219,8 @@ export function createServersRepo(
 
     /** Any user's server by id: for the runtime, which acts on servers the HTTP layer already checked. */
     find(id: string): Server | undefined {
-      const row = byId.get(id) as ServerRow | undefined;
-      return row && toServer(row);
+      const json = view.get(id) as string | undefined;
+      return json === undefined ? undefined : parseServer(json);
     },
 
     /** The ids among these whose server exists and is not being deleted (one query, for the stream sweep). */
@@ -276,8 +230,8 @@ export function createServersRepo(
 
     /** Every server with how many actions are open on it, in one query (the reconcile loop's view). */
     allWithOpenActions(): Array<Server & { open_actions: number }> {
-      return (withOpenActions.all() as Array<ServerRow & { open_actions: number }>).map((r) => ({
-        ...toServer(r),
+      return (withOpenActions.all() as Array<{ json: string; open_actions: number }>).map((r) => ({
+        ...parseServer(r.json),
         open_actions: r.open_actions,
       }));
     },

@@ -8,6 +8,10 @@ import type { Principal } from '../../store/tokens-repo';
  */
 export function ownedServer(servers: ServersRepo, principal: Principal, id: string) {
   const server = servers.get(principal.userId, id);
-  if (!server) throw new AppError('server_not_found', `There is no server ${id}.`);
+  if (!server) throw serverNotFound(id);
   return server;
+}
+
+export function serverNotFound(id: string): AppError {
+  return new AppError('server_not_found', `There is no server ${id}.`);
 }

@@ -7,8 +7,8 @@ import { scheduleErrors } from '../../runtime/backup-schedule';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Runtime } from '../../runtime/runtime';
 import type { Call, Handlers, Reply } from '../types';
-import { page, withCursor } from './paging';
-import { ownedServer } from './owned';
+import { page } from './paging';
+import { ownedServer, serverNotFound } from './owned';
 
 export interface ServerDeps {
   servers: ServersRepo;
@@ -23,13 +23,17 @@ export function serverHandlers(deps: ServerDeps): Handlers {
   return {
     listServers: ({ principal, query }) => {
       const { limit, startingAfter } = page(query);
-      const result = servers.list(principal.userId, { limit, startingAfter, state: query.state });
-      return { status: 200, body: withCursor(result) };
+      // The page's JSON as SQLite built it (src/store/server-view.ts), sent as it is.
+      return { status: 200, json: servers.listJson(principal.userId, { limit, startingAfter, state: query.state }) };
     },
 
     createServer: (call) => createServer(deps, call),
 
-    getServer: ({ principal, path }) => ({ status: 200, body: ownedServer(servers, principal, path.server_id) }),
+    getServer: ({ principal, path }) => {
+      const json = servers.getJson(principal.userId, path.server_id);
+      if (json === undefined) throw serverNotFound(path.server_id);
+      return { status: 200, json };
+    },
 
     updateServer: ({ principal, path, body }) => {
       if (body.plan !== undefined) checkPlan(body.plan);
