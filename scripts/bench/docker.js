@@ -1,12 +1,14 @@
 'use strict';
 /**
  * Part 5, containers (issue 11): the same service with RUNTIME=local and RUNTIME=docker, side by side. Each mode
- * runs the service in a child process (runtime-service.js on a temp DATA_DIR, game ports 28850-28899, plan
- * `micro`, flying-squid) driven over its API.
+ * runs the service in a child process (runtime-service.js on a temp DATA_DIR, plan `micro`, flying-squid; game
+ * ports 28850-28874 local, 28875-28899 docker) driven over its API; both services run for the whole part.
  *
- * start → running: POST a start action and poll it until it has succeeded, as in runtime.js; one warm-up,
- *   median of the rest; ratio = docker ÷ local (target ≤ 1.3). The container's includes creating, attaching
- *   and starting it (the image already exists: the service builds it at boot).
+ * start → running: POST a start action and poll it until it has succeeded, as in runtime.js; the two modes'
+ *   starts interleaved (one of each per round, each round in the other order), one warm-up each, median of the
+ *   rest (7 by default); ratio = docker ÷ local (target ≤ 1.3). The container's includes attaching and starting
+ *   it, and creating it where the server has no next container yet (its warm-up; docker-environment.ts makes
+ *   the next one when a container ends). The image already exists: the service builds it at boot.
  * control plane per running game: the service process's own CPU (its games are other processes, containers
  *   even more so) over WINDOW_S with 0 and then N games running, per game = (CPU at N − CPU at 0) ÷ N
  *   (target < 1% of a core for a container: one attach and one stats stream each).
@@ -23,42 +25,37 @@ const { client, action, waitFor, measureService, processesUnder } = require('./r
 
 const PLAN = 'micro';
 const VERSION = 'flying-squid-1.20';
-const PORTS = '28850-28899';
+const PORTS = { local: '28850-28874', docker: '28875-28899' };
 
-async function runMode(mode, { runs, running, windowS, log }) {
+/** One mode's service, with `running` servers installed and stopped. */
+async function up(mode, running) {
   const dir = tempDir(`docker-${mode}`);
-  const env = { RUNTIME: mode, GAME_PORT_RANGE: PORTS, METRICS_INTERVAL_S: '1' };
+  const env = { RUNTIME: mode, GAME_PORT_RANGE: PORTS[mode], METRICS_INTERVAL_S: '1' };
   const child = fork(path.join(__dirname, 'runtime-service.js'), [dir, JSON.stringify(env)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  try {
-    const { port, token } = await nextMessage(child, (m) => m.type === 'listening', 180_000);
-    const api = client(port, token);
-    const ids = [];
-    for (let i = 0; i < running; i++) ids.push((await api('POST', '/v1/servers', { name: `bench-${i}`, plan: PLAN, version: VERSION })).id);
-    await waitFor(async () => (await api('GET', '/v1/servers?limit=100')).data.every((s) => s.state === 'stopped'), 60_000, 'installs');
-    const startMs = [];
-    for (let k = 0; k <= runs; k++) {
-      const ms = await action(api, ids[0], 'start');
-      await action(api, ids[0], 'stop');
-      if (k > 0) startMs.push(ms);
-      log(`  docker: ${mode} start → running ${k === 0 ? '(warm-up) ' : ''}${fmt(ms)} ms`);
-    }
-    const idle = await measureService(child.pid, windowS);
-    await Promise.all(ids.map((id) => action(api, id, 'start')));
-    await sleep(3000);
-    const busy = await measureService(child.pid, windowS);
-    const ram = [];
-    for (const id of ids) ram.push((await api('GET', `/v1/servers/${id}/metrics?range=15m`)).now?.ram_bytes ?? NaN);
-    log(`  docker: ${mode} with ${running} running: service CPU ${fmt(busy.cpu_percent, 2)} % (idle ${fmt(idle.cpu_percent, 2)} %)`);
-    return {
-      start_median_ms: median(startMs), start_ms: startMs, running,
-      cpu_percent_idle: idle.cpu_percent, cpu_percent_running: busy.cpu_percent,
-      cpu_percent_per_game: (busy.cpu_percent - idle.cpu_percent) / running,
-      ram_mb_per_game: ram.reduce((a, b) => a + b, 0) / ram.length / 2 ** 20,
-    };
-  } finally {
-    await stopChild(child, 90_000);
-    await cleanUp(mode, dir, log);
-  }
+  const service = { mode, dir, child, ids: [], startMs: [] };
+  const { port, token } = await nextMessage(child, (m) => m.type === 'listening', 180_000);
+  service.api = client(port, token);
+  for (let i = 0; i < running; i++) service.ids.push((await service.api('POST', '/v1/servers', { name: `bench-${i}`, plan: PLAN, version: VERSION })).id);
+  await waitFor(async () => (await service.api('GET', '/v1/servers?limit=100')).data.every((s) => s.state === 'stopped'), 60_000, 'installs');
+  return service;
+}
+
+/** The mode's service CPU with 0 and then all its games running, and their memory; stops them again. */
+async function measureMode({ mode, child, api, ids, startMs }, windowS, log) {
+  const idle = await measureService(child.pid, windowS);
+  await Promise.all(ids.map((id) => action(api, id, 'start')));
+  await sleep(3000);
+  const busy = await measureService(child.pid, windowS);
+  const ram = [];
+  for (const id of ids) ram.push((await api('GET', `/v1/servers/${id}/metrics?range=15m`)).now?.ram_bytes ?? NaN);
+  await Promise.all(ids.map((id) => action(api, id, 'stop'))); // the other mode's measure runs without these games
+  log(`  docker: ${mode} with ${ids.length} running: service CPU ${fmt(busy.cpu_percent, 2)} % (idle ${fmt(idle.cpu_percent, 2)} %)`);
+  return {
+    start_median_ms: median(startMs), start_ms: startMs, running: ids.length,
+    cpu_percent_idle: idle.cpu_percent, cpu_percent_running: busy.cpu_percent,
+    cpu_percent_per_game: (busy.cpu_percent - idle.cpu_percent) / ids.length,
+    ram_mb_per_game: ram.reduce((a, b) => a + b, 0) / ram.length / 2 ** 20,
+  };
 }
 
 /** Nothing a mode started may outlive it: its containers (by id) or its game processes (by pid). */
@@ -79,19 +76,37 @@ async function cleanUp(mode, dir, log) {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-async function runDocker({ runs = 3, running = 5, windowS = 20, log = console.log } = {}) {
-  const local = await runMode('local', { runs, running, windowS, log });
-  const docker = await runMode('docker', { runs, running, windowS, log });
-  return {
-    plan: PLAN, version: VERSION, window_s: windowS, local, docker,
-    start_ratio: docker.start_median_ms / local.start_median_ms,
-    ram_ratio: docker.ram_mb_per_game / local.ram_mb_per_game,
-  };
+async function runDocker({ runs = 7, running = 5, windowS = 20, log = console.log } = {}) {
+  const services = [];
+  try {
+    for (const mode of ['local', 'docker']) services.push(await up(mode, running));
+    // Interleaved, each round in the other order: the game's own start drifts with the machine's state over
+    // minutes, which measuring one mode after the other would count as a difference between the modes.
+    for (let k = 0; k <= runs; k++) {
+      for (const s of k % 2 ? [...services].reverse() : services) {
+        const ms = await action(s.api, s.ids[0], 'start');
+        await action(s.api, s.ids[0], 'stop');
+        if (k > 0) s.startMs.push(ms);
+        log(`  docker: ${s.mode} start → running ${k === 0 ? '(warm-up) ' : ''}${fmt(ms)} ms`);
+      }
+    }
+    const [local, docker] = [await measureMode(services[0], windowS, log), await measureMode(services[1], windowS, log)];
+    return {
+      plan: PLAN, version: VERSION, window_s: windowS, local, docker,
+      start_ratio: docker.start_median_ms / local.start_median_ms,
+      ram_ratio: docker.ram_mb_per_game / local.ram_mb_per_game,
+    };
+  } finally {
+    for (const s of services) {
+      await stopChild(s.child, 90_000);
+      await cleanUp(s.mode, s.dir, log);
+    }
+  }
 }
 
 module.exports = { runDocker };
 
 if (require.main === module) {
-  runDocker({ runs: Number(process.env.RUNS ?? 1), running: Number(process.env.RUNNING ?? 2), windowS: Number(process.env.WINDOW_S ?? 5) })
+  runDocker({ runs: Number(process.env.RUNS ?? 3), running: Number(process.env.RUNNING ?? 2), windowS: Number(process.env.WINDOW_S ?? 5) })
     .then((r) => console.log(JSON.stringify(r, null, 2)));
 }

@@ -263,6 +263,40 @@ test('a reinstall replaces a file the game turned into a symlink, and never writ
   expect(fs.statSync(path.join(dir, 'settings.json')).uid).toBe(GAME_USER.uid);
 });
 
+test('a server\'s next container is made when its last one ends: a start takes it, a new definition replaces it, uninstall removes it', async () => {
+  const environment = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
+  const dir = path.join(host.dataDir, 'servers', 'srv_next');
+  await environment.install(dir, [], {});
+  const base = {
+    serverId: 'srv_next', argv: [process.execPath, '-e', 'process.stdin.resume()'], cwd: dir,
+    address: { host: '127.0.0.1', port: BASE_PORT + 5 }, ipc: false, limits: { memoryMb: 128, cpuPercent: 50 },
+  };
+  const ofServer = async () => (await containersOf(host.dataDir)).filter((c) => c.Labels['io.gsh.server'] === 'srv_next');
+  /** The one container of the server once it is its next one (created, not running). */
+  const nextOne = () => until('the next container', async () => {
+    const all = await ofServer();
+    return all.length === 1 && all[0].State === 'created' && all[0].Id;
+  }, 20_000);
+  const cases = [
+    { change: 'nothing', spec: base, reused: true },
+    { change: 'the plan', spec: { ...base, limits: { memoryMb: 256, cpuPercent: 50 } }, reused: false },
+    { change: 'the port', spec: { ...base, limits: { memoryMb: 256, cpuPercent: 50 }, address: { ...base.address, port: BASE_PORT + 6 } }, reused: false },
+  ];
+  await (await environment.spawn(base)).kill(); // the first start creates; its end makes the next
+  for (const { change, spec, reused } of cases) {
+    const made = await nextOne();
+    const proc = await environment.spawn(spec);
+    const running = await ofServer();
+    expect({ change, states: running.map((c) => c.State), reused: running[0].Id === made }).toEqual({ change, states: ['running'], reused });
+    await proc.kill();
+  }
+  await nextOne();
+  await environment.uninstall(dir);
+  expect(await ofServer()).toEqual([]);
+  expect(fs.existsSync(dir)).toBe(false);
+  await environment.close();
+}, 120_000);
+
 test('RUNTIME selects the environment: local needs no engine, docker runs on nodes, DOCKER_HOST being node local', () => {
   const base = {
     dataDir: host.dataDir, gameEnv: {}, cgroupRoot: null, dockerHost: DOCKER_HOST, dockerGameUser: GAME_USER,

@@ -171,9 +171,9 @@ async function waitExit(engine: Engine, id: string, signal: AbortSignal): Promis
   }
 }
 
-export async function removeContainer(engine: Engine, id: string): Promise<void> {
+export async function removeContainer(engine: Engine, id: string, timeoutMs?: number): Promise<void> {
   try {
-    await engine.json('DELETE', `/containers/${id}?force=1&v=1`);
+    await engine.json('DELETE', `/containers/${id}?force=1&v=1`, undefined, timeoutMs);
   } catch (err) {
     if (!(err instanceof EngineError && err.status === 404)) throw err;
   }

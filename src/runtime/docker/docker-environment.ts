@@ -8,6 +8,7 @@ import { isPortFree, SERVER_ID_ENV } from '../local-environment';
 import { removeContainer, wrapContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
 import { IMAGE_NODE, imageKeeper, imageName } from './image';
+import { createNextContainers } from './next-containers';
 
 /** The labels that make a container ours: which server, and which service instance (its DATA_DIR). */
 export const LABEL_SERVER = 'io.gsh.server';
@@ -58,7 +59,9 @@ interface ContainerSummary {
  * non-root user, no capability, no-new-privileges, only its folder writable and only its game port published.
  * Console and reports cross over the attached stdio (container-process.ts REPORT_PREFIX), CPU and memory come
  * from the engine's stats. Labels name the server and this instance, so a later service life adopts a
- * container still running (adopt) and removes every other of its own (start).
+ * container still running (adopt) and removes every other of its own (start). When a server's container ends,
+ * its next one is created at once, not started, so a start only attaches and starts it (next-containers.ts);
+ * uninstall and close remove it.
  */
 export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
   const { engine, log, instance } = options;
@@ -81,6 +84,8 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
   };
   /** Containers this life spawned or adopted: start() removes every other labelled with this instance. */
   const held = new Set<string>();
+  const next = createNextContainers(engine, log);
+  let closed = false;
 
   async function ours(serverId?: string): Promise<ContainerSummary[]> {
     const label = [`${LABEL_INSTANCE}=${instance}`, ...(serverId ? [`${LABEL_SERVER}=${serverId}`] : [])];
@@ -101,28 +106,38 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
     const top = await fs.promises.stat(spec.cwd);
     if (top.uid !== options.user.uid) await giveFolder(spec.cwd, options.user); // a folder a local run left
     const name = `gsh-${instance}-${spec.serverId}`;
-    const body = containerConfig(spec, options, image, await networkMode());
-    let created: { Id: string };
-    try {
-      created = await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body);
-    } catch (err) {
-      if (!(err instanceof EngineError && err.status === 409)) throw err;
-      await removeContainer(engine, name); // a previous life's container that start() could not remove
-      created = await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body);
-    }
-    const id = created.Id;
+    const config = JSON.stringify(containerConfig(spec, options, image, await networkMode()));
+    // The container made when its last one ended, if its definition is still this one (next-containers.ts).
+    let id = await next.take(spec.serverId, config);
+    let stdio = id === null ? null : await attach(id).catch(() => null); // null: removed meanwhile (killLeftover)
+    if (id === null || stdio === null) id = await create(name, config);
     held.add(id);
     try {
       // Attached before it starts, so no line is lost; the attach keeps stdin open for console commands.
-      const stdio = await attach(id);
+      stdio ??= await attach(id);
       await engine.json('POST', `/containers/${id}/start`);
       const proc = wrapContainer({ engine, id, pid: await inspectPid(id), stdio, argv: spec.argv });
-      void proc.exited.then(() => held.delete(id));
+      const ended = id;
+      void proc.exited.then(() => {
+        held.delete(ended);
+        if (!closed) next.prepare(spec.serverId, name, spec.cwd, config); // its old one is removed by now
+      });
       return proc;
     } catch (err) {
       held.delete(id);
       await removeContainer(engine, id).catch(() => undefined);
       throw err;
+    }
+  }
+
+  async function create(name: string, config: string): Promise<string> {
+    const body: unknown = JSON.parse(config);
+    try {
+      return (await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body)).Id;
+    } catch (err) {
+      if (!(err instanceof EngineError && err.status === 409)) throw err;
+      await removeContainer(engine, name); // a previous life's container that start() could not remove
+      return (await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body)).Id;
     }
   }
 
@@ -140,7 +155,9 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
       }
     },
     async close() {
+      closed = true;
       held.clear();
+      await next.removeAll(); // the stopped servers' next containers: a next life would remove them anyway
     },
     async install(dir, subdirs, files) {
       for (const sub of ['', ...subdirs, LOGS]) await fs.promises.mkdir(path.join(dir, sub), { recursive: true });
@@ -152,6 +169,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
       await giveFolder(dir, options.user);
     },
     async uninstall(dir) {
+      await next.removeFor(dir);
       await fs.promises.rm(dir, { recursive: true, force: true });
     },
     async isPortFree(address) {
@@ -164,6 +182,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
     },
     spawn,
     async killLeftover(leftover: LeftoverProcess) {
+      next.forget(leftover.serverId); // removed below with every other container of the server
       try {
         const found = await ours(leftover.serverId);
         for (const c of found) await removeContainer(engine, c.Id);

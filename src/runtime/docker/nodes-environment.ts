@@ -119,7 +119,11 @@ export function createNodesEnvironment(options: NodesEnvironmentOptions): Enviro
     },
     // The folder is on this host whichever node runs the server: any node's environment installs it alike.
     install: (dir, subdirs, files) => forServer('').install(dir, subdirs, files),
-    uninstall: (dir) => forServer('').uninstall(dir),
+    // Every node's environment, each removing the server's next container if it made one (docker-environment.ts).
+    async uninstall(dir) {
+      forServer(''); // at least one, which deletes the folder
+      await Promise.all([...made.values()].map((e) => e.environment.uninstall(dir)));
+    },
     isPortFree: (address, serverId) => forServer(serverId).isPortFree(address, serverId),
     async spawn(spec) {
       try {
