@@ -1,6 +1,18 @@
-// batchedStdout (src/log.ts): lines of one event-loop turn leave in one write, in order; the next turn's in the
-// next; and what is pending when the process exits is written by the 'exit' listener.
-import { batchedStdout } from '../../src/log';
+// src/log.ts: redact() hides our tokens and anything after a Bearer scheme, whatever the case, and leaves other
+// lines as they are; batchedStdout(): lines of one event-loop turn leave in one write, in order, the next turn's
+// in the next, and what is pending when the process exits is written by the 'exit' listener.
+import { batchedStdout, redact } from '../../src/log';
+
+test.each([
+  ['{"path":"/v1/servers/srv_1"}', '{"path":"/v1/servers/srv_1"}'],
+  ['{"path":"/v1/gsh_AbC-_09"}', '{"path":"/v1/[redacted]"}'],
+  ['{"error":"GSH_abc bad"}', '{"error":"[redacted] bad"}'],
+  ['{"h":"Bearer abc.def"}', '{"h":"Bearer [redacted]"}'],
+  ['{"h":"bearer   xyz, next"}', '{"h":"bearer   [redacted], next"}'],
+  ['{"msg":"bearer"}', '{"msg":"bearer"}'],
+])('redact(%s)', (line, expected) => {
+  expect(redact(line)).toBe(expected);
+});
 
 test('one write per loop turn, lines in order, and the rest at exit', async () => {
   const chunks: string[] = [];
