@@ -28,15 +28,23 @@ export function redact(text: string): string {
  */
 export const requestContext = new AsyncLocalStorage<{ requestId: string }>();
 
+/** How long a log line may wait to be written with others, and how much may wait (README.md "Logs"). */
+const BATCH_MS = 10;
+const BATCH_BYTES = 64 * 1024;
+
 /**
- * Writes lines to stdout together, once per turn of the event loop: stdout to a pipe or a file is a synchronous
- * write(2) per call in Node, and one per access-log line was the largest cost of logging (BENCHMARKS.md §1).
- * Lines are written in order; what is pending when the process exits, however it exits short of `kill -9`, is
- * written then ('exit' runs synchronously), so at most one loop turn of lines is lost to a `kill -9`.
+ * Writes lines to stdout together, at most BATCH_MS after the first of them (or at once past BATCH_BYTES): stdout
+ * to a pipe or a file is a synchronous write(2) per call in Node, and one per access-log line was about half of
+ * what logging cost a request (BENCHMARKS.md §1). Lines keep their order; what is pending when the process exits,
+ * however it exits short of `kill -9`, is written then ('exit' runs synchronously), so a `kill -9` loses at most
+ * the last BATCH_MS of lines.
  */
 export function batchedStdout(out: { write(chunk: string): unknown } = process.stdout): (line: string) => void {
   let pending = '';
+  let timer: NodeJS.Timeout | null = null;
   const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
     if (pending === '') return;
     const chunk = pending;
     pending = '';
@@ -44,8 +52,9 @@ export function batchedStdout(out: { write(chunk: string): unknown } = process.s
   };
   process.on('exit', flush);
   return (line) => {
-    if (pending === '') setImmediate(flush);
     pending += line + '\n';
+    if (pending.length >= BATCH_BYTES) flush();
+    else timer ??= setTimeout(flush, BATCH_MS).unref();
   };
 }
 

@@ -1,6 +1,6 @@
 // src/log.ts: redact() hides our tokens and anything after a Bearer scheme, whatever the case, and leaves other
-// lines as they are; batchedStdout(): lines of one event-loop turn leave in one write, in order, the next turn's
-// in the next, and what is pending when the process exits is written by the 'exit' listener.
+// lines as they are; batchedStdout(): lines written within its 10 ms leave in one write, in order, later ones in
+// the next, 64 KiB at once, and what is pending when the process exits is written by the 'exit' listener.
 import { batchedStdout, redact } from '../../src/log';
 
 test.each([
@@ -14,7 +14,9 @@ test.each([
   expect(redact(line)).toBe(expected);
 });
 
-test('one write per loop turn, lines in order, and the rest at exit', async () => {
+const later = () => new Promise((r) => setTimeout(r, 30));
+
+test('one write per batch, lines in order, a full batch at once, and the rest at exit', async () => {
   const chunks: string[] = [];
   const before = process.listeners('exit');
   const write = batchedStdout({ write: (c: string) => chunks.push(c) });
@@ -23,17 +25,21 @@ test('one write per loop turn, lines in order, and the rest at exit', async () =
     write('a');
     write('b');
     write('c');
-    expect(chunks).toEqual([]);
     await new Promise((r) => setImmediate(r));
+    expect(chunks).toEqual([]); // not yet: it waits for more
+    await later();
     expect(chunks).toEqual(['a\nb\nc\n']);
     write('d');
-    await new Promise((r) => setImmediate(r));
+    await later();
     expect(chunks).toEqual(['a\nb\nc\n', 'd\n']);
+    const big = 'x'.repeat(64 * 1024);
+    write(big);
+    expect(chunks).toEqual(['a\nb\nc\n', 'd\n', `${big}\n`]); // past 64 KiB: at once
     write('e');
-    (atExit as () => void)(); // as at process exit, before the loop turns again
-    expect(chunks).toEqual(['a\nb\nc\n', 'd\n', 'e\n']);
-    await new Promise((r) => setImmediate(r));
-    expect(chunks).toHaveLength(3); // written once
+    (atExit as () => void)(); // as at process exit, before its timer
+    expect(chunks).toEqual(['a\nb\nc\n', 'd\n', `${big}\n`, 'e\n']);
+    await later();
+    expect(chunks).toHaveLength(4); // written once
   } finally {
     process.removeListener('exit', atExit);
   }
