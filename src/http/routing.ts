@@ -13,9 +13,9 @@ import type { OpenAPIRouter, Operation, ParsedRequest, Request as ApiRequest } f
  *   can match: they are kept apart by that number.
  * - `parseRequest()` ran three times per request (before routing, after it, and inside validation), each time
  *   lower-casing the headers, parsing cookies and deep-cloning the query. With its operation it now runs once: the
- *   answer for one request object and operation is kept and given again (handleRequest passes the same object to
- *   both calls). Without one (before routing) nothing reads more than the method and path (our notFound and
- *   methodNotAllowed handlers), so that answer is the request as it came, its path normalized.
+ *   answer for one request object and operation is kept and given again (the validator and the dispatcher,
+ *   dispatch.ts, pass the same object). Without one (a request not yet routed) it is the request as it came, its
+ *   path normalized: nothing reads more than its method and path then.
  */
 export function routeOnce(router: OpenAPIRouter): void {
   const operations = router.getOperations();
