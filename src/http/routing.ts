@@ -16,6 +16,7 @@ import type { OpenAPIRouter, Operation, ParsedRequest, Request as ApiRequest } f
  *   answer for one request object and operation is kept and given again (the validator and the dispatcher,
  *   dispatch.ts, pass the same object). Without one (a request not yet routed) it is the request as it came, its
  *   path normalized: nothing reads more than its method and path then.
+ * - The parse itself is compiled per operation (`compileParse`) where that gives openapi-backend's answer.
  */
 export function routeOnce(router: OpenAPIRouter): void {
   const operations = router.getOperations();
@@ -55,6 +56,7 @@ export function routeOnce(router: OpenAPIRouter): void {
 
   const parse = router.parseRequest.bind(router);
   const parsed = new WeakMap<object, { operation: Operation; result: ParsedRequest }>();
+  const compiled = new Map<Operation, ((req: ApiRequest) => ParsedRequest | undefined) | undefined>();
   router.parseRequest = ((req: ApiRequest, operation?: Operation): ParsedRequest => {
     if (!operation) {
       const { path, method } = router.normalizeRequest(req);
@@ -62,10 +64,55 @@ export function routeOnce(router: OpenAPIRouter): void {
     }
     const seen = parsed.get(req);
     if (seen?.operation === operation) return seen.result;
-    const result = parse(req, operation);
+    if (!compiled.has(operation)) compiled.set(operation, compileParse(router, operation));
+    const fast = compiled.get(operation);
+    const result = (fast && fast(req)) || parse(req, operation);
     parsed.set(req, { operation, result });
     return result;
   }) as OpenAPIRouter['parseRequest'];
+}
+
+/**
+ * openapi-backend's `parseRequest(req, operation)` (router.js) for one operation, with the work that does not
+ * depend on the request done once: the path template's regex (bath-es5's: `{name}` is `([^/]*)`, each value
+ * percent-decoded) and the check that no query parameter needs its special forms (`content: application/json`,
+ * `explode: false`). Per request it copies the headers with lower-cased names and the query (strings and arrays
+ * of strings, express's `simple` parser) without lodash. `undefined` where it would not give openapi-backend's
+ * answer, which then parses: an operation with such query parameters or a repeated path parameter, or a request
+ * with a Cookie header or a query string instead of an object. test/unit/routing.test.ts checks the two agree.
+ */
+export function compileParse(router: OpenAPIRouter, operation: Operation): ((req: ApiRequest) => ParsedRequest | undefined) | undefined {
+  const parameters = (operation.parameters ?? []) as Array<{ in?: string; content?: object; explode?: boolean }>;
+  if (parameters.some((p) => p.in === 'query' && (p.content !== undefined || p.explode === false))) return undefined;
+  const names = [...operation.path.matchAll(/\{([A-Za-z0-9_-]+)\}/g)].map((m) => m[1]);
+  if (new Set(names).size !== names.length) return undefined;
+  const pattern = new RegExp(`^${operation.path.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)')}$`);
+  return (req) => {
+    if (typeof req.query !== 'object') return undefined;
+    const headers: Record<string, string | string[]> = {};
+    for (const name in req.headers) headers[name.toLowerCase()] = req.headers[name];
+    if (headers.cookie !== undefined) return undefined;
+    const query: Record<string, string | string[]> = {};
+    for (const name in req.query) {
+      const value = req.query[name];
+      query[name] = Array.isArray(value) ? value.slice() : value;
+    }
+    let requestBody = req.body;
+    if (req.body && typeof req.body !== 'object') {
+      try {
+        requestBody = JSON.parse(String(req.body));
+      } catch {
+        // as openapi-backend: validation reports the body if the operation needs one
+      }
+    }
+    const { method, path } = router.normalizeRequest(req);
+    const values = pattern.exec(router.normalizePath(path));
+    const params: Record<string, string> = {};
+    if (values) for (let i = 0; i < names.length; i++) params[names[i]] = decodeURIComponent(values[i + 1]);
+    // The fields of openapi-backend's Request and ParsedRequest, named: a spread of the request costs more than
+    // the rest of this function together.
+    return { method, path, query, headers, body: req.body, params, cookies: {}, requestBody };
+  };
 }
 
 /** How many `/` a path has: the number of its segments. */
