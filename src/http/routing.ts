@@ -89,10 +89,11 @@ export function compileParse(router: OpenAPIRouter, operation: Operation): ((req
   const pattern = new RegExp(`^${operation.path.replace(/\{[A-Za-z0-9_-]+\}/g, '([^\\/]*)')}$`);
   return (req) => {
     if (typeof req.query !== 'object') return undefined;
-    const headers: Record<string, string | string[]> = {};
+    // Without a prototype, so a key such as `__proto__` is kept as an own key, as lodash's copies keep it.
+    const headers: Record<string, string | string[]> = Object.create(null);
     for (const name in req.headers) headers[name.toLowerCase()] = req.headers[name];
     if (headers.cookie !== undefined) return undefined;
-    const query: Record<string, string | string[]> = {};
+    const query: Record<string, string | string[]> = Object.create(null);
     for (const name in req.query) {
       const value = req.query[name];
       query[name] = Array.isArray(value) ? value.slice() : value;

@@ -45,6 +45,13 @@ const REQUESTS: Array<{ name: string; make: (op: Operation, value: string) => Ap
   },
   { name: 'a body that is not JSON', make: (op, v) => ({ method: op.method, path: fill(op, v), query: {}, headers: {}, body: 'not json' }) },
   { name: 'a trailing slash', make: (op, v) => ({ method: op.method, path: `${fill(op, v)}/`, query: { a: '' }, headers: {}, body: undefined }) },
+  {
+    name: 'keys named like Object.prototype members',
+    make: (op, v) => ({
+      method: op.method, path: fill(op, v), query: JSON.parse('{"__proto__":"x","constructor":"y","limit":"1"}'),
+      headers: JSON.parse('{"__proto__":"x","toString":"y"}'), body: undefined,
+    }),
+  },
   { name: 'a Cookie header', make: (op, v) => ({ method: op.method, path: fill(op, v), query: {}, headers: { cookie: 'a=1; b=2' }, body: undefined }) },
   { name: 'a query string', make: (op, v) => ({ method: op.method, path: fill(op, v), query: 'limit=5&state=running', headers: {}, body: undefined }) },
 ];
