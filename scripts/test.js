@@ -26,7 +26,9 @@ function step(title, file, args, options = {}) {
 
 const fresh = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-gen-')), 'v1.ts');
 step('generated/ is up to date with openapi/v1.yaml', 'openapi-typescript/bin/cli.js', ['openapi/v1.yaml', '-o', fresh], { stdio: ['ignore', 'ignore', 'inherit'] });
-if (fs.readFileSync(fresh, 'utf8') !== fs.readFileSync(path.join(root, 'generated', 'v1.ts'), 'utf8')) {
+const stale = fs.readFileSync(fresh, 'utf8') !== fs.readFileSync(path.join(root, 'generated', 'v1.ts'), 'utf8');
+fs.rmSync(path.dirname(fresh), { recursive: true, force: true });
+if (stale) {
   process.stderr.write('✗ generated/v1.ts is stale: run `npm run generate` and commit the result.\n');
   process.exit(1);
 }
@@ -43,5 +45,6 @@ if (!fs.existsSync(results)) {
   process.exit(jest.status || 1);
 }
 const r = JSON.parse(fs.readFileSync(results, 'utf8'));
+fs.rmSync(path.dirname(results), { recursive: true, force: true });
 process.stdout.write(`\njest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests} skipped\n`);
 process.exit(jest.status ?? 1);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -67,6 +68,7 @@ test('kill -9 mid-delivery: every event arrives, in order, and only the one in f
   } finally {
     for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
     rx.closeAllConnections();
     await new Promise((r) => rx.close(r));
   }
