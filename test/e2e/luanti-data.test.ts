@@ -60,7 +60,7 @@ async function engineSetting(id: string, name: string): Promise<string> {
 function client(port: number, name: string): void {
   const home = tempDir('luanti-client');
   const child = spawn('xvfb-run', ['-a', '/usr/games/minetest', '--go', '--address', '127.0.0.1', '--port', String(port), '--name', name, '--password', ''], {
-    env: { PATH: process.env.PATH, HOME: home },
+    env: { PATH: process.env.PATH, HOME: home, TMPDIR: home }, // xvfb-run's and the audio's temp folders go with it
     detached: true,
     stdio: 'ignore',
   });

@@ -86,7 +86,7 @@ test('a real Luanti client joins and shows up in players, and leaves', async () 
   // Debian's client, headless under Xvfb (software GL); its home is a temp folder, so no user's settings count.
   const home = tempDir('luanti-client');
   const client = spawn('xvfb-run', ['-a', '/usr/games/minetest', '--go', '--address', '127.0.0.1', '--port', String(port), '--name', 'botone', '--password', ''], {
-    env: { PATH: process.env.PATH, HOME: home },
+    env: { PATH: process.env.PATH, HOME: home, TMPDIR: home }, // xvfb-run's and the audio's temp folders go with it
     detached: true, // its own process group: xvfb-run, Xvfb and the client end together
     stdio: 'ignore',
   });
