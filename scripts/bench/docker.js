@@ -76,9 +76,9 @@ async function cleanUp(mode, dir, log) {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-// 60 s windows: the service's periodic work (the disk watcher walks every server's folder, DISK_CHECK_INTERVAL_S
-// 60 s by default) then falls into both the idle and the busy window; with 20 s it landed in one of them and the
-// difference per game could come out below zero.
+// 60 s windows: the service's periodic work (the disk watcher's pass, for one, every DISK_CHECK_INTERVAL_S = 60 s
+// by default) then falls into the idle and the busy window alike; with 20 s windows the local per-game CPU once
+// came out below zero.
 async function runDocker({ runs = 7, running = 5, windowS = 60, log = console.log } = {}) {
   const services = [];
   try {

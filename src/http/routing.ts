@@ -56,7 +56,7 @@ export function routeOnce(router: OpenAPIRouter): void {
 
   const parse = router.parseRequest.bind(router);
   const parsed = new WeakMap<object, { operation: Operation; result: ParsedRequest }>();
-  const compiled = new Map<Operation, ((req: ApiRequest) => ParsedRequest | undefined) | undefined>();
+  const compiled = new Map(operations.map((op) => [op, compileParse(router, op)]));
   router.parseRequest = ((req: ApiRequest, operation?: Operation): ParsedRequest => {
     if (!operation) {
       const { path, method } = router.normalizeRequest(req);
@@ -64,7 +64,6 @@ export function routeOnce(router: OpenAPIRouter): void {
     }
     const seen = parsed.get(req);
     if (seen?.operation === operation) return seen.result;
-    if (!compiled.has(operation)) compiled.set(operation, compileParse(router, operation));
     const fast = compiled.get(operation);
     const result = (fast && fast(req)) || parse(req, operation);
     parsed.set(req, { operation, result });
