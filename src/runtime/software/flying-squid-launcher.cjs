@@ -23,6 +23,7 @@
  */
 const fs = require('node:fs');
 const path = require('node:path');
+const { trackWorld } = require('./world-flush.cjs');
 
 const TPS_WINDOW_MS = 5000;
 const REPORT_EVERY_MS = 1000;
@@ -103,12 +104,14 @@ function main() {
 }
 
 // flying-squid writes chunks to disk about every second but not when it stops; the stop command (and so a backup's
-// brief stop, docs/architecture.md "Backups") flushes the world first, so the folder is whole once the process exits.
+// brief stop, docs/architecture.md "Backups") flushes the world first, every change included (world-flush.cjs), so
+// the folder is whole once the process exits.
 function flushOnQuit(serv) {
+  const flush = serv.overworld && serv.overworld.storageProvider ? trackWorld(serv.overworld) : async () => undefined;
   const quit = serv.quit.bind(serv);
   serv.quit = async (reason) => {
     try {
-      if (serv.overworld && serv.overworld.saveNow) await serv.overworld.saveNow();
+      await flush();
     } catch (err) {
       console.error(`saving the world failed: ${err && err.message}`);
     }
