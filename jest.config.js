@@ -6,6 +6,6 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
-  testTimeout: 60_000,
+  testTimeout: 120_000, // generous: CI's two cores are shared with the other worker's games and browsers
   maxWorkers: 2,
 };

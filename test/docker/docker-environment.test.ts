@@ -74,7 +74,8 @@ async function theContainer(serverId: string): Promise<Inspect> {
 
 /** Resolves once the engine no longer knows the container (its exit was read and it was removed). */
 async function waitGone(containerId: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
+  const deadline = Date.now() + 60_000; // generous: a loaded engine can take seconds to reap and remove
+  while (Date.now() < deadline) {
     const status = await engine.json('GET', `/containers/${containerId}/json`).then(() => 200, (e: { status?: number }) => e.status);
     if (status === 404) return;
     await new Promise((r) => setTimeout(r, 100));

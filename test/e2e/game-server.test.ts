@@ -112,10 +112,11 @@ test('a real server: start, a real player, players, telemetry, streams, console,
   expect(players).toMatchObject({ online: 1, max: 5, players: [{ name: 'Steve' }] });
 
   // Telemetry: a fresh sample with the player, TPS from the tick loop, RAM from /proc. Right after a start and
-  // a join the game generates chunks and really runs slow, so wait for it to settle near 20.
+  // a join the game generates chunks and really runs slow, so wait for it to settle (above 15: the other test
+  // worker may hold a core).
   const metrics = await until('a settled sample with the player', async () => {
     const res = await get(`/v1/servers/${id}/metrics?range=15m`);
-    return res.body.now?.players_online === 1 && res.body.now.tps > 17 ? res.body : undefined;
+    return res.body.now?.players_online === 1 && res.body.now.tps > 15 ? res.body : undefined;
   });
   expect(metrics.now.tps).toBeLessThanOrEqual(21);
   expect(metrics.now.ram_bytes).toBeGreaterThan(30 * 1024 * 1024);

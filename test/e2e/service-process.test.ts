@@ -5,6 +5,7 @@
 // a log line.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { runCli } from '../../src/cli';
@@ -191,12 +192,17 @@ test('kill -9 mid-burst, three times: nothing acknowledged is lost, games are re
 
   // Graceful stop: requests in flight when SIGTERM arrives are answered; games stop with their stop command.
   const crashesBefore = countCrashes();
+  // One request surely in flight: its headers are read (the 100 Continue says so, RFC 9110 §10.1.1) and its body
+  // comes after SIGTERM; a burst beside it, some of which may be refused before they are accepted.
+  const held = requestWithHeldBody(svc.base, '/v1/servers', '{"name": 7}');
+  await held.continued;
   const inFlight = Array.from({ length: 20 }, () => api(svc.base, 'GET', '/v1/servers?limit=100').then((r) => r.status));
-  await new Promise((r) => setTimeout(r, 5));
   svc.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 200));
+  held.sendBody();
   const statuses = await Promise.all(inFlight.map((p) => p.catch(() => 0)));
+  expect(await held.status).toBe(400); // answered (the body is invalid, so nothing is created meanwhile)
   expect(await exited(svc.child)).toBe(0);
-  expect(statuses.filter((s) => s === 200).length).toBeGreaterThan(0);
   // Each was answered, or refused before it was accepted (0: connection refused): none cut off mid-way.
   expect(statuses.filter((s) => s !== 200 && s !== 0)).toEqual([]);
   expect(gameProcesses().size).toBe(0);
@@ -210,6 +216,26 @@ test('kill -9 mid-burst, three times: nothing acknowledged is lost, games are re
   for (const line of logs) expect(line).not.toMatch(/gsh_[A-Za-z0-9_-]{4,}/);
   expect(logs.some((l) => l.includes('[redacted]'))).toBe(true);
 });
+
+/** A POST that sends its headers with Expect: 100-continue and its body only when sendBody() is called. */
+function requestWithHeldBody(base: string, p: string, body: string) {
+  const req = http.request(`${base}${p}`, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), Expect: '100-continue',
+    },
+  });
+  const continued = new Promise<void>((resolve) => req.once('continue', resolve));
+  const status = new Promise<number>((resolve, reject) => {
+    req.once('response', (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.once('error', reject);
+  });
+  req.flushHeaders();
+  return { continued, status, sendBody: () => req.end(body) };
+}
 
 function countCrashes(): number {
   const db = new Database(path.join(dataDir, 'gsh.sqlite'), { readonly: true });

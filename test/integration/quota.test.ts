@@ -1,6 +1,7 @@
 // Per-account quotas through the API (docs/conventions.md "Quotas"): servers, running servers and the plans' memory,
 // each refused past its limit with 403 quota_exceeded and the figures, shown by GET /v1/quota, changed per user by
-// the CLI, and never overshot by a burst. Game ports 28500-28549 (the real starts use 28500-28509).
+// the CLI, and never overshot by a burst. Game ports 28500-28599, only allocated;
+// the one test that starts games uses 28900-28909 (test/runtime/console.test.ts starts games on 28500-28519).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createTestApp, type TestApp, type TestAppOptions } from '../helpers/app';
@@ -219,7 +220,7 @@ test('creates from several processes on one database file never go past the quot
 
 test('the running quota: a second start is refused until the first server stops; a start of a counted server passes', async () => {
   await app(
-    { GAME_PORT_RANGE: '28500-28509', QUOTA_RUNNING_SERVERS: '1' },
+    { GAME_PORT_RANGE: '28900-28909', QUOTA_RUNNING_SERVERS: '1' },
     { boot: true, software: path.join(__dirname, '..', 'runtime', 'fixtures', 'software'), runtime: { stopTimeoutMs: 3_000, reconcileMs: 500 } },
   );
   const alice = t.token('alice@example.com');

@@ -1,8 +1,16 @@
 // A Luanti server's UDP port, asked in the game's own protocol (test/runtime/luanti.test.ts, test/docker/luanti.test.ts).
 import dgram from 'node:dgram';
 
-/** The Luanti protocol's first packet (a reliable, empty original packet from peer 0); true when the server answers. */
-export function luantiAnswers(host: string, port: number, timeoutMs = 3000): Promise<boolean> {
+/**
+ * The Luanti protocol's first packet (a reliable, empty original packet from peer 0); true when the server answers
+ * one of `tries` probes, each given timeoutMs (UDP: a busy server or Docker's port forwarding may drop one).
+ */
+export async function luantiAnswers(host: string, port: number, timeoutMs = 3000, tries = 3): Promise<boolean> {
+  for (let i = 0; i < tries; i++) if (await probeOnce(host, port, timeoutMs)) return true;
+  return false;
+}
+
+function probeOnce(host: string, port: number, timeoutMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = dgram.createSocket('udp4');
     const done = (answered: boolean) => {

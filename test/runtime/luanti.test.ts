@@ -39,8 +39,8 @@ test('a Luanti server runs: its UDP port answers, steps per second and players a
   expect(await luantiAnswers('127.0.0.1', BASE_PORT)).toBe(true);
   // The dedicated server steps every 0.09 s (dedicated_server_step): about 11 steps a second (a one-second window
   // can hold one step more or less).
-  const tps = await waitFor('a tps report', () => t.runtime.live().find((l) => l.serverId === id && (l.tps ?? 0) > 0)?.tps);
-  expect(tps).toBeGreaterThan(5);
+  // The first reports can fall in the map's generation on a busy machine: wait for one past 5.
+  const tps = await waitFor('a tps report above 5', () => t.runtime.live().find((l) => l.serverId === id && (l.tps ?? 0) > 5)?.tps);
   expect(tps).toBeLessThanOrEqual(13);
   expect(await t.runtime.players(id)).toMatchObject({ online: 0, max: 5, players: [] });
 
@@ -57,7 +57,7 @@ test('a Luanti server runs: its UDP port answers, steps per second and players a
   expect(t.runtime.state(id)).toBe('stopped');
   expect(t.runtime.console.recent(id, 200).some((l) => l.text.includes('Shutting down'))).toBe(true);
   expect(t.runtime.crashes(id)).toEqual([]);
-  expect(await luantiAnswers('127.0.0.1', BASE_PORT, 1000)).toBe(false);
+  expect(await luantiAnswers('127.0.0.1', BASE_PORT, 1000, 1)).toBe(false);
 }, 120_000);
 
 test('a typed /shutdown is a stop; kill works; a crash behind the service\'s back is restarted', async () => {

@@ -107,7 +107,7 @@ beforeAll(async () => {
   ({ base, close } = await t.listen());
   victim = await tenant('victim');
   attacker = await tenant('attacker');
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   agent.destroy();
   await close?.();
