@@ -1,6 +1,7 @@
 // world-flush.cjs on a real prismarine-world World writing real region files (prismarine-provider-anvil), as
 // flying-squid runs it: a block set just before the stop reaches the disk in the two cases where World.saveNow alone
-// loses it. Each case also runs on an untracked World, to show the case really loses the block there.
+// loses it (each also runs on an untracked World, to show the case really loses the block there), and after a
+// periodic write that failed.
 /* eslint-disable @typescript-eslint/no-require-imports */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -102,4 +103,22 @@ describe.each(cases)('%s', (_name, scenario) => {
     await anvil.close();
     expect(await readBack()).toBe('gold_block');
   });
+});
+
+test('a periodic write that failed (disk full, say) is written again by the flush, which waits for it', async () => {
+  await seed();
+  const { world, anvil } = open();
+  const a = anvil as unknown as { saveRaw: (...args: unknown[]) => Promise<void> };
+  const saveRaw = a.saveRaw.bind(anvil);
+  let failures = 1;
+  a.saveRaw = async (...args) => {
+    if (failures-- > 0) throw new Error('ENOSPC: no space left on device');
+    return saveRaw(...args);
+  };
+  const flush = trackWorld(world);
+  await world.setBlockStateId(at, diamond);
+  await expect(world.saveNow()).rejects.toThrow('ENOSPC');
+  await flush();
+  await anvil.close();
+  expect(await readBack()).toBe('diamond_block');
 });

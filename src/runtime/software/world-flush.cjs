@@ -56,7 +56,10 @@ function trackWorld(world) {
   return async function flush() {
     world.stopSaving();
     while (pending.size > 0) await Promise.allSettled([...pending]);
-    await world.finishedSaving;
+    // A failed write leaves its columns in the queue (saveNow throws before it clears it), but finishedSaving stays
+    // rejected and would end the save below before its writes do.
+    await world.finishedSaving.catch(() => undefined);
+    world.finishedSaving = Promise.resolve();
     // A column unloaded meanwhile is no longer in memory to write (prismarine-world unloads only saved columns).
     for (const [key, [chunkX, chunkZ]] of dirty) if (world.columns[key]) queueSaving(chunkX, chunkZ);
     await world.saveNow();
