@@ -3,9 +3,8 @@
 // the engine's own `/set <name>` reports them, and real clients (Debian's `minetest` under Xvfb) refused by a ban
 // set before the start, or kicked by one set while they play. Backups of a Luanti world: test/e2e/backups.test.ts
 // covers the mechanism; here one is made and restored. Ports 29420-29429.
-import { spawn, type ChildProcess } from 'node:child_process';
-import fs from 'node:fs';
-import { createTestApp, tempDir, type TestApp } from '../helpers/app';
+import { createTestApp, type TestApp } from '../helpers/app';
+import { startLuantiClient, type LuantiClient } from '../helpers/luanti-client';
 import { until } from '../helpers/wait';
 
 jest.setTimeout(300_000);
@@ -13,21 +12,14 @@ jest.setTimeout(300_000);
 let t: TestApp;
 let token: string;
 const auth = () => ({ Authorization: `Bearer ${token}` });
-const clients: Array<{ child: ChildProcess; home: string }> = [];
+const clients: LuantiClient[] = [];
 
 beforeEach(async () => {
   t = await createTestApp({ boot: true, env: { GAME_PORT_RANGE: '29420-29429' }, runtime: { stopTimeoutMs: 15_000, reconcileMs: 500 } });
   token = t.token('luanti-data@example.com');
 });
 afterEach(async () => {
-  for (const { child, home } of clients.splice(0)) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL'); // xvfb-run, Xvfb and the client: one process group
-    } catch {
-      // already gone
-    }
-    fs.rmSync(home, { recursive: true, force: true });
-  }
+  for (const c of clients.splice(0)) await c.stop();
   await t.finish();
 });
 
@@ -58,13 +50,7 @@ async function engineSetting(id: string, name: string): Promise<string> {
 }
 
 function client(port: number, name: string): void {
-  const home = tempDir('luanti-client');
-  const child = spawn('xvfb-run', ['-a', '/usr/games/minetest', '--go', '--address', '127.0.0.1', '--port', String(port), '--name', name, '--password', ''], {
-    env: { PATH: process.env.PATH, HOME: home, TMPDIR: home }, // xvfb-run's and the audio's temp folders go with it
-    detached: true,
-    stdio: 'ignore',
-  });
-  clients.push({ child, home });
+  clients.push(startLuantiClient(port, name));
 }
 const online = async (id: string) => (await t.http.get(`/v1/servers/${id}/players`).set(auth())).body;
 

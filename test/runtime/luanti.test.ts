@@ -3,11 +3,11 @@
 // protocol, telemetry from the project's mod (steps per second as tps, players), the console through the mod,
 // a graceful /shutdown, kill, a crash restarted, and a real client (Debian's `minetest` under Xvfb) joining.
 // Ports 29300-29319.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
-import { tempDir } from '../helpers/app';
+import { startLuantiClient } from '../helpers/luanti-client';
 import { hostPerTest, insertServer, waitAction, waitFor, waitState } from './helpers';
 import { luantiAnswers } from './luanti-probe';
 
@@ -83,13 +83,7 @@ test('a typed /shutdown is a stop; kill works; a crash behind the service\'s bac
 test('a real Luanti client joins and shows up in players, and leaves', async () => {
   const port = BASE_PORT + 2;
   const id = await running(port);
-  // Debian's client, headless under Xvfb (software GL); its home is a temp folder, so no user's settings count.
-  const home = tempDir('luanti-client');
-  const client = spawn('xvfb-run', ['-a', '/usr/games/minetest', '--go', '--address', '127.0.0.1', '--port', String(port), '--name', 'botone', '--password', ''], {
-    env: { PATH: process.env.PATH, HOME: home, TMPDIR: home }, // xvfb-run's and the audio's temp folders go with it
-    detached: true, // its own process group: xvfb-run, Xvfb and the client end together
-    stdio: 'ignore',
-  });
+  const client = startLuantiClient(port, 'botone');
   try {
     const joined = await waitFor('the client in players', () => t.runtime.live().find((l) => l.serverId === id && l.players_online === 1), 90_000);
     expect(joined).toBeTruthy();
@@ -99,9 +93,8 @@ test('a real Luanti client joins and shows up in players, and leaves', async () 
     });
     expect(t.runtime.console.recent(id, 200).some((l) => /botone \[127\.0\.0\.1\] joins game/.test(l.text))).toBe(true);
   } finally {
-    process.kill(-client.pid!, 'SIGKILL');
-    fs.rmSync(home, { recursive: true, force: true });
+    await client.stop();
   }
-  // The server notices the peer is gone after its timeout (a killed client says no goodbye).
+  // The server notices the peer is gone (a client ended by a signal may say no goodbye: then after its timeout).
   await waitFor('the client gone', () => t.runtime.live().find((l) => l.serverId === id && l.players_online === 0), 90_000);
 }, 240_000);
