@@ -36,7 +36,7 @@ import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
 import type { Handlers } from './http/types';
-import { createDispatcher } from './http/dispatch';
+import { createDispatcher, serverReadOf } from './http/dispatch';
 import { routeOnce } from './http/routing';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
@@ -120,7 +120,8 @@ export async function createApp(deps: AppDeps) {
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
   const api = await createApi(deps);
-  const dispatch = createDispatcher(api, handlers, tokens, {
+  const authn = { tokens, serverRead: serverReadOf(api) };
+  const dispatch = createDispatcher(api, handlers, authn, {
     sendFile,
     stream: (req, res, stream, principal) =>
       deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId }),
@@ -156,7 +157,7 @@ export async function createApp(deps: AppDeps) {
     '/v1',
     series(
       cors(deps.config.corsOrigins),
-      createRateLimiter(tokens, {
+      createRateLimiter(authn, {
         limit: deps.config.rateLimitPerMinute,
         windowMs: deps.config.rateLimitWindowMs,
         store: deps.rateLimitStore,

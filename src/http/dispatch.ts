@@ -1,11 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { OpenAPIBackend, Operation, Request as ApiRequest } from 'openapi-backend';
 import { AppError } from '../errors';
-import type { TokensRepo } from '../store/tokens-repo';
-import { bearerAuth } from './auth';
+import { bearerAuth, type Authenticator } from './auth';
 import { checkPercentEncoding } from './middleware';
 import { fieldErrors } from './problem';
-import type { FileReply, Handlers, StreamReply } from './types';
+import type { FileReply, Handlers, ServerRead, StreamReply } from './types';
 
 /** What the dispatcher does with the answers that are not plain JSON. */
 export interface DispatchOutlets {
@@ -33,7 +32,7 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
  * The order, and so which problem a bad request gets, is openapi-backend's: 404/405, then 401/403 (before
  * validation: an anonymous caller learns nothing about a request's shape), then 400.
  */
-export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, tokens: TokensRepo, outlets: DispatchOutlets) {
+export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, authn: Authenticator, outlets: DispatchOutlets) {
   const byId = new Map(Object.entries(handlers)) as Map<string, (call: unknown) => unknown>;
 
   function route(request: ApiRequest): Operation {
@@ -50,7 +49,7 @@ export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, tokens
 
   function answer(req: Request, res: Response, operation: Operation, request: ApiRequest) {
     res.locals.operationId = operation.operationId; // the metrics' label (src/prometheus.ts)
-    const auth = bearerAuth(operation, req, res, tokens);
+    const auth = bearerAuth(operation, req, res, authn);
     if ('error' in auth) throw auth.error;
     const validation = api.validator.validateRequest(request, operation);
     if (validation.errors && validation.errors.length > 0) {
@@ -67,6 +66,7 @@ export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, tokens
       query: parsed.query,
       body: parsed.requestBody,
       headers: parsed.headers,
+      serverRead: res.locals.serverRead as ServerRead | undefined,
     });
   }
 
@@ -79,13 +79,7 @@ export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, tokens
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       checkPercentEncoding(req.path);
-      const request: ApiRequest = {
-        method: req.method,
-        path: req.baseUrl + req.path,
-        query: req.query as ApiRequest['query'],
-        headers: req.headers as ApiRequest['headers'],
-        body: req.body,
-      };
+      const request = apiRequest(req);
       const result = answer(req, res, route(request), request);
       const principal = res.locals.principal as { userId: string; tokenId: string };
       if (result instanceof Promise) {
@@ -96,6 +90,38 @@ export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, tokens
       if (sent instanceof Promise) sent.then(undefined, next);
     } catch (err) {
       next(err);
+    }
+  };
+}
+
+/** The request as openapi-backend's router and validator take it. */
+function apiRequest(req: Request): ApiRequest {
+  return {
+    method: req.method,
+    path: req.baseUrl + req.path,
+    query: req.query as ApiRequest['query'],
+    headers: req.headers as ApiRequest['headers'],
+    body: req.body,
+  };
+}
+
+/**
+ * The server a GET reads and answers with, when openapi-backend routes it to getServer: its `server_id` as the
+ * dispatcher will parse it. The token's lookup reads that server in the same statement (auth.ts resolveCaller);
+ * the handler uses that read only for the same id. For any other request, or a path that does not parse, it is
+ * undefined, and the dispatcher routes, refuses or answers the request as before.
+ */
+export function serverReadOf(api: OpenAPIBackend): (req: Request) => string | undefined {
+  return (req) => {
+    if (req.method !== 'GET') return undefined;
+    try {
+      const request = apiRequest(req);
+      const operation = api.router.matchOperation(request) as Operation | undefined;
+      if (operation?.operationId !== 'getServer') return undefined;
+      const id = api.router.parseRequest(request, operation).params.server_id;
+      return typeof id === 'string' ? id : undefined;
+    } catch {
+      return undefined; // a malformed percent-encoding: the dispatcher answers it (checkPercentEncoding)
     }
   };
 }

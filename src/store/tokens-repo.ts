@@ -6,6 +6,8 @@ import { hashToken, newTokenSecret, type Scope } from '../auth/tokens';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 import { createEventsRepo, type EventsRepo } from './events-repo';
+import { SERVER_JSON, type Server } from './server-view';
+import type { JsonText } from '../http/types';
 
 export type Token = components['schemas']['Token'];
 export type CreatedToken = components['schemas']['CreatedToken'];
@@ -22,6 +24,9 @@ interface TokenRow {
   last_used_at: string | null;
   revoked_at: string | null;
 }
+
+/** id, user_id, scopes, expires_at, last_used_at, revoked_at, session_bound: what authentication reads. */
+type PrincipalRow = [string, string, string, string | null, string | null, string | null, 0 | 1];
 
 /** What authentication learns from a token: whose it is, what it may do and for how long. */
 export interface Principal {
@@ -88,7 +93,25 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
     VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at)`);
   // session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
   const bySession = 'EXISTS (SELECT 1 FROM session_tokens s WHERE s.token_id = tokens.id)';
-  const byHash = db.prepare(`SELECT *, ${bySession} AS session_bound FROM tokens WHERE hash = ?`);
+  // Authentication reads only what a Principal needs, as an array (no row object with the secret's hash in it).
+  const principalColumns = `id, user_id, scopes, expires_at, last_used_at, revoked_at, ${bySession} AS session_bound`;
+  const byHash = db.prepare(`SELECT ${principalColumns} FROM tokens WHERE hash = ?`).raw();
+  // The same with one of the token's user's servers as the API shows it, or NULL: one statement, one read
+  // transaction, for a request that reads a server (getServer; BENCHMARKS.md §1). In the correlated subquery the
+  // unqualified names of SERVER_JSON are the servers' columns: SQL resolves a name in the innermost FROM first.
+  const byHashWithServer = db
+    .prepare(`SELECT ${principalColumns}, (SELECT ${SERVER_JSON} FROM servers WHERE servers.id = @server_id
+      AND servers.user_id = tokens.user_id) AS server FROM tokens WHERE hash = @hash`)
+    .raw();
+  /** The principal of a `principalColumns` row, or undefined when it is revoked or expired; notes the use. */
+  const principalOf = (row: PrincipalRow | undefined): Principal | undefined => {
+    const now = clock.now();
+    if (!row) return undefined;
+    const [id, userId, scopes, expiresAt, lastUsedAt, revokedAt, sessionBound] = row;
+    if (revokedAt || (expiresAt && Date.parse(expiresAt) <= now)) return undefined;
+    if (!lastUsedAt || now - Date.parse(lastUsedAt) >= LAST_USED_RESOLUTION_MS) touch.run(iso(now), id);
+    return { tokenId: id, userId, scopes: JSON.parse(scopes) as Scope[], expiresAt, sessionBound: sessionBound === 1 };
+  };
   const liveOfUser = db
     .prepare(`SELECT COUNT(*) FROM tokens WHERE user_id = ? AND revoked_at IS NULL
       AND (expires_at IS NULL OR expires_at > ?) AND NOT ${bySession}`)
@@ -155,19 +178,19 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
      * character (no timing oracle on the secret; docs/conventions.md "Authentication").
      */
     authenticate(secret: string): Principal | undefined {
-      const row = byHash.get(hashToken(secret)) as (TokenRow & { session_bound: 0 | 1 }) | undefined;
-      const now = clock.now();
-      if (!row || row.revoked_at || (row.expires_at && Date.parse(row.expires_at) <= now)) return undefined;
-      if (!row.last_used_at || now - Date.parse(row.last_used_at) >= LAST_USED_RESOLUTION_MS) {
-        touch.run(iso(now), row.id);
-      }
-      return {
-        tokenId: row.id,
-        userId: row.user_id,
-        scopes: JSON.parse(row.scopes) as Scope[],
-        expiresAt: row.expires_at,
-        sessionBound: row.session_bound === 1,
-      };
+      return principalOf(byHash.get(hashToken(secret)) as PrincipalRow | undefined);
+    },
+
+    /**
+     * `authenticate` and, in the same statement, the token user's server `serverId` as the API's JSON
+     * (server-view.ts), or null when that user has no such server; nothing when the token does not authenticate.
+     */
+    authenticateWithServer(secret: string, serverId: string): { principal?: Principal; server: JsonText<Server> | null } {
+      const row = byHashWithServer.get({ hash: hashToken(secret), server_id: serverId }) as
+        | [...PrincipalRow, JsonText<Server> | null]
+        | undefined;
+      const principal = principalOf(row as PrincipalRow | undefined); // it reads the first seven columns
+      return principal ? { principal, server: row![7] } : { server: null };
     },
 
     list(userId: string, limit: number, startingAfter = ''): { data: Token[]; has_more: boolean } {
