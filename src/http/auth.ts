@@ -11,7 +11,7 @@ const REALM = 'gsh';
 export interface Authenticator {
   tokens: TokensRepo;
   /** The server a request reads and answers with, when it is a getServer (dispatch.ts `serverReadOf`). */
-  serverRead(req: Request): string | undefined;
+  serverRead(req: Request, res: Response): string | undefined;
 }
 
 /**
@@ -26,7 +26,7 @@ export function resolveCaller(req: Request, res: Response, authn: Authenticator)
   // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive (RFC 9110 §11.1).
   const match = header ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
   const secret = match && match[1].length <= 200 ? match[1] : undefined;
-  const serverId = secret === undefined ? undefined : authn.serverRead(req);
+  const serverId = secret === undefined ? undefined : authn.serverRead(req, res);
   let principal: Principal | undefined;
   if (serverId === undefined) {
     principal = secret === undefined ? undefined : authn.tokens.authenticate(secret);

@@ -35,18 +35,6 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, authn: Authenticator, outlets: DispatchOutlets) {
   const byId = new Map(Object.entries(handlers)) as Map<string, (call: unknown) => unknown>;
 
-  function route(request: ApiRequest): Operation {
-    try {
-      return api.router.matchOperation(request, true) as Operation;
-    } catch (err) {
-      if (!String((err as Error).message).startsWith('405')) throw new AppError('not_found', `Nothing is served at ${request.path}.`);
-      const allow = METHODS.filter((m) => api.router.matchOperation({ method: m, path: request.path, headers: {} }));
-      throw new AppError('method_not_allowed', `${request.method.toUpperCase()} is not allowed here.`, undefined, {
-        Allow: allow.join(', '),
-      });
-    }
-  }
-
   function answer(req: Request, res: Response, operation: Operation, request: ApiRequest) {
     res.locals.operationId = operation.operationId; // the metrics' label (src/prometheus.ts)
     const auth = bearerAuth(operation, req, res, authn);
@@ -79,8 +67,9 @@ export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, authn:
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       checkPercentEncoding(req.path);
-      const request = apiRequest(req);
-      const result = answer(req, res, route(request), request);
+      const { request, operation, error } = routed(api, req, res);
+      if (error) throw error;
+      const result = answer(req, res, operation!, request);
       const principal = res.locals.principal as { userId: string; tokenId: string };
       if (result instanceof Promise) {
         result.then((r) => reply(req, res, r, principal)).then(undefined, next);
@@ -94,15 +83,41 @@ export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, authn:
   };
 }
 
-/** The request as openapi-backend's router and validator take it. */
-function apiRequest(req: Request): ApiRequest {
-  return {
+/** The request as openapi-backend takes it, and the operation its router matched or the 404/405 it gives. */
+interface Routed {
+  request: ApiRequest;
+  operation?: Operation;
+  error?: AppError;
+}
+
+/**
+ * Routes a request once (`res.locals.routed`): serverReadOf does it early for a GET, and the dispatcher then uses
+ * the same request object, whose parse routing.ts keeps. Only a GET is routed before its body would be parsed,
+ * and no GET takes a body (middleware.ts jsonBody).
+ */
+function routed(api: OpenAPIBackend, req: Request, res: Response): Routed {
+  if (res.locals.routed) return res.locals.routed as Routed;
+  const request: ApiRequest = {
     method: req.method,
     path: req.baseUrl + req.path,
-    query: req.query as ApiRequest['query'],
+    query: req.query as ApiRequest['query'], // express 5 parses the query string on every read of req.query
     headers: req.headers as ApiRequest['headers'],
     body: req.body,
   };
+  let result: Routed;
+  try {
+    result = { request, operation: api.router.matchOperation(request, true) as Operation };
+  } catch (err) {
+    if (!String((err as Error).message).startsWith('405')) {
+      result = { request, error: new AppError('not_found', `Nothing is served at ${request.path}.`) };
+    } else {
+      const allow = METHODS.filter((m) => api.router.matchOperation({ method: m, path: request.path, headers: {} }));
+      const detail = `${request.method.toUpperCase()} is not allowed here.`;
+      result = { request, error: new AppError('method_not_allowed', detail, undefined, { Allow: allow.join(', ') }) };
+    }
+  }
+  res.locals.routed = result;
+  return result;
 }
 
 /**
@@ -111,13 +126,12 @@ function apiRequest(req: Request): ApiRequest {
  * the handler uses that read only for the same id. For any other request, or a path that does not parse, it is
  * undefined, and the dispatcher routes, refuses or answers the request as before.
  */
-export function serverReadOf(api: OpenAPIBackend): (req: Request) => string | undefined {
-  return (req) => {
+export function serverReadOf(api: OpenAPIBackend): (req: Request, res: Response) => string | undefined {
+  return (req, res) => {
     if (req.method !== 'GET') return undefined;
+    const { request, operation } = routed(api, req, res);
+    if (operation?.operationId !== 'getServer') return undefined;
     try {
-      const request = apiRequest(req);
-      const operation = api.router.matchOperation(request) as Operation | undefined;
-      if (operation?.operationId !== 'getServer') return undefined;
       const id = api.router.parseRequest(request, operation).params.server_id;
       return typeof id === 'string' ? id : undefined;
     } catch {

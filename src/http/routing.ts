@@ -17,8 +17,17 @@ import type { OpenAPIRouter, Operation, ParsedRequest, Request as ApiRequest } f
  *   dispatch.ts, pass the same object). Without one (a request not yet routed) it is the request as it came, its
  *   path normalized: nothing reads more than its method and path then.
  * - The parse itself is compiled per operation (`compileParse`) where that gives openapi-backend's answer.
+ * - `normalizePath()` built a RegExp from `apiRoot` on every call (twice per request); it is built once.
  */
 export function routeOnce(router: OpenAPIRouter): void {
+  const rootPrefix = new RegExp(`^${router.apiRoot}/?`); // unescaped, as openapi-backend builds it
+  const trimSlashes = (router as unknown as { ignoreTrailingSlashes: boolean }).ignoreTrailingSlashes;
+  router.normalizePath = (pathInput: string): string => {
+    let path = pathInput.trim();
+    if (path.startsWith(router.apiRoot)) path = path.replace(rootPrefix, '/');
+    while (trimSlashes && path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    return path;
+  };
   const operations = router.getOperations();
   const exact = new Map<string, Operation>();
   for (const op of operations) if (!exact.has(`${op.method} ${op.path}`)) exact.set(`${op.method} ${op.path}`, op);
@@ -36,7 +45,7 @@ export function routeOnce(router: OpenAPIRouter): void {
 
   router.getOperations = () => operations;
   router.matchOperation = ((req: ApiRequest, strict?: boolean): Operation | undefined => {
-    const normal = router.normalizeRequest(req);
+    const normal = methodAndPath(req);
     const fail = (message: string) => {
       if (strict) throw Error(message);
       return undefined;
@@ -105,7 +114,7 @@ export function compileParse(router: OpenAPIRouter, operation: Operation): ((req
         // as openapi-backend: validation reports the body if the operation needs one
       }
     }
-    const { method, path } = router.normalizeRequest(req);
+    const { method, path } = methodAndPath(req);
     const values = pattern.exec(router.normalizePath(path));
     const params: Record<string, string> = {};
     if (values) for (let i = 0; i < names.length; i++) params[names[i]] = decodeURIComponent(values[i + 1]);
@@ -113,6 +122,13 @@ export function compileParse(router: OpenAPIRouter, operation: Operation): ((req
     // the rest of this function together.
     return { method, path, query, headers, body: req.body, params, cookies: {}, requestBody };
   };
+}
+
+/** openapi-backend's `normalizeRequest(req)` without the copy of the request: only the two fields it changes. */
+function methodAndPath(req: ApiRequest): { method: string; path: string } {
+  let path = req.path?.trim() || '';
+  if (!path.startsWith('/')) path = `/${path}`;
+  return { method: req.method.trim().toLowerCase(), path: path.split('?')[0] };
 }
 
 /** How many `/` a path has: the number of its segments. */

@@ -99,3 +99,10 @@ test.each([
   expect(outcome(ours)).toBe(outcome(reference));
   expect(outcome(ours)).toMatch(/^40[45]-/);
 });
+
+test.each([['/v1/servers'], ['/v1/servers/'], [' /v1/servers/// '], ['/v1'], ['/v1/'], ['/'], [''], ['/elsewhere/'], ['/v1x/servers'], ['/v1//servers']])(
+  'the path %j is normalized as openapi-backend does',
+  (path) => {
+    expect(ours.normalizePath(path)).toBe(reference.normalizePath(path));
+  },
+);
