@@ -3,6 +3,7 @@ import type { OpenAPIBackend, Operation, Request as ApiRequest } from 'openapi-b
 import { AppError } from '../errors';
 import { bearerAuth, type Authenticator } from './auth';
 import { checkPercentEncoding } from './middleware';
+import { validateOnce } from './routing';
 import { fieldErrors } from './problem';
 import type { FileReply, Handlers, ServerRead, StreamReply } from './types';
 
@@ -34,14 +35,15 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
  */
 export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, authn: Authenticator, outlets: DispatchOutlets) {
   const byId = new Map(Object.entries(handlers)) as Map<string, (call: unknown) => unknown>;
+  const validate = validateOnce(api.validator, api.router); // openapi-backend's validateRequest (routing.ts)
 
   function answer(req: Request, res: Response, operation: Operation, request: ApiRequest) {
     res.locals.operationId = operation.operationId; // the metrics' label (src/prometheus.ts)
     const auth = bearerAuth(operation, req, res, authn);
     if ('error' in auth) throw auth.error;
-    const validation = api.validator.validateRequest(request, operation);
-    if (validation.errors && validation.errors.length > 0) {
-      const errors = fieldErrors(validation.errors);
+    const invalid = validate(request, operation);
+    if (invalid) {
+      const errors = fieldErrors(invalid);
       const n = errors.length;
       throw new AppError('validation_failed', `The request has ${n} problem${n === 1 ? '' : 's'}; see errors.`, errors);
     }

@@ -1,4 +1,5 @@
-import type { OpenAPIRouter, Operation, ParsedRequest, Request as ApiRequest } from 'openapi-backend';
+import type { ErrorObject } from 'ajv';
+import type { OpenAPIRouter, OpenAPIValidator, Operation, ParsedRequest, Request as ApiRequest } from 'openapi-backend';
 
 /**
  * openapi-backend stays the router and validator of record: the spec drives which operation a request is, and
@@ -121,6 +122,63 @@ export function compileParse(router: OpenAPIRouter, operation: Operation): ((req
     // The fields of openapi-backend's Request and ParsedRequest, named: a spread of the request costs more than
     // the rest of this function together.
     return { method, path, query, headers, body: req.body, params, cookies: {}, requestBody };
+  };
+}
+
+/**
+ * openapi-backend's `validateRequest(req, operation)` (validation.js) as the dispatcher uses it: its `errors`, or
+ * null when the request is valid. The same Ajv validators (compiled once per operation by openapi-backend) run on
+ * a parameter object built the same way, from the same parse, so Ajv coerces the very query and path objects the
+ * handler then gets. Left out: lodash (`entries`, `find`, `omitBy`, `isEmpty`) and the copy of the request made for
+ * `coerced`, which nothing here reads (BENCHMARKS.md §1). test/unit/routing.test.ts compares the two.
+ */
+export function validateOnce(validator: OpenAPIValidator, router: OpenAPIRouter) {
+  type Parameter = { name?: string; in?: string; schema?: { type?: unknown } };
+  // Per operation: which query parameters are arrays, by the first parameter of each name (as `_.find` picks).
+  const arrayQueries = new Map<Operation, Set<string>>();
+  const arraysOf = (operation: Operation): Set<string> => {
+    let arrays = arrayQueries.get(operation);
+    if (!arrays) {
+      const first = new Map<string, Parameter>();
+      for (const p of (operation.parameters ?? []) as Parameter[]) {
+        if (p.in === 'query' && p.name !== undefined && !first.has(p.name)) first.set(p.name, p);
+      }
+      arrays = new Set([...first].filter(([, p]) => p.schema?.type === 'array').map(([name]) => name));
+      arrayQueries.set(operation, arrays);
+    }
+    return arrays;
+  };
+  return (req: ApiRequest, operation: Operation): ErrorObject[] | null => {
+    const validators = validator.getRequestValidatorsForOperation(operation.operationId!) || [];
+    const { params, query, headers, cookies, requestBody } = router.parseRequest(req, operation);
+    if (query) {
+      const arrays = arraysOf(operation);
+      for (const name of Object.keys(query)) if (typeof query[name] === 'string' && arrays.has(name)) query[name] = [query[name] as string];
+    }
+    const parameters: Record<string, unknown> = {};
+    if (params != null) parameters.path = params;
+    if (query != null) parameters.query = query;
+    if (headers != null) parameters.header = headers;
+    if (cookies != null) parameters.cookie = cookies;
+    const errors: ErrorObject[] = [];
+    if (typeof req.body !== 'object' && req.body !== undefined) {
+      const formats = Object.keys((operation.requestBody as { content?: object } | undefined)?.content ?? {});
+      if (formats.length === 1 && formats[0] === 'application/json') {
+        try {
+          JSON.parse(`${req.body}`);
+        } catch (err) {
+          if (err instanceof Error) {
+            errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: [], message: err.message } as never);
+          }
+        }
+      }
+    }
+    if (typeof requestBody === 'object' || headers['content-type'] === 'application/json') parameters.requestBody = requestBody;
+    for (const validate of validators) {
+      validate(parameters);
+      if (validate.errors) errors.push(...validate.errors);
+    }
+    return errors.length === 0 ? null : errors;
   };
 }
 
