@@ -19,8 +19,9 @@
  * process used per request (utime+stime from /proc/<pid>/stat over the round ÷ requests), which does not depend on
  * whether the load generator or the server saturated first. ratio = full req/s ÷ bare req/s (target ≥ 0.5 for the
  * reads, stretch 0.7).
- * Profile (unless --no-profile): one more round of each read against `full` with V8's CPU profiler running in it
- * for exactly that round; profile.js reports where the time went.
+ * Profile (unless --no-profile): one more round of each read against `full`, then against `bare`, with V8's CPU
+ * profiler running in that server for exactly that round; profile.js reports where the time went. Run alone with
+ * PROFILE=1, this script prints the two side by side per area (`areaTable`).
  */
 const path = require('node:path');
 const fs = require('node:fs');
@@ -168,31 +169,51 @@ async function runApi({ durationS = 10, rounds = 2, profile = true, log = consol
       results.push(row);
     }
 
-    // One more round of each read with V8's CPU profiler running in `full` for exactly that round.
+    // One more round of each read with V8's CPU profiler running in `full`, then in `bare`, for exactly that round:
+    // side by side, per area, they show where the full stack's extra time goes (BENCHMARKS.md §1).
     const profiles = {};
+    const bareProfiles = {};
     for (const c of profile ? CASES.filter((x) => x.read) : []) {
-      log(`  api: profiling full under ${durationS}s of ${c.name}`);
-      fs.mkdirSync(RESULTS, { recursive: true });
-      const file = path.join(RESULTS, `api-${c.name.replace(/\W+/g, '_')}.cpuprofile`);
-      full.child.send({ type: 'profile-start' });
-      await nextMessage(full.child, (m) => m.type === 'profiling');
-      const r = await round(full, c, durationS);
-      full.child.send({ type: 'profile-stop', file });
-      await nextMessage(full.child, (m) => m.type === 'profiled');
-      const sum = summarize(file, 15);
-      profiles[c.name] = { rps_under_profiler: r.rps, requests: r.requests, file: path.relative(ROOT, file), busy_us_per_request: (sum.busy_ms * 1000) / r.requests, ...sum };
+      for (const s of [full, bare]) {
+        log(`  api: profiling ${s.name} under ${durationS}s of ${c.name}`);
+        fs.mkdirSync(RESULTS, { recursive: true });
+        const file = path.join(RESULTS, `api-${s.name}-${c.name.replace(/\W+/g, '_')}.cpuprofile`);
+        s.child.send({ type: 'profile-start' });
+        await nextMessage(s.child, (m) => m.type === 'profiling');
+        const r = await round(s, c, durationS);
+        s.child.send({ type: 'profile-stop', file });
+        await nextMessage(s.child, (m) => m.type === 'profiled');
+        const sum = summarize(file, 15);
+        const summary = { rps_under_profiler: r.rps, requests: r.requests, file: path.relative(ROOT, file), busy_us_per_request: (sum.busy_ms * 1000) / r.requests, ...sum };
+        (s === full ? profiles : bareProfiles)[c.name] = summary;
+      }
     }
-    return { connections: CONNECTIONS, duration_s: durationS, rounds, servers_existing: SERVERS, cases: results, profiles };
+    return { connections: CONNECTIONS, duration_s: durationS, rounds, servers_existing: SERVERS, cases: results, profiles, bare_profiles: bareProfiles };
   } finally {
     await Promise.all(started.map(stopChild));
   }
 }
 
-module.exports = { runApi };
+/** µs a request per area, full and bare side by side, largest difference first. */
+function areaTable(full, bare) {
+  const perRequest = (p) => new Map(p.by_area_all.map((a) => [a.name, (a.ms * 1000) / p.requests]));
+  const [f, b] = [perRequest(full), perRequest(bare)];
+  const rows = [...new Set([...f.keys(), ...b.keys()])].map((name) => [name, f.get(name) ?? 0, b.get(name) ?? 0]);
+  rows.sort((x, y) => y[1] - y[2] - (x[1] - x[2]));
+  const lines = [`  busy µs a request: full ${Math.round(full.busy_us_per_request)}, bare ${Math.round(bare.busy_us_per_request)}`];
+  for (const [name, x, y] of rows) if (Math.abs(x - y) >= 0.5) lines.push(`  ${(x - y).toFixed(1).padStart(7)} ${x.toFixed(1).padStart(7)} ${y.toFixed(1).padStart(7)}  ${name}`);
+  return lines.join('\n');
+}
+
+module.exports = { runApi, areaTable };
 
 if (require.main === module) {
   runApi({ durationS: Number(process.env.DURATION_S ?? 5), rounds: 1, profile: process.env.PROFILE === '1' }).then((r) => {
     for (const c of r.cases) console.log(c.name, c.ratio.toFixed(2), c.ratio_log.toFixed(2), Math.round(c.full.cpu_us), Math.round(c.full_log.cpu_us), Math.round(c.bare.cpu_us));
-    for (const [name, p] of Object.entries(r.profiles)) console.log(name, JSON.stringify(p).slice(0, 3000));
+    for (const [name, p] of Object.entries(r.profiles)) {
+      console.log(`${name}: µs a request per area, full − bare, full, bare`);
+      console.log(areaTable(p, r.bare_profiles[name]));
+      console.log(name, JSON.stringify(p).slice(0, 3000));
+    }
   });
 }

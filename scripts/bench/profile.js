@@ -6,7 +6,8 @@
  *   non-idle time;
  * - inclusive time per function: samples with that function anywhere on the stack (counted once per sample
  *   even under recursion), which is what "validation costs X% of a request" means;
- * - self time per area: the package (node_modules/<pkg>), our own file (dist/src/…), node internals, GC.
+ * - self time per area: the package (node_modules/<pkg>), our own file (dist/src/…), node internals, GC (the
+ *   largest `top` as `by_area`, every one as `by_area_all`).
  */
 const fs = require('node:fs');
 
@@ -62,7 +63,8 @@ function summarize(file, top = 15) {
       .map(([name, ms]) => ({ name, ms: +ms.toFixed(1), pct: +((100 * ms) / total).toFixed(1) }));
   // Frames every request passes through (the event loop, the socket parser) say nothing; leave them out.
   const boring = (k) => /^\((root|program)\)|^processTicksAndRejections|^listOnTimeout|^processImmediate/.test(k);
-  return { busy_ms: +total.toFixed(0), idle_ms: +idle.toFixed(0), by_area: rank(area), top_self: rank(self), top_inclusive: rank(inclusive, boring) };
+  const byAreaAll = [...area.entries()].sort((a, b) => b[1] - a[1]).map(([name, ms]) => ({ name, ms: +ms.toFixed(1) }));
+  return { busy_ms: +total.toFixed(0), idle_ms: +idle.toFixed(0), by_area: rank(area), by_area_all: byAreaAll, top_self: rank(self), top_inclusive: rank(inclusive, boring) };
 }
 
 module.exports = { summarize };
