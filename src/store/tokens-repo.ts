@@ -103,7 +103,7 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
     .prepare(`SELECT ${principalColumns}, (SELECT ${SERVER_JSON} FROM servers WHERE servers.id = @server_id
       AND servers.user_id = tokens.user_id) AS server FROM tokens WHERE hash = @hash`)
     .raw();
-  /** The principal of a `principalColumns` row, or undefined when it is revoked or expired; notes the use. */
+  /** The principal of a `principalColumns` row, or undefined when revoked or expired; records the use (touch). */
   const principalOf = (row: PrincipalRow | undefined): Principal | undefined => {
     const now = clock.now();
     if (!row) return undefined;

@@ -4,6 +4,7 @@
 // reads nothing. The token and the server have different names and creation times, so a column of the correlated
 // subquery that resolved to the tokens table would show in the body.
 import { createTestApp, manualClock, type TestApp } from '../helpers/app';
+import { until } from '../helpers/wait';
 
 let t: TestApp;
 let clock: ReturnType<typeof manualClock>;
@@ -20,6 +21,10 @@ beforeEach(async () => {
     t.http.post('/v1/servers').set('Authorization', `Bearer ${token}`).send({ name, plan: 'micro', version: 'flying-squid-1.20' });
   aliceServer = (await create(alice, 'alices-world')).body;
   bobServer = (await create(t.token('bob@example.com'), 'bobs-world')).body;
+  // Installed (installing → stopped) before the reads, so no state change lands between an answer and the
+  // separate read it is compared with.
+  const installed = (id: string) => t.db.prepare("SELECT state FROM servers WHERE id = ?").pluck().get(id) === 'stopped';
+  await until('both servers installed', () => installed(aliceServer.id) && installed(bobServer.id), 60_000);
 });
 afterEach(() => t.finish());
 
