@@ -61,8 +61,9 @@ test('a console command round-trips through the game', async () => {
   t.runtime.sendCommand(a, 'ping 4', sender); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
   await waitFor('pong', () => seen.some((t) => t.includes('pong [5]!')));
   unsubscribe();
-  const log = fs.readFileSync(path.join(t.host.dataDir, 'servers', a, 'logs', 'console.log'), 'utf8');
-  expect(log).toContain('pong [5]!');
+  // The file is appended through a write stream, after subscribers saw the line (console-buffer.ts): wait for it.
+  const logFile = path.join(t.host.dataDir, 'servers', a, 'logs', 'console.log');
+  await waitFor('pong in console.log', () => fs.readFileSync(logFile, 'utf8').includes('pong [5]!'));
 }, 180_000);
 
 test('players() is refused unless the server runs (an older game version)', async () => {
