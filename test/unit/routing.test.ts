@@ -1,7 +1,8 @@
 // src/http/routing.ts against openapi-backend itself: two routers built from the real spec, one as the library
 // makes it and one after routeOnce, must route and parse every operation's requests alike (a table of requests
 // per operation: path values that need decoding, queries with arrays, header names in other cases, bodies as
-// objects, JSON text and not-JSON, a trailing slash, a Cookie header, unknown paths and methods).
+// objects, JSON text and not-JSON, a trailing slash, a Cookie header, unknown paths and methods). Validation too:
+// validateOnce against openapi-backend's validateRequest, errors and coerced values, on valid and invalid requests.
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, OpenAPIValidator, type OpenAPIRouter, type Operation, type Request as ApiRequest } from 'openapi-backend';
 import { loadSpec } from '../../src/spec';
