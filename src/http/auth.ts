@@ -26,14 +26,16 @@ export function resolveCaller(req: Request, res: Response, authn: Authenticator)
   // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive (RFC 9110 §11.1).
   const match = header ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
   const secret = match && match[1].length <= 200 ? match[1] : undefined;
-  const serverId = secret === undefined ? undefined : authn.serverRead(req, res);
   let principal: Principal | undefined;
-  if (serverId === undefined) {
-    principal = secret === undefined ? undefined : authn.tokens.authenticate(secret);
-  } else {
-    const read = authn.tokens.authenticateWithServer(secret!, serverId);
-    principal = read.principal;
-    res.locals.serverRead = { id: serverId, json: read.server } satisfies ServerRead;
+  if (secret !== undefined) {
+    const serverId = authn.serverRead(req, res);
+    if (serverId === undefined) {
+      principal = authn.tokens.authenticate(secret);
+    } else {
+      const read = authn.tokens.authenticateWithServer(secret, serverId);
+      principal = read.principal;
+      res.locals.serverRead = { id: serverId, json: read.server } satisfies ServerRead;
+    }
   }
   res.locals.principal = principal;
   return principal;

@@ -156,9 +156,8 @@ beforeAll(async () => {
   fast = { api: c, validate: validateOnce(validator(c), c.router as unknown as OpenAPIRouter) };
 });
 
+// Which requests pass and which fail is the next test's concern.
 test.each(VALIDATION_REQUESTS.map((r) => [r.name, r] as const))('every operation validates alike: %s', (_name, { make }) => {
-  let valid = 0;
-  let invalid = 0;
   for (const op of plain.api.router.getOperations()) {
     for (const value of VALUES) {
       const request = make(op, value);
@@ -171,11 +170,8 @@ test.each(VALIDATION_REQUESTS.map((r) => [r.name, r] as const))('every operation
       const given = fast.api.router.parseRequest(fastRequest, fastOp);
       const libGiven = library.api.router.parseRequest(libRequest, libOp);
       expect([given.query, given.params]).toEqual([libGiven.query, libGiven.params]);
-      if (expected) invalid++;
-      else valid++;
     }
   }
-  expect(valid + invalid).toBe(plain.api.router.getOperations().length * VALUES.length);
 });
 
 test('the table has requests that pass validation and requests that fail it', () => {
