@@ -23,11 +23,7 @@ export function createNodeLoss(deps: NodeLossDeps) {
   const { supervisors, environment, log } = deps;
 
   function lost(serverId: string): void {
-    const slot = supervisors.of(serverId);
-    if (['installing', 'deleting', 'unreachable'].includes(slot.state)) return;
-    slot.cancelRestart();
-    slot.console.push('system', 'the machine this server runs on stopped answering');
-    slot.setState('unreachable', 'node_lost');
+    supervisors.of(serverId).nodeLost();
   }
 
   async function returned(serverId: string): Promise<void> {
@@ -42,13 +38,12 @@ export function createNodeLoss(deps: NodeLossDeps) {
         return null;
       });
       if (proc && slot.state === 'unreachable') {
-        slot.adopt(proc);
-        slot.setState('running', 'node_returned');
+        slot.nodeReturned(proc);
         return;
       }
       await environment.killLeftover(leftover); // whatever of it is left on the node: the next start is clean
     }
-    slot.setState('stopped', 'node_returned');
+    slot.nodeReturned(null);
   }
 
   /** Environment.onReachability's listener. A server deleted meanwhile (server_not_found) is skipped. */

@@ -78,12 +78,12 @@ export function createReconciler(deps: ReconcilerDeps) {
       const slot = supervisors.forServer(server);
       const proc = adopted.get(server.id);
       if (proc && adoptInto(slot, proc)) {
-        slot.setState('running', 'node_returned'); // a no-op for one that was `running`
+        slot.adoptedAtBoot();
         continue;
       }
       const nodeAway = deps.environment.reachable?.(server.id) === false; // node-loss.ts made it `unreachable`
       if (['starting', 'running', 'stopping', 'unreachable'].includes(server.state) && !nodeAway) {
-        slot.setState('stopped', 'service_boot');
+        slot.resetAtBoot();
       } else if (server.state === 'installing') {
         deps.install(server.id);
       } else if (server.state === 'crashed') {

@@ -91,7 +91,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     for (const a of actions.open(slot.id)) {
       actions.finish(a.id, { code: 'action_cancelled', detail: 'The server was deleted before this action finished.' });
     }
-    slot.setState('deleting', 'remove');
+    slot.markDeleting();
     const done = track(finishRemoval(slot)).finally(() => removals.delete(slot.id));
     removals.set(slot.id, done);
     return done;

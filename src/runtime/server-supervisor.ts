@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { AppError, invalidState } from '../errors';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
@@ -6,12 +5,12 @@ import type { Failure } from '../store/actions-repo';
 import type { CrashReason } from '../store/crashes-repo';
 import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
-import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo, GameProcess } from './environment';
 import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player } from './game';
 import type { SoftwareCatalog } from './software-catalog';
-import { canTransition, type ServerState, type TransitionEvent } from './states';
+import { ServerStateMachine } from './server-state';
+import { canTransition, type ServerState } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
 
 export interface SupervisorDeps {
@@ -33,14 +32,11 @@ export interface SupervisorDeps {
 export const CRASH_LINES = 20;
 
 /**
- * One server's life, from install to removal: its state (the only writer of servers.state), its install, its game
- * process, its console and its restarts after a crash. Power actions (runtime.ts), the reconcile loop (reconcile.ts)
+ * One server's life, from install to removal: its state (ServerStateMachine, the only writer of servers.state), its
+ * install, its game process and its restarts after a crash. Power actions (runtime.ts), the reconcile loop (reconcile.ts)
  * and node loss (node-loss.ts) drive it; alone it only restarts after a crash (crash-policy.ts). States: states.ts.
  */
-export class ServerSupervisor {
-  readonly console: ConsoleBuffer;
-  readonly dir: string;
-  private current: ServerState;
+export class ServerSupervisor extends ServerStateMachine {
   private game: Game | null = null;
   private installing: Promise<void> | null = null;
   private installFailed = false;
@@ -52,14 +48,8 @@ export class ServerSupervisor {
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly onPlayers = (joined: Player[], left: Player[]) => this.deps.playersChanged?.(this.id, joined, left);
 
-  constructor(readonly id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
-    this.current = initial;
-    this.dir = path.join(deps.config.dataDir, 'servers', id);
-    this.console = serverConsole(this.dir, deps.config.dataDir, deps.now);
-  }
-
-  get state(): ServerState {
-    return this.current;
+  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
+    super(id, initial, deps);
   }
 
   /** True while a process lives, a launch or install is under way, or a restart is scheduled: reconcile waits. */
@@ -75,17 +65,6 @@ export class ServerSupervisor {
   /** What the telemetry sampler reads; null unless the game is running. */
   get live(): LiveServer | null {
     return this.current === 'running' && this.game ? this.game.live(this.id) : null;
-  }
-
-  /** Publishes only real changes (a removal is terminal: nothing leaves `deleting`). */
-  setState(to: ServerState, on: TransitionEvent): void {
-    const previous = this.current;
-    if (previous === to || previous === 'deleting') return;
-    if (!canTransition(previous, to)) this.deps.log.error('state transition not in the table', { serverId: this.id, previous, to, on });
-    this.current = to;
-    this.deps.servers.setState(this.id, to);
-    this.console.push('system', `state ${previous} → ${to} (${on})`);
-    this.deps.emitState({ serverId: this.id, state: to, previous });
   }
 
   /**
@@ -142,6 +121,7 @@ export class ServerSupervisor {
   private async doLaunch(on: 'start' | 'auto_restart'): Promise<Failure | null> {
     const refused = launchRefusal(this.id, this.current, this.deps); // the state stays: it never began
     if (refused) return refused;
+    if (!canTransition(this.current, 'starting', on)) return { code: 'invalid_state', detail: `The server is ${this.current}; it cannot start now.` };
     this.cancelRestart();
     this.setState('starting', on);
     this.abortLaunch = false;
@@ -202,6 +182,27 @@ export class ServerSupervisor {
   adopt(proc: GameProcess): void {
     const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
     this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers));
+  }
+
+  /** The removal began: `deleting`, terminal (the removal then kills the game and deletes the folder). */
+  markDeleting(): void {
+    this.cancelRestart();
+    this.setState('deleting', 'remove');
+  }
+
+  /** Its node stopped answering (node-loss.ts): `unreachable`, unless installing or deleting; the game is still followed. */
+  nodeLost(): void {
+    if (['installing', 'deleting', 'unreachable'].includes(this.current)) return;
+    this.cancelRestart();
+    this.console.push('system', 'the machine this server runs on stopped answering');
+    this.setState('unreachable', 'node_lost');
+  }
+
+  /** Its node answers again: the game adopted again there (`running`), or none is left (`stopped`). */
+  nodeReturned(proc: GameProcess | null): void {
+    if (this.current !== 'unreachable') return;
+    if (proc) this.adopt(proc);
+    this.setState(proc ? 'running' : 'stopped', 'node_returned');
   }
 
   /**

@@ -64,7 +64,25 @@ export const transitions: readonly Transition[] = [
   ...removable.map((from): Transition => ({ from, to: 'deleting', on: 'remove' })),
 ];
 
-/** True when the table allows `from → to`. Staying in the same state is not a transition. */
-export function canTransition(from: ServerState, to: ServerState): boolean {
-  return transitions.some((t) => t.from === from && t.to === to);
+/** True when the table allows `from → to` (on `on`, when given). Staying in the same state is not a transition. */
+export function canTransition(from: ServerState, to: ServerState, on?: TransitionEvent): boolean {
+  return transitions.some((t) => t.from === from && t.to === to && (on === undefined || t.on === on));
+}
+
+/** A transition the table does not hold was asked for: a bug in the caller, never applied. */
+export class IllegalTransition extends Error {
+  constructor(readonly from: ServerState, readonly to: ServerState, readonly on: TransitionEvent) {
+    super(`state transition ${from} → ${to} on ${on} is not in the table (src/runtime/states.ts)`);
+    this.name = 'IllegalTransition';
+  }
+}
+
+/**
+ * The one check of a transition (the owner's setState calls it): returns `to` when the table holds `from → to` on
+ * `on`, and throws IllegalTransition otherwise, so a wrong transition fails the test or the command that made it
+ * instead of being recorded.
+ */
+export function checkTransition(from: ServerState, to: ServerState, on: TransitionEvent): ServerState {
+  if (!canTransition(from, to, on)) throw new IllegalTransition(from, to, on);
+  return to;
 }
