@@ -6,6 +6,7 @@ import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { StoreObserver } from './observer';
 import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { ServerWrites } from './server-writes';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
 export type Action = components['schemas']['Action'];
@@ -69,13 +70,14 @@ export function createActionsRepo(
   db: Db,
   clock: Clock,
   quotas: Pick<QuotasRepo, 'checkStart'>,
+  /** The servers table's writer (ServersRepo): an action's desired state is written through it. */
+  servers: Pick<ServerWrites, 'setDesired'>,
   events: EventsRepo = createEventsRepo(db, clock),
   observer: StoreObserver = {},
 ) {
   const q = {
     insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, reason, status, created_at)
       VALUES (@id, @server_id, @user_id, @type, @reason, 'pending', @created_at)`),
-    setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
     one: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
     byId: db.prepare('SELECT * FROM actions WHERE id = ?'),
     status: db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
@@ -102,7 +104,7 @@ export function createActionsRepo(
         if (desired === 'running') quotas.checkStart(serverId);
         q.insert.run(row);
         // A restore starts the server again only if it ran: what its owner wants stays as it was.
-        if (type !== 'restore') q.setDesired.run(desired, row.created_at, serverId);
+        if (type !== 'restore') servers.setDesired(serverId, desired, row.created_at);
       }).immediate();
       return toAction({ ...row, status: 'pending', error_code: null, error_detail: null, started_at: null, completed_at: null });
     },

@@ -5,6 +5,7 @@ import { createCrashesRepo } from './crashes-repo';
 import { createIdempotencyRepo } from './idempotency-repo';
 import { createProcessesRepo } from './processes-repo';
 import { createServersRepo } from './servers-repo';
+import { createServerWrites } from './server-writes';
 import { createSettingsRepo } from './settings-repo';
 import { createPlayerListsRepo } from './player-lists-repo';
 import { createBackupsRepo } from './backups-repo';
@@ -37,21 +38,23 @@ export function createStore(
 ) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
-  const nodes = createNodesRepo(db, clock, memoryOf);
-  // RUNTIME=docker places servers over the nodes table; RUNTIME=local keeps them on this host (placement.ts).
-  const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
   // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
   const events = createEventsRepo(db, clock);
+  // The servers table's writes, ServersRepo's; the repositories whose changes touch a server's row call them.
+  const serverWrites = createServerWrites(db, clock, events);
+  const nodes = createNodesRepo(db, clock, memoryOf, serverWrites);
+  // RUNTIME=docker places servers over the nodes table; RUNTIME=local keeps them on this host (placement.ts).
+  const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
   const alerts = createAlertsRepo(db, clock, events);
   return {
     alerts,
-    servers: createServersRepo(db, clock, placer, quotas, memoryOf, events),
+    servers: createServersRepo(db, clock, placer, quotas, memoryOf, events, serverWrites),
     nodes,
     settings: createSettingsRepo(db, clock),
     playerLists: createPlayerListsRepo(db, clock),
     backups: createBackupsRepo(db, clock, events),
-    keptBackups: createKeptBackupsRepo(db, clock, events),
-    actions: createActionsRepo(db, clock, quotas, events, observer),
+    keptBackups: createKeptBackupsRepo(db, clock, events, serverWrites),
+    actions: createActionsRepo(db, clock, quotas, serverWrites, events, observer),
     quotas,
     crashes: createCrashesRepo(db, clock, events, observer, alerts),
     events,

@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { quotaExceeded } from '../errors';
 import type { EventsRepo } from './events-repo';
+import type { ServerWrites } from './server-writes';
 import type { components } from '../../generated/v1';
 
 export type KeptBackup = components['schemas']['KeptBackup'];
@@ -39,9 +40,10 @@ function toKept(row: KeptRow): KeptBackup {
 
 /**
  * The `kept_backups` table (migration 021): the ready backups an account kept when it deleted their server
- * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/kept-backups.ts) are the only writer.
+ * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/kept-backups.ts) are the only writer;
+ * the promise on the server's row is written through the servers table's writer (ServersRepo).
  */
-export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo) {
+export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo, servers: Pick<ServerWrites, 'promiseBackups'>) {
   const q = {
     server: db.prepare('SELECT user_id, state, keep_backups FROM servers WHERE id = ?'),
     kept: db.prepare('SELECT COUNT(*) FROM kept_backups WHERE user_id = ?').pluck(),
@@ -51,7 +53,6 @@ export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo) 
       WHERE s.user_id = ? AND s.keep_backups = 1 AND b.status = 'ready'
         AND NOT EXISTS (SELECT 1 FROM kept_backups k WHERE k.id = b.id)`).pluck(),
     ready: db.prepare(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND status = 'ready'`).pluck(),
-    promise: db.prepare('UPDATE servers SET keep_backups = 1 WHERE id = ?'),
     transfer: db.prepare(`INSERT OR IGNORE INTO kept_backups
         (id, user_id, server_id, server_name, version, name, automatic, size_bytes, sha256, created_at, finished_at, kept_at)
       SELECT b.id, s.user_id, s.id, s.name, s.version, b.name, b.automatic, b.size_bytes, b.sha256, b.created_at, b.finished_at, ?
@@ -82,7 +83,7 @@ export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo) 
             `Keeping this server's ${more} ready backups would take your account past ${perUser} kept backups (it keeps ${used}); ` +
               'delete some of them (DELETE /v1/backups/{backup_id}), or delete the server without keep_backups.');
         }
-        q.promise.run(serverId);
+        servers.promiseBackups(serverId);
       }).immediate();
     },
     /**

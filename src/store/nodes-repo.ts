@@ -2,6 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { capacityExhausted, portsIn, type Placer } from './placement';
+import { createServerWrites, type ServerWrites } from './server-writes';
 
 /** A Docker engine game servers run on (docs/architecture.md "Nodes and placement"); operators only, never tenants. */
 export interface Node {
@@ -59,7 +60,13 @@ export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt'>;
  * The `nodes` table and placement over it. Use is counted from `servers`, never stored, so it cannot drift
  * (as quotas-repo.ts counts an account's). `memoryOf` is the plan catalog's memory of a plan id.
  */
-export function createNodesRepo(db: Db, clock: Clock, memoryOf: (plan: string) => number) {
+export function createNodesRepo(
+  db: Db,
+  clock: Clock,
+  memoryOf: (plan: string) => number,
+  /** The servers table's writer (ServersRepo): ensureDefault places unplaced servers through it. */
+  servers: Pick<ServerWrites, 'placeUnplacedOn'> = createServerWrites(db, clock),
+) {
   const q = {
     all: db.prepare('SELECT * FROM nodes ORDER BY name'),
     one: db.prepare('SELECT * FROM nodes WHERE name = ?'),
@@ -70,7 +77,6 @@ export function createNodesRepo(db: Db, clock: Clock, memoryOf: (plan: string) =
     back: db.prepare('UPDATE nodes SET unreachable_since = NULL WHERE name = ?'),
     remove: db.prepare('DELETE FROM nodes WHERE name = ? AND NOT EXISTS (SELECT 1 FROM servers WHERE node = ?)'),
     plansOn: db.prepare('SELECT node, plan, COUNT(*) AS n FROM servers WHERE node IS NOT NULL GROUP BY node, plan'),
-    adoptUnplaced: db.prepare('UPDATE servers SET node = ? WHERE node IS NULL'),
     nodeOf: db.prepare('SELECT node FROM servers WHERE id = ?').pluck(),
     on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
   };
@@ -158,7 +164,7 @@ export function createNodesRepo(db: Db, clock: Clock, memoryOf: (plan: string) =
     ensureDefault(node: NewNode): void {
       db.transaction(() => {
         if ((q.all.all() as NodeRow[]).length === 0) add(node);
-        if (q.one.get(DEFAULT_NODE)) q.adoptUnplaced.run(DEFAULT_NODE);
+        if (q.one.get(DEFAULT_NODE)) servers.placeUnplacedOn(DEFAULT_NODE);
       }).immediate();
     },
     /** The node a server is on; null in the local environment or when the server is gone. */

@@ -7,39 +7,19 @@ import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
 import { createEventsRepo, type EventsRepo } from './events-repo';
-import { createDiskColumns } from './disk-columns';
 import { pageJson, parseServer, SERVER_JSON, type Server, type ServerPage } from './server-view';
+import { createServerWrites, type ServerRow, type ServerWrites } from './server-writes';
 import type { JsonText } from '../http/types';
-export type { DiskRow } from './disk-columns';
 
 export type { Server } from './server-view';
 type ServerState = Server['state'];
 
-interface ServerRow {
+/** A server's folder measurement as the disk watcher reads it (src/runtime/disk-watcher.ts). */
+export interface DiskRow {
   id: string;
-  user_id: string;
-  name: string;
   plan: string;
-  version: string;
-  software: string;
-  game_version: string;
   state: ServerState;
-  desired_state: 'running' | 'stopped';
-  host: string | null;
-  port: number | null;
-  /** Migration 018: `tcp` or `udp`, from the software definition. */
-  transport: 'tcp' | 'udp';
-  /** Migration 010: the node it was placed on (docs/architecture.md "Nodes and placement"); NULL when local. */
-  node: string | null;
-  /** Migration 009: the last measurement of the server's folder, NULL until the first. */
   disk_used_bytes: number | null;
-  disk_measured_at: string | null;
-  /** Migration 019: minutes without a player before the idle stop; NULL for never. */
-  idle_stop_minutes: number | null;
-  /** Migration 020: the backup schedule as JSON (backup-schedule.ts StoredSchedule); NULL for none. */
-  backup_schedule: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 export interface NewServer {
@@ -77,7 +57,9 @@ function storedSchedule(schedule: BackupSchedule | null, since: string): string 
 }
 
 /**
- * `placer` chooses a new server's node, host and port (placement.ts); `memoryOf` is a plan's memory in MiB.
+ * The `servers` table's one repository: reads here, every write through `writes` (server-writes.ts, where each
+ * statement that writes the table lives). `placer` chooses a new server's node, host and port (placement.ts);
+ * `memoryOf` is a plan's memory in MiB.
  */
 export function createServersRepo(
   db: Db,
@@ -86,45 +68,32 @@ export function createServersRepo(
   quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>,
   memoryOf: (plan: string) => number,
   events: EventsRepo = createEventsRepo(db, clock),
+  writes: ServerWrites = createServerWrites(db, clock, events),
 ) {
-  const insert = db.prepare(`INSERT INTO servers
-    (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
-     idle_stop_minutes, backup_schedule, created_at, updated_at)
-    VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
-            @node, @transport, @idle_stop_minutes, @backup_schedule, @created_at, @updated_at)`);
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
   const viewOne = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ? AND user_id = ?`).pluck();
   const view = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck();
   const page = (where: string) => db.prepare(`SELECT id, ${SERVER_JSON} FROM servers WHERE ${where} ORDER BY id LIMIT ?`).raw();
   const [pageAll, pageByState] = [page('user_id = ? AND id > ?'), page('user_id = ? AND id > ? AND state = ?')];
-  const update = db.prepare(
-    `UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes,
-      backup_schedule = @backup_schedule, updated_at = @updated_at
-      WHERE id = @id AND user_id = @user_id`,
-  );
-  const markDeleting = db.prepare("UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?");
-  const remove = db.prepare('DELETE FROM servers WHERE id = ?');
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
   const live = db
     .prepare(`SELECT id FROM servers WHERE id IN (SELECT value FROM json_each(?)) AND state != 'deleting'`)
     .pluck();
-  const setState = db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?');
   const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
-  const current = db.prepare('SELECT user_id, name, state FROM servers WHERE id = ?');
   const idleView = db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?');
-  type Current = { user_id: string; name: string; state: ServerState } | undefined;
-  /** A state write and its server.state_changed event, one transaction (docs/architecture.md "Events and webhooks"). */
-  const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
-    const before = current.get(id) as Current;
-    write();
-    if (before && before.state !== to) events.append(before.user_id, id, 'server.state_changed', { from: before.state, to });
-  });
+  const diskRows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
   // One query per reconcile pass: every server with the number of its open actions (no N+1 reads).
   const withOpenActions = db.prepare(`SELECT ${SERVER_JSON} AS json, (SELECT COUNT(*) FROM actions a
     WHERE a.server_id = servers.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers ORDER BY id`);
 
   return {
-    ...createDiskColumns(db, clock, events),
+    setState: writes.setState,
+    markDeleting: writes.markDeleting,
+    remove: writes.remove,
+    recordDisk: writes.recordDisk,
+    stopWanted: writes.stopWanted,
+    /** Every server's id, plan, state and last folder measurement, in one query (the disk watcher's view). */
+    diskRows: (): DiskRow[] => diskRows.all() as DiskRow[],
     /**
      * Inserts a server in state `installing` with its place (node, address) allocated, atomically. The account's
      * quotas are checked in the same transaction (quota_exceeded, before any place is taken), so a burst of creates
@@ -150,7 +119,7 @@ export function createServersRepo(
             created_at: now,
             updated_at: now,
           };
-          insert.run(row);
+          writes.insert(row);
           const server = parseServer(view.get(row.id) as string);
           events.append(userId, row.id, 'server.created', { server });
           return server;
@@ -203,7 +172,7 @@ export function createServersRepo(
             backup_schedule: schedule === undefined ? row.backup_schedule : storedSchedule(schedule, updatedAt),
             updated_at: updatedAt,
           };
-          update.run(next);
+          writes.update(next);
           const server = parseServer(view.get(id) as string);
           events.append(row.user_id, id, 'server.updated', { server });
           return server;
@@ -236,16 +205,6 @@ export function createServersRepo(
       }));
     },
 
-    /** The observed state; written by the runtime's supervisor, its only writer. */
-    setState(id: string, state: ServerState): void {
-      changeState(id, state, () => setState.run(state, iso(clock.now()), id));
-    },
-
-    /** Marks a server as being deleted (desired state stopped); the runtime then removes its process and files. */
-    markDeleting(id: string): void {
-      changeState(id, 'deleting', () => markDeleting.run(iso(clock.now()), id));
-    },
-
     /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */
     idsInState(state: ServerState): string[] {
       return inState.all(state) as string[];
@@ -253,15 +212,6 @@ export function createServersRepo(
 
     /** How many servers are in each observed state, all accounts together (the operator's metrics). */
     countByState: (): { state: ServerState; count: number }[] => byState.all() as { state: ServerState; count: number }[],
-
-    /** Removes the row, which frees its port for the next server. */
-    remove(id: string): void {
-      db.transaction(() => {
-        const row = current.get(id) as Current;
-        if (row) events.append(row.user_id, id, 'server.deleted', { name: row.name });
-        remove.run(id);
-      })();
-    },
   };
 }
 

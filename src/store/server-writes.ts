@@ -1,0 +1,127 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { Server } from './server-view';
+
+type ServerState = Server['state'];
+
+/** A `servers` row as stored (migrations 001, 009, 010, 018, 019, 020, 021). */
+export interface ServerRow {
+  id: string;
+  user_id: string;
+  name: string;
+  plan: string;
+  version: string;
+  software: string;
+  game_version: string;
+  state: ServerState;
+  desired_state: 'running' | 'stopped';
+  host: string | null;
+  port: number | null;
+  /** Migration 018: `tcp` or `udp`, from the software definition. */
+  transport: 'tcp' | 'udp';
+  /** Migration 010: the node it was placed on (docs/architecture.md "Nodes and placement"); NULL when local. */
+  node: string | null;
+  /** Migration 009: the last measurement of the server's folder, NULL until the first. */
+  disk_used_bytes: number | null;
+  disk_measured_at: string | null;
+  /** Migration 019: minutes without a player before the idle stop; NULL for never. */
+  idle_stop_minutes: number | null;
+  /** Migration 020: the backup schedule as JSON (backup-schedule.ts StoredSchedule); NULL for none. */
+  backup_schedule: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/**
+ * Every statement that writes the `servers` table, in one place: ServersRepo is the table's one writer
+ * (docs/architecture.md "Who owns what"), and the repositories whose changes touch a server's row (an action's
+ * desired state, a kept-backups promise, the default node's adoption) call these inside their own transactions,
+ * where they join as plain statements. test/unit/servers-writer.test.ts fails on a write to `servers` anywhere
+ * else in src/. Each state change is written with its server.state_changed event (docs/architecture.md "Events and
+ * webhooks").
+ */
+export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
+  const q = {
+    insert: db.prepare(`INSERT INTO servers
+      (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
+       idle_stop_minutes, backup_schedule, created_at, updated_at)
+      VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
+              @node, @transport, @idle_stop_minutes, @backup_schedule, @created_at, @updated_at)`),
+    update: db.prepare(`UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes,
+      backup_schedule = @backup_schedule, updated_at = @updated_at WHERE id = @id AND user_id = @user_id`),
+    setState: db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?'),
+    markDeleting: db.prepare("UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?"),
+    remove: db.prepare('DELETE FROM servers WHERE id = ?'),
+    current: db.prepare('SELECT user_id, name, state FROM servers WHERE id = ?'),
+    setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
+    // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
+    recordDisk: db.prepare("UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ? AND state != 'deleting'"),
+    wantStopped: db.prepare("UPDATE servers SET desired_state = 'stopped', updated_at = ? WHERE id = ? AND state != 'deleting'"),
+    promiseBackups: db.prepare('UPDATE servers SET keep_backups = 1 WHERE id = ?'),
+    placeUnplaced: db.prepare('UPDATE servers SET node = ? WHERE node IS NULL'),
+  };
+  type Current = { user_id: string; name: string; state: ServerState } | undefined;
+
+  /** A state write and its server.state_changed event, one transaction. */
+  const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
+    const before = q.current.get(id) as Current;
+    write();
+    if (before && before.state !== to) events.append(before.user_id, id, 'server.state_changed', { from: before.state, to });
+  });
+
+  return {
+    /** A new row (servers-repo.ts create, inside its transaction with the quota check and the placement). */
+    insert: (row: ServerRow): void => void q.insert.run(row),
+    /** Name, plan, idle stop and backup schedule (servers-repo.ts update, inside its transaction). */
+    update: (row: ServerRow): void => void q.update.run(row),
+    /** The observed state; the server's owner (src/runtime/server-state.ts) is the only caller. */
+    setState(id: string, state: ServerState): void {
+      changeState(id, state, () => q.setState.run(state, iso(clock.now()), id));
+    },
+    /** `deleting`, desired state `stopped`: the removal began. */
+    markDeleting(id: string): void {
+      changeState(id, 'deleting', () => q.markDeleting.run(iso(clock.now()), id));
+    },
+    /** Deletes the row with its server.deleted event, which frees its port for the next server. */
+    remove(id: string): void {
+      db.transaction(() => {
+        const row = q.current.get(id) as Current;
+        if (row) events.append(row.user_id, id, 'server.deleted', { name: row.name });
+        q.remove.run(id);
+      })();
+    },
+    /** What its owner asked for last (ActionsRepo.create, in the action's transaction). */
+    setDesired: (id: string, desired: 'running' | 'stopped', at: string): void => void q.setDesired.run(desired, at, id),
+    /**
+     * Records a folder measurement, with `quota.disk_warning` in the same transaction when `warn` gives the plan's
+     * limit (the watcher saw the 90% line crossed); false when the row is gone or being deleted.
+     */
+    recordDisk(id: string, bytes: number, warn: { limitBytes: number } | null = null): boolean {
+      return db.transaction(() => {
+        if (q.recordDisk.run(bytes, iso(clock.now()), id).changes !== 1) return false;
+        if (warn) events.appendForServer(id, 'quota.disk_warning', { used_bytes: bytes, limit_bytes: warn.limitBytes });
+        return true;
+      })();
+    },
+    /**
+     * Desired state `stopped`, written by the service itself rather than by an action: the disk watcher's stop of a
+     * server over its plan's disk space, so neither reconcile nor the crash policy starts it again; with its
+     * `quota.disk_exceeded` event.
+     */
+    stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
+      db.transaction(() => {
+        if (q.wantStopped.run(iso(clock.now()), id).changes === 1) {
+          events.appendForServer(id, 'quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes });
+        }
+      })();
+    },
+    /** `keep_backups`: the removal hands the server's ready backups to its owner (KeptBackupsRepo.promise). */
+    promiseBackups: (id: string): void => void q.promiseBackups.run(id),
+    /** Servers placed before nodes existed (node NULL) are on `node` (NodesRepo.ensureDefault). */
+    placeUnplacedOn: (node: string): void => void q.placeUnplaced.run(node),
+  };
+}
+
+export type ServerWrites = ReturnType<typeof createServerWrites>;
