@@ -2448,7 +2448,11 @@ export interface components {
                 action: components["schemas"]["Action"];
             };
         };
-        /** @description `player.joined` and `player.left`, as the game reports its players (software that reports none sends none). */
+        /**
+         * @description `player.joined` and `player.left`, as the game reports its players (software that reports none sends none).
+         *     When the game stops, for whatever cause, every player it had reported online gets a `player.left` with
+         *     that cause as its `reason`, so a client that follows these events never keeps a player who is gone.
+         */
         PlayerEvent: {
             id: components["schemas"]["EventId"];
             /**
@@ -2458,11 +2462,26 @@ export interface components {
             type: "player.joined" | "player.left";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
-            /** @description The player. */
+            /** @description The player, and for `player.left` why they left. */
             data: {
                 player: components["schemas"]["Player"];
+                reason?: components["schemas"]["PlayerLeftReason"];
             };
         };
+        /**
+         * @description Why a player left (`player.left` only; absent on `player.joined`). `left`: the game reported them gone while
+         *     it kept running (they quit, were kicked or banned). Otherwise the game stopped and took them with it:
+         *     `stop` (a stop action: the owner's, the game's stop command typed in the console, or the idle stop),
+         *     `restart`, `kill` and `restore` (those actions), `backup` (a backup stopped it while it archived the world),
+         *     `disk_quota_exceeded` (the service stopped it for going over its plan's disk), `crash` (it ended without
+         *     being asked; see `server.crashed`), `delete` (the server was deleted), `shutdown` (the service shut down and
+         *     stopped it; a game in a container keeps running through a restart of the service, and its players stay),
+         *     `unreachable` (its node stopped answering, and when it answered again the game was gone). The set may
+         *     grow within v1.
+         * @example stop
+         * @enum {string}
+         */
+        PlayerLeftReason: "left" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable";
         /** @description `token.created` and `token.revoked`: an API token of yours (never its secret; the dashboard page's own tokens are left out). */
         TokenEvent: {
             id: components["schemas"]["EventId"];

@@ -77,7 +77,7 @@ export function createBackups(deps: BackupsDeps) {
     const file = archivePath(slot.id, id);
     try {
       await slot.whenInstalled();
-      if (wasRunning) await slot.halt('stop');
+      if (wasRunning) await slot.halt('stop', 'backup');
       const { size, sha256 } = await archive(slot.dir, def.paths, file);
       deps.repo.markReady(id, size, sha256);
       slot.console.push('system', `backup ${id} ready (${size} bytes)`);
@@ -108,7 +108,7 @@ export function createBackups(deps: BackupsDeps) {
     let failure: Failure | null = null;
     try {
       await slot.whenInstalled();
-      if (wasRunning) await slot.halt('stop');
+      if (wasRunning) await slot.halt('stop', 'restore');
       await swapIn(slot.dir, def.paths, file, backup.sha256 ?? '', id);
       slot.console.push('system', `backup ${id} restored`);
     } catch (err) {

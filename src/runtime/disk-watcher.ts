@@ -86,7 +86,7 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
     deps.crashPolicy.record(slot.id, 'disk_quota_exceeded', { code: null, signal: null }, slot.console.lastTexts(CRASH_LINES));
     deps.servers.stopWanted(slot.id, { usedBytes, limitBytes: plan.disk_mb * MIB });
     await slot.whenInstalled();
-    await slot.halt('stop');
+    await slot.halt('stop', 'disk_quota_exceeded');
   }
 
   /** A fresh pass: runs now, or after the one under way (joining a pass already queued behind it). */

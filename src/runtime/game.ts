@@ -1,5 +1,6 @@
 // What a software definition makes of a server on this host: its folder, its launch, and the process that runs.
 import { AppError } from '../errors';
+import type { components } from '../../generated/v1';
 import type { Plan } from '../catalog/plans';
 import type { Failure } from '../store/actions-repo';
 import type { Server } from '../store/servers-repo';
@@ -9,6 +10,12 @@ import type { Environment, ExitInfo, GameAddress, GameProcess, LaunchSpec } from
 import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
 
 export type Player = Players['players'][number];
+/** Why a player left (the spec's PlayerLeftReason): `left` while the game runs on, else what stopped the game. */
+export type PlayerLeftReason = components['schemas']['PlayerLeftReason'];
+/** What stops a game on purpose (ServerSupervisor.halt): the causes of PlayerLeftReason a command gives. */
+export type StopCause = Exclude<PlayerLeftReason, 'left' | 'crash' | 'unreachable'>;
+/** Who joined and who left between two reports, or everyone at once when the game stops (with its cause). */
+export type PlayersChanged = (joined: Player[], left: Player[], reason: PlayerLeftReason) => void;
 import type { LiveServer } from './types';
 import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './software-catalog';
 
@@ -131,7 +138,7 @@ export class Game {
     console: ConsoleBuffer,
     isStarting: () => boolean,
     /** Who joined and who left between two player reports (IPC reports only: a ping's list may be cut short). */
-    onPlayers: (joined: Player[], left: Player[]) => void = () => undefined,
+    private readonly onPlayers: PlayersChanged = () => undefined,
   ) {
     let signalReady = () => undefined as void;
     this.ready = new Promise<void>((resolve) => (signalReady = resolve));
@@ -150,10 +157,20 @@ export class Game {
         const joined = players.players.filter((p) => !was.has(p.uuid));
         const left = (this.reported?.players ?? []).filter((p) => !now.has(p.uuid));
         this.reported = players;
-        if (joined.length + left.length > 0) onPlayers(joined, left);
+        if (joined.length + left.length > 0) onPlayers(joined, left, 'left');
       }
       this.tps = tpsFromMessage(msg) ?? this.tps;
     });
+  }
+
+  /**
+   * The process is gone: every player it reported online left with it, for `reason` (issue 27 §5). Nothing is
+   * reported of it afterwards. A game let go to be adopted again (detach) keeps its players and never calls this.
+   */
+  leaveAll(reason: PlayerLeftReason): void {
+    const gone = this.reported?.players ?? [];
+    this.reported = null;
+    if (gone.length > 0) this.onPlayers([], gone, reason);
   }
 
   /** What came first: the ready signal, the exit, or the definition's start timeout. */

@@ -116,7 +116,7 @@ export function createReconciler(deps: ReconcilerDeps) {
       if (server.state === 'deleting' || server.open_actions > 0 || deps.held(server.id)) continue; // a backup holds it
       const slot = supervisors.forServer(server);
       if (server.desired_state === 'running' && slot.state === 'stopped' && !slot.busy) void slot.launch('start');
-      if (server.desired_state === 'stopped' && slot.state === 'running') void slot.halt('stop');
+      if (server.desired_state === 'stopped' && slot.state === 'running') void slot.halt('stop', 'stop');
     }
   }
 
@@ -141,7 +141,7 @@ export function createReconciler(deps: ReconcilerDeps) {
     await Promise.all(
       all.map(async (slot) => {
         await slot.whenInstalled();
-        if (slot.hasProcess && slot.detach() === null) await slot.halt('stop'); // a container keeps running, to be adopted
+        if (slot.hasProcess && slot.detach() === null) await slot.halt('stop', 'shutdown'); // a container keeps running, to be adopted
         await slot.console.close();
       }),
     );

@@ -48,7 +48,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
     servers, processes, crashPolicy, environment, catalog: deps.catalog, plans: deps.plans, log, config: deps.config, now,
     isClosing: () => reconciler.isClosing(),
     emitState: (e) => events.emit('state', e),
-    playersChanged: (id, joined, left) => deps.store.events.playersChanged(id, joined, left),
+    playersChanged: (id, joined, left, reason) => deps.store.events.playersChanged(id, joined, left, reason),
     settings: { forLaunch: (launch) => data.launch.forLaunch(launch) },
   });
   const data = createServerData({ ...deps, supervisor: (id) => supervisors.of(id), track: (p) => void track(p) });
@@ -100,7 +100,7 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
   async function finishRemoval(slot: ServerSupervisor): Promise<void> {
     try {
       await slot.whenInstalled();
-      await slot.halt('kill');
+      await slot.halt('kill', 'delete');
       await slot.console.close();
       await environment.uninstall(slot.dir);
       await data.backups.removeAll(slot.id);
@@ -160,14 +160,14 @@ export function createRuntime(deps: RuntimeDeps): Runtime {
         return slot.start();
       case 'stop':
         await slot.whenInstalled();
-        await slot.halt('stop'); // stop on a stopped server is a no-op
+        await slot.halt('stop', 'stop'); // stop on a stopped server is a no-op
         return null;
       case 'kill':
-        await slot.halt('kill');
+        await slot.halt('kill', 'kill');
         return null;
       case 'restart':
         await slot.whenInstalled();
-        await slot.halt('stop');
+        await slot.halt('stop', 'restart');
         return actions.isOpen(action.id) ? slot.start() : null;
       case 'restore':
         return data.backups.restore(slot);

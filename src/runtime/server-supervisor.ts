@@ -7,7 +7,7 @@ import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo, GameProcess } from './environment';
-import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player } from './game';
+import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { ServerStateMachine } from './server-state';
 import { canTransition, type ServerState } from './states';
@@ -25,7 +25,7 @@ export interface SupervisorDeps {
   now: () => number;
   isClosing: () => boolean;
   emitState: (e: StateChange) => void;
-  playersChanged?: (serverId: string, joined: Player[], left: Player[]) => void;
+  playersChanged?: (serverId: string, joined: Player[], left: Player[], reason: PlayerLeftReason) => void;
   settings: LaunchSettings;
 }
 
@@ -42,11 +42,11 @@ export class ServerSupervisor extends ServerStateMachine {
   private installFailed = false;
   private launching: Promise<Failure | null> | null = null;
   private exitHandled: Promise<void> = Promise.resolve();
-  private expectingExit = false;
-  private abortLaunch = false;
+  private stopCause: StopCause | null = null; // why halt stops the game; null while nobody asked (an exit is a crash)
+  private abortLaunch: StopCause | null = null; // a halt came while the launch had no process yet: it gives up
   private crashReason: CrashReason | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
-  private readonly onPlayers = (joined: Player[], left: Player[]) => this.deps.playersChanged?.(this.id, joined, left);
+  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.deps.playersChanged?.(this.id, joined, left, reason);
 
   constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
     super(id, initial, deps);
@@ -96,8 +96,6 @@ export class ServerSupervisor extends ServerStateMachine {
     }
   }
 
-  // --- start -----------------------------------------------------------------------------------------------------
-
   /** A user's start: finishes (or retries) the install, cancels any backoff, waits out a stop, launches. */
   async start(): Promise<Failure | null> {
     if (this.current === 'installing' || this.installFailed) await this.install();
@@ -124,7 +122,7 @@ export class ServerSupervisor extends ServerStateMachine {
     if (!canTransition(this.current, 'starting', on)) return { code: 'invalid_state', detail: `The server is ${this.current}; it cannot start now.` };
     this.cancelRestart();
     this.setState('starting', on);
-    this.abortLaunch = false;
+    this.abortLaunch = null;
     let launch: LaunchPlan;
     try {
       launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
@@ -144,7 +142,7 @@ export class ServerSupervisor extends ServerStateMachine {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
     }
     if (this.abortLaunch) {
-      await this.halt('kill');
+      await this.halt('kill', this.abortLaunch);
       return this.interrupted();
     }
     return this.awaitReady(game);
@@ -190,7 +188,7 @@ export class ServerSupervisor extends ServerStateMachine {
     this.setState('deleting', 'remove');
   }
 
-  /** Its node stopped answering (node-loss.ts): `unreachable`, unless installing or deleting; the game is still followed. */
+  /** Its node stopped answering (node-loss.ts): `unreachable` unless installing or deleting; its game is still followed. */
   nodeLost(): void {
     if (['installing', 'deleting', 'unreachable'].includes(this.current)) return;
     this.cancelRestart();
@@ -219,7 +217,7 @@ export class ServerSupervisor extends ServerStateMachine {
   /** Records the process so a later service life can find it, and handles its exit. */
   private watch(game: Game): Game {
     this.game = game;
-    this.expectingExit = false;
+    this.stopCause = null;
     this.crashReason = null;
     this.deps.processes.record({ serverId: this.id, pid: game.proc.pid, cmdline: game.proc.cmdline });
     this.exitHandled = game.proc.exited.then((exit) => this.onExit(game, exit));
@@ -230,8 +228,10 @@ export class ServerSupervisor extends ServerStateMachine {
     this.deps.processes.forget(this.id, game.proc.pid);
     this.game = null;
     this.console.push('system', `process ${game.proc.pid} exited (${describeExit(exit)})`);
-    if (this.expectingExit || this.current === 'unreachable') {
-      this.expectingExit = false; // an exit seen as its node returns is the node's doing, not the game's crash
+    const cause = this.stopCause ?? (this.current === 'unreachable' ? 'unreachable' : 'crash');
+    game.leaveAll(cause); // every player it had online left with it (issue 27 §5)
+    if (cause !== 'crash') {
+      this.stopCause = null; // an exit seen as its node returns is the node's doing, not the game's crash
       this.setState('stopped', this.current === 'unreachable' ? 'node_returned' : 'exited');
       return;
     }
@@ -246,8 +246,6 @@ export class ServerSupervisor extends ServerStateMachine {
     this.crashed(reason, { code: null, signal: null }, 'start_failed');
     return { code: reason === 'port_in_use' ? 'port_in_use' : 'start_failed', detail };
   }
-
-  // --- crashes ---------------------------------------------------------------------------------------------------
 
   private crashed(reason: CrashReason, exit: ExitInfo, on: 'start_failed' | 'crash'): void {
     if (this.current === 'unreachable') return; // its node went away: node-loss.ts decides once it returns
@@ -271,21 +269,20 @@ export class ServerSupervisor extends ServerStateMachine {
     this.restartTimer = null;
   }
 
-  // --- stop ------------------------------------------------------------------------------------------------------
-
   /**
    * Ends the process: 'stop' sends the software's stop command and SIGKILLs after stopTimeoutMs, 'kill' SIGKILLs
    * now. Resolves once it has exited and the state is `stopped`; clears a crash; a no-op on a stopped server.
+   * `cause` is what its players' player.left events say (PlayerLeftReason).
    */
-  async halt(mode: 'stop' | 'kill'): Promise<void> {
+  async halt(mode: 'stop' | 'kill', cause: StopCause): Promise<void> {
     this.cancelRestart();
     if (this.launching && !this.game) {
-      this.abortLaunch = true; // the launch is between its port check and spawn; it checks this flag
+      this.abortLaunch = cause; // the launch is between its port check and spawn; it checks this flag
       await this.launching;
     }
     const game = this.game;
     if (game) {
-      this.expectingExit = true;
+      this.stopCause = cause;
       if (this.current === 'starting' || this.current === 'running') this.setState('stopping', 'stop');
       if (mode === 'kill') {
         this.console.push('system', 'killing the process (SIGKILL)');
@@ -301,8 +298,6 @@ export class ServerSupervisor extends ServerStateMachine {
     }
   }
 
-  // --- while it runs ---------------------------------------------------------------------------------------------
-
   /** The running game, for commands and player lists; invalid_state (saying `why` it must run) otherwise. */
   running(why: string): Game {
     if (this.current !== 'running' || !this.game) throw invalidState(this.current, `The server is ${this.current}; ${why}.`);
@@ -314,7 +309,7 @@ export class ServerSupervisor extends ServerStateMachine {
   watchdog(): void {
     const game = this.game;
     if (!game) return;
-    if (!this.expectingExit && game.killIfOverPlan(this.console)) this.crashReason = 'memory_limit';
+    if (this.stopCause === null && game.killIfOverPlan(this.console)) this.crashReason = 'memory_limit';
     if (this.current === 'running') game.pollPlayers(this.deps.now());
   }
 }

@@ -8,6 +8,7 @@ import type { components } from '../../generated/v1';
 export type Event = components['schemas']['Event'];
 export type EventType = components['schemas']['EventType'];
 type Player = components['schemas']['Player'];
+type PlayerLeftReason = components['schemas']['PlayerLeftReason'];
 type DataOf<T extends EventType> = Extract<Event, { type: T }> extends { data: infer D } ? D : never;
 
 /** An event with its place in the log: `seq` orders every event of the service (never shown to clients). */
@@ -129,11 +130,14 @@ export function createEventsRepo(db: Db, clock: Clock) {
     /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
     seqOf: (userId: string, id: string): number => q.seqOf.get({ id, user_id: userId }) as number,
 
-    /** player.joined and player.left, in one transaction (the runtime learns them from the game's reports). */
-    playersChanged(serverId: string, joined: Player[], left: Player[]): void {
+    /**
+     * player.joined and player.left, in one transaction: the runtime learns them from the game's reports, and
+     * when the game stops every player still online leaves with the stop's cause (`reason`).
+     */
+    playersChanged(serverId: string, joined: Player[], left: Player[], reason: PlayerLeftReason = 'left'): void {
       db.transaction(() => {
         for (const player of joined) this.appendForServer(serverId, 'player.joined', { player });
-        for (const player of left) this.appendForServer(serverId, 'player.left', { player });
+        for (const player of left) this.appendForServer(serverId, 'player.left', { player, reason });
       })();
     },
 

@@ -1,0 +1,100 @@
+// Players who leave when a server stops (issue 27 §5; openapi/v1.yaml PlayerEvent, PlayerLeftReason): a real
+// flying-squid server and a real Minecraft client (mineflayer). Whatever stops the game (a stop, a restart, a kill,
+// a backup, a crash behind the service's back), every player it had reported online gets a `player.left` with that
+// cause, and `GET …/players` no longer lists them.
+import mineflayer from 'mineflayer';
+import { createTestApp, type TestApp } from '../helpers/app';
+import { until } from '../helpers/wait';
+
+jest.setTimeout(300_000);
+
+let t: TestApp;
+let token: string;
+const auth = () => ({ Authorization: `Bearer ${token}` });
+const get = (path: string) => t.http.get(path).set(auth());
+const post = (path: string, body: object) => t.http.post(path).set(auth()).send(body);
+
+beforeEach(async () => {
+  t = await createTestApp({ boot: true, runtime: { backoffMs: 300, stopTimeoutMs: 10_000, reconcileMs: 500 } });
+  token = t.token('leavers@example.com');
+});
+afterEach(() => t.finish());
+
+type PlayerEvent = { type: string; data: { player: { name: string }; reason?: string } };
+
+const playerEvents = async (id: string): Promise<PlayerEvent[]> =>
+  (await get('/v1/events').query({ server_id: id, limit: 100 })).body.data.filter((e: PlayerEvent) => e.type.startsWith('player.'));
+
+const state = async (id: string): Promise<string> => (await get(`/v1/servers/${id}`)).body.state;
+
+/** What stops the game in each case, and the reason its players' `player.left` must carry. */
+const causes: [string, { reason: string; stop: (id: string) => Promise<unknown> }][] = [
+  ['a stop action', { reason: 'stop', stop: (id) => post(`/v1/servers/${id}/actions`, { type: 'stop' }) }],
+  ['a restart action', { reason: 'restart', stop: (id) => post(`/v1/servers/${id}/actions`, { type: 'restart' }) }],
+  ['a kill action', { reason: 'kill', stop: (id) => post(`/v1/servers/${id}/actions`, { type: 'kill' }) }],
+  ['a backup', { reason: 'backup', stop: (id) => post(`/v1/servers/${id}/backups`, { name: 'with a player on' }) }],
+  [
+    'a crash',
+    {
+      reason: 'crash',
+      stop: async (id) => process.kill(t.runtime.live().find((l) => l.serverId === id)!.pid, 'SIGKILL'),
+    },
+  ],
+];
+
+/** A real client joins and the game reports it (player.joined); resolves with the client. */
+async function join(id: string, port: number, username: string): Promise<mineflayer.Bot> {
+  const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20' });
+  bot.on('error', () => undefined); // the server going away ends the connection; that is the point
+  await new Promise<void>((resolve, reject) => {
+    bot.once('spawn', () => resolve());
+    bot.once('kicked', (reason) => reject(new Error(`kicked: ${reason}`)));
+  });
+  await until(`${username} listed`, async () => (await get(`/v1/servers/${id}/players`)).body.players?.some((p: { name: string }) => p.name === username));
+  return bot;
+}
+
+/** Ends the client (if the server has not ended it already) and waits for its connection to close. */
+async function quit(bot: mineflayer.Bot): Promise<void> {
+  const closed = new Promise<void>((resolve) => (bot._client.ended ? resolve() : bot.once('end', () => resolve())));
+  bot.end();
+  await closed;
+}
+
+test('every player online gets a player.left with the cause when the server stops, and GET players agrees', async () => {
+  const created = await post('/v1/servers', { name: 'leavers', plan: 'micro', version: 'flying-squid-1.20' });
+  expect(created.status).toBe(201);
+  const id: string = created.body.id;
+  await until('installed', async () => (await state(id)) === 'stopped');
+
+  for (const [i, [name, { reason, stop }]] of causes.entries()) {
+    if ((await state(id)) !== 'running') {
+      expect((await post(`/v1/servers/${id}/actions`, { type: 'start' })).status).toBe(202);
+      await until('running', async () => (await state(id)) === 'running');
+    }
+    const { port } = (await get(`/v1/servers/${id}`)).body.address;
+    const username = `Leaver${i}`;
+    const bot = await join(id, port, username);
+    try {
+      await stop(id);
+      const left = await until(`${username}'s player.left after ${name}`, async () =>
+        (await playerEvents(id)).find((e) => e.type === 'player.left' && e.data.player.name === username),
+      60_000);
+      expect([name, left.data.reason]).toEqual([name, reason]);
+      // GET players agrees: stopped, nobody is known online (409); running again (restart, backup, the crash
+      // policy's restart), the player is not listed.
+      await until(`${name}: settled`, async () => ['running', 'stopped'].includes(await state(id)) && (await t.runtime.idle(), true));
+      const players = await get(`/v1/servers/${id}/players`);
+      if (players.status === 200) expect(players.body.players.map((p: { name: string }) => p.name)).not.toContain(username);
+      else expect([players.status, players.body.code]).toEqual([409, 'invalid_state']);
+    } finally {
+      await quit(bot);
+    }
+  }
+  // One player.joined and one player.left per player, in that order: no ghost, no double.
+  const events = await playerEvents(id);
+  for (const [i] of causes.entries()) {
+    expect(events.filter((e) => e.data.player.name === `Leaver${i}`).map((e) => e.type)).toEqual(['player.joined', 'player.left']);
+  }
+  t.expectContract();
+});
