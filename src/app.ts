@@ -9,7 +9,7 @@ import type { Spec } from './spec';
 import type { DashboardSettings } from './config';
 import type { Logger } from './log';
 import type { VersionCatalog } from './catalog/versions';
-import type { Runtime } from './runtime/runtime';
+import type { Runtime } from './service';
 import type { Telemetry } from './telemetry';
 import { AppError } from './errors';
 import { createRateLimiter } from './http/rate-limit';
@@ -104,15 +104,16 @@ export interface AppDeps {
  */
 export async function createApp(deps: AppDeps) {
   const { servers, tokens, idempotency, quotas } = deps.store;
+  const { runtime } = deps;
   const handlers: Handlers = {
     ...catalogHandlers(deps),
-    ...serverHandlers({ servers, idempotency, versions: deps.versions, runtime: deps.runtime }),
+    ...serverHandlers({ servers, idempotency, versions: deps.versions, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
-    ...actionHandlers({ servers, idempotency, runtime: deps.runtime }),
-    ...consoleHandlers({ servers, idempotency, runtime: deps.runtime }),
-    ...playerHandlers({ servers, runtime: deps.runtime }),
-    ...settingsHandlers({ servers, runtime: deps.runtime }),
-    ...backupHandlers({ servers, runtime: deps.runtime }),
+    ...actionHandlers({ servers, idempotency, power: runtime.power }),
+    ...consoleHandlers({ servers, idempotency, consoles: runtime.consoles }),
+    ...playerHandlers({ servers, consoles: runtime.consoles, playerLists: runtime.playerLists }),
+    ...settingsHandlers({ servers, settings: runtime.settings }),
+    ...backupHandlers({ servers, backups: runtime.backups, keptBackups: runtime.keptBackups }),
     ...alertHandlers({ servers, alerts: deps.store.alerts }),
     ...metricsHandlers({ servers, telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),

@@ -4,16 +4,33 @@ import type { Config } from './config';
 import type { Logger } from './log';
 import { systemClock, type Clock } from './clock';
 import { openDb } from './store/db';
-import { createStore } from './store';
+import { createStore, type Store } from './store';
 import { loadSpec } from './spec';
 import { createApp, type AppDeps } from './app';
-import { plans } from './catalog/plans';
+import { plans, type Plan } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
 import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
-import { loadSoftwareCatalog } from './runtime/software-catalog';
+import { loadSoftwareCatalog, type SoftwareCatalog } from './runtime/software-catalog';
 import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
-import { createRuntime, runtimeConfigDefaults, type RuntimeConfig } from './runtime/runtime';
+import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/types';
+import type { Environment } from './runtime/environment';
+import { createWork } from './runtime/work';
+import { createRuntimeEvents } from './runtime/runtime-events';
+import { createCrashPolicy } from './runtime/crash-policy';
+import { createDoors } from './runtime/doors';
+import { createLaunchFiles } from './runtime/launch-files';
+import { createServerSettings } from './runtime/server-settings';
+import { createPlayerLists } from './runtime/player-lists';
+import { createKeptBackups } from './runtime/kept-backups';
+import { createBackups } from './runtime/backups';
+import { createLifecycle } from './runtime/lifecycle';
+import { createPower } from './runtime/power';
+import { createConsoles } from './runtime/consoles';
+import { createReconciler } from './runtime/reconcile';
+import { createNodeLoss } from './runtime/node-loss';
+import { createDiskWatcher } from './runtime/disk-watcher';
+import { createBackupScheduler } from './runtime/backup-schedule';
 import { createTelemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed } from './events/feed';
@@ -56,7 +73,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     // A bad file is left out, loudly; the other software keeps running (README "Adding software").
     onInvalid: (message) => log.error('a software definition is invalid and was not loaded', { error: message }),
   });
-  const runtime = createRuntime({
+  const runtime = composeRuntime({
     store,
     clock,
     environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog.imageFiles()),
@@ -65,7 +82,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     plans,
     log,
   });
-  const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime, log });
+  const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
   const alerts = createAlerts({
     subscribe: (listener) => telemetry.sampler.subscribe(listener),
     repo: store.alerts,
@@ -76,7 +93,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const idleStop = createIdleStop({
     subscribe: (listener) => telemetry.sampler.subscribe(listener),
     servers: store.servers,
-    requestAction: (...args) => runtime.requestAction(...args),
+    requestAction: runtime.power.requestAction,
     log,
     minuteMs: options.idleMinuteMs ?? 60_000,
   });
@@ -156,6 +173,70 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     boot, shutdown, purge: purgeTokens,
   };
 }
+
+export interface RuntimeDeps {
+  store: Store;
+  clock: Clock;
+  environment: Environment;
+  catalog: SoftwareCatalog;
+  config: RuntimeConfig;
+  plans: readonly Plan[];
+  log: Logger;
+}
+
+/**
+ * The runtime as named services, each built once with what it needs, in an order where nothing is used before it
+ * exists (docs/architecture.md "Wiring"): the servers' doors first (every command on a server goes through its
+ * door), then the services that submit commands or read through them. Tests build the runtime through here too.
+ */
+export function composeRuntime(deps: RuntimeDeps) {
+  const { store, environment, catalog, config, plans, log } = deps;
+  const now = () => deps.clock.now();
+  const work = createWork();
+  const events = createRuntimeEvents();
+  const crashPolicy = createCrashPolicy({ crashes: store.crashes, actions: store.actions, servers: store.servers, config, now, log });
+  const doors = createDoors({
+    servers: store.servers, processes: store.processes, crashPolicy, environment, catalog, plans, log, config, now, track: work.track,
+    emitState: (e) => events.emit('state', e),
+    playersChanged: (id, joined, left, reason) => store.events.playersChanged(id, joined, left, reason),
+    settings: createLaunchFiles({ settings: store.settings, playerLists: store.playerLists }),
+  });
+  const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans, doors });
+  const playerLists = createPlayerLists({ repo: store.playerLists, servers: store.servers, catalog, doors });
+  const keptBackups = createKeptBackups({ repo: store.keptBackups, dataDir: config.dataDir, perUser: config.keptBackupsPerUser, inUse: doors.usingBackup });
+  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, dataDir: config.dataDir, log, track: work.track });
+  const lifecycle = createLifecycle({
+    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, backups, events, log, track: work.track,
+  });
+  const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
+  const consoles = createConsoles({ doors, power, now });
+  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
+  environment.onReachability?.(createNodeLoss({ doors, environment, log }));
+  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, backupsFolder: backups.folder });
+  const backupScheduler = createBackupScheduler({
+    scheduled: () => store.backups.scheduled(), backUp: (id) => void backups.create(id, null, true), now, log, everyMs: config.backupScheduleMs,
+  });
+  return {
+    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, events,
+    /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
+    async start(): Promise<void> {
+      await backups.recover();
+      await reconciler.start();
+      diskWatcher.start();
+      backupScheduler.start();
+    },
+    /** Graceful shutdown: fails open actions, stops every game (a container: lets it go, to adopt), resolves after. */
+    async close(): Promise<void> {
+      backupScheduler.stop();
+      await diskWatcher.stop();
+      await reconciler.close();
+    },
+    /** Resolves once no install, command or removal that began earlier is still under way. */
+    idle: work.idle,
+  };
+}
+
+export type Runtime = ReturnType<typeof composeRuntime>;
 
 /** The part of the configuration the HTTP app reads (AppDeps.config). */
 function appConfig(config: Config, webhooks: DispatcherConfig): AppDeps['config'] {

@@ -7,10 +7,11 @@ import { Transform } from 'node:stream';
 import { AppError } from '../errors';
 import type { Plan } from '../catalog/plans';
 import type { Logger } from '../log';
-import type { ActionsRepo } from '../store/actions-repo';
 import type { Backup, BackupsRepo } from '../store/backups-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import type { ActionType, Failure } from '../store/actions-repo';
+import type { Command, CommandContext } from './door';
+import type { Doors } from './doors';
 import { recoverSwaps, swapIn } from './restore';
 import type { KeptBackupsService } from './kept-backups';
 import type { ServerSupervisor } from './server-supervisor';
@@ -44,97 +45,88 @@ export interface RestoreTarget {
 
 export interface BackupsDeps {
   repo: BackupsRepo;
-  actions: Pick<ActionsRepo, 'open'>;
   servers: Pick<ServersRepo, 'find'>;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
   /** The account's kept backups: a restore may use one, and a removal hands the promised ones over. */
   kept: KeptBackupsService;
-  supervisor: (serverId: string) => ServerSupervisor;
+  /** A backup is a command on the server's door (door.ts). */
+  doors: Pick<Doors, 'of'>;
   dataDir: string;
   log: Logger;
-  /** Tracks background work so Runtime.idle() waits for it. */
+  /** Tracks background work so Runtime idle() waits for it. */
   track: (p: Promise<unknown>) => void;
 }
 
 /**
  * The one owner of backups: rows in `backups`, archives in `<DATA_DIR>/backups/<server id>/<backup id>.tar.gz`.
- * An archive is written as `.partial`, flushed to disk and renamed before its row says `ready`, so a `kill -9`
- * leaves no `ready` backup without a whole archive; at boot (`recover`) every `pending` row becomes `failed`.
+ * Making one and restoring one are commands on the server's door, so while either waits or runs the server is held
+ * (power actions answer action_conflict, kill aside; the reconcile loop leaves it alone). An archive is written as
+ * `.partial`, flushed to disk and renamed before its row says `ready`, so a `kill -9` leaves no `ready` backup
+ * without a whole archive; at boot (`recover`) every `pending` row becomes `failed`.
  */
 export function createBackups(deps: BackupsDeps) {
-  const busy = new Set<string>();
-  /**
-   * What a server's open restore action restores (one open action per server; a new life fails them all): one of
-   * its own backups, or a backup its owner kept from a deleted server (`kept`).
-   */
-  const restoring = new Map<string, RestoreTarget>();
   const folder = (serverId: string) => path.join(deps.dataDir, 'backups', serverId);
   const archivePath = (serverId: string, id: string) => path.join(folder(serverId), `${id}.tar.gz`);
 
-  async function run(slot: ServerSupervisor, def: BackupDefinition, id: string): Promise<void> {
-    const wasRunning = slot.state === 'running' || slot.state === 'starting';
-    const file = archivePath(slot.id, id);
-    try {
-      await slot.whenInstalled();
-      if (wasRunning) await slot.halt('stop', 'backup');
-      const { size, sha256 } = await archive(slot.dir, def.paths, file);
-      deps.repo.markReady(id, size, sha256);
-      slot.console.push('system', `backup ${id} ready (${size} bytes)`);
-    } catch (err) {
-      await fs.promises.rm(`${file}.partial`, { force: true });
-      deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
-    } finally {
-      busy.delete(slot.id);
-      if (wasRunning) {
-        const failure = await slot.start();
-        if (failure) deps.log.warn('a server stopped for a backup did not start again', { server_id: slot.id, code: failure.code });
-      }
-    }
+  /** Makes the archive: stops a running game (its players leave with reason `backup`) and starts it again after. */
+  function backupCommand(def: BackupDefinition, id: string): Command {
+    return {
+      kind: 'backup',
+      backupId: id,
+      holds: true,
+      keepsRestart: true,
+      async run(server, ctx) {
+        const wasRunning = server.state === 'running' || server.state === 'starting';
+        const file = archivePath(server.id, id);
+        try {
+          await server.whenInstalled();
+          if (wasRunning) await server.halt('stop', 'backup');
+          const { size, sha256 } = await archive(server.dir, def.paths, file);
+          deps.repo.markReady(id, size, sha256);
+          server.console.push('system', `backup ${id} ready (${size} bytes)`);
+        } catch (err) {
+          await fs.promises.rm(`${file}.partial`, { force: true });
+          deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
+        }
+        if (wasRunning && !ctx.overtaken) {
+          const failure = await server.start(); // not after a kill, a removal or the shutdown overtook it
+          if (failure) deps.log.warn('a server stopped for a backup did not start again', { server_id: server.id, code: failure.code });
+        }
+        return null;
+      },
+      cancelled: (by) => deps.repo.markFailed(id, `Cancelled before it began by ${by.kind}${by.actionId ? ` ${by.actionId}` : ''}.`),
+    };
   }
 
   /** Runs a restore action: stop, swap the backup in (or leave everything as it was), start again if it ran. */
-  async function restore(slot: ServerSupervisor): Promise<Failure | null> {
-    const { id, kept } = restoring.get(slot.id) ?? { id: '', kept: false };
-    const backup = kept ? deps.kept.forServer(slot.id, id) : deps.repo.get(slot.id, id);
-    const def = deps.catalog.get(deps.servers.find(slot.id)?.software ?? '').backup;
-    if (!backup || ('status' in backup && backup.status !== 'ready') || !def) {
-      restoring.delete(slot.id);
-      return { code: 'invalid_state', detail: `Backup ${id} is not ready to restore.` };
-    }
-    const file = kept ? deps.kept.file(id) : archivePath(slot.id, id);
-    const wasRunning = slot.state === 'running' || slot.state === 'starting';
-    busy.add(slot.id);
+  async function restore(server: ServerSupervisor, ctx: CommandContext, { id, kept }: RestoreTarget): Promise<Failure | null> {
+    const backup = kept ? deps.kept.forServer(server.id, id) : deps.repo.get(server.id, id);
+    const def = deps.catalog.get(deps.servers.find(server.id)?.software ?? '').backup;
+    if (!backup || ('status' in backup && backup.status !== 'ready') || !def) return { code: 'invalid_state', detail: `Backup ${id} is not ready to restore.` };
+    const file = kept ? deps.kept.file(id) : archivePath(server.id, id);
+    const wasRunning = server.state === 'running' || server.state === 'starting';
     let failure: Failure | null = null;
     try {
-      await slot.whenInstalled();
-      if (wasRunning) await slot.halt('stop', 'restore');
-      await swapIn(slot.dir, def.paths, file, backup.sha256 ?? '', id);
-      slot.console.push('system', `backup ${id} restored`);
+      await server.whenInstalled();
+      if (wasRunning) await server.halt('stop', 'restore');
+      await swapIn(server.dir, def.paths, file, backup.sha256 ?? '', id);
+      server.console.push('system', `backup ${id} restored`);
     } catch (err) {
       failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
-      slot.console.push('system', `restoring backup ${id} failed; nothing was changed`);
-    } finally {
-      busy.delete(slot.id);
-      restoring.delete(slot.id);
+      server.console.push('system', `restoring backup ${id} failed; nothing was changed`);
     }
-    return wasRunning ? ((await slot.start()) ?? failure) : failure;
+    return wasRunning && !ctx.overtaken ? ((await server.start()) ?? failure) : failure;
   }
 
   return {
     restore,
     /**
-     * Checks a power action against backups before it is recorded: action_conflict while a backup is made (a kill
-     * aside); a restore needs `backupId` of a ready backup of this server (validation_failed, backup_not_found,
-     * invalid_state), or of a backup its owner kept from a deleted server of the same version (invalid_state
-     * otherwise), and only a restore takes one.
+     * A restore action's backup, checked before the action is recorded: `backupId` of a ready backup of this server
+     * (backup_not_found, invalid_state), or of a backup its owner kept from a deleted server of the same version
+     * (invalid_state otherwise). Undefined for any other action (checkRestoreShape checked that none takes one).
      */
-    checkAction(serverId: string, type: ActionType, backupId: string | undefined): RestoreTarget | undefined {
-      if (type !== 'kill' && busy.has(serverId)) throw new AppError('action_conflict', 'A backup of this server is being made or restored; wait for it.');
-      if ((type === 'restore') !== (backupId !== undefined)) {
-        const detail = type === 'restore' ? 'a restore needs the backup to restore' : 'only a restore takes a backup';
-        throw new AppError('validation_failed', `The action is not valid: ${detail}.`, [{ pointer: '/body/backup_id', detail }]);
-      }
+    restoreTarget(serverId: string, type: ActionType, backupId: string | undefined): RestoreTarget | undefined {
       if (type !== 'restore' || backupId === undefined) return undefined;
       const kept = deps.repo.get(serverId, backupId) ? undefined : deps.kept.forServer(serverId, backupId);
       if (kept) {
@@ -148,36 +140,33 @@ export function createBackups(deps: BackupsDeps) {
       if (backup.status !== 'ready') throw new AppError('invalid_state', `Backup ${backupId} is ${backup.status}; only a ready backup can be restored.`);
       return { id: backupId, kept: false };
     },
-    /** True while a backup of this server is being made: power actions and the reconcile loop leave it alone. */
-    busy: (serverId: string): boolean => busy.has(serverId),
     /** The folder of the server's archives: the disk watcher counts it in the server's disk use. */
     folder,
     /**
      * Starts a backup and returns it `pending` (`automatic`: for the server's schedule, backup-schedule.ts).
-     * action_conflict while a power action or another backup is open; invalid_state unless the server is installed
-     * and reachable; not_found for software without backups; backup_limit_reached at the plan's limit with no
-     * automatic backup to delete (BackupsRepo.create deletes the oldest automatic ones to make room).
+     * action_conflict while a power action or another backup holds the server; invalid_state unless the server is
+     * installed and reachable; not_found for software without backups; backup_limit_reached at the plan's limit with
+     * no automatic backup to delete (BackupsRepo.create deletes the oldest automatic ones to make room).
      */
     create(serverId: string, name: string | null, automatic = false): Backup {
       const server = deps.servers.find(serverId);
       if (!server) throw new AppError('server_not_found', `No server ${serverId}.`);
       const def = deps.catalog.get(server.software).backup;
       if (!def) throw new AppError('not_found', `${server.software} servers cannot be backed up.`);
-      const slot = deps.supervisor(serverId);
-      if (['installing', 'deleting', 'unreachable', 'stopping'].includes(slot.state)) {
-        throw new AppError('invalid_state', `The server is ${slot.state}; a backup needs it installed and settled.`);
+      const door = deps.doors.of(serverId);
+      if (['installing', 'deleting', 'unreachable', 'stopping'].includes(door.state)) {
+        throw new AppError('invalid_state', `The server is ${door.state}; a backup needs it installed and settled.`);
       }
-      const open = deps.actions.open(serverId)[0];
-      if (open || busy.has(serverId)) throw new AppError('action_conflict', open ? `Action ${open.id} (${open.type}) is still ${open.status}.` : 'A backup is being made.');
+      const holder = door.holder();
+      if (holder) throw new AppError('action_conflict', holder.actionId ? `Action ${holder.actionId} (${holder.kind}) is still under way.` : `A ${holder.kind} is under way.`);
       const limit = deps.plans.find((p) => p.id === server.plan)?.backups ?? 1;
       const created = deps.repo.create(serverId, name, { limit, automatic, keep: server.backup_schedule?.keep });
       if ('busy' in created) throw new AppError('action_conflict', `Backup ${created.busy.id} is still pending.`);
       for (const id of created.pruned) {
-        slot.console.push('system', `backup ${id} deleted to make room (the oldest automatic one)`);
+        door.console.push('system', `backup ${id} deleted to make room (the oldest automatic one)`);
         deps.track(fs.promises.rm(archivePath(serverId, id), { force: true }));
       }
-      busy.add(serverId);
-      deps.track(run(slot, def, created.backup.id));
+      void door.submit(backupCommand(def, created.backup.id));
       return created.backup;
     },
     list: (serverId: string, opts: { limit: number; startingAfter?: string }) => deps.repo.page(serverId, opts),
@@ -210,12 +199,6 @@ export function createBackups(deps: BackupsDeps) {
         await fs.promises.rm(`${archivePath(serverId, id)}.partial`, { force: true });
       }
     },
-    /** The restore action just recorded for the server will restore `target` (checkAction's answer). */
-    willRestore: (serverId: string, target: RestoreTarget): void => void restoring.set(serverId, target),
-    /** The server's restore action ended without running (a kill overtook it). */
-    forgetRestore: (serverId: string): void => void restoring.delete(serverId),
-    /** True while a restore action uses this backup (a kept backup cannot be deleted then). */
-    restoring: (id: string): boolean => [...restoring.values()].some((r) => r.id === id),
     /**
      * A removed server's archives (its rows go with its row), but for those its owner asked to keep, which move to
      * the kept backups first (KeptBackupsService.release).
@@ -225,6 +208,17 @@ export function createBackups(deps: BackupsDeps) {
       await fs.promises.rm(folder(serverId), { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Checks a power action's shape before anything else: a restore needs the backup to restore, and only a restore
+ * takes one (validation_failed, pointing at /body/backup_id).
+ */
+export function checkRestoreShape(type: ActionType, backupId: string | undefined): void {
+  if ((type === 'restore') !== (backupId !== undefined)) {
+    const detail = type === 'restore' ? 'a restore needs the backup to restore' : 'only a restore takes a backup';
+    throw new AppError('validation_failed', `The action is not valid: ${detail}.`, [{ pointer: '/body/backup_id', detail }]);
+  }
 }
 
 /**

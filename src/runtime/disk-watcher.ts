@@ -1,11 +1,12 @@
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
-import type { ActionsRepo } from '../store/actions-repo';
 import type { DiskRow, ServersRepo } from '../store/servers-repo';
+import { diskStop } from './commands';
 import type { CrashPolicy } from './crash-policy';
 import { folderBytes, MIB } from './disk-usage';
-import { CRASH_LINES, type ServerSupervisor } from './server-supervisor';
-import type { Supervisors } from './supervisors';
+import type { ServerDoor } from './door';
+import type { Doors } from './doors';
+import { CRASH_LINES } from './server-supervisor';
 import type { RuntimeConfig } from './types';
 
 /** At this share of its plan's disk a server's console warns, once per crossing (docs/architecture.md "Disk"). */
@@ -13,17 +14,13 @@ export const DISK_NEAR_RATIO = 0.9;
 
 export interface DiskWatcherDeps {
   servers: Pick<ServersRepo, 'diskRows' | 'recordDisk' | 'find' | 'stopWanted'>;
-  actions: Pick<ActionsRepo, 'open'>;
   crashPolicy: CrashPolicy;
-  supervisors: Supervisors;
+  doors: Pick<Doors, 'forServer' | 'isClosing'>;
   plans: readonly Plan[];
   config: Pick<RuntimeConfig, 'diskCheckMs'>;
   log: Logger;
   /** Where a server's backup archives are (backups.ts): they count toward its disk use. */
   backupsFolder: (serverId: string) => string;
-  isClosing: () => boolean;
-  /** Tracks a stop the watcher starts, so Runtime.idle() waits for it. */
-  track: (p: Promise<unknown>) => void;
 }
 
 /**
@@ -41,7 +38,7 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
   async function pass(): Promise<void> {
     try {
       for (const row of deps.servers.diskRows()) {
-        if (closed || deps.isClosing()) return;
+        if (closed || deps.doors.isClosing()) return;
         if (row.state !== 'deleting') await measure(row);
       }
     } catch (err) {
@@ -50,8 +47,8 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
   }
 
   async function measure(row: DiskRow): Promise<void> {
-    const slot = deps.supervisors.forServer(row);
-    const own = await folderBytes(slot.dir, () => closed);
+    const door = deps.doors.forServer(row);
+    const own = await folderBytes(door.dir, () => closed);
     // Its backups count too (a missing folder, no backup yet, is 0); a walk cut short by closing counts nothing.
     const archives = await folderBytes(deps.backupsFolder(row.id), () => closed);
     if (own === null || closed) return;
@@ -66,27 +63,25 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
     if (!server || !plan) return;
     if (crossed) {
       const percent = Math.floor((bytes / limit) * 100);
-      slot.console.push('system', `disk use at ${percent}% of ${plan.disk_mb} MB`);
+      door.console.push('system', `disk use at ${percent}% of ${plan.disk_mb} MB`);
       deps.log.warn('server near its disk quota', { serverId: row.id, percent, limit_mb: plan.disk_mb });
     }
-    // An open action is left to finish (after a stop nothing is needed; a start is looked at by the next pass).
-    if (bytes > limit && server.desired_state === 'running' && deps.actions.open(row.id).length === 0 && !deps.isClosing()) {
+    // What holds the server is left to finish (after a stop nothing is needed; a start is looked at next pass).
+    if (bytes > limit && server.desired_state === 'running' && door.holder() === null && !deps.doors.isClosing()) {
       deps.log.warn('server over its disk quota; stopping it', { serverId: row.id, used_bytes: bytes, limit_mb: plan.disk_mb });
-      deps.track(stopOverQuota(slot, bytes, plan));
+      void door.submit(diskStop(() => recordStop(door, bytes, plan)));
     }
   }
 
   /**
-   * Like the owner's stop (the software's stop command, SIGKILL after the timeout), but recorded as a crash with
-   * reason disk_quota_exceeded, as the RSS watchdog records memory_limit, and with desired state `stopped`, so
-   * neither reconcile nor the crash policy starts it again; a crashed server is cleared to `stopped`.
+   * What the stop records before it stops the game (commands.ts diskStop, like the owner's stop): a crash with
+   * reason disk_quota_exceeded, as the RSS watchdog records memory_limit, and desired state `stopped`, so neither
+   * reconcile nor the crash policy starts it again; a crashed server is cleared to `stopped`.
    */
-  async function stopOverQuota(slot: ServerSupervisor, usedBytes: number, plan: Plan): Promise<void> {
-    slot.console.push('system', `disk use ${Math.ceil(usedBytes / MIB)} MB exceeds the plan's ${plan.disk_mb} MB; stopping it`);
-    deps.crashPolicy.record(slot.id, 'disk_quota_exceeded', { code: null, signal: null }, slot.console.lastTexts(CRASH_LINES));
-    deps.servers.stopWanted(slot.id, { usedBytes, limitBytes: plan.disk_mb * MIB });
-    await slot.whenInstalled();
-    await slot.halt('stop', 'disk_quota_exceeded');
+  function recordStop(door: ServerDoor, usedBytes: number, plan: Plan): void {
+    door.console.push('system', `disk use ${Math.ceil(usedBytes / MIB)} MB exceeds the plan's ${plan.disk_mb} MB; stopping it`);
+    deps.crashPolicy.record(door.id, 'disk_quota_exceeded', { code: null, signal: null }, door.console.lastTexts(CRASH_LINES));
+    deps.servers.stopWanted(door.id, { usedBytes, limitBytes: plan.disk_mb * MIB });
   }
 
   /** A fresh pass: runs now, or after the one under way (joining a pass already queued behind it). */

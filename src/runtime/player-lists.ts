@@ -2,9 +2,8 @@ import { AppError } from '../errors';
 import type { components } from '../../generated/v1';
 import type { ServersRepo } from '../store/servers-repo';
 import type { ListEntry, PlayerListsRepo } from '../store/player-lists-repo';
-import type { LaunchPlan } from './game';
 import type { ListCommands, ListName } from './player-list-definitions';
-import type { ServerSupervisor } from './server-supervisor';
+import type { Doors } from './doors';
 import type { SoftwareCatalog } from './software-catalog';
 import type { CommandSender } from './types';
 
@@ -15,13 +14,14 @@ export interface PlayerListsDeps {
   repo: PlayerListsRepo;
   servers: Pick<ServersRepo, 'find'>;
   catalog: SoftwareCatalog;
-  supervisor: (serverId: string) => ServerSupervisor;
+  /** The servers' doors: a change reaches a running game through its console. */
+  doors: Pick<Doors, 'of'>;
 }
 
 /**
  * The one owner of a server's player lists (docs/architecture.md "Player lists"): stored per server, applied through
- * the game's console while it runs, and written into the definition's file before every launch, so the next start
- * has them. not_found for a list the server's software does not declare; invalid_state while it is being deleted.
+ * the game's console while it runs, and written into the definition's file before every launch (launch-files.ts),
+ * so the next start has them. not_found for a list the server's software does not declare; invalid_state while it is being deleted.
  */
 export function createPlayerLists(deps: PlayerListsDeps) {
   function commands(serverId: string, list: ListName): ListCommands {
@@ -36,7 +36,7 @@ export function createPlayerLists(deps: PlayerListsDeps) {
   /** Checks the list and the server's state; then, once stored, sends the command if the game runs. */
   function change(serverId: string, list: ListName, sender: CommandSender, write: (c: ListCommands) => string | null) {
     const c = commands(serverId, list);
-    const slot = deps.supervisor(serverId);
+    const slot = deps.doors.of(serverId);
     if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
     const command = write(c);
     if (command === null || slot.state !== 'running') return; // the next launch's file carries it
@@ -79,19 +79,6 @@ export function createPlayerLists(deps: PlayerListsDeps) {
         return enabled ? c.on : c.off;
       });
       return read(serverId, list);
-    },
-    /** The lists file of a launch (the definition's `player_lists.file`), or nothing for software without lists. */
-    files(launch: LaunchPlan): Record<string, string> {
-      const defs = launch.def.playerLists;
-      if (!defs) return {};
-      const id = launch.server.id;
-      const content = Object.fromEntries(
-        (Object.keys(defs.lists) as ListName[]).map((list) => [
-          list,
-          { ...(defs.lists[list]?.on ? { enabled: deps.repo.enabled(id, list) } : {}), names: deps.repo.entries(id, list).map((e) => e.name) },
-        ]),
-      );
-      return { [defs.file]: JSON.stringify(content, null, 2) + '\n' };
     },
   };
 }

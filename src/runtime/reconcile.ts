@@ -2,35 +2,33 @@ import type { Logger } from '../log';
 import type { ActionsRepo } from '../store/actions-repo';
 import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
+import { adoptAtBoot, reconcileStart, reconcileStop, resetAtBoot, shutdown } from './commands';
+import type { ServerDoor } from './door';
+import type { Doors } from './doors';
 import type { Environment, GameProcess, LeftoverProcess } from './environment';
-import type { ServerSupervisor } from './server-supervisor';
-import type { Supervisors } from './supervisors';
+import type { Lifecycle } from './lifecycle';
 import type { RuntimeConfig } from './types';
 
 export interface ReconcilerDeps {
-  servers: Pick<ServersRepo, 'allWithOpenActions' | 'idsInState'>;
+  servers: Pick<ServersRepo, 'all' | 'idsInState'>;
   actions: Pick<ActionsRepo, 'allOpen' | 'finish'>;
   processes: ProcessesRepo;
   environment: Environment;
-  supervisors: Supervisors;
+  doors: Doors;
+  /** Installs and removals a previous life left unfinished run again. */
+  lifecycle: Pick<Lifecycle, 'install' | 'resumeRemoval'>;
   config: Pick<RuntimeConfig, 'reconcileMs' | 'memoryCheckMs'>;
   log: Logger;
-  /** Starts (and tracks) an install, or the rest of a removal, as the runtime does for a request. */
-  install(serverId: string): void;
-  resumeRemoval(serverId: string): void;
-  /** True while something else holds the server (a backup being made): the loop leaves it alone. */
-  held(serverId: string): boolean;
 }
 
 /**
  * The runtime's own loops: boot (adopt or clean up what a previous life left, even after kill -9), the reconcile
- * loop (actual state follows desired state), the RSS watchdog, and graceful shutdown. Each pass reads the
- * database once: one query for every server with its open-action count (docs/architecture.md "Reconcile").
+ * loop (actual state follows desired state), the RSS watchdog, and graceful shutdown. Each acts on a server through
+ * its door. Each pass reads the database once: one query for every server (docs/architecture.md "Reconcile").
  */
 export function createReconciler(deps: ReconcilerDeps) {
-  const { supervisors, config } = deps;
+  const { doors, config } = deps;
   const timers: NodeJS.Timeout[] = [];
-  let closing = false;
 
   /**
    * Fails what a previous life left open: its actions cannot finish, and its processes are killed, except those
@@ -74,55 +72,55 @@ export function createReconciler(deps: ReconcilerDeps) {
    */
   async function start(): Promise<void> {
     const adopted = await cleanUpPreviousLife();
-    for (const server of deps.servers.allWithOpenActions()) {
-      const slot = supervisors.forServer(server);
+    for (const server of deps.servers.all()) {
+      const door = doors.forServer(server);
       const proc = adopted.get(server.id);
-      if (proc && adoptInto(slot, proc)) {
-        slot.adoptedAtBoot();
-        continue;
-      }
+      if (proc && adoptInto(door, proc)) continue;
       const nodeAway = deps.environment.reachable?.(server.id) === false; // node-loss.ts made it `unreachable`
       if (['starting', 'running', 'stopping', 'unreachable'].includes(server.state) && !nodeAway) {
-        slot.resetAtBoot();
+        void door.submit(resetAtBoot);
       } else if (server.state === 'installing') {
-        deps.install(server.id);
+        void deps.lifecycle.install(server.id);
       } else if (server.state === 'crashed') {
-        slot.restartIfWanted();
+        door.restartIfWanted();
       }
     }
-    for (const id of deps.servers.idsInState('deleting')) deps.resumeRemoval(id);
+    for (const id of deps.servers.idsInState('deleting')) void deps.lifecycle.resumeRemoval(id);
     timers.push(setInterval(reconcile, config.reconcileMs), setInterval(watchdog, config.memoryCheckMs));
     reconcile();
   }
 
-  /** Hands an adopted game to its supervisor; a server that can no longer launch (its plan is gone) has it killed. */
-  function adoptInto(slot: ServerSupervisor, proc: GameProcess): boolean {
+  /** Hands an adopted game to its server; a server that can no longer launch (its plan is gone) has it killed. */
+  function adoptInto(door: ServerDoor, proc: GameProcess): boolean {
     try {
-      slot.adopt(proc);
-      slot.console.push('system', `adopted process ${proc.pid}, left running by a previous service life`);
-      deps.log.info('adopted a game a previous service life left running', { serverId: slot.id, pid: proc.pid });
+      void door.submit(adoptAtBoot(proc));
+      deps.log.info('adopted a game a previous service life left running', { serverId: door.id, pid: proc.pid });
       return true;
     } catch (err) {
-      deps.log.warn('an adopted game cannot be supervised; it is killed', { serverId: slot.id, error: String(err) });
+      deps.log.warn('an adopted game cannot be supervised; it is killed', { serverId: door.id, error: String(err) });
       void proc.kill();
       return false;
     }
   }
 
-  /** Makes actual follow desired for servers no action is working on: one query, then in-memory decisions. */
+  /**
+   * Makes actual follow desired for servers whose door is idle (no command waits or runs, no crash restart is
+   * scheduled): one query, then in-memory decisions, each a command on the server's door.
+   */
   function reconcile(): void {
-    if (closing) return;
-    for (const server of deps.servers.allWithOpenActions()) {
-      if (server.state === 'deleting' || server.open_actions > 0 || deps.held(server.id)) continue; // a backup holds it
-      const slot = supervisors.forServer(server);
-      if (server.desired_state === 'running' && slot.state === 'stopped' && !slot.busy) void slot.launch('start');
-      if (server.desired_state === 'stopped' && slot.state === 'running') void slot.halt('stop', 'stop');
+    if (doors.isClosing()) return;
+    for (const server of deps.servers.all()) {
+      if (server.state === 'deleting') continue;
+      const door = doors.forServer(server);
+      if (!door.idle) continue;
+      if (server.desired_state === 'running' && door.state === 'stopped') void door.submit(reconcileStart);
+      if (server.desired_state === 'stopped' && door.state === 'running') void door.submit(reconcileStop);
     }
   }
 
   /** Memory and player polls of the live processes; no database read. */
   function watchdog(): void {
-    for (const slot of supervisors.all()) slot.watchdog();
+    for (const door of doors.all()) door.watchdog();
   }
 
   /**
@@ -131,24 +129,16 @@ export function createReconciler(deps: ReconcilerDeps) {
    * the environment can adopt again (a container) is let go instead, still running, for the next boot to adopt.
    */
   async function close(): Promise<void> {
-    closing = true;
+    doors.markClosing();
     for (const t of timers) clearInterval(t);
     for (const a of deps.actions.allOpen()) {
       deps.actions.finish(a.id, { code: 'service_unavailable', detail: 'The service shut down before this action finished; request it again.' });
     }
-    const all = supervisors.all();
-    for (const slot of all) slot.cancelRestart();
-    await Promise.all(
-      all.map(async (slot) => {
-        await slot.whenInstalled();
-        if (slot.hasProcess && slot.detach() === null) await slot.halt('stop', 'shutdown'); // a container keeps running, to be adopted
-        await slot.console.close();
-      }),
-    );
+    await Promise.all(doors.all().map((door) => door.submit(shutdown))); // a container keeps running, to be adopted
     await deps.environment.close();
   }
 
-  return { start, close, reconcile, isClosing: () => closing };
+  return { start, close, reconcile };
 }
 
 export type Reconciler = ReturnType<typeof createReconciler>;

@@ -3,9 +3,8 @@ import type { components } from '../../generated/v1';
 import type { Plan } from '../catalog/plans';
 import type { ServersRepo } from '../store/servers-repo';
 import type { SettingsRepo } from '../store/settings-repo';
-import type { LaunchPlan, LaunchSettings } from './game';
-import type { ServerSupervisor } from './server-supervisor';
-import { checkSettings, consoleCommand, effectiveSettings, renderSettingsFile, settingArguments, type SettingValues } from './settings';
+import type { Doors } from './doors';
+import { checkSettings, consoleCommand, effectiveSettings, type SettingValues } from './settings';
 import type { SettingDefinition } from './setting-definitions';
 import type { SoftwareCatalog } from './software-catalog';
 import type { CommandSender } from './types';
@@ -18,10 +17,11 @@ export interface ServerSettingsDeps {
   servers: Pick<ServersRepo, 'find'>;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
-  supervisor: (serverId: string) => ServerSupervisor;
+  /** The servers' doors: a change reaches a running game through its console. */
+  doors: Pick<Doors, 'of'>;
 }
 
-export interface SettingsService extends LaunchSettings {
+export interface SettingsService {
   /** The values and which of them wait for a restart; server_not_found for an id with no row. */
   read(serverId: string): ServerSettings;
   /**
@@ -46,7 +46,8 @@ function liveCommands(settings: SettingDefinition[], launched: SettingValues, va
 
 /**
  * The one owner of a server's settings (docs/architecture.md "Settings"): the owner's choices, what the running
- * game has, and how a change reaches it: settings.json and arguments at launch (forLaunch), console commands live.
+ * game has, and how a change reaches it: console commands live, settings.json and arguments at the next launch
+ * (launch-files.ts).
  */
 export function createServerSettings(deps: ServerSettingsDeps): SettingsService {
   function context(serverId: string) {
@@ -62,13 +63,13 @@ export function createServerSettings(deps: ServerSettingsDeps): SettingsService 
     const stored = deps.repo.get(serverId);
     const values = effectiveSettings(def, plan, stored.chosen);
     // Only a game that lives can wait for a restart; a stopped one gets every value at its next start.
-    const launched = deps.supervisor(serverId).hasProcess ? stored.launched : null;
+    const launched = deps.doors.of(serverId).hasProcess ? stored.launched : null;
     const pending = launched ? def.userSettings.filter((s) => !same(launched[s.name], values[s.name])).map((s) => s.name) : [];
     return { values: values as ServerSettings['values'], restart_pending: pending };
   }
 
   function update(serverId: string, patch: SettingValues, sender: CommandSender): ServerSettings {
-    const slot = deps.supervisor(serverId);
+    const slot = deps.doors.of(serverId);
     if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
     const { def, plan } = context(serverId);
     checkSettings(def, plan, patch, '/body', false);
@@ -100,11 +101,6 @@ export function createServerSettings(deps: ServerSettingsDeps): SettingsService 
       if (!plan) throw new AppError('unknown_plan', `There is no plan "${planId}".`);
       checkSettings(deps.catalog.get(software), plan, values, '/body/settings', true);
       return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
-    },
-    forLaunch(launch: LaunchPlan) {
-      const values = effectiveSettings(launch.def, launch.plan, deps.repo.get(launch.server.id).chosen);
-      deps.repo.recordLaunched(launch.server.id, values);
-      return { files: { 'settings.json': renderSettingsFile(launch.def, values) }, args: settingArguments(launch.def, values) };
     },
   };
 }

@@ -26,15 +26,19 @@ export interface SupervisorDeps {
   isClosing: () => boolean;
   emitState: (e: StateChange) => void;
   playersChanged?: (serverId: string, joined: Player[], left: Player[], reason: PlayerLeftReason) => void;
+  /** The files and arguments a launch takes from the server's settings and player lists (launch-files.ts). */
   settings: LaunchSettings;
+  /** After a crash is recorded: its door schedules the crash policy's restart (door.ts restartIfWanted). */
+  crashed: () => void;
 }
 
 export const CRASH_LINES = 20;
 
 /**
  * One server's life, from install to removal: its state (ServerStateMachine, the only writer of servers.state), its
- * install, its game process and its restarts after a crash. Power actions (runtime.ts), the reconcile loop (reconcile.ts)
- * and node loss (node-loss.ts) drive it; alone it only restarts after a crash (crash-policy.ts). States: states.ts.
+ * install, its game process and its exit. Only its door (door.ts) holds it: every command, whoever submits it (power
+ * actions, backups, the reconcile loop, the disk watcher, node loss, the removal), reaches it there, one at a time.
+ * Alone it only notices an exit (a crash: its door schedules the restart). States: states.ts.
  */
 export class ServerSupervisor extends ServerStateMachine {
   private game: Game | null = null;
@@ -45,16 +49,10 @@ export class ServerSupervisor extends ServerStateMachine {
   private stopCause: StopCause | null = null; // why halt stops the game; null while nobody asked (an exit is a crash)
   private abortLaunch: StopCause | null = null; // a halt came while the launch had no process yet: it gives up
   private crashReason: CrashReason | null = null;
-  private restartTimer: NodeJS.Timeout | null = null;
   private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.deps.playersChanged?.(this.id, joined, left, reason);
 
   constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
     super(id, initial, deps);
-  }
-
-  /** True while a process lives, a launch or install is under way, or a restart is scheduled: reconcile waits. */
-  get busy(): boolean {
-    return this.launching !== null || this.game !== null || this.restartTimer !== null || this.installing !== null;
   }
 
   /** True while a process lives or a launch is under way. */
@@ -96,11 +94,10 @@ export class ServerSupervisor extends ServerStateMachine {
     }
   }
 
-  /** A user's start: finishes (or retries) the install, cancels any backoff, waits out a stop, launches. */
+  /** A user's start: finishes (or retries) the install, waits out a stop, launches. */
   async start(): Promise<Failure | null> {
     if (this.current === 'installing' || this.installFailed) await this.install();
     if (this.installFailed) return { code: 'start_failed', detail: `The install failed: ${this.console.lastTexts(1)[0]}` };
-    this.cancelRestart();
     if (this.current === 'stopping') await this.exitHandled;
     return this.launch('start');
   }
@@ -120,7 +117,6 @@ export class ServerSupervisor extends ServerStateMachine {
     const refused = launchRefusal(this.id, this.current, this.deps); // the state stays: it never began
     if (refused) return refused;
     if (!canTransition(this.current, 'starting', on)) return { code: 'invalid_state', detail: `The server is ${this.current}; it cannot start now.` };
-    this.cancelRestart();
     this.setState('starting', on);
     this.abortLaunch = null;
     let launch: LaunchPlan;
@@ -184,14 +180,12 @@ export class ServerSupervisor extends ServerStateMachine {
 
   /** The removal began: `deleting`, terminal (the removal then kills the game and deletes the folder). */
   markDeleting(): void {
-    this.cancelRestart();
     this.setState('deleting', 'remove');
   }
 
   /** Its node stopped answering (node-loss.ts): `unreachable` unless installing or deleting; its game is still followed. */
   nodeLost(): void {
     if (['installing', 'deleting', 'unreachable'].includes(this.current)) return;
-    this.cancelRestart();
     this.console.push('system', 'the machine this server runs on stopped answering');
     this.setState('unreachable', 'node_lost');
   }
@@ -251,22 +245,7 @@ export class ServerSupervisor extends ServerStateMachine {
     if (this.current === 'unreachable') return; // its node went away: node-loss.ts decides once it returns
     this.deps.crashPolicy.record(this.id, reason, exit, this.console.lastTexts(CRASH_LINES));
     this.setState('crashed', on);
-    this.restartIfWanted();
-  }
-
-  /** After a crash (or at boot, for a server a previous life left crashed): restart it if the crash policy says so. */
-  restartIfWanted(): void {
-    if (this.deps.isClosing() || this.current !== 'crashed') return;
-    this.cancelRestart();
-    this.restartTimer = this.deps.crashPolicy.scheduleRestart(this.id, (text) => this.console.push('system', text), () => {
-      this.restartTimer = null;
-      if (this.current === 'crashed' && !this.deps.isClosing()) void this.launch('auto_restart');
-    });
-  }
-
-  cancelRestart(): void {
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    this.restartTimer = null;
+    this.deps.crashed();
   }
 
   /**
@@ -275,7 +254,6 @@ export class ServerSupervisor extends ServerStateMachine {
    * `cause` is what its players' player.left events say (PlayerLeftReason).
    */
   async halt(mode: 'stop' | 'kill', cause: StopCause): Promise<void> {
-    this.cancelRestart();
     if (this.launching && !this.game) {
       this.abortLaunch = cause; // the launch is between its port check and spawn; it checks this flag
       await this.launching;

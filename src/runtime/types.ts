@@ -34,7 +34,7 @@ export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
 };
 
 /**
- * A running server as the telemetry sampler reads it (runtime.live()). tps is null until the game reported it;
+ * A running server as the telemetry sampler reads it (Doors.live()). tps is null until the game reported it;
  * players are 0 until it did.
  */
 export interface LiveServer {

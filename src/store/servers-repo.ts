@@ -82,9 +82,8 @@ export function createServersRepo(
   const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
   const idleView = db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?');
   const diskRows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
-  // One query per reconcile pass: every server with the number of its open actions (no N+1 reads).
-  const withOpenActions = db.prepare(`SELECT ${SERVER_JSON} AS json, (SELECT COUNT(*) FROM actions a
-    WHERE a.server_id = servers.id AND a.status IN ('pending', 'running')) AS open_actions FROM servers ORDER BY id`);
+  // One query per reconcile pass: every server (no N+1 reads).
+  const every = db.prepare(`SELECT ${SERVER_JSON} FROM servers ORDER BY id`).pluck();
 
   return {
     setState: writes.setState,
@@ -197,12 +196,9 @@ export function createServersRepo(
       return new Set(live.all(JSON.stringify(ids)) as string[]);
     },
 
-    /** Every server with how many actions are open on it, in one query (the reconcile loop's view). */
-    allWithOpenActions(): Array<Server & { open_actions: number }> {
-      return (withOpenActions.all() as Array<{ json: string; open_actions: number }>).map((r) => ({
-        ...parseServer(r.json),
-        open_actions: r.open_actions,
-      }));
+    /** Every server of every user, in one query (the reconcile loop's view; its doors say what holds each). */
+    all(): Server[] {
+      return (every.all() as string[]).map(parseServer);
     },
 
     /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */

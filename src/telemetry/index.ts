@@ -1,7 +1,8 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Db } from '../store/db';
-import type { Runtime } from '../runtime/runtime';
+import type { RuntimeEventBus } from '../runtime/runtime-events';
+import type { LiveServer } from '../runtime/types';
 import { createMetricsStore } from './metrics-store';
 import { createLinuxProcReader } from './proc-reader';
 import { createSampler } from './sampler';
@@ -11,12 +12,13 @@ export interface TelemetryDeps {
   clock: Clock;
   /** METRICS_INTERVAL_S × 1000. */
   intervalMs: number;
-  runtime: Pick<Runtime, 'live' | 'on'>;
+  /** Every running game (the doors' live()), and the runtime's events (a removal drops the history). */
+  runtime: { live(): LiveServer[]; on: RuntimeEventBus['on'] };
   log: Logger;
 }
 
 /**
- * Telemetry of the running servers: the sampler reads runtime.live() and /proc every interval into the metrics
+ * Telemetry of the running servers: the sampler reads the doors' live() and /proc every interval into the metrics
  * store; a removed server's history goes with it (the runtime's `removed` event).
  */
 export function createTelemetry(deps: TelemetryDeps) {

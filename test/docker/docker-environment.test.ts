@@ -10,7 +10,7 @@ import mineflayer from 'mineflayer';
 import { systemClock } from '../../src/clock';
 import { createMetricsStore } from '../../src/telemetry/metrics-store';
 import { createSampler } from '../../src/telemetry/sampler';
-import type { Runtime } from '../../src/runtime/runtime';
+import type { Runtime } from '../../src/service';
 import { createTestHost, insertServer, sender, waitAction, waitFor, waitState, type TestHost } from '../runtime/helpers';
 import { runCli } from '../../src/cli';
 import { createTestApp } from '../helpers/app';
@@ -52,10 +52,10 @@ afterEach(async () => {
 }, 120_000);
 
 async function startServer(id: string): Promise<void> {
-  await runtime.install(id);
-  const action = await waitAction(runtime, id, runtime.requestAction(id, 'usr_test', 'start').id, 150_000);
+  await runtime.lifecycle.install(id);
+  const action = await waitAction(runtime, id, runtime.power.requestAction(id, 'usr_test', 'start').id, 150_000);
   expect(action.error).toBeNull();
-  expect(runtime.state(id)).toBe('running');
+  expect(runtime.lifecycle.state(id)).toBe('running');
 }
 
 interface Inspect {
@@ -110,22 +110,22 @@ test('a flying-squid container: runs confined, a real player joins, console, pla
       bot.once('kicked', (reason) => reject(new Error(`kicked: ${reason}`)));
     });
     // Players and TPS come from the launcher's report lines on stdout (no IPC crosses a container).
-    await waitFor('Steve to be listed', () => runtime.live()[0]?.players_online === 1, 30_000);
-    expect(await runtime.players(id)).toMatchObject({ online: 1, players: [{ name: 'Steve' }] });
+    await waitFor('Steve to be listed', () => runtime.doors.live()[0]?.players_online === 1, 30_000);
+    expect(await runtime.consoles.players(id)).toMatchObject({ online: 1, players: [{ name: 'Steve' }] });
     // The join is reported at once, TPS about every second: a fast join can come before the first TPS report.
-    await waitFor('a TPS report', () => (runtime.live()[0]?.tps ?? 0) > 0, 30_000);
+    await waitFor('a TPS report', () => (runtime.doors.live()[0]?.tps ?? 0) > 0, 30_000);
   } finally {
     bot.end();
   }
 
   // Console: a command goes in over the attached stdin and its answer comes back over stdout.
-  runtime.sendCommand(id, 'ping 4', sender);
-  await waitFor('the pong', () => runtime.console.recent(id, 200).some((l) => l.text.includes('pong')), 20_000);
-  expect(runtime.console.recent(id, 1000).some((l) => l.text.includes('"type":"tps"'))).toBe(false); // reports are no console lines
+  runtime.consoles.sendCommand(id, 'ping 4', sender);
+  await waitFor('the pong', () => runtime.consoles.recent(id, 200).some((l) => l.text.includes('pong')), 20_000);
+  expect(runtime.consoles.recent(id, 1000).some((l) => l.text.includes('"type":"tps"'))).toBe(false); // reports are no console lines
 
   // CPU and RAM come from the engine's stats: a sampler whose /proc reader knows no process still samples it.
   const store = createMetricsStore(host.db, systemClock, { sampleIntervalS: 1 });
-  const sampler = createSampler({ store, source: runtime, clock: systemClock, intervalMs: 1000, proc: { readTrees: () => new Map() } });
+  const sampler = createSampler({ store, source: runtime.doors, clock: systemClock, intervalMs: 1000, proc: { readTrees: () => new Map() } });
   let sample: { ram_bytes: number; cpu_percent: number } | undefined;
   for (let i = 0; i < 20 && !sample; i++) {
     sample = sampler.tick().find((x) => x.server_id === id);
@@ -135,7 +135,7 @@ test('a flying-squid container: runs confined, a real player joins, console, pla
   expect(sample!.ram_bytes).toBeLessThan(1024 * MIB);
   expect(sample!.cpu_percent).toBeGreaterThan(0);
 
-  const stop = await waitAction(runtime, id, runtime.requestAction(id, 'usr_test', 'stop').id, 60_000);
+  const stop = await waitAction(runtime, id, runtime.power.requestAction(id, 'usr_test', 'stop').id, 60_000);
   expect(stop.error).toBeNull();
   await waitGone(c.Id);
 }, 240_000);
@@ -144,18 +144,18 @@ test('a game over its plan\'s memory inside its container is OOM-killed and reco
   const id = insertServer(host.db, { software: 'fake-game-hog', gameVersion: '1.0', port: BASE_PORT + 1, plan: 'tiny' });
   await startServer(id);
   const { Id } = await theContainer(id);
-  await waitFor('the OOM crash', () => runtime.crashes(id).length > 0, 60_000);
-  expect(runtime.crashes(id)[0]).toMatchObject({ reason: 'out_of_memory' });
+  await waitFor('the OOM crash', () => runtime.power.crashes(id).length > 0, 60_000);
+  expect(runtime.power.crashes(id)[0]).toMatchObject({ reason: 'out_of_memory' });
   // The container is removed once its exit is read, whatever restarts follow.
   await waitGone(Id);
-  runtime.requestAction(id, 'usr_test', 'kill');
+  runtime.power.requestAction(id, 'usr_test', 'kill');
   await runtime.idle();
 }, 120_000);
 
 test('a CPU-burning game gets its plan\'s share and no more (the engine\'s CPU quota, measured by its stats)', async () => {
   const id = insertServer(host.db, { software: 'fake-game-burn', gameVersion: '1.0', port: BASE_PORT + 3 }); // small: 50%
   await startServer(id);
-  const usage = () => runtime.live().find((l) => l.serverId === id)?.usage ?? undefined;
+  const usage = () => runtime.doors.live().find((l) => l.serverId === id)?.usage ?? undefined;
   const first = await waitFor('engine stats', usage, 20_000);
   const t0 = Date.now();
   await new Promise((r) => setTimeout(r, 6_000));
@@ -193,15 +193,15 @@ test('kill -9 of the service, then a restart adopts the running container: no du
 
   runtime = host.newRuntime();
   await runtime.start();
-  expect(runtime.state(id)).toBe('running'); // adopted, never restarted
+  expect(runtime.lifecycle.state(id)).toBe('running'); // adopted, never restarted
   const all = await containersOf(host.dataDir);
   expect(all.map((c) => c.Id)).toEqual([containerId]);
-  expect(runtime.console.recent(id, 50).some((l) => l.text.startsWith('adopted process'))).toBe(true);
+  expect(runtime.consoles.recent(id, 50).some((l) => l.text.startsWith('adopted process'))).toBe(true);
 
   // The adopted game's console works both ways.
-  runtime.sendCommand(id, 'hello-again', sender);
-  await waitFor('the echo', () => runtime.console.recent(id, 50).some((l) => l.stream === 'stdout' && l.text.includes('hello-again')), 20_000);
-  const stop = await waitAction(runtime, id, runtime.requestAction(id, 'usr_test', 'stop').id, 60_000);
+  runtime.consoles.sendCommand(id, 'hello-again', sender);
+  await waitFor('the echo', () => runtime.consoles.recent(id, 50).some((l) => l.stream === 'stdout' && l.text.includes('hello-again')), 20_000);
+  const stop = await waitAction(runtime, id, runtime.power.requestAction(id, 'usr_test', 'stop').id, 60_000);
   expect(stop.error).toBeNull();
   expect(await containersOf(host.dataDir)).toEqual([]);
 }, 180_000);
@@ -215,14 +215,14 @@ test('a graceful shutdown lets a running container go, and the next service life
 
   runtime = host.newRuntime();
   await runtime.start();
-  expect(runtime.state(id)).toBe('running');
+  expect(runtime.lifecycle.state(id)).toBe('running');
   expect((await containersOf(host.dataDir)).map((c) => c.Id)).toEqual([Id]);
-  runtime.sendCommand(id, 'after-restart', sender);
-  await waitFor('the echo', () => runtime.console.recent(id, 50).some((l) => l.text === 'echo: after-restart'), 20_000);
-  expect(runtime.console.recent(id, 50).some((l) => l.text.startsWith('adopted process'))).toBe(true);
+  runtime.consoles.sendCommand(id, 'after-restart', sender);
+  await waitFor('the echo', () => runtime.consoles.recent(id, 50).some((l) => l.text === 'echo: after-restart'), 20_000);
+  expect(runtime.consoles.recent(id, 50).some((l) => l.text.startsWith('adopted process'))).toBe(true);
   const log = fs.readFileSync(path.join(host.dataDir, 'servers', id, 'logs', 'console.log'), 'utf8'); // both lives
   expect(log).toMatch(/process \d+ let go, still running, to be adopted again/);
-  runtime.requestAction(id, 'usr_test', 'kill');
+  runtime.power.requestAction(id, 'usr_test', 'kill');
   await runtime.idle();
   await waitGone(Id);
 }, 120_000);

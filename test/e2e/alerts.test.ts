@@ -54,7 +54,7 @@ test('a player joining a real server triggers "players_online above 0", leaving 
   ]);
 
   // The game dies behind the service's back: a crash, the crash rule fires; the restart's first sample resolves it.
-  const pid = t.runtime.live().find((l) => l.serverId === id)!.pid;
+  const pid = t.runtime.doors.live().find((l) => l.serverId === id)!.pid;
   process.kill(pid, 'SIGKILL');
   await until('the crash rule firing', async () => (await get(`/v1/servers/${id}/alerts/${crash.id}`)).body.state === 'firing', 60_000);
   await until('running again, the crash rule resolved', async () => (await get(`/v1/servers/${id}/alerts/${crash.id}`)).body.state === 'ok', 90_000);

@@ -150,7 +150,7 @@ test('a real server: start, a real player, players, telemetry, streams, console,
   await until('a sample without the player', async () => (await get(`/v1/servers/${id}/metrics?range=15m`)).body.now?.players_online === 0);
 
   // A crash behind the service's back is noticed, recorded, and the server comes back.
-  const pid = t.runtime.live().find((s) => s.serverId === id)!.pid;
+  const pid = t.runtime.doors.live().find((s) => s.serverId === id)!.pid;
   process.kill(pid, 'SIGKILL');
   const crashes = await until('the crash record', async () => {
     const res = await get(`/v1/servers/${id}/crashes`);
@@ -158,7 +158,7 @@ test('a real server: start, a real player, players, telemetry, streams, console,
   });
   expect(crashes[0]).toMatchObject({ reason: 'exited', signal: 'SIGKILL' });
   await until('running again', async () => {
-    const live = t.runtime.live().find((s) => s.serverId === id);
+    const live = t.runtime.doors.live().find((s) => s.serverId === id);
     return live && live.pid !== pid && (await get(`/v1/servers/${id}`)).body.state === 'running';
   });
 

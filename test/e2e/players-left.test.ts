@@ -37,15 +37,16 @@ const causes: [string, { reason: string; stop: (id: string) => Promise<unknown> 
     'a crash',
     {
       reason: 'crash',
-      stop: async (id) => process.kill(t.runtime.live().find((l) => l.serverId === id)!.pid, 'SIGKILL'),
+      stop: async (id) => process.kill(t.runtime.doors.live().find((l) => l.serverId === id)!.pid, 'SIGKILL'),
     },
   ],
 ];
 
 /** A real client joins and the game reports it (player.joined); resolves with the client. */
 async function join(id: string, port: number, username: string): Promise<mineflayer.Bot> {
-  const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20' });
-  bot.on('error', () => undefined); // the server going away ends the connection; that is the point
+  // The server going away resets the connection: that is the point, so the client's errors are not logged.
+  const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20', hideErrors: true });
+  bot.on('error', () => undefined);
   await new Promise<void>((resolve, reject) => {
     bot.once('spawn', () => resolve());
     bot.once('kicked', (reason) => reject(new Error(`kicked: ${reason}`)));

@@ -90,7 +90,7 @@ describe('backup schedules', () => {
   const MINUTE = 60_000;
   const backups = async () => (await t.http.get(`/v1/servers/${id}/backups`).set(auth()).query({ limit: 100 })).body.data as Array<{ id: string; automatic: boolean; status: string }>;
   const runSchedules = async () => {
-    const started = t.runtime.runBackupSchedules();
+    const started = t.runtime.backupScheduler.runDue();
     await t.runtime.idle();
     return started;
   };

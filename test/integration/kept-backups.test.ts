@@ -125,8 +125,8 @@ test('a removal past its transfer counts its backups once against KEPT_BACKUPS_P
   const first = await server('first');
   await backUp(first, 'one');
   // The first server's removal copied its backup into the kept ones, and its row is not gone yet.
-  t.runtime.data.keptBackups.promise(first);
-  await t.runtime.data.keptBackups.release(first, path.join(t.dir, 'backups', first));
+  t.runtime.keptBackups.promise(first);
+  await t.runtime.keptBackups.release(first, path.join(t.dir, 'backups', first));
   const second = await server('second');
   await backUp(second, 'two');
   expect((await t.http.delete(`/v1/servers/${second}`).set(auth()).query({ keep_backups: 'true' })).status).toBe(202);
@@ -159,9 +159,9 @@ test('a removal run again after a crash keeps each backup once, with its archive
   await start();
   const id = await server('crashy');
   const backup = await backUp(id, 'once');
-  t.runtime.data.keptBackups.promise(id);
+  t.runtime.keptBackups.promise(id);
   // The first life moved the archives, then died before the row went; the next boot runs the removal again.
-  await t.runtime.data.keptBackups.release(id, path.join(t.dir, 'backups', id));
+  await t.runtime.keptBackups.release(id, path.join(t.dir, 'backups', id));
   await remove(id, { keep_backups: 'true' });
   expect((await keptList()).map((k) => k.id)).toEqual([backup.id]);
   expect(fs.existsSync(path.join(t.dir, 'kept-backups', `${backup.id}.tar.gz`))).toBe(true);

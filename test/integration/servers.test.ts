@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp } from '../helpers/app';
+import { fixtureSoftwareDir } from '../runtime/helpers';
 
 let t: TestApp;
 let alice: string;
@@ -127,19 +128,25 @@ describe('servers', () => {
     expect((await t.http.get(`/v1/servers/${id}`).set(auth(alice))).body).toEqual(before);
   });
 
-  // An action left open the way a busy server has one (this app never boots, so nothing runs it).
-  test('an action while another is open is 409 action_conflict naming that action and the state', async () => {
-    await setup(['Survival'], { installed: true });
-    const id: string = (await t.http.get('/v1/servers?limit=1').set(auth(alice))).body.data[0].id;
-    // An action of the owner's still open (as a slow start leaves one); shutdown fails it, with its event.
-    t.db.prepare("INSERT INTO actions (id, server_id, user_id, type, status, created_at) SELECT 'act_open1', id, user_id, 'start', 'running', ? FROM servers WHERE id = ?")
-      .run(new Date().toISOString(), id);
+  // A start that holds the server (a game that never says it is ready, until its start timeout) and a second action
+  // meanwhile: the server's door holds the start (src/runtime/door.ts), and the answer names it.
+  test('an action while another holds the server is 409 action_conflict naming that action and the state', async () => {
+    await t.finish();
+    t = await createTestApp({ env: { GAME_PORT_RANGE: '41000-41004' }, software: fixtureSoftwareDir });
+    alice = t.token('alice@example.com');
+    const id: string = (await t.http.post('/v1/servers').set(auth(alice)).send({ name: 'slow', plan: 'micro', version: 'fake-game-mute-1.0' })).body.id;
+    await t.runtime.idle(); // installed
+    const start = await t.http.post(`/v1/servers/${id}/actions`).set(auth(alice)).send({ type: 'start' });
+    expect(start.status).toBe(202);
     const res = await t.http.post(`/v1/servers/${id}/actions`).set(auth(alice)).send({ type: 'stop' });
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ code: 'action_conflict', action_id: 'act_open1', state: 'stopped' });
+    expect(res.body).toMatchObject({ code: 'action_conflict', action_id: start.body.id, state: expect.stringMatching(/^(stopped|starting)$/) });
+    expect((await t.http.post(`/v1/servers/${id}/actions`).set(auth(alice)).send({ type: 'kill' })).status).toBe(202); // kill overtakes
+    await t.runtime.idle();
+    expect((await t.http.get(`/v1/servers/${id}/actions/${start.body.id}`).set(auth(alice))).body.error.code).toBe('action_cancelled');
   });
 
-  // The app never boots, so no pass runs on its own: runtime.measureDisk() is the pass the loop would run.
+  // The app never boots, so no pass runs on its own: runtime.diskWatcher.measureNow() is the pass the loop would run.
   test('a server shows its folder\'s disk use; over its plan\'s disk_mb, start and restart are 409 disk_quota_exceeded', async () => {
     await setup(['Survival'], { installed: true });
     const id: string = (await t.http.get('/v1/servers?limit=1').set(auth(alice))).body.data[0].id;
@@ -149,7 +156,7 @@ describe('servers', () => {
 
     const dir = path.join(t.config.dataDir, 'servers', id);
     fs.writeFileSync(path.join(dir, 'world', 'blob'), crypto.randomBytes(3 * 1024 * 1024));
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     const measured = await get();
     expect(measured.disk_used_mb).toBeGreaterThan(3); // 3 MiB and the install's files, rounded up
     expect(measured.disk_used_mb).toBeLessThan(8);
@@ -159,7 +166,7 @@ describe('servers', () => {
 
     // micro has 2,048 MB: a sparse file counts as its length, so the test needs no real 2 GB.
     fs.truncateSync(path.join(dir, 'world', 'blob'), 2049 * 1024 * 1024);
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     expect((await get()).disk_used_mb).toBeGreaterThan(2049);
     for (const type of ['start', 'restart']) {
       const res = await t.http.post(`/v1/servers/${id}/actions`).set(auth(alice)).send({ type });

@@ -3,7 +3,7 @@ import { consoleHandlers } from '../../src/http/handlers/console';
 import { metricsHandlers } from '../../src/http/handlers/metrics';
 import type { SseEvent, StreamReply } from '../../src/http/types';
 import { ConsoleBuffer } from '../../src/runtime/console-buffer';
-import type { Runtime } from '../../src/runtime/runtime';
+import type { Runtime } from '../../src/service';
 import type { Principal } from '../../src/store/tokens-repo';
 import type { Telemetry } from '../../src/telemetry';
 import { createTestApp, type TestApp } from '../helpers/app';
@@ -46,13 +46,11 @@ describe('console', () => {
   function consoleOfTen() {
     const buffer = new ConsoleBuffer(5, null, () => '2026-11-22T08:00:00.000Z');
     for (let i = 1; i <= 10; i++) buffer.push('stdout', `line ${i}`);
-    const runtime = {
-      console: {
-        subscribe: (_id: string, fn: (l: unknown) => void, opts: { afterSeq?: number } = {}) => buffer.subscribe(fn as never, opts.afterSeq),
-        holdsAllAfter: (_id: string, seq: number) => buffer.holdsAllAfter(seq),
-      },
-    } as unknown as Runtime;
-    return { buffer, handler: consoleHandlers({ servers: t.store.servers, runtime, idempotency: t.store.idempotency }).streamServerConsole };
+    const consoles = {
+      subscribe: (_id: string, fn: (l: unknown) => void, opts: { afterSeq?: number } = {}) => buffer.subscribe(fn as never, opts.afterSeq),
+      holdsAllAfter: (_id: string, seq: number) => buffer.holdsAllAfter(seq),
+    } as unknown as Runtime['consoles'];
+    return { buffer, handler: consoleHandlers({ servers: t.store.servers, consoles, idempotency: t.store.idempotency }).streamServerConsole };
   }
   const held = [6, 7, 8, 9, 10];
 

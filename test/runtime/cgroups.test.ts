@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { instanceName, openCgroupHost, PIDS_MAX, type CgroupHost } from '../../src/runtime/cgroups';
-import type { Runtime } from '../../src/runtime/runtime';
+import type { Runtime } from '../../src/service';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import {
@@ -26,14 +26,14 @@ function cgroupsOf(host: TestHost): CgroupHost {
 
 async function started(t: { host: TestHost; runtime: Runtime }, software: string, plan: TestPlanId = 'small') {
   const id = insertServer(t.host.db, { software, gameVersion: '1.0', port: nextPort++, plan });
-  await t.runtime.install(id);
+  await t.runtime.lifecycle.install(id);
   await act(t.runtime, id, 'start');
   const row = t.host.db.prepare('SELECT pid FROM runtime_processes WHERE server_id = ?').get(id) as { pid: number };
   return { id, pid: row.pid };
 }
 
 async function act(runtime: Runtime, id: string, type: 'start' | 'stop' | 'kill') {
-  return waitAction(runtime, id, runtime.requestAction(id, 'usr_test', type).id);
+  return waitAction(runtime, id, runtime.power.requestAction(id, 'usr_test', type).id);
 }
 
 /** The kernel files that hold a group's limits, by cgroup version (cgroup-v2.rst; cgroup-v1 memory.rst, sched-bwc.rst). */
@@ -69,8 +69,8 @@ describe('with cgroups', () => {
     expect(read(files.pids)).toBe(String(PIDS_MAX));
     expect(niceOf(pid)).toBe(0); // in a group, niceness would weigh only within it: the quota does the work
     // A process the game starts in a session of its own escapes its process group, not its cgroup.
-    t.runtime.sendCommand(id, 'daemon', sender);
-    const line = await waitFor('the daemon', () => t.runtime.console.recent(id, 20).find((l) => l.text.startsWith('daemon: ')));
+    t.runtime.consoles.sendCommand(id, 'daemon', sender);
+    const line = await waitFor('the daemon', () => t.runtime.consoles.recent(id, 20).find((l) => l.text.startsWith('daemon: ')));
     const daemon = Number(line.text.slice('daemon: '.length));
     expect(group.pids().sort()).toEqual([pid, daemon].sort());
     expect(await act(t.runtime, id, 'stop')).toMatchObject({ status: 'succeeded' });
@@ -101,10 +101,10 @@ describe('with cgroups', () => {
 
   test('a game over its memory is killed by the kernel and recorded as out_of_memory', async () => {
     const { id } = await started(t, 'fake-game-hog', 'tiny'); // 128 MiB; the hog adds 16 MiB every 50 ms
-    const crash = await waitFor('the OOM kill', () => t.runtime.crashes(id).find((c) => c.reason === 'out_of_memory'));
+    const crash = await waitFor('the OOM kill', () => t.runtime.power.crashes(id).find((c) => c.reason === 'out_of_memory'));
     expect(crash).toMatchObject({ signal: 'SIGKILL', exit_code: null });
-    expect(t.runtime.crashes(id).some((c) => c.reason === 'memory_limit')).toBe(false); // the watchdog stays out
-    expect(t.runtime.console.recent(id, 50).some((l) => /exited \(signal SIGKILL, out of memory\)/.test(l.text))).toBe(true);
+    expect(t.runtime.power.crashes(id).some((c) => c.reason === 'memory_limit')).toBe(false); // the watchdog stays out
+    expect(t.runtime.consoles.recent(id, 50).some((l) => /exited \(signal SIGKILL, out of memory\)/.test(l.text))).toBe(true);
     await act(t.runtime, id, 'stop');
   });
 });
@@ -145,8 +145,8 @@ describe('without a writable cgroup', () => {
     expect(niceOf(first.pid)).toBe(3);
     expect(fs.readFileSync(`/proc/${first.pid}/cgroup`, 'utf8')).not.toContain('/gsh/');
     const hog = await started(t, 'fake-game-hog', 'tiny');
-    await waitFor('the watchdog', () => t.runtime.crashes(hog.id).find((c) => c.reason === 'memory_limit'));
-    expect(t.runtime.crashes(hog.id)[0].signal).toBe('SIGKILL');
+    await waitFor('the watchdog', () => t.runtime.power.crashes(hog.id).find((c) => c.reason === 'memory_limit'));
+    expect(t.runtime.power.crashes(hog.id)[0].signal).toBe('SIGKILL');
     await act(t.runtime, hog.id, 'stop');
     await act(t.runtime, first.id, 'stop');
     const said = t.host.warnings.filter((w) => w.startsWith('game servers run without cgroups'));
@@ -195,7 +195,7 @@ describe('through the API', () => {
     try {
       const id = await startViaApi('fake-game-1.0');
       await until('running', async () => (await app.http.get(`/v1/servers/${id}`).set(auth())).body.state === 'running');
-      const pid = app.runtime.live().find((l) => l.serverId === id)!.pid;
+      const pid = app.runtime.doors.live().find((l) => l.serverId === id)!.pid;
       const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean);
       const vars = Object.fromEntries(environ.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
       // PWD: the shell that joins the cgroup exports its working directory, the server folder, as POSIX sh does.

@@ -15,8 +15,8 @@ const t = hostPerTest('console', { stopTimeoutMs: 3_000 });
 /** A fake game, installed and started; resolves once it is running. */
 async function running(): Promise<string> {
   const id = insertServer(t.host.db, { software: 'fake-game', gameVersion: '1.0', port: nextPort++ });
-  await t.runtime.install(id);
-  const start = t.runtime.requestAction(id, 'usr_test', 'start');
+  await t.runtime.lifecycle.install(id);
+  const start = t.runtime.power.requestAction(id, 'usr_test', 'start');
   expect(await waitAction(t.runtime, id, start.id)).toMatchObject({ status: 'succeeded' });
   return id;
 }
@@ -25,21 +25,21 @@ const consoleLog = (id: string) => fs.readFileSync(path.join(t.host.dataDir, 'se
 
 test("the game's terminal control sequences are neither stored nor written to logs/console.log", async () => {
   const id = await running();
-  t.runtime.sendCommand(id, 'escapes', sender);
-  const line = await waitFor('the printed line', () => t.runtime.console.recent(id, 20).find((l) => l.stream === 'stdout' && l.text.endsWith('e')));
+  t.runtime.consoles.sendCommand(id, 'escapes', sender);
+  const line = await waitFor('the printed line', () => t.runtime.consoles.recent(id, 20).find((l) => l.stream === 'stdout' && l.text.endsWith('e')));
   expect(line.text).toBe('abcde');
-  for (const l of t.runtime.console.recent(id, 100)) expect(l.text).not.toMatch(CONTROL);
+  for (const l of t.runtime.consoles.recent(id, 100)) expect(l.text).not.toMatch(CONTROL);
   await waitFor('the log file', () => consoleLog(id).includes('abcde'));
   expect(consoleLog(id).replace(/\n/g, '')).not.toMatch(CONTROL);
 });
 
 test("the host's folders are masked: the server folder shows as `.`, DATA_DIR as `$DATA_DIR`", async () => {
   const id = await running();
-  t.runtime.sendCommand(id, 'cwd', sender);
-  await waitFor('the printed folders', () => t.runtime.console.recent(id, 20).find((l) => l.text.startsWith('data: ')));
-  const printed = t.runtime.console.recent(id, 20).filter((l) => l.stream === 'stdout').map((l) => l.text);
+  t.runtime.consoles.sendCommand(id, 'cwd', sender);
+  await waitFor('the printed folders', () => t.runtime.consoles.recent(id, 20).find((l) => l.text.startsWith('data: ')));
+  const printed = t.runtime.consoles.recent(id, 20).filter((l) => l.stream === 'stdout').map((l) => l.text);
   expect(printed).toEqual(expect.arrayContaining(['cwd: .', 'world: ./world', 'data: $DATA_DIR']));
-  for (const l of t.runtime.console.recent(id, 100)) expect(l.text).not.toContain(t.host.dir);
+  for (const l of t.runtime.consoles.recent(id, 100)) expect(l.text).not.toContain(t.host.dir);
   await waitFor('the log file', () => consoleLog(id).includes('data: $DATA_DIR'));
   expect(consoleLog(id)).not.toContain(t.host.dir);
 });
@@ -58,17 +58,17 @@ test.each([
   ['only spaces', '   '],
 ])('a command with %s is refused', async (_name, command) => {
   const id = await running();
-  const before = t.runtime.console.recent(id, 100);
-  expect(() => t.runtime.sendCommand(id, command, sender)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
-  expect(t.runtime.console.recent(id, 100)).toEqual(before);
+  const before = t.runtime.consoles.recent(id, 100);
+  expect(() => t.runtime.consoles.sendCommand(id, command, sender)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+  expect(t.runtime.consoles.recent(id, 100)).toEqual(before);
 });
 
 test("a command's line records the token that sent it; every other line records none", async () => {
   const id = await running();
-  const line = t.runtime.sendCommand(id, 'hello there', sender);
+  const line = t.runtime.consoles.sendCommand(id, 'hello there', sender);
   expect(line).toMatchObject({ stream: 'input', text: 'hello there', token_id: sender.tokenId });
-  await waitFor('the echo', () => t.runtime.console.recent(id, 20).find((l) => l.text === 'echo: hello there'));
-  for (const l of t.runtime.console.recent(id, 100)) expect(l.token_id).toBe(l.seq === line.seq ? sender.tokenId : null);
+  await waitFor('the echo', () => t.runtime.consoles.recent(id, 20).find((l) => l.text === 'echo: hello there'));
+  for (const l of t.runtime.consoles.recent(id, 100)) expect(l.token_id).toBe(l.seq === line.seq ? sender.tokenId : null);
   await waitFor('the log file', () => consoleLog(id).includes('echo: hello there'));
   expect(consoleLog(id)).toContain(`[input ${sender.tokenId}] hello there\n`);
   expect(consoleLog(id)).toContain('[stdout] echo: hello there\n');
@@ -79,23 +79,23 @@ test("a command's line records the token that sent it; every other line records 
 test.each(['stop', 'STOP', '  stop  ', '/stop', 'stop now'])('%j typed in the console is a stop by that user: stopped, no crash, no restart', async (command) => {
   const id = await running();
   const seen: string[] = [];
-  t.runtime.on('state', (e) => e.serverId === id && seen.push(e.state));
-  const line = t.runtime.sendCommand(id, command, sender);
+  t.runtime.events.on('state', (e) => e.serverId === id && seen.push(e.state));
+  const line = t.runtime.consoles.sendCommand(id, command, sender);
   expect(line).toMatchObject({ stream: 'input', text: command, token_id: sender.tokenId });
   await waitState(t.runtime, id, 'stopped', 10_000);
   await t.runtime.idle();
-  expect(t.runtime.crashes(id)).toEqual([]);
+  expect(t.runtime.power.crashes(id)).toEqual([]);
   expect(t.host.db.prepare('SELECT desired_state FROM servers WHERE id = ?').get(id)).toEqual({ desired_state: 'stopped' });
-  expect(t.runtime.listActions(id, { limit: 1 }).data[0]).toMatchObject({ type: 'stop', status: 'succeeded', error: null });
+  expect(t.runtime.power.listActions(id, { limit: 1 }).data[0]).toMatchObject({ type: 'stop', status: 'succeeded', error: null });
   expect(seen).toEqual(['stopping', 'stopped']);
 });
 
 test('a typed stop while another action is in progress is refused and reaches neither the game nor the console', async () => {
   const id = await running();
-  const restart = t.runtime.requestAction(id, 'usr_test', 'restart');
-  const before = t.runtime.console.recent(id, 100);
-  expect(() => t.runtime.sendCommand(id, 'stop', sender)).toThrow(expect.objectContaining({ code: 'action_conflict' }));
-  expect(t.runtime.console.recent(id, 100)).toEqual(before);
+  const restart = t.runtime.power.requestAction(id, 'usr_test', 'restart');
+  const before = t.runtime.consoles.recent(id, 100);
+  expect(() => t.runtime.consoles.sendCommand(id, 'stop', sender)).toThrow(expect.objectContaining({ code: 'action_conflict' }));
+  expect(t.runtime.consoles.recent(id, 100)).toEqual(before);
   expect(await waitAction(t.runtime, id, restart.id)).toMatchObject({ status: 'succeeded' });
-  expect(t.runtime.state(id)).toBe('running');
+  expect(t.runtime.lifecycle.state(id)).toBe('running');
 });

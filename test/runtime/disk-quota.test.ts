@@ -59,7 +59,7 @@ describe('the runtime', () => {
 
   async function installed(software: string, gameVersion: string): Promise<{ id: string; dir: string }> {
     const id = insertServer(t.host.db, { software, gameVersion, port: nextPort++ });
-    await t.runtime.install(id);
+    await t.runtime.lifecycle.install(id);
     return { id, dir: path.join(t.host.dataDir, 'servers', id) };
   }
 
@@ -76,30 +76,30 @@ describe('the runtime', () => {
   const quotaEvents = (id: string) =>
     (t.host.db.prepare("SELECT type, data FROM events WHERE server_id = ? AND type LIKE 'quota.%' ORDER BY seq").all(id) as { type: string; data: string }[])
       .map((e) => ({ type: e.type, ...(JSON.parse(e.data) as { used_bytes: number; limit_bytes: number }) }));
-  const diskLines = (id: string) => t.runtime.console.recent(id, 1000).filter((l) => l.stream === 'system' && l.text.startsWith('disk use'));
+  const diskLines = (id: string) => t.runtime.consoles.recent(id, 1000).filter((l) => l.stream === 'system' && l.text.startsWith('disk use'));
 
   test('the console says so once per crossing of 90% of the plan, not on every pass', async () => {
     const { id, dir } = await installed('fake-game', '1.0');
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     expect(row(id).disk_used_bytes).toBeLessThan(MIB);
     expect(diskLines(id)).toEqual([]);
     fill(dir, 950); // 1,024 MB plan: 92%
-    await t.runtime.measureDisk();
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
+    await t.runtime.diskWatcher.measureNow();
     expect(diskLines(id).map((l) => l.text)).toEqual(['disk use at 92% of 1024 MB']);
     fill(dir, 500);
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     fill(dir, 1000);
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     expect(diskLines(id).map((l) => l.text)).toEqual(['disk use at 92% of 1024 MB', 'disk use at 97% of 1024 MB']);
     fill(dir, 500);
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     fill(dir, 1100); // straight over: said too; a server its owner stopped has nothing more to stop
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     expect(diskLines(id).map((l) => l.text).at(-1)).toBe('disk use at 107% of 1024 MB');
     expect(diskLines(id)).toHaveLength(3);
-    expect(t.runtime.state(id)).toBe('stopped');
-    expect(t.runtime.crashes(id)).toEqual([]);
+    expect(t.runtime.lifecycle.state(id)).toBe('stopped');
+    expect(t.runtime.power.crashes(id)).toEqual([]);
     // One quota.disk_warning per crossing, with the measurement; no quota.disk_exceeded: nothing was stopped.
     const events = quotaEvents(id);
     expect(events.map((e) => [e.type, Math.floor((e.used_bytes / e.limit_bytes) * 100), e.limit_bytes])).toEqual([
@@ -111,36 +111,36 @@ describe('the runtime', () => {
 
   test('its backup archives count toward a server\'s disk use', async () => {
     const { id } = await installed('fake-game', '1.0');
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     const alone = row(id).disk_used_bytes!;
     const archives = path.join(t.host.dataDir, 'backups', id);
     fs.mkdirSync(archives, { recursive: true });
     fs.writeFileSync(path.join(archives, 'bkp_one.tar.gz'), '');
     fs.truncateSync(path.join(archives, 'bkp_one.tar.gz'), 950 * MIB); // 1,024 MB plan: over 90% with the folder
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     expect(row(id).disk_used_bytes! - alone).toBeGreaterThanOrEqual(950 * MIB);
     expect(diskLines(id).map((l) => l.text)).toEqual(['disk use at 92% of 1024 MB']);
     expect(quotaEvents(id).map((e) => e.type)).toEqual(['quota.disk_warning']);
     fs.rmSync(archives, { recursive: true });
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     expect(row(id).disk_used_bytes).toBe(alone); // deleting backups gives the space back
   });
 
   test('a real server over its plan is stopped with its stop command, recorded, and refused a start until it is under', async () => {
     const { id, dir } = await installed('flying-squid', '1.20.5');
-    expect(await waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', 'start').id)).toMatchObject({ status: 'succeeded' });
+    expect(await waitAction(t.runtime, id, t.runtime.power.requestAction(id, 'usr_test', 'start').id)).toMatchObject({ status: 'succeeded' });
     fill(dir, 1100);
-    await t.runtime.measureDisk();
+    await t.runtime.diskWatcher.measureNow();
     await waitState(t.runtime, id, 'stopped');
     await t.runtime.idle();
 
-    const texts = t.runtime.console.recent(id, 1000).map((l) => `${l.stream} ${l.text}`);
+    const texts = t.runtime.consoles.recent(id, 1000).map((l) => `${l.stream} ${l.text}`);
     const over = texts.findIndex((l) => /^system disk use 11\d\d MB exceeds the plan's 1024 MB; stopping it$/.test(l));
     expect(over).toBeGreaterThanOrEqual(1);
     expect(texts[over - 1]).toMatch(/^system disk use at 10\d% of 1024 MB$/);
     expect(texts.slice(over)).toContain('input stop'); // graceful: the software's own stop command
     expect(texts.slice(over).some((l) => l.startsWith('system did not stop within'))).toBe(false);
-    const crashes = t.runtime.crashes(id);
+    const crashes = t.runtime.power.crashes(id);
     expect(crashes).toHaveLength(1);
     expect(crashes[0]).toMatchObject({ reason: 'disk_quota_exceeded', exit_code: null, signal: null });
     expect(crashes[0].last_lines.at(-1)).toMatch(/exceeds the plan's 1024 MB/);
@@ -148,37 +148,37 @@ describe('the runtime', () => {
     expect(quotaEvents(id).map((e) => [e.type, e.used_bytes > e.limit_bytes])).toEqual([['quota.disk_warning', true], ['quota.disk_exceeded', true]]);
 
     for (const type of ['start', 'restart'] as const) {
-      expect(() => t.runtime.requestAction(id, 'usr_test', type)).toThrow(expect.objectContaining({ code: 'disk_quota_exceeded' }));
+      expect(() => t.runtime.power.requestAction(id, 'usr_test', type)).toThrow(expect.objectContaining({ code: 'disk_quota_exceeded' }));
     }
-    expect(t.runtime.listActions(id, { limit: 20 }).data).toHaveLength(1); // only the first start
+    expect(t.runtime.power.listActions(id, { limit: 20 }).data).toHaveLength(1); // only the first start
 
     fs.rmSync(path.join(dir, 'world', 'blob'));
-    await t.runtime.measureDisk();
-    expect(await waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', 'start').id)).toMatchObject({ status: 'succeeded' });
-    expect(t.runtime.state(id)).toBe('running');
-    await waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', 'stop').id);
+    await t.runtime.diskWatcher.measureNow();
+    expect(await waitAction(t.runtime, id, t.runtime.power.requestAction(id, 'usr_test', 'start').id)).toMatchObject({ status: 'succeeded' });
+    expect(t.runtime.lifecycle.state(id)).toBe('running');
+    await waitAction(t.runtime, id, t.runtime.power.requestAction(id, 'usr_test', 'stop').id);
   }, 90_000);
 
   test('a start that a measurement overtakes fails with disk_quota_exceeded and never begins', async () => {
     const { id, dir } = await installed('fake-game', '1.0');
-    const start = t.runtime.requestAction(id, 'usr_test', 'start'); // accepted: not measured yet
+    const start = t.runtime.power.requestAction(id, 'usr_test', 'start'); // accepted: not measured yet
     // The action runs on the next turn of the event loop; a pass records the folder over its plan first.
     t.host.db.prepare('UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ?').run(1025 * MIB, new Date().toISOString(), id);
     const action = await waitAction(t.runtime, id, start.id);
     expect(action).toMatchObject({ status: 'failed', error: expect.objectContaining({ code: 'disk_quota_exceeded' }) });
-    expect(t.runtime.state(id)).toBe('stopped');
+    expect(t.runtime.lifecycle.state(id)).toBe('stopped');
     expect(fs.existsSync(dir)).toBe(true);
-    expect(t.runtime.console.recent(id, 100).some((l) => l.text.includes('starting'))).toBe(false);
+    expect(t.runtime.consoles.recent(id, 100).some((l) => l.text.includes('starting'))).toBe(false);
   });
 
   test('a plan with more disk lets an over-quota server start again', async () => {
     const { id, dir } = await installed('fake-game', '1.0');
     fill(dir, 1100);
-    await t.runtime.measureDisk();
-    expect(() => t.runtime.requestAction(id, 'usr_test', 'start')).toThrow(expect.objectContaining({ code: 'disk_quota_exceeded' }));
-    t.runtime.update('usr_test', id, { plan: 'roomy' }); // 4,096 MB: the last measurement is within it
-    expect(await waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', 'start').id)).toMatchObject({ status: 'succeeded' });
-    await waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', 'stop').id);
+    await t.runtime.diskWatcher.measureNow();
+    expect(() => t.runtime.power.requestAction(id, 'usr_test', 'start')).toThrow(expect.objectContaining({ code: 'disk_quota_exceeded' }));
+    t.runtime.lifecycle.update('usr_test', id, { plan: 'roomy' }); // 4,096 MB: the last measurement is within it
+    expect(await waitAction(t.runtime, id, t.runtime.power.requestAction(id, 'usr_test', 'start').id)).toMatchObject({ status: 'succeeded' });
+    await waitAction(t.runtime, id, t.runtime.power.requestAction(id, 'usr_test', 'stop').id);
   });
 });
 

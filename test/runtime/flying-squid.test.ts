@@ -15,13 +15,13 @@ const t = hostPerTest('flying-squid', { stopTimeoutMs: 15_000 }); // generous: a
 /** Installs and starts a real flying-squid server; resolves with its id once it is running. */
 async function running(gameVersion = GAME_VERSION, port = BASE_PORT): Promise<string> {
   const id = insertServer(t.host.db, { software: 'flying-squid', gameVersion, port });
-  await t.runtime.install(id);
+  await t.runtime.lifecycle.install(id);
   expect(await act(id, 'start')).toMatchObject({ status: 'succeeded' });
   return id;
 }
 
 async function act(id: string, type: 'start' | 'stop' | 'restart' | 'kill') {
-  return waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', type).id);
+  return waitAction(t.runtime, id, t.runtime.power.requestAction(id, 'usr_test', type).id);
 }
 
 function pidOf(id: string): number | undefined {
@@ -37,28 +37,28 @@ test('a real player joins and shows up in players() and live()', async () => {
       bot.once('error', reject);
       bot.once('kicked', (reason) => reject(new Error(`kicked: ${reason}`)));
     });
-    await waitFor('player in players()', () => t.runtime.live().find((l) => l.serverId === a && l.players_online === 1));
-    const players = await t.runtime.players(a);
+    await waitFor('player in players()', () => t.runtime.doors.live().find((l) => l.serverId === a && l.players_online === 1));
+    const players = await t.runtime.consoles.players(a);
     expect(players).toMatchObject({ online: 1, max: 5 });
     expect(players.players).toEqual([{ name: 'probe_player', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) }]);
     // The probe an operator's jar would use (Server List Ping) agrees with the IPC report.
     expect(await pingPlayers('127.0.0.1', BASE_PORT)).toMatchObject({ online: 1, max: 5 });
-    const live = t.runtime.live().find((l) => l.serverId === a)!;
+    const live = t.runtime.doors.live().find((l) => l.serverId === a)!;
     expect(live.pid).toBe(pidOf(a));
-    await waitFor('a tps report', () => (t.runtime.live().find((l) => l.serverId === a)?.tps ?? 0) > 0);
-    expect(t.runtime.live().find((l) => l.serverId === a)!.tps).toBeLessThanOrEqual(20);
+    await waitFor('a tps report', () => (t.runtime.doors.live().find((l) => l.serverId === a)?.tps ?? 0) > 0);
+    expect(t.runtime.doors.live().find((l) => l.serverId === a)!.tps).toBeLessThanOrEqual(20);
   } finally {
     bot.end();
   }
-  await waitFor('player gone', () => t.runtime.live().find((l) => l.serverId === a && l.players_online === 0));
+  await waitFor('player gone', () => t.runtime.doors.live().find((l) => l.serverId === a && l.players_online === 0));
 }, 180_000);
 
 test('a console command round-trips through the game', async () => {
   const a = await running();
-  const before = t.runtime.console.recent(a, 1000).at(-1)?.seq ?? 0;
+  const before = t.runtime.consoles.recent(a, 1000).at(-1)?.seq ?? 0;
   const seen: string[] = [];
-  const unsubscribe = t.runtime.console.subscribe(a, (line) => seen.push(line.text), { afterSeq: before });
-  t.runtime.sendCommand(a, 'ping 4', sender); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
+  const unsubscribe = t.runtime.consoles.subscribe(a, (line) => seen.push(line.text), { afterSeq: before });
+  t.runtime.consoles.sendCommand(a, 'ping 4', sender); // flying-squid answers 'pong [n+1]!' (it reads only the first digit)
   await waitFor('pong', () => seen.some((t) => t.includes('pong [5]!')));
   unsubscribe();
   // The file is appended through a write stream, after subscribers saw the line (console-buffer.ts): wait for it.
@@ -69,8 +69,8 @@ test('a console command round-trips through the game', async () => {
 test('players() is refused unless the server runs (an older game version)', async () => {
   const b = await running('1.8.8', BASE_PORT + 1);
   expect(await act(b, 'stop')).toMatchObject({ status: 'succeeded' });
-  await expect(t.runtime.players(b)).rejects.toMatchObject({ code: 'invalid_state' });
-  expect(t.runtime.console.recent(b, 50).some((l) => l.text.includes('Server is closed'))).toBe(true);
+  await expect(t.runtime.consoles.players(b)).rejects.toMatchObject({ code: 'invalid_state' });
+  expect(t.runtime.consoles.recent(b, 50).some((l) => l.text.includes('Server is closed'))).toBe(true);
 }, 180_000);
 
 test('restart gives a new process; kill stops at once', async () => {
@@ -81,17 +81,17 @@ test('restart gives a new process; kill stops at once', async () => {
   expect(second).not.toBe(first);
   expect(isPidAlive(first)).toBe(false);
   expect(await act(a, 'kill')).toMatchObject({ status: 'succeeded' });
-  expect(t.runtime.state(a)).toBe('stopped');
+  expect(t.runtime.lifecycle.state(a)).toBe('stopped');
   expect(isPidAlive(second)).toBe(false);
-  expect(t.runtime.crashes(a)).toEqual([]);
+  expect(t.runtime.power.crashes(a)).toEqual([]);
 }, 180_000);
 
 test('SIGKILL behind the service\'s back: crash recorded with the last lines, restarted', async () => {
   const a = await running();
   const pid = pidOf(a)!;
   process.kill(pid, 'SIGKILL');
-  await waitFor('crash', () => t.runtime.crashes(a).length === 1);
-  const crash = t.runtime.crashes(a)[0];
+  await waitFor('crash', () => t.runtime.power.crashes(a).length === 1);
+  const crash = t.runtime.power.crashes(a)[0];
   expect(crash).toMatchObject({ reason: 'exited', signal: 'SIGKILL', exit_code: null });
   expect(crash.last_lines.length).toBeGreaterThan(0);
   await waitState(t.runtime, a, 'running');
@@ -101,7 +101,7 @@ test('SIGKILL behind the service\'s back: crash recorded with the last lines, re
 test('remove kills the game, deletes its folder and row, and frees its port', async () => {
   const a = await running();
   const pid = pidOf(a)!;
-  await t.runtime.remove(a);
+  await t.runtime.lifecycle.remove(a);
   expect(isPidAlive(pid)).toBe(false);
   expect(fs.existsSync(path.join(t.host.dataDir, 'servers', a))).toBe(false);
   const probe = net.createServer().listen(BASE_PORT, '127.0.0.1');

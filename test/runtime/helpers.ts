@@ -5,7 +5,8 @@ import { systemClock } from '../../src/clock';
 import { openDb, type Db } from '../../src/store/db';
 import { instanceName } from '../../src/runtime/cgroups';
 import { createLocalEnvironment } from '../../src/runtime/local-environment';
-import { createRuntime, runtimeConfigDefaults, type Runtime, type RuntimeConfig } from '../../src/runtime/runtime';
+import { runtimeConfigDefaults, type RuntimeConfig } from '../../src/runtime/types';
+import { composeRuntime, type Runtime } from '../../src/service';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { createStore } from '../../src/store';
 import type { Plan } from '../../src/catalog/plans';
@@ -18,7 +19,7 @@ export const fixtureSoftwareDir = path.join(__dirname, 'fixtures', 'software');
 const plan = (id: string, memory_mb: number, cpu_percent: number, player_slots: number, disk_mb = 1024): Plan => ({
   id, name: id, description: `test plan ${id}`, memory_mb, cpu_percent, player_slots, disk_mb, backups: 3,
 });
-/** The runtime's plans in these tests (RuntimeDeps.plans): the public catalog stays as it is. */
+/** The runtime's plans in these tests (RuntimeDeps.plans, src/service.ts): the public catalog stays as it is. */
 export const testPlans = [plan('small', 1024, 50, 5), plan('tiny', 128, 100, 2), plan('roomy', 1024, 50, 5, 4096)];
 export type TestPlanId = 'small' | 'tiny' | 'roomy';
 
@@ -117,7 +118,7 @@ export function makeRuntime(
     warn: (msg, fields) => void warnings.push(`${msg} ${JSON.stringify(fields)}`),
     error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
   };
-  return createRuntime({
+  return composeRuntime({
     store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }),
     clock: systemClock,
     environment: environment?.(log, config) ?? createLocalEnvironment({
@@ -163,12 +164,12 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | null
 }
 
 export function waitState(runtime: Runtime, serverId: string, state: ServerState, timeoutMs = 45_000): Promise<true> {
-  return waitFor(`${serverId} to be ${state} (is ${safeState(runtime, serverId)})`, () => runtime.state(serverId) === state, timeoutMs);
+  return waitFor(`${serverId} to be ${state} (is ${safeState(runtime, serverId)})`, () => runtime.lifecycle.state(serverId) === state, timeoutMs);
 }
 
 function safeState(runtime: Runtime, serverId: string): string {
   try {
-    return runtime.state(serverId);
+    return runtime.lifecycle.state(serverId);
   } catch {
     return 'gone';
   }
@@ -177,7 +178,7 @@ function safeState(runtime: Runtime, serverId: string): string {
 /** Resolves with the action once it has completed (succeeded or failed). */
 export function waitAction(runtime: Runtime, serverId: string, actionId: string, timeoutMs = 45_000) {
   return waitFor(`action ${actionId} to complete`, () => {
-    const a = runtime.getAction(serverId, actionId);
+    const a = runtime.power.getAction(serverId, actionId);
     return a.status === 'succeeded' || a.status === 'failed' ? a : null;
   }, timeoutMs);
 }

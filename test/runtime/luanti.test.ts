@@ -17,12 +17,12 @@ const BINARY = '/usr/lib/minetest/minetestserver';
 const t = hostPerTest('luanti');
 
 async function act(id: string, type: 'start' | 'stop' | 'restart' | 'kill') {
-  return waitAction(t.runtime, id, t.runtime.requestAction(id, 'usr_test', type).id);
+  return waitAction(t.runtime, id, t.runtime.power.requestAction(id, 'usr_test', type).id);
 }
 
 async function running(port: number): Promise<string> {
   const id = insertServer(t.host.db, { software: 'luanti', gameVersion: '5.6.1', port, transport: 'udp' });
-  await t.runtime.install(id);
+  await t.runtime.lifecycle.install(id);
   expect(await act(id, 'start')).toMatchObject({ status: 'succeeded' });
   return id;
 }
@@ -40,30 +40,30 @@ test('a Luanti server runs: its UDP port answers, steps per second and players a
   // The dedicated server steps every 0.09 s (dedicated_server_step): about 11 steps a second (a one-second window
   // can hold one step more or less).
   // The first reports can fall in the map's generation on a busy machine: wait for one past 5.
-  const tps = await waitFor('a tps report above 5', () => t.runtime.live().find((l) => l.serverId === id && (l.tps ?? 0) > 5)?.tps);
+  const tps = await waitFor('a tps report above 5', () => t.runtime.doors.live().find((l) => l.serverId === id && (l.tps ?? 0) > 5)?.tps);
   expect(tps).toBeLessThanOrEqual(13);
-  expect(await t.runtime.players(id)).toMatchObject({ online: 0, max: 5, players: [] });
+  expect(await t.runtime.consoles.players(id)).toMatchObject({ online: 0, max: 5, players: [] });
 
   // The world is the server's own, in its folder.
   const dir = path.join(t.host.dataDir, 'servers', id);
   expect(fs.existsSync(path.join(dir, 'world', 'world.mt'))).toBe(true);
   expect(fs.existsSync(path.join(dir, 'world', 'worldmods', 'gsh_report', 'init.lua'))).toBe(true);
 
-  t.runtime.sendCommand(id, '/status', { userId: 'usr_test', tokenId: 'tok_test' });
-  await waitFor('the /status answer', () => t.runtime.console.recent(id, 200).some((l) => /version: 5\.6\.1/.test(l.text)));
+  t.runtime.consoles.sendCommand(id, '/status', { userId: 'usr_test', tokenId: 'tok_test' });
+  await waitFor('the /status answer', () => t.runtime.consoles.recent(id, 200).some((l) => /version: 5\.6\.1/.test(l.text)));
 
   // A graceful stop is the software's /shutdown: the game exits by itself, nothing is recorded as a crash.
   expect(await act(id, 'stop')).toMatchObject({ status: 'succeeded' });
-  expect(t.runtime.state(id)).toBe('stopped');
-  expect(t.runtime.console.recent(id, 200).some((l) => l.text.includes('Shutting down'))).toBe(true);
-  expect(t.runtime.crashes(id)).toEqual([]);
+  expect(t.runtime.lifecycle.state(id)).toBe('stopped');
+  expect(t.runtime.consoles.recent(id, 200).some((l) => l.text.includes('Shutting down'))).toBe(true);
+  expect(t.runtime.power.crashes(id)).toEqual([]);
   expect(await luantiAnswers('127.0.0.1', BASE_PORT, 1000, 1)).toBe(false);
 }, 120_000);
 
 test('a typed /shutdown is a stop; kill works; a crash behind the service\'s back is restarted', async () => {
   const id = await running(BASE_PORT + 1);
   expect(await act(id, 'kill')).toMatchObject({ status: 'succeeded' });
-  expect(t.runtime.state(id)).toBe('stopped');
+  expect(t.runtime.lifecycle.state(id)).toBe('stopped');
 
   expect(await act(id, 'start')).toMatchObject({ status: 'succeeded' });
   const server = (t.host.db.prepare('SELECT pid FROM runtime_processes WHERE server_id = ?').get(id) as { pid: number }).pid;
@@ -72,12 +72,12 @@ test('a typed /shutdown is a stop; kill works; a crash behind the service\'s bac
   process.kill(game, 'SIGKILL');
   await waitState(t.runtime, id, 'crashed');
   await waitState(t.runtime, id, 'running', 60_000);
-  expect(t.runtime.crashes(id)[0]).toMatchObject({ reason: 'exited' });
+  expect(t.runtime.power.crashes(id)[0]).toMatchObject({ reason: 'exited' });
   expect(await luantiAnswers('127.0.0.1', BASE_PORT + 1)).toBe(true);
 
-  t.runtime.sendCommand(id, '/shutdown', { userId: 'usr_test', tokenId: 'tok_test' });
+  t.runtime.consoles.sendCommand(id, '/shutdown', { userId: 'usr_test', tokenId: 'tok_test' });
   await waitState(t.runtime, id, 'stopped');
-  expect(t.runtime.crashes(id)).toHaveLength(1);
+  expect(t.runtime.power.crashes(id)).toHaveLength(1);
 }, 120_000);
 
 test('a real Luanti client joins and shows up in players, and leaves', async () => {
@@ -85,16 +85,16 @@ test('a real Luanti client joins and shows up in players, and leaves', async () 
   const id = await running(port);
   const client = startLuantiClient(port, 'botone');
   try {
-    const joined = await waitFor('the client in players', () => t.runtime.live().find((l) => l.serverId === id && l.players_online === 1), 90_000);
+    const joined = await waitFor('the client in players', () => t.runtime.doors.live().find((l) => l.serverId === id && l.players_online === 1), 90_000);
     expect(joined).toBeTruthy();
-    expect(await t.runtime.players(id)).toMatchObject({
+    expect(await t.runtime.consoles.players(id)).toMatchObject({
       online: 1,
       players: [{ name: 'botone', uuid: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-3[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) }],
     });
-    expect(t.runtime.console.recent(id, 200).some((l) => /botone \[127\.0\.0\.1\] joins game/.test(l.text))).toBe(true);
+    expect(t.runtime.consoles.recent(id, 200).some((l) => /botone \[127\.0\.0\.1\] joins game/.test(l.text))).toBe(true);
   } finally {
     await client.stop();
   }
   // The server notices the peer is gone (a client ended by a signal may say no goodbye: then after its timeout).
-  await waitFor('the client gone', () => t.runtime.live().find((l) => l.serverId === id && l.players_online === 0), 90_000);
+  await waitFor('the client gone', () => t.runtime.doors.live().find((l) => l.serverId === id && l.players_online === 0), 90_000);
 }, 240_000);

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import type { Runtime } from '../../src/runtime/runtime';
+import type { Runtime } from '../../src/service';
 import { createTestHost, insertServer, isPidAlive, waitFor, waitState, type TestHost } from './helpers';
 
 const BASE_PORT = 26300;
@@ -83,7 +83,7 @@ test('kill -9 of the service: the IPC launcher exits by itself, the next life ki
   await waitState(runtime, fake, 'running');
   expect(processesOf(squid)).toHaveLength(1);
   expect(processesOf(fake)).toHaveLength(1);
-  expect(runtime.live().map((l) => l.serverId).sort()).toEqual([squid, fake].sort());
-  expect(runtime.crashes(squid)).toEqual([]); // a service restart is not the game's crash
+  expect(runtime.doors.live().map((l) => l.serverId).sort()).toEqual([squid, fake].sort());
+  expect(runtime.power.crashes(squid)).toEqual([]); // a service restart is not the game's crash
   expect(host.errors).toEqual([]);
 }, 120_000);

@@ -52,14 +52,14 @@ export function fixtureKeeper(t: TestApp) {
   }
 
   async function newServer(userId: string): Promise<string> {
-    const server = t.runtime.create(userId, NEW_SERVER);
+    const server = t.runtime.lifecycle.create(userId, NEW_SERVER);
     await t.runtime.idle(); // installed
     return server.id;
   }
 
   async function newAction(serverId: string, userId: string): Promise<string> {
     // Stop on a stopped server succeeds at once and starts nothing (the spec's createServerAction description).
-    const action = t.runtime.requestAction(serverId, userId, 'stop');
+    const action = t.runtime.power.requestAction(serverId, userId, 'stop');
     await waitFor(() => q.action.get(action.id) === 'succeeded', 'the fixture action to finish');
     return action.id;
   }
@@ -104,7 +104,7 @@ export function fixtureKeeper(t: TestApp) {
     const keep = new Set([u.server, u.sink]);
     for (const s of q.serversOf.all(u.userId) as { id: string; state: string }[]) {
       if (keep.has(s.id)) continue;
-      void t.runtime.remove(s.id); // starts nothing when it is already being deleted
+      void t.runtime.lifecycle.remove(s.id); // starts nothing when it is already being deleted
       await waitFor(() => q.server.get(s.id) === undefined, `server ${s.id} to be deleted`);
     }
     const state = q.server.get(u.server);

@@ -143,7 +143,7 @@ async function runCase(op: SpecOperation, c: Case): Promise<void> {
     }
     if (protoKeys() !== PROTO_BEFORE || ({} as Json).polluted !== undefined) problems.push('Object.prototype was polluted');
     const starts = t.db.prepare("SELECT count(*) FROM actions WHERE type IN ('start', 'restart')").pluck().get();
-    if (starts !== 0 || t.runtime.live().length > 0) problems.push('a game was asked to start (start guard failed)');
+    if (starts !== 0 || t.runtime.doors.live().length > 0) problems.push('a game was asked to start (start guard failed)');
   } finally {
     await keeper.settle();
     await keeper.repair(A);

@@ -1,5 +1,6 @@
 import type { ServersRepo } from '../../store/servers-repo';
-import type { Runtime } from '../../runtime/runtime';
+import type { BackupsService } from '../../runtime/backups';
+import type { KeptBackupsService } from '../../runtime/kept-backups';
 import type { Handlers } from '../types';
 import { page, withCursor } from './paging';
 import { ownedServer } from './owned';
@@ -8,39 +9,38 @@ import { ownedServer } from './owned';
  * Backups tag: listServerBackups, createServerBackup, getServerBackup, deleteServerBackup, getServerBackupArchive;
  * and the account's kept backups: listKeptBackups, getKeptBackup, deleteKeptBackup, getKeptBackupArchive.
  */
-export function backupHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
-  const backups = () => deps.runtime.data.backups;
-  const kept = () => deps.runtime.data.keptBackups;
+export function backupHandlers(deps: { servers: ServersRepo; backups: BackupsService; keptBackups: KeptBackupsService }): Handlers {
+  const { backups, keptBackups: kept } = deps;
   return {
     listServerBackups: ({ principal, path, query }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: withCursor(backups().list(server.id, page(query))) };
+      return { status: 200, body: withCursor(backups.list(server.id, page(query))) };
     },
     createServerBackup: ({ principal, path, body }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      const backup = backups().create(server.id, body.name ?? null);
+      const backup = backups.create(server.id, body.name ?? null);
       return { status: 202, body: backup, headers: { Location: `/v1/servers/${server.id}/backups/${backup.id}` } };
     },
     getServerBackup: ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: backups().get(server.id, path.backup_id) };
+      return { status: 200, body: backups.get(server.id, path.backup_id) };
     },
     deleteServerBackup: async ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      await backups().remove(server.id, path.backup_id);
+      await backups.remove(server.id, path.backup_id);
       return { status: 204, body: undefined };
     },
     getServerBackupArchive: ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      return archiveReply(backups().archive(server.id, path.backup_id));
+      return archiveReply(backups.archive(server.id, path.backup_id));
     },
-    listKeptBackups: ({ principal, query }) => ({ status: 200, body: withCursor(kept().list(principal.userId, page(query))) }),
-    getKeptBackup: ({ principal, path }) => ({ status: 200, body: kept().get(principal.userId, path.backup_id) }),
+    listKeptBackups: ({ principal, query }) => ({ status: 200, body: withCursor(kept.list(principal.userId, page(query))) }),
+    getKeptBackup: ({ principal, path }) => ({ status: 200, body: kept.get(principal.userId, path.backup_id) }),
     deleteKeptBackup: async ({ principal, path }) => {
-      await kept().remove(principal.userId, path.backup_id);
+      await kept.remove(principal.userId, path.backup_id);
       return { status: 204, body: undefined };
     },
-    getKeptBackupArchive: ({ principal, path }) => archiveReply(kept().archive(principal.userId, path.backup_id)),
+    getKeptBackupArchive: ({ principal, path }) => archiveReply(kept.archive(principal.userId, path.backup_id)),
   };
 }
 

@@ -1,18 +1,18 @@
 import type { ServersRepo } from '../../store/servers-repo';
-import type { Runtime } from '../../runtime/runtime';
+import type { Consoles } from '../../runtime/consoles';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
 import { idempotent } from './idempotent';
 import { ownedServer } from './owned';
 
 /** Console tag: getServerConsole, sendServerCommand, streamServerConsole. */
-export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime; idempotency: IdempotencyRepo }): Handlers {
-  const { servers, runtime } = deps;
+export function consoleHandlers(deps: { servers: ServersRepo; consoles: Consoles; idempotency: IdempotencyRepo }): Handlers {
+  const { servers, consoles } = deps;
   return {
     getServerConsole: ({ principal, path, query }) => {
       const server = ownedServer(servers, principal, path.server_id);
       const limit = query.limit === undefined ? 100 : Number(query.limit);
-      return { status: 200, body: { data: runtime.console.recent(server.id, limit) } };
+      return { status: 200, body: { data: consoles.recent(server.id, limit) } };
     },
 
     sendServerCommand: (call) => {
@@ -21,7 +21,7 @@ export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime; 
       // The answer is the command as the console recorded it: an `input` line with the caller's token id.
       return idempotent(deps.idempotency, call, { operation: 'sendServerCommand', path: server.id, body }, () => ({
         status: 202 as const,
-        body: runtime.sendCommand(server.id, body.command, principal),
+        body: consoles.sendCommand(server.id, body.command, principal),
       }));
     },
 
@@ -36,8 +36,8 @@ export function consoleHandlers(deps: { servers: ServersRepo; runtime: Runtime; 
         // gets what is still buffered (the spec's streamServerConsole).
         stream: (write, after) => {
           const afterSeq = after === undefined ? asked : Number(after);
-          if (after !== undefined && !runtime.console.holdsAllAfter(server.id, afterSeq)) return null;
-          return runtime.console.subscribe(server.id, (line) => write({ event: 'line', id: String(line.seq), data: line }), { afterSeq });
+          if (after !== undefined && !consoles.holdsAllAfter(server.id, afterSeq)) return null;
+          return consoles.subscribe(server.id, (line) => write({ event: 'line', id: String(line.seq), data: line }), { afterSeq });
         },
       };
     },

@@ -1,5 +1,6 @@
 import type { ServersRepo } from '../../store/servers-repo';
-import type { Runtime } from '../../runtime/runtime';
+import type { Consoles } from '../../runtime/consoles';
+import type { PlayerListsService } from '../../runtime/player-lists';
 import type { Handlers } from '../types';
 import { ownedServer } from './owned';
 
@@ -8,12 +9,12 @@ import { ownedServer } from './owned';
  * (getServerPlayerList, updateServerPlayerList, addServerPlayerListEntry, removeServerPlayerListEntry) by
  * src/runtime/player-lists.ts.
  */
-export function playerHandlers(deps: { servers: ServersRepo; runtime: Runtime }): Handlers {
-  const lists = deps.runtime.data.playerLists;
+export function playerHandlers(deps: { servers: ServersRepo; consoles: Consoles; playerLists: PlayerListsService }): Handlers {
+  const lists = deps.playerLists;
   return {
     listServerPlayers: async ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: await deps.runtime.players(server.id) };
+      return { status: 200, body: await deps.consoles.players(server.id) };
     },
     getServerPlayerList: ({ principal, path }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);

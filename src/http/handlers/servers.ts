@@ -5,7 +5,9 @@ import type { VersionCatalog } from '../../catalog/versions';
 import type { BackupSchedule, Server, ServersRepo } from '../../store/servers-repo';
 import { scheduleErrors } from '../../runtime/backup-schedule';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
-import type { Runtime } from '../../runtime/runtime';
+import type { Lifecycle } from '../../runtime/lifecycle';
+import type { SettingsService } from '../../runtime/server-settings';
+import type { KeptBackupsService } from '../../runtime/kept-backups';
 import type { Call, Handlers, Reply } from '../types';
 import { page } from './paging';
 import { ownedServer, serverNotFound } from './owned';
@@ -14,12 +16,16 @@ export interface ServerDeps {
   servers: ServersRepo;
   idempotency: IdempotencyRepo;
   versions: VersionCatalog;
-  runtime: Runtime;
+  lifecycle: Lifecycle;
+  /** Settings given at create are checked by their owner (SettingsService.checkNew). */
+  settings: Pick<SettingsService, 'checkNew'>;
+  /** deleteServer?keep_backups=true promises the server's backups to its owner. */
+  keptBackups: Pick<KeptBackupsService, 'promise'>;
 }
 
 /** Servers tag: listServers, createServer, getServer, updateServer, deleteServer. */
 export function serverHandlers(deps: ServerDeps): Handlers {
-  const { servers, runtime } = deps;
+  const { servers, lifecycle } = deps;
   return {
     listServers: ({ principal, query }) => {
       const { limit, startingAfter } = page(query);
@@ -39,14 +45,14 @@ export function serverHandlers(deps: ServerDeps): Handlers {
     updateServer: ({ principal, path, body }) => {
       if (body.plan !== undefined) checkPlan(body.plan);
       if (body.backup_schedule) checkSchedule(body.backup_schedule, body.plan ?? ownedServer(servers, principal, path.server_id).plan);
-      return { status: 200, body: runtime.update(principal.userId, path.server_id, body) };
+      return { status: 200, body: lifecycle.update(principal.userId, path.server_id, body) };
     },
 
     deleteServer: ({ principal, path, query }) => {
       const server = ownedServer(servers, principal, path.server_id);
       // openapi-backend checked the query against the spec (`true` or `false`) but hands it over as the string sent.
-      if (String(query.keep_backups) === 'true') runtime.data.keptBackups.promise(server.id); // 403 past KEPT_BACKUPS_PER_USER
-      void runtime.remove(server.id); // 202: the state is `deleting` now; the row goes when the removal ends
+      if (String(query.keep_backups) === 'true') deps.keptBackups.promise(server.id); // 403 past KEPT_BACKUPS_PER_USER
+      void lifecycle.remove(server.id); // 202: the state is `deleting` now; the row goes when the removal ends
       return { status: 202, body: ownedServer(servers, principal, server.id) };
     },
   };
@@ -84,14 +90,14 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
     name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version,
     idle_stop_minutes: body.idle_stop_minutes ?? null, backup_schedule: body.backup_schedule ?? null,
   };
-  const settings = body.settings ? deps.runtime.data.settings.checkNew(version.software, body.plan, body.settings) : {};
+  const settings = body.settings ? deps.settings.checkNew(version.software, body.plan, body.settings) : {};
   const created = (server: Server, replayed = false): Reply<'createServer'> => ({
     status: 201,
     body: server,
     headers: { Location: `/v1/servers/${server.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
   });
   const key = headers['idempotency-key'] as string | undefined;
-  if (key === undefined) return created(deps.runtime.create(principal.userId, input, settings));
+  if (key === undefined) return created(deps.lifecycle.create(principal.userId, input, settings));
 
   // Fields added later join the hash only when sent, so a key stored before them still matches its retry.
   const later = [
@@ -104,7 +110,7 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
     principal.userId,
     key,
     requestHash,
-    () => deps.runtime.create(principal.userId, input, settings),
+    () => deps.lifecycle.create(principal.userId, input, settings),
     (server) => ({ status: 201, body: JSON.stringify(server) }),
   );
   return outcome.replayed ? created(JSON.parse(outcome.body) as Server, true) : created(outcome.value);

@@ -1,0 +1,55 @@
+import { AppError } from '../errors';
+import type { ConsoleLine, ConsoleListener } from './console-buffer';
+import { isCommandLine } from './console-text';
+import type { Doors } from './doors';
+import type { PowerService } from './power';
+import type { Players } from './probes';
+import { isStopCommand } from './software-catalog';
+import type { CommandSender } from './types';
+
+/**
+ * The servers' consoles and who is online (docs/architecture.md "Streams"): lines read from each server's ring
+ * buffer, commands written to its running game, players as the game reports them. Each method takes a server id
+ * its caller has checked is the caller's.
+ */
+export function createConsoles(deps: { doors: Pick<Doors, 'of'>; power: Pick<PowerService, 'requestAction'>; now: () => number }) {
+  const { doors } = deps;
+  return {
+    /** The newest `limit` lines (default 100), oldest first. */
+    recent: (serverId: string, limit = 100): ConsoleLine[] => doors.of(serverId).console.recent(limit),
+    /** Live lines; with afterSeq, first the buffered lines after it. Returns the unsubscribe function. */
+    subscribe: (serverId: string, fn: ConsoleListener, opts: { afterSeq?: number } = {}): (() => void) =>
+      doors.of(serverId).console.subscribe(fn, opts.afterSeq),
+    /** Whether every line after `afterSeq` is still buffered (ConsoleBuffer.holdsAllAfter). */
+    holdsAllAfter: (serverId: string, afterSeq: number): boolean => doors.of(serverId).console.holdsAllAfter(afterSeq),
+
+    /**
+     * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
+     * line of text. Echoed as an `input` line that records the sender's token. The software's stop command is a
+     * stop action by the sender instead (refused like one: action_conflict while another action holds the server).
+     */
+    sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine {
+      const door = doors.of(serverId);
+      const game = door.running('commands need it running');
+      // The spec refuses these before a handler runs; checked again for the runtime's other callers.
+      if (!isCommandLine(text)) {
+        const detail = 'must be one non-empty line of text, without control characters';
+        throw new AppError('validation_failed', `A command ${detail}.`, [{ pointer: '/command', detail }]);
+      }
+      if (isStopCommand(game.def, text)) {
+        // The game would exit on it as on a crash (and be restarted): it is this user's stop action instead, so
+        // desired state becomes `stopped` with the action and the exit is expected. The action sends the stop.
+        deps.power.requestAction(serverId, sender.userId, 'stop');
+        return door.console.push('input', text, sender.tokenId);
+      }
+      const line = door.console.push('input', text, sender.tokenId);
+      game.send(text);
+      return line;
+    },
+
+    /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */
+    players: async (serverId: string): Promise<Players> => doors.of(serverId).running('players are known only while it runs').players(deps.now()),
+  };
+}
+
+export type Consoles = ReturnType<typeof createConsoles>;
