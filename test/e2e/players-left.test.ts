@@ -55,9 +55,13 @@ async function join(id: string, port: number, username: string): Promise<minefla
   return bot;
 }
 
-/** Ends the client (if the server has not ended it already) and waits for its connection to close. */
+/**
+ * Ends the client unless the server did already, and waits for its connection to close (minecraft-protocol's end()
+ * on a closed connection would leave a 30 s timer behind).
+ */
 async function quit(bot: mineflayer.Bot): Promise<void> {
-  const closed = new Promise<void>((resolve) => (bot._client.ended ? resolve() : bot.once('end', () => resolve())));
+  if (bot._client.ended) return;
+  const closed = new Promise<void>((resolve) => bot.once('end', () => resolve()));
   bot.end();
   await closed;
 }
