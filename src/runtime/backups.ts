@@ -89,6 +89,7 @@ export function createBackups(deps: BackupsDeps) {
           await fs.promises.rm(`${file}.partial`, { force: true });
           deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
         }
+        ctx.release(); // the backup has ended: an action asked for now waits for the start below, not refused
         if (wasRunning && !ctx.overtaken) {
           const failure = await server.start(); // not after a kill, a removal or the shutdown overtook it
           if (failure) deps.log.warn('a server stopped for a backup did not start again', { server_id: server.id, code: failure.code });

@@ -18,6 +18,11 @@ export interface CommandContext {
   readonly overtaken: boolean;
   /** Resolves once every other command under way on this server has ended (the removal waits before deleting). */
   othersSettled(): Promise<void>;
+  /**
+   * What it holds the server for is done (a backup's archive is written): requests are accepted again, and wait
+   * behind the rest of it (the game's start after a backup) as behind any command.
+   */
+  release(): void;
 }
 
 /**
@@ -61,6 +66,7 @@ export interface DoorDeps {
 interface Entry {
   command: Command;
   overtaken: boolean;
+  released: boolean;
   done: Promise<Failure | null>;
   resolve(failure: Failure | null): void;
 }
@@ -110,7 +116,7 @@ export class ServerDoor {
     if (!command.run) return Promise.resolve(null);
     let resolve!: (failure: Failure | null) => void;
     const done = new Promise<Failure | null>((r) => (resolve = r));
-    const entry: Entry = { command, overtaken: false, done, resolve };
+    const entry: Entry = { command, overtaken: false, released: false, done, resolve };
     this.deps.track(done);
     if (command.overtakes) {
       for (const waiting of this.queue.splice(0)) this.cancel(waiting, command);
@@ -123,9 +129,9 @@ export class ServerDoor {
     return done;
   }
 
-  /** The command holding the server against requests (waiting or running, not overtaken), or null. */
+  /** The command holding the server against requests (waiting or running, not overtaken nor released), or null. */
   holder(): Command | null {
-    const held = [...this.underway, ...this.queue].find((e) => e.command.holds && !e.overtaken);
+    const held = [...this.underway, ...this.queue].find((e) => e.command.holds && !e.overtaken && !e.released);
     return held?.command ?? null;
   }
 
@@ -168,6 +174,7 @@ export class ServerDoor {
     const ctx: CommandContext = {
       get overtaken() { return entry.overtaken; },
       othersSettled: () => this.othersSettled(entry),
+      release: () => void (entry.released = true),
     };
     setImmediate(() => void this.runOne(entry, ctx));
   }

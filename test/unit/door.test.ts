@@ -155,3 +155,34 @@ test('othersSettled waits for the commands it overtook; a run that throws ends a
   expect(errors).toEqual(['a command on a server failed unexpectedly']);
   await settled();
 });
+
+test('a command that releases its hold lets requests in, which then wait behind the rest of it', async () => {
+  const log: string[] = [];
+  const { door: d } = door();
+  let release!: () => void;
+  let finish!: () => void;
+  const finished = new Promise<void>((r) => (finish = r));
+  void d.submit({
+    kind: 'backup', holds: true,
+    run: async (_s, ctx) => {
+      release = () => ctx.release();
+      await finished;
+      log.push('backup ended');
+      return null;
+    },
+  });
+  await tick();
+  expect(d.holder()?.kind).toBe('backup');
+  release(); // the archive is written; the game's start follows
+  expect(d.holder()).toBeNull();
+  const restore = held('restore', log, { actionId: 'act_4' });
+  void d.submit(restore.command);
+  expect(d.holder()?.actionId).toBe('act_4');
+  await tick();
+  expect(log).toEqual([]); // the lock is still the backup's
+  finish();
+  await tick();
+  await tick();
+  expect(log).toEqual(['backup ended', 'restore began']);
+  restore.end(null);
+});
