@@ -2475,9 +2475,9 @@ export interface components {
          *     `restart`, `kill` and `restore` (those actions), `backup` (a backup stopped it while it archived the world),
          *     `disk_quota_exceeded` (the service stopped it for going over its plan's disk), `crash` (it ended without
          *     being asked; see `server.crashed`), `delete` (the server was deleted), `shutdown` (the service shut down and
-         *     stopped it; a game in a container keeps running through a restart of the service, and its players stay),
-         *     `unreachable` (its node stopped answering, and when it answered again the game was gone). The set may
-         *     grow within v1.
+         *     stopped it, or stopped without warning and found it gone when it started again; a game in a container
+         *     keeps running through a restart of the service, and its players stay), `unreachable` (its node stopped
+         *     answering, and when it answered again the game was gone). The set may grow within v1.
          * @example stop
          * @enum {string}
          */

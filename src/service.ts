@@ -199,6 +199,7 @@ export function composeRuntime(deps: RuntimeDeps) {
     servers: store.servers, processes: store.processes, crashPolicy, environment, catalog, plans, log, config, now, track: work.track,
     emitState: (e) => events.emit('state', e),
     playersChanged: (id, joined, left, reason) => store.events.playersChanged(id, joined, left, reason),
+    onlinePlayers: (id) => store.events.onlinePlayers(id),
     settings: createLaunchFiles({ settings: store.settings, playerLists: store.playerLists }),
   });
   const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans, doors });

@@ -139,7 +139,10 @@ export class Game {
     isStarting: () => boolean,
     /** Who joined and who left between two player reports (IPC reports only: a ping's list may be cut short). */
     private readonly onPlayers: PlayersChanged = () => undefined,
+    /** Who is online already, for a game taken over while it runs (the events say so): not joined again. */
+    online: Player[] = [],
   ) {
+    this.reported = online.length > 0 ? { online: online.length, max: plan.player_slots, players: online } : null;
     let signalReady = () => undefined as void;
     this.ready = new Promise<void>((resolve) => (signalReady = resolve));
     const readyRegex = 'console' in def.ready ? def.ready.console : null;

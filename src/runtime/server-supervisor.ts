@@ -26,6 +26,8 @@ export interface SupervisorDeps {
   isClosing: () => boolean;
   emitState: (e: StateChange) => void;
   playersChanged?: (serverId: string, joined: Player[], left: Player[], reason: PlayerLeftReason) => void;
+  /** Who the server's events say is online (EventsRepo.onlinePlayers): for a game it did not see report. */
+  onlinePlayers?: (serverId: string) => Player[];
   /** The files and arguments a launch takes from the server's settings and player lists (launch-files.ts). */
   settings: LaunchSettings;
   /** After a crash is recorded: its door schedules the crash policy's restart (door.ts restartIfWanted). */
@@ -172,10 +174,26 @@ export class ServerSupervisor extends ServerStateMachine {
     return { code: 'action_cancelled', detail: 'The start was interrupted by a stop, kill or shutdown.' };
   }
 
-  /** Boot: takes over a game a previous life left running (Environment.adopt); the state stays `running`. */
+  /**
+   * Takes over a game still running (Environment.adopt: a previous life's, or one whose node returned); the state
+   * stays `running`. Its players are those the events say are online, so its next report joins nobody twice.
+   */
   adopt(proc: GameProcess): void {
     const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
-    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers));
+    const online = this.deps.onlinePlayers?.(this.id) ?? [];
+    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers, online));
+  }
+
+  /** Boot: the game of a previous life is gone (no process is left): `stopped`, and its players left with it. */
+  override resetAtBoot(): void {
+    this.leaveUnseen('shutdown');
+    super.resetAtBoot();
+  }
+
+  /** A game went away without this supervisor seeing it end: every player the events say was online leaves. */
+  private leaveUnseen(reason: PlayerLeftReason): void {
+    const online = this.deps.onlinePlayers?.(this.id) ?? [];
+    if (online.length > 0) this.deps.playersChanged?.(this.id, [], online, reason);
   }
 
   /** The removal began: `deleting`, terminal (the removal then kills the game and deletes the folder). */
@@ -194,6 +212,7 @@ export class ServerSupervisor extends ServerStateMachine {
   nodeReturned(proc: GameProcess | null): void {
     if (this.current !== 'unreachable') return;
     if (proc) this.adopt(proc);
+    else this.leaveUnseen('unreachable'); // none if its exit was seen while the node was away (onExit)
     this.setState(proc ? 'running' : 'stopped', 'node_returned');
   }
 

@@ -68,6 +68,12 @@ export function createEventsRepo(db: Db, clock: Clock) {
     // Events are appended in time order, so the expired ones are those before the first one that is not: the
     // subquery walks `seq` from the oldest and stops there (no index on created_at; migration 023). An event
     // stamped out of order (the clock stepped back) is kept longer, never deleted early.
+    // Per player of the server, its last player.* event (the owner's events, through events_by_user): who the events
+    // say is online. Read at boot and when a node returns, never per request.
+    online: db.prepare(`SELECT data FROM (SELECT type, data, ROW_NUMBER() OVER (
+        PARTITION BY json_extract(data, '$.player.uuid') ORDER BY seq DESC) AS n
+      FROM events WHERE user_id = (SELECT user_id FROM servers WHERE id = @id) AND server_id = @id
+        AND type IN ('player.joined', 'player.left')) WHERE n = 1 AND type = 'player.joined' ORDER BY data`).pluck(),
     purge: db.prepare(`DELETE FROM events WHERE seq < COALESCE(
       (SELECT seq FROM events WHERE created_at >= ? ORDER BY seq LIMIT 1), 9223372036854775807)`),
   };
@@ -139,6 +145,15 @@ export function createEventsRepo(db: Db, clock: Clock) {
         for (const player of joined) this.appendForServer(serverId, 'player.joined', { player });
         for (const player of left) this.appendForServer(serverId, 'player.left', { player, reason });
       })();
+    },
+
+    /**
+     * The players the server's events say are online: each one whose last player event is a player.joined. The
+     * runtime asks when it takes over a game it did not see report (adopted at boot or after its node returned),
+     * and when a game went away unseen (a previous service life's), so no player is joined twice or left a ghost.
+     */
+    onlinePlayers(serverId: string): Player[] {
+      return (q.online.all({ id: serverId }) as string[]).map((data) => (JSON.parse(data) as { player: Player }).player);
     },
 
     /** Every user's events after `seq` (the feed, src/events/feed.ts); it fans them out per user. */
