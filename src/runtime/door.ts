@@ -2,7 +2,8 @@ import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { actionFailure, type Failure } from '../store/actions-repo';
 import type { CrashPolicy } from './crash-policy';
-import type { ServerSupervisor } from './server-supervisor';
+import { ServerSupervisor, type SupervisorDeps } from './server-supervisor';
+import type { ServerState } from './states';
 
 /** What a command is: for conflicts, logs, and a reader looking for who does what to a server. */
 export type CommandKind =
@@ -89,8 +90,12 @@ export class ServerDoor {
   private readonly queue: Entry[] = [];
   private readonly underway = new Set<Entry>();
   private restartTimer: NodeJS.Timeout | null = null;
+  private readonly server: ServerSupervisor;
 
-  constructor(private readonly server: ServerSupervisor, private readonly deps: DoorDeps) {}
+  /** Makes the server's supervisor, which only this door holds; a crash it records schedules the restart here. */
+  constructor(id: string, initial: ServerState, supervisor: Omit<SupervisorDeps, 'crashed'>, private readonly deps: DoorDeps) {
+    this.server = new ServerSupervisor(id, initial, { ...supervisor, crashed: () => this.restartIfWanted() });
+  }
 
   get id() { return this.server.id; }
   get state() { return this.server.state; }

@@ -1,7 +1,7 @@
 import { AppError } from '../errors';
 import type { Server } from '../store/servers-repo';
 import { ServerDoor } from './door';
-import { ServerSupervisor, type SupervisorDeps } from './server-supervisor';
+import type { SupervisorDeps } from './server-supervisor';
 import type { LiveServer } from './types';
 
 export type DoorsDeps = Omit<SupervisorDeps, 'isClosing' | 'crashed'> & {
@@ -22,11 +22,8 @@ export function createDoors(deps: DoorsDeps) {
   function forServer(server: Pick<Server, 'id' | 'state'>): ServerDoor {
     let door = map.get(server.id);
     if (!door) {
-      const made: ServerDoor = new ServerDoor(
-        new ServerSupervisor(server.id, server.state, { ...deps, isClosing, crashed: () => made.restartIfWanted() }),
-        { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track },
-      );
-      map.set(server.id, (door = made));
+      door = new ServerDoor(server.id, server.state, { ...deps, isClosing }, { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track });
+      map.set(server.id, door);
     }
     return door;
   }

@@ -3,14 +3,16 @@
 // once. The door is pure scheduling, so it is tested here with commands that record what they see; the runtime
 // and integration tests drive it with real games.
 import { ServerDoor, type Command, type CommandContext } from '../../src/runtime/door';
-import type { ServerSupervisor } from '../../src/runtime/server-supervisor';
+import type { SupervisorDeps } from '../../src/runtime/server-supervisor';
+import { runtimeConfigDefaults } from '../../src/runtime/types';
 import type { Failure } from '../../src/store/actions-repo';
 
-const server = { id: 'srv_door1', state: 'stopped', console: { push: () => undefined } } as unknown as ServerSupervisor;
+/** The supervisor the door makes: these commands never touch it, and its console file is never opened. */
+const supervisor = { config: { ...runtimeConfigDefaults, dataDir: '/nonexistent' }, now: () => 0 } as unknown as SupervisorDeps;
 
 function door(errors: string[] = []) {
   const work: Promise<unknown>[] = [];
-  const d = new ServerDoor(server, {
+  const d = new ServerDoor('srv_door1', 'stopped', supervisor, {
     crashPolicy: { scheduleRestart: () => null },
     isClosing: () => false,
     log: { info: () => undefined, warn: () => undefined, error: (msg) => void errors.push(msg) },
