@@ -2,7 +2,7 @@
  * How a game process is installed, started, stopped, killed, sent a console command and read from.
  *
  * Modelled on Pterodactyl Wings' `environment.ProcessEnvironment`: one interface with a contract per method, so
- * the supervisor (runtime.ts) never touches child_process and another environment (containers, a remote node)
+ * the supervisor (server-supervisor.ts) never touches child_process and another environment (containers, a remote node)
  * can be dropped in. Unlike Wings, the environment does not own the server state: it reports facts (lines,
  * messages, exit) and the supervisor decides what they mean.
  *
