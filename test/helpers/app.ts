@@ -58,7 +58,6 @@ export async function createTestApp(options: TestAppOptions = {}) {
   const check = await createContractChecker();
   const contractFailures: string[] = [];
   const service = await buildService(config, options.logger ?? (process.env.DEBUG_LOG ? createLogger() : silentLogger), {
-    lazyValidators: true,
     ...options,
     onResponse: (sent) => contractFailures.push(...check(sent)),
   });
