@@ -2,8 +2,8 @@
 // (patches/openapi-backend+5.20.1.patch, applied at install), each seen through the library's public interface:
 // - routing: every operation of the spec is found by its own path (values filled in, a trailing slash), and unknown
 //   paths and methods are refused as 404 and 405; the patched router builds its operation list and path patterns
-//   once per definition (getOperations gives the same operations twice, a new list after a new definition) and
-//   still orders templates by specificity;
+//   once per definition (getOperations gives the same operations twice, a new list after a new definition),
+//   still orders templates by specificity, and its faster parse gives what the parse gave;
 // - validation: every operation's request validators compile (they are compiled on first use at run time, so a
 //   schema Ajv cannot compile must fail here, not on a request), the answer carries the coerced query and the
 //   decoded path, a single value of an array query parameter becomes a one-item array; the patched validator makes
@@ -85,6 +85,21 @@ describe('routing', () => {
     expect(outcome(router, request('GET', '/a/z/c'))).toBe('anyThenC');
     expect(outcome(router, request('PATCH', '/a/z'))).toMatch(/^405-/);
     expect(outcome(router, request('GET', '/b'))).toMatch(/^404-/);
+  });
+
+  test('the patched parse keeps what the parse gave: header names in lower case, own keys only, the other fields of the request, a copy of the query', () => {
+    const get = api.router.getOperation('getServer')!;
+    const query = { a: ['1', '2'] };
+    const headers = JSON.parse('{"Content-Type":"application/json","__proto__":"x","Cookie":"k=v"}');
+    const req = { ...request('GET', '/v1/servers/a%20b', { query, headers }), extra: 'kept' };
+    const parsed = api.router.parseRequest(req, get) as unknown as Record<string, unknown> & { headers: object };
+    expect(parsed).toMatchObject({ extra: 'kept', method: 'get', path: '/v1/servers/a%20b', params: { server_id: 'a b' }, query, cookies: { k: 'v' } });
+    expect(parsed.query).not.toBe(query);
+    expect(Object.getPrototypeOf(parsed.headers)).toBe(Object.prototype);
+    expect(Object.entries(parsed.headers)).toEqual([['content-type', 'application/json'], ['__proto__', 'x'], ['cookie', 'k=v']]);
+    const own = JSON.parse('{"__proto__":{"polluted":true},"method":"GET","path":"/v1/servers/x","headers":{}}');
+    expect(Object.getPrototypeOf(api.router.parseRequest(own, get))).toBe(Object.prototype);
+    expect(api.router.parseRequest(request('GET', '/v1/servers?limit=5', { query: undefined }), api.router.getOperation('listServers')).query).toEqual({ limit: '5' });
   });
 
   test.each([['/v1/servers', '/v1/servers'], ['/v1/servers/', '/v1/servers'], [' /v1/servers/// ', '/v1/servers'], ['/', '/']])(
