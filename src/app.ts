@@ -89,8 +89,9 @@ export interface AppDeps {
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
   /**
-   * openapi-backend's router and validators, built from `spec` (src/http/openapi.ts) unless given: they never change,
-   * so tests build them once per worker and hand them to every app (test/helpers/app.ts).
+   * openapi-backend's router and validators, built from `spec` with every request validator compiled
+   * (src/http/openapi.ts) unless given: they never change, so tests build them once per test file, compiled as
+   * operations are used, and hand them to every app (test/helpers/app.ts).
    */
   openapi?: OpenApi;
 }
@@ -116,7 +117,7 @@ export async function createApp(deps: AppDeps) {
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
-  const openapi = deps.openapi ?? (await createOpenApi(deps.spec));
+  const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
   const dispatch = createDispatcher(openapi, handlers, tokens, {
     sendFile,
     stream: (req, res, stream, principal) =>
