@@ -59,6 +59,8 @@ export interface Config {
   dashboard: DashboardSettings;
   /** The operator's Prometheus metrics (README "Metrics"): off unless a port or a token is set. */
   prometheus: PrometheusSettings;
+  /** NODE_ENV=test (jest sets it): settings only tests may use are taken (PASSWORD_SCRYPT_N below OWASP's). */
+  testMode: boolean;
 }
 
 export interface PrometheusSettings {
@@ -96,7 +98,7 @@ export class ConfigError extends Error {}
  */
 function passwordCost(env: NodeJS.ProcessEnv): ScryptCost {
   const raw = env.PASSWORD_SCRYPT_N;
-  const cost = scryptCost(raw === undefined || raw === '' ? 2 ** 17 : Number(raw), env.NODE_ENV === 'test');
+  const cost = scryptCost(raw === undefined || raw === '' ? 2 ** 17 : Number(raw), env.NODE_ENV === 'test'); // Config.testMode
   if (typeof cost === 'string') throw new ConfigError(`PASSWORD_SCRYPT_N ${cost}; got "${raw}".`);
   return cost;
 }
@@ -260,5 +262,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       passwordCost: passwordCost(env),
     },
     prometheus: prometheus(env),
+    testMode: env.NODE_ENV === 'test',
   };
 }
