@@ -1,6 +1,4 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { OpenAPIBackend, OpenAPIValidator } from 'openapi-backend';
-import addFormats from 'ajv-formats';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { Db } from './store/db';
 import type { Store } from './store';
@@ -36,8 +34,8 @@ import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
 import type { Handlers } from './http/types';
-import { createDispatcher, serverReadOf } from './http/dispatch';
-import { routeOnce } from './http/routing';
+import { createDispatcher } from './http/dispatch';
+import { createOpenApi, type OpenApi } from './http/openapi';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
 import { alertHandlers } from './http/handlers/alerts';
@@ -91,11 +89,11 @@ export interface AppDeps {
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
   /**
-   * Compile each operation's request validators on its first request instead of at start. `npm start` compiles
-   * them all up front (about 2 s), so a schema Ajv cannot compile stops the boot and no first request pays for
-   * it; tests build an app per test and touch a few operations each (docs/conventions.md "Tests").
+   * openapi-backend's router and validators, built from `spec` with every request validator compiled
+   * (src/http/openapi.ts) unless given: they never change, so tests build them once per test file, compiled as
+   * operations are used, and hand them to every app (test/helpers/app.ts).
    */
-  lazyValidators?: boolean;
+  openapi?: OpenApi;
 }
 
 /**
@@ -120,9 +118,8 @@ export async function createApp(deps: AppDeps) {
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
-  const api = await createApi(deps);
-  const authn = { tokens, serverRead: serverReadOf(api) };
-  const dispatch = createDispatcher(api, handlers, authn, {
+  const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
+  const dispatch = createDispatcher(openapi, handlers, tokens, {
     sendFile,
     stream: (req, res, stream, principal) =>
       deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId }),
@@ -158,7 +155,7 @@ export async function createApp(deps: AppDeps) {
     '/v1',
     series(
       cors(deps.config.corsOrigins),
-      createRateLimiter(authn, {
+      createRateLimiter(tokens, {
         limit: deps.config.rateLimitPerMinute,
         windowMs: deps.config.rateLimitWindowMs,
         store: deps.rateLimitStore,
@@ -186,28 +183,3 @@ export async function createApp(deps: AppDeps) {
   return app;
 }
 
-/**
- * openapi-backend built from the spec: its router (routing.ts makes its per-request work happen once) and its
- * Ajv request validators. The dispatcher (dispatch.ts) calls them; no handler is registered with it.
- */
-async function createApi(deps: AppDeps) {
-  // validate: false here only so that init() builds no validator: the one built after init() is the same
-  // openapi-backend OpenAPIValidator, with lazy compilation under our control (AppDeps.lazyValidators).
-  const api = new OpenAPIBackend({ definition: structuredClone(deps.spec.document) as never, strict: true, validate: false });
-  // openapi-backend checks the document against the OpenAPI 3.0 meta-schema, which rejects valid 3.1
-  // (`type: [string, "null"]`, info.summary). `redocly lint` (recommended-strict) is our definition check.
-  (api as unknown as { validateDefinition: () => unknown }).validateDefinition = () => undefined;
-  await api.init();
-  api.validator = new OpenAPIValidator({
-    definition: api.definition,
-    router: api.router,
-    ajvOpts: { allErrors: true, strict: false },
-    customizeAjv: (ajv) => {
-      addFormats(ajv);
-      return ajv;
-    },
-    lazyCompileValidators: deps.lazyValidators === true,
-  });
-  routeOnce(api.router); // the per-request routing and parsing work done once (src/http/routing.ts)
-  return api;
-}

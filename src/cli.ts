@@ -144,7 +144,7 @@ function changePassword(c: CommandContext, userId: string, password: string): st
     knownAddresses: createKnownAddressesRepo(c.db, systemClock),
   };
   const revokeTokens = c.values['revoke-tokens'] === true;
-  const { sessionsEnded, tokensRevoked } = setPassword(stores, userId, hashPasswordSync(password), { revokeTokens });
+  const { sessionsEnded, tokensRevoked } = setPassword(stores, userId, hashPasswordSync(password, c.config.dashboard.passwordCost), { revokeTokens });
   const revoked = revokeTokens ? `; revoked ${tokensRevoked} API token(s)` : '';
   return `ended ${sessionsEnded} dashboard session(s)${revoked}`;
 }

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { QuotaLimits } from './store/quotas-repo';
+import { scryptCost, type ScryptCost } from './dashboard/passwords';
 
 /** Every setting the operator can change, read from the environment in one place (README "Configuration"). */
 export interface Config {
@@ -58,6 +59,8 @@ export interface Config {
   dashboard: DashboardSettings;
   /** The operator's Prometheus metrics (README "Metrics"): off unless a port or a token is set. */
   prometheus: PrometheusSettings;
+  /** NODE_ENV=test (jest sets it): settings only tests may use are taken (PASSWORD_SCRYPT_N below OWASP's). */
+  testMode: boolean;
 }
 
 export interface PrometheusSettings {
@@ -82,9 +85,23 @@ export interface DashboardSettings {
   signInMaxDelayMs: number;
   /** Failed sign-ins per client address (any email) per 15 minutes before unknown browsers there must wait. */
   signInAddressFailures: number;
+  /** What new password hashes cost (PASSWORD_SCRYPT_N): OWASP's minimum, lower only in tests. */
+  passwordCost: ScryptCost;
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * PASSWORD_SCRYPT_N, scrypt's cost for new password hashes (src/dashboard/passwords.ts): 131072 (OWASP's minimum)
+ * and above for any service; lower only with NODE_ENV=test, which jest sets, so a weak setting can never reach a
+ * real deployment by mistake (SECURITY.md).
+ */
+function passwordCost(env: NodeJS.ProcessEnv): ScryptCost {
+  const raw = env.PASSWORD_SCRYPT_N;
+  const cost = scryptCost(raw === undefined || raw === '' ? 2 ** 17 : Number(raw), env.NODE_ENV === 'test'); // Config.testMode
+  if (typeof cost === 'string') throw new ConfigError(`PASSWORD_SCRYPT_N ${cost}; got "${raw}".`);
+  return cost;
+}
 
 /** The largest value a quota takes (QUOTA_* and `gsh user set-quota`): far beyond any host, within SQLite's integers. */
 export const QUOTA_MAX = 1_000_000_000;
@@ -242,7 +259,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInFreeFailures: int(env, 'SIGN_IN_FREE_FAILURES', 5, 1, 100),
       signInMaxDelayMs: int(env, 'SIGN_IN_MAX_DELAY_S', 900, 1, 86_400) * 1000,
       signInAddressFailures: int(env, 'SIGN_IN_ADDRESS_FAILURES', 100, 1, 1_000_000),
+      passwordCost: passwordCost(env),
     },
     prometheus: prometheus(env),
+    testMode: env.NODE_ENV === 'test',
   };
 }

@@ -5,7 +5,7 @@ import type { Logger } from './log';
 import { systemClock, type Clock } from './clock';
 import { openDb } from './store/db';
 import { createStore, type Store } from './store';
-import { loadSpec } from './spec';
+import { loadSpec, type Spec } from './spec';
 import { createApp, type AppDeps } from './app';
 import { plans, type Plan } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
@@ -44,8 +44,9 @@ export interface BuildOptions {
   runtime?: Partial<Omit<RuntimeConfig, 'dataDir'>>;
   /** Test-only hooks of createApp (the contract checker). */
   onResponse?: AppDeps['onResponse'];
-  /** Compile request validators on first use (AppDeps.lazyValidators); tests do, `npm start` does not. */
-  lazyValidators?: boolean;
+  /** The parsed spec (loadSpec), and openapi-backend built from it (AppDeps.openapi); tests share one of each. */
+  spec?: Spec;
+  openapi?: AppDeps['openapi'];
   /** A shared rate-limit store (e.g. Redis) when several instances serve one API; memory by default. */
   rateLimitStore?: AppDeps['rateLimitStore'];
   /** Webhook delivery timings and the resolver (tests shorten retries and map names to addresses). */
@@ -112,7 +113,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     store,
     clock,
     config: appConfig(config, dispatcherConfig),
-    spec: loadSpec(),
+    spec: options.spec ?? loadSpec(),
     log,
     versions: versionCatalog(catalog),
     runtime,
@@ -120,7 +121,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     streams,
     feed,
     onResponse: options.onResponse,
-    lazyValidators: options.lazyValidators,
+    openapi: options.openapi,
     rateLimitStore: options.rateLimitStore,
     prometheus: prometheus && { ...prometheus, token: promSettings.token },
   });

@@ -1,11 +1,12 @@
 'use strict';
 /**
- * `npm run bench` (builds first): node scripts/bench/run.js [api] [metrics] [runtime] [streams] [docker] [--quick]
- * [--no-profile]. No part named = the first four (docker needs an engine: name it). Prints one table and writes bench-results/latest.json (the parts of
+ * `npm run bench` (builds first): node scripts/bench/run.js [api] [startup] [metrics] [runtime] [streams] [docker] [--quick]
+ * [--no-profile]. No part named = the first five (docker needs an engine: name it). Prints one table and writes bench-results/latest.json (the parts of
  * this run, the machine, the load average before and after each part: other work on the host shows up there).
  * BENCHMARKS.md says what each number means and records a full run.
  *
  *   api      ~6 min   full stack (access log off and on) vs bare express (autocannon), CPU profiles (api.js)
+ *   startup  ~1 min   time to listen vs bare express in `node -e`; `npm start`; first request per operation (startup.js)
  *   metrics  ~2 min   1,000 servers × 30 days: range queries, ingest vs plain insert, bytes (metrics.js)
  *   runtime  ~5 min   start → running via API vs direct; service CPU/RSS at 0/1/10/30 games (runtime.js)
  *   streams  ~4 min   service memory: console spam alone vs spam + 60 never-reading streams (streams.js)
@@ -19,6 +20,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { RESULTS, machine, fmt } = require('./lib');
 const { runApi } = require('./api');
+const { runStartup } = require('./startup');
 const { runMetrics } = require('./metrics');
 const { runRuntime } = require('./runtime');
 const { runStreams } = require('./streams');
@@ -27,8 +29,8 @@ const { runWebhooks } = require('./webhooks');
 const { runBackups } = require('./backups');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
-const TARGET = { apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
-const PARTS = ['api', 'metrics', 'runtime', 'streams'];
+const TARGET = { listenMs: 3000, firstRequestMs: 20, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
+const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams'];
 const OPTIONAL = ['docker', 'webhooks', 'backups'];
 
 async function main() {
@@ -41,6 +43,7 @@ async function main() {
 
   const run = {
     api: () => runApi({ durationS: quick ? 3 : 10, rounds: quick ? 1 : 2, profile: !args.includes('--no-profile') }),
+    startup: () => runStartup({ runs: quick ? 1 : 5 }),
     metrics: () => runMetrics(quick ? { servers: 200, days: 3, queries: 50, steadyRounds: 60 } : {}),
     runtime: () => runRuntime(quick ? { startRuns: 1, levels: [1, 3], windowS: 5 } : {}),
     streams: () => runStreams({ windowS: quick ? 10 : 60 }),
@@ -77,6 +80,15 @@ function table(out) {
       rows.push(['api', `${c.name} p50 / p99 ms`, `${fmt(f.p50_ms)} / ${fmt(f.p99_ms)}`, `${fmt(b.p50_ms)} / ${fmt(b.p99_ms)}`, '', '', '']);
       rows.push(['api', `${c.name} server CPU µs/request (log off / on)`, `${fmt(f.cpu_us)} / ${fmt(c.full_log.cpu_us)}`, fmt(b.cpu_us), fmt(f.cpu_us / b.cpu_us, 1), '', '']);
     }
+  }
+  const su = out.parts.startup;
+  if (su) {
+    const l = su.listen;
+    rows.push(['startup', 'listening ms, service vs bare express in node -e (median)', fmt(l.service_median_ms), fmt(l.bare_median_ms), fmt(l.ratio, 1), `< ${TARGET.listenMs}`, mark(l.service_median_ms < TARGET.listenMs)]);
+    rows.push(['startup', 'listening ms, npm start (build up to date)', fmt(su.npm_start_ms), '', '', `< ${TARGET.listenMs}`, mark(su.npm_start_ms < TARGET.listenMs)]);
+    rows.push(['startup', `slowest first request ms (${su.slowest_first.operationId}) vs median second`, fmt(su.slowest_first.ms, 1), fmt(su.second_median_ms, 1), fmt(su.slowest_first.ratio, 1), `≤ ${TARGET.firstRequestMs}`, mark(su.slowest_first.ms <= TARGET.firstRequestMs)]);
+    rows.push(['startup', 'the process\'s first /v1 request ms (before the operations)', fmt(su.first_v1_ms, 1), '', '', '', '']);
+    rows.push(['startup', `first request ms, median of ${su.operations} operations`, fmt(su.first_median_ms, 1), fmt(su.second_median_ms, 1), fmt(su.first_median_ms / su.second_median_ms, 1), '', '']);
   }
   const m = out.parts.metrics;
   if (m) {

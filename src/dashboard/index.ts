@@ -101,6 +101,7 @@ export function mountDashboard(app: Express, deps: DashboardDeps): void {
       clock: deps.clock,
       sessionTtlMs: deps.sessionTtlMs ?? 12 * 3600_000,
       pageTokenTtlMs: settings.pageTokenTtlMs,
+      passwordCost: settings.passwordCost,
       throttle: createSignInThrottle(deps.clock, {
         freeFailures: settings.signInFreeFailures,
         maxDelayMs: settings.signInMaxDelayMs,

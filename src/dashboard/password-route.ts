@@ -41,7 +41,7 @@ async function changePassword(deps: SessionRouteDeps, req: Request, res: Respons
   }
   deps.throttle.succeeded(attempt, 'browser');
 
-  const hash = await hashPassword(body.new_password as string);
+  const hash = await hashPassword(body.new_password as string, deps.passwordCost);
   const outcome = setPassword(deps, user.id, hash, { revokeTokens: body.revoke_tokens === true });
   res.json({
     ...startSession(deps, req, res, user.id),

@@ -8,6 +8,7 @@ import { iso, type Clock } from '../clock';
 import type { Session } from '../store/sessions-repo';
 import type { AccountStores } from './accounts';
 import type { SignInThrottle } from './sign-in-throttle';
+import type { ScryptCost } from './passwords';
 import { checkCsrf, csrfTokenFor } from './csrf';
 import { readCookie, setSessionCookie, SESSION_COOKIE } from './cookies';
 import { addressOf } from './limits';
@@ -23,6 +24,8 @@ export interface SessionRouteDeps extends AccountStores {
   /** How long the page's API token lives; the page renews it before then. */
   pageTokenTtlMs: number;
   throttle: SignInThrottle;
+  /** What new password hashes cost, and an unknown user's sign-in (DashboardSettings.passwordCost). */
+  passwordCost: ScryptCost;
 }
 
 export interface FoundSession {

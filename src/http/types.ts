@@ -1,6 +1,5 @@
 import type { operations } from '../../generated/v1';
 import type { Principal } from '../store/tokens-repo';
-import type { Server } from '../store/server-view';
 
 export type OperationId = keyof operations;
 
@@ -43,14 +42,6 @@ export interface Call<Op extends OperationId> {
   query: QueryOf<Op>;
   body: RequestBody<Op>;
   headers: Record<string, string | string[] | undefined>;
-  /** For getServer: the server as the token's own statement read it (auth.ts resolveCaller), if it did. */
-  serverRead?: ServerRead;
-}
-
-/** A server read together with the token (TokensRepo.authenticateWithServer): its JSON, or null for none. */
-export interface ServerRead {
-  id: string;
-  json: JsonText<Server> | null;
 }
 
 /** One Server-Sent Event (HTML Living Standard §9.2): `event`, `id`, and `data` as JSON. */

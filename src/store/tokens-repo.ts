@@ -6,8 +6,6 @@ import { hashToken, newTokenSecret, type Scope } from '../auth/tokens';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 import { createEventsRepo, type EventsRepo } from './events-repo';
-import { SERVER_JSON, type Server } from './server-view';
-import type { JsonText } from '../http/types';
 
 export type Token = components['schemas']['Token'];
 export type CreatedToken = components['schemas']['CreatedToken'];
@@ -96,13 +94,6 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
   // Authentication reads only what a Principal needs, as an array (no row object with the secret's hash in it).
   const principalColumns = `id, user_id, scopes, expires_at, last_used_at, revoked_at, ${bySession} AS session_bound`;
   const byHash = db.prepare(`SELECT ${principalColumns} FROM tokens WHERE hash = ?`).raw();
-  // The same with one of the token's user's servers as the API shows it, or NULL: one statement, one read
-  // transaction, for a request that reads a server (getServer; BENCHMARKS.md §1). In the correlated subquery the
-  // unqualified names of SERVER_JSON are the servers' columns: SQL resolves a name in the innermost FROM first.
-  const byHashWithServer = db
-    .prepare(`SELECT ${principalColumns}, (SELECT ${SERVER_JSON} FROM servers WHERE servers.id = @server_id
-      AND servers.user_id = tokens.user_id) AS server FROM tokens WHERE hash = @hash`)
-    .raw();
   /** The principal of a `principalColumns` row, or undefined when revoked or expired; records the use (touch). */
   const principalOf = (row: PrincipalRow | undefined): Principal | undefined => {
     const now = clock.now();
@@ -179,18 +170,6 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
      */
     authenticate(secret: string): Principal | undefined {
       return principalOf(byHash.get(hashToken(secret)) as PrincipalRow | undefined);
-    },
-
-    /**
-     * `authenticate` and, in the same statement, the token user's server `serverId` as the API's JSON
-     * (server-view.ts), or null when that user has no such server; nothing when the token does not authenticate.
-     */
-    authenticateWithServer(secret: string, serverId: string): { principal?: Principal; server: JsonText<Server> | null } {
-      const row = byHashWithServer.get({ hash: hashToken(secret), server_id: serverId }) as
-        | [...PrincipalRow, JsonText<Server> | null]
-        | undefined;
-      const principal = principalOf(row as PrincipalRow | undefined); // it reads the first seven columns
-      return principal ? { principal, server: row![7] } : { server: null };
     },
 
     list(userId: string, limit: number, startingAfter = ''): { data: Token[]; has_more: boolean } {

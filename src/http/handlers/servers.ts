@@ -35,10 +35,10 @@ export function serverHandlers(deps: ServerDeps): Handlers {
 
     createServer: (call) => createServer(deps, call),
 
-    getServer: ({ principal, path, serverRead }) => {
-      // Read with the token when resolveCaller could (one statement, BENCHMARKS.md §1), else now.
-      const json = serverRead?.id === path.server_id ? serverRead.json : servers.getJson(principal.userId, path.server_id);
-      if (json === undefined || json === null) throw serverNotFound(path.server_id);
+    getServer: ({ principal, path }) => {
+      // The server's JSON as SQLite built it (src/store/server-view.ts), sent as it is.
+      const json = servers.getJson(principal.userId, path.server_id);
+      if (json === undefined) throw serverNotFound(path.server_id);
       return { status: 200, json };
     },
 
