@@ -1,6 +1,6 @@
 // Settings → API tokens, through /v1/tokens: the same store and rules as for any API client, so a token
 // revoked here is refused by the API from its next request on. The secret is shown once and never kept.
-import { api, listAll, session } from './api.js';
+import { api, listAll } from './api.js';
 import { h, fill, announce, errorBox, fmtTime } from './dom.js';
 import { field } from './servers.js';
 
@@ -50,19 +50,16 @@ function table(tokens, outcome, refresh) {
     h('thead', {}, h('tr', {}, ['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', ''].map((c) =>
       c ? h('th', { scope: 'col' }, c) : h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions'))))),
     h('tbody', {}, tokens.map((t) => {
-      const own = t.id === session.tokenId;
       return h(
         'tr',
-        { 'data-token-id': t.id, class: own ? 'own' : '' },
-        h('th', { scope: 'row' }, t.name, own ? h('span', { class: 'badge' }, 'this dashboard tab') : null),
+        { 'data-token-id': t.id },
+        h('th', { scope: 'row' }, t.name),
         h('td', {}, h('code', {}, `${t.prefix}…`)),
         h('td', {}, t.scopes.join(', ')),
         h('td', {}, fmtTime(t.created_at)),
         h('td', {}, fmtTime(t.last_used_at)),
         h('td', {}, t.expires_at ? fmtTime(t.expires_at) : 'never'),
-        h('td', {}, own
-          ? h('span', { class: 'muted' }, 'Revoked when you sign out')
-          : h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${t.name} (${t.prefix}…)`, onclick: revoke(t) }, 'Revoke')),
+        h('td', {}, h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${t.name} (${t.prefix}…)`, onclick: revoke(t) }, 'Revoke')),
       );
     })),
   );
