@@ -11,6 +11,8 @@ import { hashPasswordSync } from '../../src/dashboard/passwords';
 export const EMAIL = 'owner@example.com';
 export const PASSWORD = 'correct horse battery';
 export const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
+/** How long a message stays in the page (dom.js TOAST_MS). */
+export const TOAST_MS = 6000;
 /** A real scrypt hash at a low cost: these tests sign in often; test/dashboard/cli-user.test.ts checks the real cost. */
 const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
 

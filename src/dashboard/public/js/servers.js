@@ -45,7 +45,7 @@ function quotaUse(use) {
   return h('div', { class: 'quotas' },
     item('servers', 'Servers', use.servers.used, use.servers.limit, `${use.servers.used} of ${use.servers.limit}`),
     item('running', 'Running', use.running.used, use.running.limit, `${use.running.used} of ${use.running.limit}`),
-    item('memory', 'Memory of all plans', use.memory_mb.used, use.memory_mb.limit, `${fmtMiB(use.memory_mb.used)} of ${fmtMiB(use.memory_mb.limit)}`));
+    item('memory', 'Memory', use.memory_mb.used, use.memory_mb.limit, `${fmtMiB(use.memory_mb.used)} of ${fmtMiB(use.memory_mb.limit)}`));
 }
 
 /** host:port, with the transport when it is not TCP (a Luanti server is UDP). */

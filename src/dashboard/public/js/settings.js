@@ -56,7 +56,7 @@ export function settingField(d, value, plan, { prefix = 'setting', creating = fa
     control = h('input', { ...common, type: 'text', value: String(value ?? ''), maxlength: s.maxLength ?? 1000 });
   }
   const notes = [s.description, locked ? 'Chosen when the server was created; it cannot change now.' : null].filter(Boolean).join(' ');
-  const title = settingTitle(d) + (d.restart_required && !creating ? ' (applies at the next start)' : '');
+  const title = settingTitle(d) + (d.restart_required && !creating && !d.creation_only ? ' (applies at the next start)' : '');
   return { el: field(title, control, { help: notes, limit: settingLimit(d, plan) }), control, read: () => read(d, control) };
 }
 
