@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -187,6 +189,14 @@ export async function expectOneTimeFormat(page: Page, where: string) {
   const bad = times.filter((t) => !TIME_TEXT.test(t));
   const twelveHour = /\b\d{1,2}:\d{2}(:\d{2})?\s?[AP]M\b/.test(await page.locator('main').innerText());
   expect({ where, bad, twelveHour }).toEqual({ where, bad: [], twelveHour: false });
+}
+
+/** What the page writes for `n` bytes (format.js fmtBytes: B, KiB, MiB, GiB), to compare with. */
+export function sizeText(n: number) {
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let i = 0;
+  while (i < 3 && n >= 1024 ** (i + 1)) i++;
+  return i === 0 ? `${n} B` : `${(n / 1024 ** i).toFixed(i >= 3 ? 2 : 1).replace(/\.?0+$/, '')} ${units[i]}`;
 }
 
 export async function waitForText(locator: Locator, want: RegExp, timeout = 20_000) {

@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // Every page of the dashboard at a desktop's 1280×900 and a phone's 390×844, each in the light and the dark scheme
 // (issue 29), in Debian's Chromium: no page scrolls sideways, axe-core finds no serious or critical violation, the
 // scheme follows prefers-color-scheme, every time has the one format with its zone, and what the pages show reads
@@ -8,7 +9,7 @@
 import { launchChromium } from '../helpers/browser';
 import { until } from '../helpers/wait';
 import {
-  EMAIL, LOOKS, expectAccessible, expectFits, expectOneTimeFormat, expectScheme, openPage, startDashboard, waitForText,
+  EMAIL, LOOKS, sizeText, expectAccessible, expectFits, expectOneTimeFormat, expectScheme, openPage, startDashboard, waitForText,
   type Dashboard, type Look, type TestPage,
 } from './helpers';
 import type { Browser } from 'playwright-core';
@@ -40,14 +41,6 @@ afterAll(async () => {
   await browser?.close();
   await service?.finish();
 }, 60_000);
-
-/** What fmtBytes in the page writes for `n` bytes (format.js), to compare with. */
-function sizeText(n: number) {
-  const units = ['B', 'KiB', 'MiB', 'GiB'];
-  let i = 0;
-  while (i < 3 && n >= 1024 ** (i + 1)) i++;
-  return i === 0 ? `${n} B` : `${(n / 1024 ** i).toFixed(i >= 3 ? 2 : 1).replace(/\.?0+$/, '')} ${units[i]}`;
-}
 
 /** Shows `hash`, waits for `ready`, then the checks every page gets. */
 async function visit(p: TestPage, hash: string, ready: () => Promise<unknown>) {

@@ -15,12 +15,14 @@ import { until } from '../helpers/wait';
 
 const ctx = dashboardPerTest({ boot: true, env: { METRICS_INTERVAL_S: '1' }, runtime: { stopTimeoutMs: 10_000, reconcileMs: 500 } });
 const bots: mineflayer.Bot[] = [];
-afterEach(() => bots.splice(0).forEach((b) => b.end()));
+afterEach(() => {
+  for (const b of bots.splice(0)) b.end();
+});
 
 function join(port: number, username: string): Promise<mineflayer.Bot> {
   const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20' });
   bots.push(bot);
-  bot.once('end', () => bots.splice(bots.indexOf(bot), 1)); // ended by the game: nothing left to end
+  bot.once('end', () => void bots.splice(bots.indexOf(bot), 1)); // ended by the game: nothing left to end
   return new Promise((resolve, reject) => {
     bot.once('spawn', () => resolve(bot));
     bot.once('kicked', (why) => reject(new Error(`kicked: ${why}`)));

@@ -11,7 +11,7 @@ let service: Dashboard;
 
 beforeEach(async () => {
   clock = manualClock(Date.now());
-  service = await startDashboard({ clock, env: { GAME_PORT_RANGE: '27440-27444' } });
+  service = await startDashboard({ clock });
 }, 60_000);
 afterEach(() => service.finish(), 60_000);
 
