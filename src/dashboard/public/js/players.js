@@ -69,15 +69,20 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
     return h('button', { type: 'button', class: list === 'bans' && put ? 'danger' : 'quiet', 'aria-label': `${text} ${name}`, onclick: click }, text);
   }
 
-  const timer = setInterval(() => refresh().catch(() => undefined), REFRESH_MS);
-  signal.addEventListener('abort', () => clearInterval(timer), { once: true });
   refresh().catch((e) => fill(body, errorBox(`Could not load who is online: ${e.message}`)));
+  let last = Date.now();
   return {
     el: h('section', { 'aria-labelledby': 'online-title' }, h('h2', { id: 'online-title' }, 'Who is online'), body, outcome),
+    /**
+     * The page's fresh read of the server: who is online is read right after it (not on a timer of its own), so
+     * it is asked only of a server just seen running. It can still stop in between: the 409 counts as nobody.
+     */
     update(s) {
       const was = server.state;
       server = s;
-      if (s.state !== was) refresh().catch(() => undefined);
+      if (signal.aborted || (s.state === was && (s.state !== 'running' || Date.now() - last < REFRESH_MS))) return;
+      last = Date.now();
+      refresh().catch(() => undefined);
     },
     refresh,
   };
