@@ -102,8 +102,17 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
     if (look.phone) await chart.tap();
     else await chart.hover();
     await waitForText(q.page.locator('[data-chart-tip="players_online"]'), /^\d at \d{2}:\d{2}:\d{2} GMT\+\d$/);
+    // The buttons a running server allows; a stop asks first while someone plays ("no" here).
+    expect(await q.page.getByRole('group', { name: 'Actions for Survival' }).getByRole('button').allTextContents()).toEqual(['Stop', 'Restart', 'Kill', 'Delete']);
+    q.answer.yes = false;
+    await q.page.getByRole('button', { name: 'Stop Survival', exact: true }).click();
+    await until('the question', async () => q.dialogs.length === 1);
+    expect(q.dialogs.splice(0)).toEqual(['Stop Survival? 1 player is online (Steve); they are disconnected.']);
+    q.answer.yes = true;
+    await customWindow(q);
     if (q !== p) await q.close(); // done: it must not poll a server the steps below stop
   }
+  expect(await get(`/v1/servers/${id}`)).toMatchObject({ state: 'running', desired_state: 'running' });
 
   // Safe buttons, on a phone: stop, kill and a backup ask first, naming who is online; "no" changes nothing.
   const phone = await ctx.open(PHONE_DARK);
@@ -132,8 +141,6 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   expect((await get(`/v1/servers/${id}/players/bans`)).data.map((e: { name: string }) => e.name)).toEqual(['Steve']);
   await phone.screenshot('server-phone-dark');
   await phone.close();
-
-  await customWindow(p);
 
   // With nobody online a stop asks nothing; its message says how it ended (sign-in-and-tokens.test.ts waits for
   // one to leave by itself).
