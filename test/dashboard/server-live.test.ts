@@ -102,6 +102,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
     if (look.phone) await chart.tap();
     else await chart.hover();
     await waitForText(q.page.locator('[data-chart-tip="players_online"]'), /^\d at \d{2}:\d{2}:\d{2} GMT\+\d$/);
+    await expectFits(q.page, `${where}, a value shown`);
     // The buttons a running server allows; a stop asks first while someone plays ("no" here).
     expect(await q.page.getByRole('group', { name: 'Actions for Survival' }).getByRole('button').allTextContents()).toEqual(['Stop', 'Restart', 'Kill', 'Delete']);
     q.answer.yes = false;

@@ -59,12 +59,10 @@ export function lineChart({ key, title, format, floorMax, ceiling = null, ceilin
     svg.append(h('svg:g', { class: 'hover' },
       h('svg:line', { x1: x(p.t), x2: x(p.t), y1: PAD.top, y2: H - PAD.bottom, class: 'cursor' }),
       h('svg:circle', { cx: x(p.t), cy: y(p.v), r: 4, class: 'marker' })));
+    // The value sits in the chart's top corner (app.css .chart-tip), so it never leaves the box on a phone; the
+    // cursor line shows which point it is.
     tip.textContent = `${format(p.v)} at ${fmtClock(p.t)}`;
     tip.hidden = false;
-    // Where the point is, as a share of the drawn width (the SVG scales with its box). CSSOM, which the page's CSP
-    // allows, unlike a style attribute.
-    const share = Math.min(0.85, Math.max(0.15, x(p.t) / W));
-    tip.style.left = `${(share * 100).toFixed(1)}%`;
   }
 
   function hide() {
