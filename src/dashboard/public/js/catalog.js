@@ -48,7 +48,7 @@ export function planName(cat, id) {
 }
 
 /**
- * The chart titles of a game: its tick rate has a name and a full speed of its own (README "Games": Luanti's
+ * The chart titles of a game: its tick rate has a name and a full speed of its own (README "Game servers": Luanti's
  * dedicated server steps about 11 times a second, Minecraft ticks 20 times).
  */
 export function tickTitle(game) {

@@ -81,7 +81,8 @@ export function lineChart({ key, title, format, floorMax, ceiling = null, ceilin
 
   svg.addEventListener('pointermove', (e) => point(nearest(e.clientX)));
   svg.addEventListener('pointerdown', (e) => point(nearest(e.clientX)));
-  // A finger's pointer leaves as it lifts (Pointer Events §4.1.3.5): keep its point shown until focus moves on.
+  // A finger's pointer leaves as it lifts (Pointer Events: pointerleave follows pointerup for touch): keep its
+  // point shown until focus moves on.
   svg.addEventListener('pointerleave', (e) => e.pointerType === 'mouse' && hide());
   svg.addEventListener('blur', hide);
   svg.addEventListener('keydown', (e) => {
