@@ -614,21 +614,26 @@ export interface paths {
         };
         /**
          * Get TPS, RAM, CPU and players over a time range
-         * @description The latest sample (`now`, `null` when the server is not running) and the history of the last `range`,
-         *     as at most 500 points, each with min / avg / max over its `resolution_seconds`, plus a summary of the
-         *     window. Samples are taken every 5 seconds while the server runs (the operator may change this).
-         *     History is kept per sample for about 3 hours, per minute for 27 hours and per hour for 62 days; each
-         *     range is read from the finest level that answers it in at most 1,500 rows, then grouped into at most
-         *     500 points:
+         * @description The latest sample (`now`, `null` when the server is not running) and the history of a window, as at
+         *     most 500 points, each with min / avg / max over its `resolution_seconds`, plus a summary of the window.
+         *     The window ends at `to` (default: now) and starts at `from`, or `range` before `to` (default `1h`), so
+         *     `?range=24h` is the last day and `?from=2026-11-17T18:00:00Z&to=2026-11-17T22:00:00Z` an evening last
+         *     week. It is 5 minutes to 60 days long; `from` and `range` together, `from` not before `to`, or a window
+         *     outside those bounds answer `400` naming the parameter. Samples are taken every 5 seconds while the server
+         *     runs (the operator may change this). History is kept per sample for about 3 hours, per minute for 27
+         *     hours and per hour for 62 days; each window is read from the finest level that still holds its start and
+         *     answers it in at most 1,500 rows, then grouped into at most 500 points:
          *
-         *     | range | read from | resolution |
+         *     | window length | read from | resolution |
          *     |---|---|---|
          *     | up to 41 minutes | samples | 5 s |
          *     | up to about 2 hours | samples | 10–30 s |
          *     | up to 25 hours | minutes | 1–5 min |
          *     | up to 60 days | hours | 1–3 h |
          *
-         *     Buckets without samples (the server was stopped) are left out. History stays readable after the server stops.
+         *     A window that starts before the samples are kept is read from minutes, one before the minutes are kept
+         *     from hours, at their resolution. Buckets without samples (the server was stopped) are left out. History
+         *     stays readable after the server stops.
          */
         get: operations["getServerMetrics"];
         put?: never;
@@ -773,7 +778,10 @@ export interface paths {
         };
         /**
          * List your tokens
-         * @description Lists your tokens that are not revoked, oldest first. Secrets are never shown again; `prefix` helps you tell them apart.
+         * @description Lists your tokens that are not revoked, oldest first. Secrets are never shown again; `prefix` helps you
+         *     tell them apart. The short-lived tokens the dashboard hands its own pages while you are signed in are not
+         *     listed: they are not yours to manage, end with their page or session, and do not count against your
+         *     token quota.
          */
         get: operations["listTokens"];
         put?: never;
@@ -2321,7 +2329,7 @@ export interface components {
         Metrics: {
             server_id: components["schemas"]["ServerId"];
             /**
-             * @description The range asked for.
+             * @description The range asked for, or the length of the `from`–`to` window in the same form (`4h`).
              * @example 24h
              */
             range: string;
@@ -4406,8 +4414,16 @@ export interface operations {
     getServerMetrics: {
         parameters: {
             query?: {
-                /** @description How far back from now, as `<n><unit>` with unit `m` (minutes), `h` (hours) or `d` (days); from `5m` to `60d`. */
+                /**
+                 * @description How far back from `to` (default: now), as `<n><unit>`: a whole number without leading zeros and the
+                 *     unit `m` (minutes), `h` (hours) or `d` (days), from `5m` to `60d`. Not with `from`. The service checks
+                 *     it and says in words what is wrong, so the schema carries no pattern.
+                 */
                 range?: string;
+                /** @description The window's start, an RFC 3339 time (`Z` or an offset); instead of `range`. */
+                from?: string;
+                /** @description The window's end, an RFC 3339 time (`Z` or an offset); default now. */
+                to?: string;
             };
             header?: never;
             path: {

@@ -112,8 +112,9 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
   const purge = db.prepare(`DELETE FROM tokens WHERE revoked_at <= @cutoff OR expires_at <= @cutoff
     OR ((revoked_at IS NOT NULL OR expires_at <= @now) AND ${bySession})`);
   const touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?');
+  // listTokens: the dashboard pages' own tokens are not the customer's to manage (the spec's listTokens).
   const page = db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
-    ORDER BY id LIMIT ?`);
+    AND NOT ${bySession} ORDER BY id LIMIT ?`);
   const one = db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
   const revoke = db.prepare(`UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
     RETURNING *, ${bySession} AS session_bound`);

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { Db } from '../store/db';
 import { retentionFor } from './levels';
+import { formatRange } from './range';
 import { createRollup } from './rollup';
 import { adoptUnrolled, RAW_COLUMNS } from './inbox';
 import type { MetricsWindow, NewSample, Sample } from './types';
@@ -22,7 +23,10 @@ import { createWindowReader } from './window';
 export interface MetricsStore {
   write(samples: NewSample[]): Sample[];
   maintain(): void;
-  query(serverId: string, rangeMs: number, range?: string): MetricsWindow;
+  /** The window `rangeMs` long that ends at `endMs` (default now); `range` is how the answer names its length. */
+  query(serverId: string, rangeMs: number, range?: string, endMs?: number): MetricsWindow;
+  /** Now by the store's clock (ms): a window that ends now ends here (getServerMetrics measures `from`–now by it). */
+  now(): number;
   latest(serverId: string): Sample | null;
   /** Samples of this server strictly after the one with this id, oldest first, at most `limit` (1..1000). An id that is not a sample id yields []. */
   after(serverId: string, afterSampleId: string, limit: number): Sample[];
@@ -162,13 +166,16 @@ export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOp
       const n = Math.min(Math.max(Math.floor(limit), 1), 1000);
       return (selectAfter.all({ key, t, n }) as RawRow[]).map((row) => toSample(serverId, row));
     },
-    query(serverId, rangeMs, range = formatRange(rangeMs)) {
+    query(serverId, rangeMs, range = formatRange(rangeMs), endMs = clock.now()) {
       const nowS = Math.floor(clock.now() / 1000);
       const last = latest(serverId);
       const fresh = last !== null && nowS - Date.parse(last.at) / 1000 <= 3 * intervalS;
       const key = keyOf(serverId, false);
-      return windows.read({ serverId, key, range, rangeS: Math.floor(rangeMs / 1000), nowS, marks: rollup.marks(), now: fresh ? last : null });
+      const rangeS = Math.floor(rangeMs / 1000);
+      const toS = Math.floor(endMs / 1000);
+      return windows.read({ serverId, key, range, rangeS, toS, nowS, marks: rollup.marks(), now: fresh ? last : null });
     },
+    now: () => clock.now(),
     deleteServer(serverId) {
       const key = keyOf(serverId, false);
       keys.delete(serverId);
@@ -176,12 +183,4 @@ export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOp
     },
     debug: () => ({ lastRowsRead: windows.lastRowsRead(), watermarks: rollup.marks() }),
   };
-}
-
-/** The shortest `<n><unit>` spelling of a duration, for query() callers that pass only milliseconds. */
-export function formatRange(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s % 86_400 === 0) return `${s / 86_400}d`;
-  if (s % 3_600 === 0) return `${s / 3_600}h`;
-  return `${Math.floor(s / 60)}m`;
 }

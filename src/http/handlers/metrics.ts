@@ -1,7 +1,7 @@
 import type { ServersRepo } from '../../store/servers-repo';
 import type { Telemetry } from '../../telemetry';
 import type { Handlers } from '../types';
-import { rangeOrThrow } from '../../telemetry/range';
+import { windowOrThrow } from '../../telemetry/range';
 import { ownedServer } from './owned';
 
 /** Replayed on reconnect at most (the spec's streamServerMetrics description). */
@@ -13,8 +13,8 @@ export function metricsHandlers(deps: { servers: ServersRepo; telemetry: Telemet
   return {
     getServerMetrics: ({ principal, path, query }) => {
       const server = ownedServer(servers, principal, path.server_id);
-      const { range, ms } = rangeOrThrow(query.range);
-      return { status: 200, body: telemetry.store.query(server.id, ms, range) };
+      const { range, ms, endMs } = windowOrThrow(query, telemetry.store.now());
+      return { status: 200, body: telemetry.store.query(server.id, ms, range, endMs) };
     },
 
     streamServerMetrics: ({ principal, path, headers }) => {

@@ -2,8 +2,8 @@
 // (GET /v1/events?server_id=…&order=desc, newest first, kept fresh while the page is open). Both are plain API
 // reads and writes, like any client's.
 import { api, listAll } from './api.js';
-import { h, fill, announce, errorBox, every, fmtTime } from './dom.js';
-import { field } from './servers.js';
+import { h, fill, announce, errorBox, every, field, table } from './dom.js';
+import { timeEl } from './format.js';
 
 const REFRESH_MS = 3000;
 const TIMELINE = 30; // the newest events shown
@@ -63,14 +63,12 @@ export function alertsSection(server, signal) {
 
   async function refresh() {
     const rules = await listAll(`/v1/servers/${server.id}/alerts`);
-    fill(list, rules.length ? h('table', {},
-      h('caption', { class: 'sr-only' }, `Alert rules of ${server.name}`),
-      h('thead', {}, h('tr', {}, ['Rule', 'State', 'Since', ''].map((c) => h('th', { scope: 'col' }, c || h('span', { class: 'sr-only' }, 'Actions'))))),
-      h('tbody', {}, rules.map((r) => h('tr', { 'data-alert-id': r.id },
-        h('th', { scope: 'row' }, describe(r)),
-        h('td', { class: 'alert-state' }, h('span', { class: `badge alert-${r.state}` }, r.state)),
-        h('td', {}, r.state_since ? fmtTime(r.state_since) : '—'),
-        h('td', {}, h('button', { type: 'button', class: 'danger', 'aria-label': `Delete the rule ${describe(r)}`, onclick: remove(r) }, 'Delete'))))))
+    fill(list, rules.length ? table(`Alert rules of ${server.name}`, ['Rule', 'State', 'Since', ''], rules.map((r) => [
+      describe(r),
+      h('span', { class: `badge alert-${r.state} alert-state` }, r.state),
+      r.state_since ? timeEl(r.state_since) : '—',
+      h('button', { type: 'button', class: 'danger', 'aria-label': `Delete the rule ${describe(r)}`, onclick: remove(r) }, 'Delete'),
+    ]), (i) => ({ 'data-alert-id': rules[i].id }))
       : h('p', { class: 'muted' }, 'No alert rules.'));
   }
   every(REFRESH_MS, signal, refresh);
@@ -89,7 +87,7 @@ export function timelineSection(server, signal) {
     const page = await api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`);
     error.replaceChildren();
     fill(list, page.data.length ? page.data.map((e) => h('li', { 'data-event-type': e.type },
-      h('time', { datetime: e.created_at }, fmtTime(e.created_at)), ' ', h('strong', {}, e.type), ' ', summary(e)))
+      timeEl(e.created_at), ' ', h('strong', {}, e.type), ' ', summary(e)))
       : h('li', { class: 'muted' }, 'Nothing yet.'));
   }
   every(REFRESH_MS, signal, refresh);
