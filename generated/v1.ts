@@ -1379,6 +1379,11 @@ export interface components {
              */
             type: "string" | "integer" | "number" | "boolean";
             /**
+             * @description The setting's short name for people, a form's label (the built-in software gives every setting one; an operator's definition may leave it out).
+             * @example Message of the day
+             */
+            title?: string;
+            /**
              * @description What the setting does, for people.
              * @example The message of the day players see in their server list.
              */

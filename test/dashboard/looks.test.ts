@@ -122,7 +122,7 @@ describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, loo
     expect(await field('view_distance').locator('.limit').textContent()).toBe('2 to 10');
     expect(await field('view_distance').locator('.help').textContent()).toBe('How many chunks around a player the server sends.');
     expect(await field('max_players').locator('.limit').textContent()).toBe('1 to 5: your plan Micro has 5 player slots');
-    expect(await field('motd').locator('label').textContent()).toMatch(/^MOTD/);
+    expect(await field('motd').locator('label').textContent()).toMatch(/^Message of the day/);
     expect(await page.locator('#setting-world_type').isDisabled()).toBe(true);
     expect(await field('world_type').locator('.help').textContent()).toMatch(/cannot change now/);
     expect(await page.getByLabel(/^View distance/).getAttribute('aria-describedby')).toContain('setting-view_distance-limit');

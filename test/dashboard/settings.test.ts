@@ -21,8 +21,8 @@ test('settings refused at their field or saved, at every size and scheme; a whit
     const before = (await get(`/v1/servers/${id}/settings`)).values;
 
     // 50 players on a 5-slot plan: the error is at the field, the field is marked, nothing is saved.
-    await page.getByLabel(/^Max players/).fill('50');
-    await page.getByLabel(/^MOTD/).fill(`Refused ${i}`);
+    await page.getByLabel(/^Player slots/).fill('50');
+    await page.getByLabel(/^Message of the day/).fill(`Refused ${i}`);
     await page.getByRole('button', { name: 'Save settings' }).click();
     await waitForText(page.locator('#setting-max_players-error'), /must be <= 5/);
     expect(await settings.getByRole('alert').textContent()).toBe('Not saved: 1 setting needs a change, shown at its field.');
@@ -35,7 +35,7 @@ test('settings refused at their field or saved, at every size and scheme; a whit
     await expectScheme(page, look);
 
     // Within the limit it is saved (a stopped server has nothing waiting for its next start).
-    await page.getByLabel(/^Max players/).fill('4');
+    await page.getByLabel(/^Player slots/).fill('4');
     await page.locator('#setting-difficulty').selectOption(i % 2 ? 'hard' : 'peaceful');
     await page.getByRole('button', { name: 'Save settings' }).click();
     await waitForText(settings.locator('.outcome'), /^Settings saved\.$/);
