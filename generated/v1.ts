@@ -279,8 +279,6 @@ export interface paths {
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
-                /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
             };
             cookie?: never;
         };
@@ -299,7 +297,8 @@ export interface paths {
         /**
          * Turn the whitelist on or off
          * @description Turns the whitelist on (only the names on it may join) or off. At once while the server runs (players
-         *     online who are not on it stay until they leave), and at every start. Other lists have no switch (`400`).
+         *     online who are not on it stay until they leave), and at every start. Only the whitelist has a switch: the
+         *     path's `list` is `whitelist` (another list is a `400` pointing at `/path/list`).
          */
         patch: operations["updateServerPlayerList"];
         trace?: never;
@@ -1041,7 +1040,11 @@ export interface components {
          */
         Timestamp: string;
         /**
-         * @description A name for people; no control characters, no unpaired UTF-16 surrogates, no leading or trailing spaces.
+         * @description A name for people; no leading or trailing spaces, no control characters (C0 U+0000–U+001F, DEL U+007F, C1
+         *     U+0080–U+009F) and no unpaired UTF-16 surrogates. The pattern refuses surrogates as the range
+         *     U+D7FF–U+E000, which also takes the two characters around them (an unassigned one and the first private-use
+         *     one): written so, it reads the same in ECMA-262, Python `re` and Rust `regex` engines, which cannot all
+         *     name a surrogate (Rust refuses `\uD800`).
          * @example Survival with friends
          */
         ServerName: string;
@@ -1171,27 +1174,41 @@ export interface components {
         /**
          * @description When the service backs the server up by itself: `every_hours` (an interval, counted from the last
          *     automatic backup, or from when the schedule was set) or `cron` (five fields, minute hour day month
-         *     weekday, in UTC), exactly one of them. `keep` is how many automatic backups are kept, at most the plan's
-         *     `backups` (its default). The schedule is looked at every minute; a backup that cannot start then (an
-         *     action or another backup under way, the server being installed) is made at the next look.
+         *     weekday, in UTC), exactly one of them (`IntervalBackupSchedule` or `CronBackupSchedule`; neither, or both,
+         *     is a `400`). `keep` is how many automatic backups are kept, at most the plan's `backups` (its default).
+         *     The schedule is looked at every minute; a backup that cannot start then (an action or another backup under
+         *     way, the server being installed) is made at the next look.
+         * @example {
+         *       "every_hours": 6,
+         *       "keep": 2
+         *     }
          */
-        BackupSchedule: {
+        BackupSchedule: components["schemas"]["IntervalBackupSchedule"] | components["schemas"]["CronBackupSchedule"];
+        /** @description A backup every `every_hours` hours, counted from the last automatic backup (or from when the schedule was set). */
+        IntervalBackupSchedule: {
             /**
              * Format: int32
+             * @description Hours between two automatic backups.
              * @example 6
              */
-            every_hours?: number;
+            every_hours: number;
+            keep?: components["schemas"]["BackupKeep"];
+        };
+        /** @description A backup at each time a five-field cron expression names, in UTC. */
+        CronBackupSchedule: {
             /**
-             * @description A five-field cron expression, in UTC.
+             * @description A five-field cron expression (minute hour day month weekday), in UTC.
              * @example 0 4 * * *
              */
-            cron?: string;
-            /**
-             * Format: int32
-             * @example 2
-             */
-            keep?: number;
+            cron: string;
+            keep?: components["schemas"]["BackupKeep"];
         };
+        /**
+         * Format: int32
+         * @description How many automatic backups are kept, at most the plan's `backups` (its default).
+         * @example 2
+         */
+        BackupKeep: number;
         /**
          * Format: int32
          * @description Idle stop: a running server with no player online for this many minutes is stopped, by a `stop` action
@@ -1285,7 +1302,8 @@ export interface components {
             data: components["schemas"]["Version"][];
         };
         /**
-         * @description A setting's value; its type is the one its schema gives.
+         * @description A setting's value; its type is the one its schema gives. (One branch per JSON type rather than a type
+         *     list: some generators, kubb among them, cannot read a list of several non-null types.)
          * @example A flying-squid server
          */
         SettingValue: string | number | boolean;
@@ -1299,7 +1317,7 @@ export interface components {
          *     }
          */
         SettingsChange: {
-            [key: string]: string | number | boolean | null;
+            [key: string]: components["schemas"]["SettingValue"] | null;
         };
         /** @description A server's settings. */
         ServerSettings: {
@@ -1375,11 +1393,7 @@ export interface components {
              * @example The message of the day players see in their server list.
              */
             description: string;
-            /**
-             * @description The value a server has until its owner sets one.
-             * @example A flying-squid server
-             */
-            default?: string | number | boolean;
+            default?: components["schemas"]["SettingValue"];
             /**
              * @description The only values allowed.
              * @example [
@@ -1389,7 +1403,7 @@ export interface components {
              *       "spectator"
              *     ]
              */
-            enum?: (string | number | boolean)[];
+            enum?: components["schemas"]["SettingValue"][];
             /**
              * @description The smallest value allowed (numbers).
              * @example 2
@@ -1452,6 +1466,12 @@ export interface components {
          * @enum {string}
          */
         PlayerListName: "whitelist" | "operators" | "bans";
+        /**
+         * @description A player list with an on/off switch.
+         * @example whitelist
+         * @enum {string}
+         */
+        SwitchablePlayerListName: "whitelist";
         /**
          * @description A player's name (the letters, digits and underscores both games accept, up to 16).
          * @example Steve
@@ -1572,21 +1592,34 @@ export interface components {
          * @enum {string}
          */
         AlertComparison: "below" | "above";
-        /** @description A rule: a metric condition held for a while, or any crash. */
-        CreateAlertRuleRequest: {
-            kind: components["schemas"]["AlertKind"];
+        /**
+         * @description A rule, by its `kind`: a metric condition held for a while (`MetricAlertRuleRequest`), or any crash
+         *     (`CrashAlertRuleRequest`), which takes no `metric`, `comparison`, `threshold` or `duration_seconds`.
+         * @example {
+         *       "kind": "metric",
+         *       "name": "Lag",
+         *       "metric": "tps",
+         *       "comparison": "below",
+         *       "threshold": 15,
+         *       "duration_seconds": 120
+         *     }
+         */
+        CreateAlertRuleRequest: components["schemas"]["MetricAlertRuleRequest"] | components["schemas"]["CrashAlertRuleRequest"];
+        /** @description A rule on a metric: "`metric` is `comparison` `threshold` for `duration_seconds`". */
+        MetricAlertRuleRequest: {
             /**
-             * @description A name of your choosing, shown with its events.
-             * @example Lag
+             * @description `metric`. (enum property replaced by openapi-typescript)
+             * @enum {string}
              */
-            name?: string;
-            metric?: components["schemas"]["AlertMetric"];
-            comparison?: components["schemas"]["AlertComparison"];
+            kind: "metric";
+            name?: components["schemas"]["AlertRuleName"];
+            metric: components["schemas"]["AlertMetric"];
+            comparison: components["schemas"]["AlertComparison"];
             /**
              * @description The value the metric is compared with (a sample exactly at the threshold does not meet it).
              * @example 15
              */
-            threshold?: number;
+            threshold: number;
             /**
              * Format: int32
              * @description How long the condition must hold before the rule triggers, and not hold before it resolves.
@@ -1595,6 +1628,20 @@ export interface components {
              */
             duration_seconds: number;
         };
+        /** @description A rule on any crash of the server; it triggers on each crash and resolves when the server runs again. */
+        CrashAlertRuleRequest: {
+            /**
+             * @description `crash`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "crash";
+            name?: components["schemas"]["AlertRuleName"];
+        };
+        /**
+         * @description A name of your choosing, shown with its events; no control characters (C0, DEL, C1), as `ServerName`.
+         * @example Lag
+         */
+        AlertRuleName: string;
         /** @description An alert rule and whether it is firing. */
         AlertRule: {
             id: components["schemas"]["AlertRuleId"];
@@ -1805,7 +1852,7 @@ export interface components {
         /** @description What a new token is made from. */
         CreateTokenRequest: {
             /**
-             * @description What the token is for.
+             * @description What the token is for; no control characters (C0, DEL, C1) or unpaired surrogates, as `ServerName`.
              * @example deploy bot
              */
             name: string;
@@ -1878,6 +1925,17 @@ export interface components {
             detail: string;
         };
         /**
+         * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member of `Problem`): which quota the request would go
+         *     past. `servers`, `running` and `memory_mb` are the account's quotas of `GET /v1/quota`; `tokens`: the live
+         *     API tokens a user may hold (createToken); `kept_backups`: the backups kept from deleted servers
+         *     (deleteServer with `keep_backups=true`); `webhooks`: webhooks per account (createWebhook);
+         *     `alert_rules`: alert rules per server (createServerAlertRule); `player_list_entries`: names per player
+         *     list (addServerPlayerListEntry). More may be added within v1.
+         * @example servers
+         * @enum {string}
+         */
+        QuotaName: "servers" | "running" | "memory_mb" | "tokens" | "kept_backups" | "webhooks" | "alert_rules" | "player_list_entries";
+        /**
          * @description A stable machine-readable code; switch on this, not on `title` or `detail`. Its page is `type`. The
          *     list is open: codes may be added within v1 (CHANGELOG.md lists each), and a client treats an unknown
          *     code by its HTTP status. Each response of an operation says which codes it sends.
@@ -1922,14 +1980,7 @@ export interface components {
             request_id?: string;
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
-            /**
-             * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member): which quota the request would go past, named
-             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`), `tokens` for the live API tokens a user may
-             *     hold (`TOKENS_PER_USER`), or `kept_backups` for the backups kept from deleted servers
-             *     (`KEPT_BACKUPS_PER_USER`).
-             * @example servers
-             */
-            quota?: string;
+            quota?: components["schemas"]["QuotaName"];
             /**
              * Format: int64
              * @description `quota_exceeded` only: the quota's limit.
@@ -1957,10 +2008,30 @@ export interface components {
          * @enum {string}
          */
         ActionType: "start" | "stop" | "restart" | "kill" | "restore";
-        /** @description The power action to take. */
-        CreateActionRequest: {
-            type: components["schemas"]["ActionType"];
-            backup_id?: components["schemas"]["BackupId"];
+        /**
+         * @description The action to take, by its `type`: a power action (`PowerActionRequest`: `start`, `stop`, `restart`,
+         *     `kill`), or a `restore` of a backup (`RestoreActionRequest`), which alone takes `backup_id` and needs it.
+         * @example {
+         *       "type": "start"
+         *     }
+         */
+        CreateActionRequest: components["schemas"]["PowerActionRequest"] | components["schemas"]["RestoreActionRequest"];
+        /** @description A power action. */
+        PowerActionRequest: {
+            /**
+             * @description `start`, `stop`, `restart` or `kill` (createServerAction says what each does). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "start" | "stop" | "restart" | "kill";
+        };
+        /** @description A restore of a backup into the server (createServerAction). */
+        RestoreActionRequest: {
+            /**
+             * @description `restore`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "restore";
+            backup_id: components["schemas"]["BackupId"];
         };
         /** @description A power action and how it ended. */
         Action: {
@@ -2118,7 +2189,8 @@ export interface components {
             /**
              * @description One line of text, without the line break, and not only spaces. Control characters (U+0000–U+001F,
              *     U+007F–U+009F, tab included), the line separators U+2028 and U+2029 and unpaired surrogates are
-             *     refused: a command is stored in the console, which operators read in terminals.
+             *     refused: a command is stored in the console, which operators read in terminals. (Surrogates are refused
+             *     as the range U+D7FF–U+E000, as in `ServerName`.)
              * @example say Welcome!
              */
             command: string;
@@ -2816,9 +2888,8 @@ export interface components {
         };
         /**
          * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or the request
-         *     would take your account past one of its quotas (`quota_exceeded`: servers, running servers, plan memory or
-         *     API tokens): `quota` names it, `limit` is its limit
-         *     and `used` what is in use now (`GET /v1/quota`).
+         *     would take your account past one of its quotas (`quota_exceeded`): `quota` names it (`QuotaName`: the
+         *     operation's description says which it can meet), `limit` is its limit and `used` what is in use now.
          */
         ForbiddenOrOverQuota: {
             headers: {
@@ -2868,8 +2939,9 @@ export interface components {
             };
         };
         /**
-         * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`), with an action in
-         *     progress (`action_conflict`), or with a request still in progress (`idempotency_in_flight`). Besides
+         * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`,
+         *     `backup_limit_reached`: the server holds as many backups as its plan keeps), with an action in progress
+         *     (`action_conflict`), or with a request still in progress (`idempotency_in_flight`). Besides
          *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
          *     and `action_conflict`), and `action_id`, the action still open (with `action_conflict`).
          */
@@ -3096,6 +3168,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Which list. */
+        PlayerListParam: components["schemas"]["PlayerListName"];
         /** @description The server's id. */
         ServerIdParam: components["schemas"]["ServerId"];
         /** @description The token's id. */
@@ -3208,6 +3282,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Survival with friends",
+                 *       "plan": "small",
+                 *       "version": "flying-squid-1.20.5",
+                 *       "settings": {
+                 *         "motd": "Welcome to our survival world",
+                 *         "difficulty": "hard"
+                 *       },
+                 *       "idle_stop_minutes": 30,
+                 *       "backup_schedule": {
+                 *         "every_hours": 6,
+                 *         "keep": 2
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateServerRequest"];
             };
         };
@@ -3302,7 +3392,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
@@ -3668,7 +3758,7 @@ export interface operations {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
                 /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
+                list: components["parameters"]["PlayerListParam"];
             };
             cookie?: never;
         };
@@ -3701,8 +3791,8 @@ export interface operations {
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
-                /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
+                /** @description The list with an on/off switch, `whitelist`. */
+                list: components["schemas"]["SwitchablePlayerListName"];
             };
             cookie?: never;
         };
