@@ -1020,7 +1020,449 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "server.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.created
+         * @description A server was created; `data.server` is the server as it is then. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.updated
+         * @description A server was renamed or changed plan (or its idle stop or backup schedule changed); `data.server` is the server after the change. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.deleted
+         * @description A server and its files are gone; `data.name` is what it was called. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.state_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.state_changed
+         * @description The observed state of a server changed (`data.from`, `data.to`; the transitions are in the Servers tag). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverStateChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.crashed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.crashed
+         * @description A server exited without being asked to; `data.crash` is the crash record (`GET …/crashes`). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverCrashedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * action.succeeded
+         * @description A power action (or a restore) ended well; `data.action` is the action. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["actionSucceededWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * action.failed
+         * @description A power action (or a restore) failed; `data.action.error` says why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["actionFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player.joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.joined
+         * @description A player joined a server, as the game reports it; `data.player`. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["playerJoinedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player.left": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.left
+         * @description A player left a server, as the game reports it; `data.player`. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["playerLeftWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * token.created
+         * @description An API token of the account was created (never its secret). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["tokenCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * token.revoked
+         * @description An API token of the account was revoked. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["tokenRevokedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.disabled
+         * @description A webhook of the account was disabled after failing for too long. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["webhookDisabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent by `POST /v1/webhooks/{webhook_id}/test`, to that webhook only, also while it is disabled. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.created
+         * @description A backup was asked for (`pending`). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.ready
+         * @description A backup's archive is made (`ready`, with its size and SHA-256). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupReadyWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.failed
+         * @description A backup failed; `data.backup.error` says why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.deleted
+         * @description A backup was deleted (by its owner, or to make room for a new automatic one). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.disk_warning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * quota.disk_warning
+         * @description A server's folder crossed 90% of its plan's disk space. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["quotaDiskWarningWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.disk_exceeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * quota.disk_exceeded
+         * @description A server's folder went over its plan's disk space, and the service stopped it. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["quotaDiskExceededWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.triggered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.triggered
+         * @description An alert rule of a server triggered. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["alertTriggeredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.resolved
+         * @description An alert rule of a server resolved. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["alertResolvedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -2286,6 +2728,36 @@ export interface components {
          */
         StreamEventId: string;
         /**
+         * @description A `text/event-stream` body as it arrives: Server-Sent Events (HTML Living Standard §9.2), each a block of
+         *     `event:`, `id:` and `data:` lines ended by an empty line, and `:` comment lines that keep the connection
+         *     open. Its length has no bound: the stream goes on until one of its limits ends it.
+         * @example event: line
+         *     id: 42
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
+         */
+        EventStreamText: string;
+        /**
+         * @description The body of `streamServerConsole`: text (`EventStreamText`) whose events are each a `ConsoleLineEvent`.
+         *
+         *     **Why a oneOf.** An event stream is one text body to HTTP and to tools that read a response whole (a
+         *     validating proxy, an API tester), and a sequence of typed events to a client that reads it as it comes.
+         *     OpenAPI 3.1 can describe only the body (OpenAPI 3.2's `itemSchema`, for the events, is not readable by
+         *     the 3.0 and 3.1 tools this document is kept for), so the schema says both: the text the tools see, and
+         *     the event type generated clients are given (`string | ConsoleLineEvent`) for a client that parses the
+         *     stream into events.
+         */
+        ConsoleLineStream: components["schemas"]["EventStreamText"] | components["schemas"]["ConsoleLineEvent"];
+        /**
+         * @description The body of `streamServerMetrics`: text (`EventStreamText`) whose events are each a `SampleEvent` (see
+         *     `ConsoleLineStream` for why it is a oneOf).
+         */
+        SampleStream: components["schemas"]["EventStreamText"] | components["schemas"]["SampleEvent"];
+        /**
+         * @description The body of `streamEvents`: text (`EventStreamText`) whose events are each an `EventStreamEvent` (see
+         *     `ConsoleLineStream` for why it is a oneOf).
+         */
+        EventStream: components["schemas"]["EventStreamText"] | components["schemas"]["EventStreamEvent"];
+        /**
          * @description One event of `streamServerConsole`. The body is `text/event-stream`; this schema describes each event of it by
          *     its fields: `event: line`, `id: <seq>`, and `data:`, a `ConsoleLine` as JSON on one line:
          *
@@ -3168,6 +3640,23 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+         *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+         */
+        WebhookIdHeader: components["schemas"]["EventId"];
+        /**
+         * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+         *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+         *     delivery cannot be replayed later.
+         */
+        WebhookTimestampHeader: string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+         *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+         *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+         */
+        WebhookSignatureHeader: string;
         /** @description Which list. */
         PlayerListParam: components["schemas"]["PlayerListName"];
         /** @description The server's id. */
@@ -3704,7 +4193,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["ConsoleLineEvent"];
+                    "text/event-stream": components["schemas"]["ConsoleLineStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4538,7 +5027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["SampleEvent"];
+                    "text/event-stream": components["schemas"]["SampleStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4873,7 +5362,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["EventStreamEvent"];
+                    "text/event-stream": components["schemas"]["EventStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5156,6 +5645,993 @@ export interface operations {
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    serverCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverStateChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StateChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverCrashedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CrashedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionSucceededWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playerJoinedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playerLeftWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenRevokedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDisabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupReadyWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    quotaDiskWarningWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    quotaDiskExceededWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alertTriggeredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alertResolvedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -76,19 +76,24 @@ export function openRequestSchemas(spec: Json): string[] {
 }
 
 /**
- * text/event-stream answers whose events are not a named schema with `event` types, a stream id (StreamEventId,
- * or the events stream's own EventId) and a named `data`.
+ * text/event-stream answers not described as a named oneOf of the stream's text (EventStreamText, a string, which
+ * tools that read a body whole validate: Prism's proxy, API testers) and a named event schema with `event` types,
+ * a stream id (StreamEventId, or the events stream's own EventId) and a named `data` (what typed clients parse each
+ * event into). openapi/v1.yaml ConsoleLineStream says why.
  */
 export function untypedStreams(spec: Json): string[] {
+  const named = (ref: unknown) => (typeof ref === 'string' && ref.startsWith('#/components/schemas/') ? spec.components.schemas[ref.replace('#/components/schemas/', '')] : undefined);
   const out: string[] = [];
   for (const [path, item] of Object.entries(spec.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
       const media = op?.responses?.['200']?.content?.['text/event-stream'];
       if (!media) continue;
-      const ref: string = media.schema?.$ref ?? '';
-      const event = spec.components.schemas[ref.replace('#/components/schemas/', '')];
+      const branches: Json[] = named(media.schema?.$ref)?.oneOf ?? [];
+      const text = branches.some((b) => named(b.$ref)?.type === 'string');
+      const event = branches.map((b) => named(b.$ref)).find((s) => s?.type === 'object');
       const ok =
-        ref.startsWith('#/components/schemas/') &&
+        branches.length === 2 &&
+        text &&
         (event?.properties?.event?.enum?.length > 0 || enumOf(spec, event?.properties?.event?.$ref)) &&
         ['#/components/schemas/StreamEventId', '#/components/schemas/EventId'].includes(event.properties.id?.$ref) &&
         /^#\/components\/schemas\/\w+$/.test(event.properties.data?.$ref ?? '');
@@ -185,10 +190,14 @@ describe('the checks fail on the spec mistakes they guard against', () => {
     const s = broken((c) => delete c.paths['/v1/webhooks/{webhook_id}/test'].post.responses['415']);
     expect(undocumentedBodyErrors(s)).toEqual(['testWebhook: 415']);
   });
-  test('a stream described as a plain string', () => {
+  test('a stream described as a plain string, or as its events alone', () => {
     const s = broken((c) => {
       c.paths['/v1/servers/{server_id}/console/stream'].get.responses['200'].content['text/event-stream'].schema = { type: 'string' };
     });
     expect(untypedStreams(s)).toEqual(['GET /v1/servers/{server_id}/console/stream']);
+    const events = broken((c) => {
+      c.paths['/v1/servers/{server_id}/metrics/stream'].get.responses['200'].content['text/event-stream'].schema = { $ref: '#/components/schemas/SampleEvent' };
+    });
+    expect(untypedStreams(events)).toEqual(['GET /v1/servers/{server_id}/metrics/stream']);
   });
 });
