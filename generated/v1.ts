@@ -3287,6 +3287,7 @@ export interface components {
         /** @description The request is malformed or breaks the schema. `errors` lists every problem with a pointer. */
         BadRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3316,6 +3317,7 @@ export interface components {
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3339,6 +3341,7 @@ export interface components {
         Forbidden: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3366,6 +3369,7 @@ export interface components {
         ForbiddenOrOverQuota: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3391,6 +3395,7 @@ export interface components {
         /** @description No such resource, or it belongs to someone else. */
         NotFound: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3419,6 +3424,7 @@ export interface components {
          */
         Conflict: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3442,6 +3448,7 @@ export interface components {
         /** @description The request body is larger than the service accepts (64 KiB). */
         PayloadTooLarge: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3464,6 +3471,7 @@ export interface components {
         /** @description The `Range` starts past the end of the archive (`range_not_satisfiable`). */
         RangeNotSatisfiable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3488,6 +3496,7 @@ export interface components {
         /** @description The request body is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3513,6 +3522,7 @@ export interface components {
          */
         MisdirectedRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3538,6 +3548,7 @@ export interface components {
          */
         Unprocessable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3567,6 +3578,7 @@ export interface components {
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3589,6 +3601,7 @@ export interface components {
         /** @description Something went wrong on our side; nothing about it is your request's fault. Safe to retry. */
         InternalError: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3619,6 +3632,7 @@ export interface components {
                  *     `service_unavailable` (the service is shutting down or restarting), a few seconds.
                  */
                 "Retry-After": number;
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3696,6 +3710,13 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description CORS ([Fetch standard](https://fetch.spec.whatwg.org/#http-access-control-allow-origin)): on an answer to a
+         *     request with an `Origin` the operator allows, `*` (any origin, the default) or that origin, with `Vary:
+         *     Origin`. Absent otherwise. Bearer tokens are not sent by browsers on their own, and credentials mode is
+         *     never allowed (no `Access-Control-Allow-Credentials`).
+         */
+        "Access-Control-Allow-Origin": string;
         /** @description `bytes`: a download can be resumed or split with `Range` (RFC 9110 §14.3). */
         AcceptRanges: "bytes";
         /** @description The whole archive's SHA-256 (RFC 9530), base64 between colons; the same on every part. */
@@ -3742,6 +3763,7 @@ export interface operations {
             /** @description A page of servers. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3797,6 +3819,7 @@ export interface operations {
                     /** @description The URL of the new server. */
                     Location?: string;
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3834,6 +3857,7 @@ export interface operations {
             /** @description The server. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3870,6 +3894,7 @@ export interface operations {
             /** @description The server is being deleted. */
             202: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3907,6 +3932,7 @@ export interface operations {
             /** @description The server as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3949,6 +3975,7 @@ export interface operations {
             /** @description A page of actions. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3992,6 +4019,7 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the action, to poll. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4032,6 +4060,7 @@ export interface operations {
             /** @description The action. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4065,6 +4094,7 @@ export interface operations {
             /** @description The crashes. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4101,6 +4131,7 @@ export interface operations {
             /** @description Recent console lines. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4142,6 +4173,7 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4187,6 +4219,7 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4220,6 +4253,7 @@ export interface operations {
             /** @description Who is online. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4256,6 +4290,7 @@ export interface operations {
             /** @description The list. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4294,6 +4329,7 @@ export interface operations {
             /** @description The list as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4333,6 +4369,7 @@ export interface operations {
             /** @description The name is on the list. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4372,6 +4409,7 @@ export interface operations {
             /** @description The name is off the list. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4408,6 +4446,7 @@ export interface operations {
             /** @description A page of backups. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4446,6 +4485,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the backup, to poll. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4483,6 +4523,7 @@ export interface operations {
             /** @description The backup. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4517,6 +4558,7 @@ export interface operations {
             /** @description The backup is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4553,6 +4595,7 @@ export interface operations {
             /** @description The archive. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4567,6 +4610,7 @@ export interface operations {
             /** @description The part of the archive the `Range` asked for. */
             206: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4608,6 +4652,7 @@ export interface operations {
             /** @description A page of kept backups. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4640,6 +4685,7 @@ export interface operations {
             /** @description The kept backup. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4672,6 +4718,7 @@ export interface operations {
             /** @description The backup is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4706,6 +4753,7 @@ export interface operations {
             /** @description The archive. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4720,6 +4768,7 @@ export interface operations {
             /** @description The part of the archive the `Range` asked for. */
             206: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4763,6 +4812,7 @@ export interface operations {
             /** @description A page of alert rules. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4801,6 +4851,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new rule. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4837,6 +4888,7 @@ export interface operations {
             /** @description The rule. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4871,6 +4923,7 @@ export interface operations {
             /** @description The rule is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4901,6 +4954,7 @@ export interface operations {
             /** @description The settings. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4943,6 +4997,7 @@ export interface operations {
             /** @description The settings as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4981,6 +5036,7 @@ export interface operations {
             /** @description The metrics of the window. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5021,6 +5077,7 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5051,6 +5108,7 @@ export interface operations {
             /** @description Every plan. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5080,6 +5138,7 @@ export interface operations {
             /** @description Every version. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5112,6 +5171,7 @@ export interface operations {
             /** @description The version. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5141,6 +5201,7 @@ export interface operations {
             /** @description Your quotas. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5174,6 +5235,7 @@ export interface operations {
             /** @description A page of tokens. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5213,6 +5275,7 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the new token. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5249,6 +5312,7 @@ export interface operations {
             /** @description The token. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5282,6 +5346,7 @@ export interface operations {
             /** @description The token is revoked. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -5321,6 +5386,7 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5357,6 +5423,7 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5390,6 +5457,7 @@ export interface operations {
             /** @description A page of webhooks. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5424,6 +5492,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new webhook. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5457,6 +5526,7 @@ export interface operations {
             /** @description The webhook. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5489,6 +5559,7 @@ export interface operations {
             /** @description The webhook is gone. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5523,6 +5594,7 @@ export interface operations {
             /** @description The webhook as it is now. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5557,6 +5629,7 @@ export interface operations {
             /** @description The webhook, with its new secret. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5596,6 +5669,7 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5628,6 +5702,7 @@ export interface operations {
             /** @description The delivery, not yet made. */
             202: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
