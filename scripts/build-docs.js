@@ -28,12 +28,18 @@ fs.mkdirSync(path.dirname(out), { recursive: true });
 
 // The copy with samples. Their base URL is the spec's servers[0].url; the service shows its PUBLIC_URL there
 // (src/http/docs.ts), so the samples name the host a reader's page came from.
-const document = YAML.parse(fs.readFileSync(spec, 'utf8'));
-const base = document.servers?.[0]?.url ?? 'https://gsh.example.com';
-for (const operation of operations(document)) operation.op['x-codeSamples'] = codeSamples(document, operation, base);
+// A spec that does not parse is built as it is, so that Redocly's own report names the file and the fault.
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-docs-'));
-const withSamples = path.join(tmp, 'openapi.json');
-fs.writeFileSync(withSamples, JSON.stringify(document));
+let withSamples = spec;
+try {
+  const document = YAML.parse(fs.readFileSync(spec, 'utf8'));
+  const base = document.servers?.[0]?.url ?? 'https://gsh.example.com';
+  for (const operation of operations(document)) operation.op['x-codeSamples'] = codeSamples(document, operation, base);
+  withSamples = path.join(tmp, 'openapi.json');
+  fs.writeFileSync(withSamples, JSON.stringify(document));
+} catch {
+  // Redocly below says what is wrong.
+}
 
 const built = spawnSync(
   process.execPath,
