@@ -108,6 +108,7 @@ function answerKind(spec, op) {
   return Object.keys(content).length === 0 ? 'none' : 'json';
 }
 
+const IDEMPOTENCY = 'Idempotency-Key';
 const query = (q) => {
   const s = new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)])).toString();
   return s ? `?${s}` : '';
@@ -133,7 +134,8 @@ function pyValue(v, indent = '') {
 function curlSample(req, kind, base) {
   const lines = [`curl -sS${kind === 'stream' ? 'N' : ''}${req.method === 'GET' ? '' : ` -X ${req.method}`} ${shellQuote(base + req.path + query(req.query))}`];
   lines.push('-H "Authorization: Bearer $GSH_TOKEN"');
-  for (const [k, v] of Object.entries(req.headers)) lines.push(`-H ${shellQuote(`${k}: ${v}`)}`);
+  // A new Idempotency-Key per request (the same key with another request is a 422), as the README's curl does.
+  for (const [k, v] of Object.entries(req.headers)) lines.push(k === IDEMPOTENCY ? `-H "${k}: $(uuidgen 2>/dev/null || date +%s%N)"` : `-H ${shellQuote(`${k}: ${v}`)}`);
   if (req.body !== undefined) lines.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(req.body))}`);
   if (kind === 'file') lines.push('-o backup.tar.gz');
   return lines.join(' \\\n  ');
@@ -143,7 +145,10 @@ function tsSample(req, kind, base) {
   const params = [];
   if (Object.keys(req.pathParams).length) params.push(`path: ${JSON.stringify(req.pathParams)}`);
   if (Object.keys(req.query).length) params.push(`query: ${JSON.stringify(req.query)}`);
-  if (Object.keys(req.headers).length) params.push(`header: ${JSON.stringify(req.headers)}`);
+  if (Object.keys(req.headers).length) {
+    const header = Object.entries(req.headers).map(([k, v]) => `${JSON.stringify(k)}: ${k === IDEMPOTENCY ? 'crypto.randomUUID()' : JSON.stringify(v)}`);
+    params.push(`header: { ${header.join(', ')} }`);
+  }
   const opts = [];
   if (params.length) opts.push(`params: { ${params.join(', ')} }`);
   if (req.body !== undefined) opts.push(`body: ${tsValue(req.body)}`);
@@ -160,7 +165,8 @@ function tsSample(req, kind, base) {
     lines.push(`const { data, error, response } = ${call};`,
       'if (!data) throw new Error(`${response.status}: ${JSON.stringify(error)}`);',
       '// Server-Sent Events: blocks of event:, id: and data: lines; each data line is one event as JSON.',
-      'for await (const chunk of data.pipeThrough(new TextDecoderStream())) process.stdout.write(chunk);');
+      'const reader = data.pipeThrough(new TextDecoderStream()).getReader();',
+      'for (let r = await reader.read(); !r.done; r = await reader.read()) process.stdout.write(r.value);');
   } else if (kind === 'file') {
     lines.push(`const { data, error, response } = ${call};`, "if (data) (await import('node:fs')).writeFileSync('backup.tar.gz', Buffer.from(data));", 'console.log(response.status, data ? `${data.byteLength} bytes` : error);');
   } else {
@@ -170,11 +176,14 @@ function tsSample(req, kind, base) {
 }
 
 function pySample(req, kind, base) {
-  const args = [`    ${pyString(base + req.path)},`, `    headers={"Authorization": f"Bearer {os.environ['GSH_TOKEN']}"${Object.entries(req.headers).map(([k, v]) => `, ${pyString(k)}: ${pyString(v)}`).join('')}},`];
-  if (Object.keys(req.query).length) args.push(`    params=${pyValue(req.query, '    ')},`);
+  const headers = Object.entries(req.headers).map(([k, v]) => `, ${pyString(k)}: ${k === IDEMPOTENCY ? 'str(uuid.uuid4())' : pyString(v)}`);
+  const args = [`    ${pyString(base + req.path)},`, `    headers={"Authorization": f"Bearer {os.environ['GSH_TOKEN']}"${headers.join('')}},`];
+  // Query values as the URL has them: requests would send Python's True as "True".
+  if (Object.keys(req.query).length) args.push(`    params=${pyValue(Object.fromEntries(Object.entries(req.query).map(([k, v]) => [k, String(v)])), '    ')},`);
   if (req.body !== undefined) args.push(`    json=${pyValue(req.body, '    ')},`);
   if (kind === 'stream') args.push('    stream=True,');
-  const lines = ['import os', '', 'import requests', '', `response = requests.${req.method.toLowerCase()}(`, ...args, ')'];
+  const imports = req.headers[IDEMPOTENCY] === undefined ? ['import os'] : ['import os', 'import uuid'];
+  const lines = [...imports, '', 'import requests', '', `response = requests.${req.method.toLowerCase()}(`, ...args, ')'];
   if (kind === 'stream') {
     lines.push('# Server-Sent Events: blocks of event:, id: and data: lines; each data line is one event as JSON.', 'for line in response.iter_lines(decode_unicode=True):', '    print(line)');
   } else if (kind === 'file') {

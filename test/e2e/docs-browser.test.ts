@@ -88,7 +88,7 @@ test('the quickstart\'s browser stream reader reads a stream with its token in a
   // The snippet exactly as the spec's Quickstart shows it (the first js block after "Open a stream").
   const description: string = (loadSpec().document as { info: { description: string } }).info.description;
   const from = description.indexOf('**Open a stream from a browser.**');
-  const snippet = /```js\n([\s\S]*?)```/.exec(description.slice(from))![1].replace(/^ {7}/gm, '');
+  const snippet = /```js\n([\s\S]*?)```/.exec(description.slice(from))![1].replace(/^ {3}/gm, '');
   const { context, close } = await launchBrowser();
   try {
     const page = await context.newPage();
