@@ -3284,7 +3284,10 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed or breaks the schema. `errors` lists every problem with a pointer. */
+        /**
+         * @description The request breaks the schema or a rule of the service (`validation_failed`: `errors` lists every problem
+         *     with a pointer), or its body is not valid JSON (`malformed_body`).
+         */
         BadRequest: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3313,7 +3316,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No token, or the token is unknown, expired or revoked. */
+        /** @description No token, or the token is unknown, expired or revoked (`unauthorized`). */
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
@@ -3392,7 +3395,12 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No such resource, or it belongs to someone else. */
+        /**
+         * @description No such resource, or it belongs to someone else: `server_not_found`, `action_not_found`,
+         *     `backup_not_found`, `alert_rule_not_found`, `token_not_found`, `webhook_not_found`, or `not_found` (a path
+         *     that names nothing, a version the catalog lacks, a player list the software does not keep, a name not on
+         *     a list, backups of software that has none).
+         */
         NotFound: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3445,7 +3453,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body is larger than the service accepts (64 KiB). */
+        /** @description The request body is larger than the service accepts, 64 KiB (`payload_too_large`). */
         PayloadTooLarge: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3493,7 +3501,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body is not `application/json`. */
+        /** @description The request body is not `application/json` (`unsupported_media_type`). */
         UnsupportedMediaType: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -3518,7 +3526,7 @@ export interface components {
         };
         /**
          * @description The request names a host this service does not answer for ([RFC 9110 §15.5.20](https://www.rfc-editor.org/rfc/rfc9110#section-15.5.20)):
-         *     the operator listed the host names it serves, and the `Host` header names another.
+         *     the operator listed the host names it serves, and the `Host` header names another (`misdirected_request`).
          */
         MisdirectedRequest: {
             headers: {
@@ -3574,7 +3582,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The rate limit is used up; wait `Retry-After` seconds. */
+        /**
+         * @description The rate limit is used up (`rate_limited`; wait `Retry-After` seconds), or, opening an event stream, the
+         *     user has as many streams open as allowed (`too_many_streams`).
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -3598,7 +3609,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Something went wrong on our side; nothing about it is your request's fault. Safe to retry. */
+        /** @description Something went wrong on our side (`internal_error`); nothing about it is your request's fault. Safe to retry. */
         InternalError: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
