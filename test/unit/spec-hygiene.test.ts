@@ -108,6 +108,20 @@ function enumOf(spec: Json, ref: string | undefined): boolean {
   return (spec.components.schemas[(ref ?? '').replace('#/components/schemas/', '')]?.enum?.length ?? 0) > 0;
 }
 
+/**
+ * Schemas whose `type` lists several non-null types (`[string, number, boolean]`): kubb recurses on them until its
+ * stack runs out. A value of several types is a oneOf of one branch per type (SettingValue); `[x, 'null']` is fine.
+ */
+export function multiTypeLists(node: unknown, at = '#', out: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((v, i) => multiTypeLists(v, `${at}/${i}`, out));
+  else if (node && typeof node === 'object') {
+    const o = node as Json;
+    if (Array.isArray(o.type) && o.type.filter((t: string) => t !== 'null').length > 1) out.push(at);
+    for (const [k, v] of Object.entries(o)) multiTypeLists(v, `${at}/${k}`, out);
+  }
+  return out;
+}
+
 /** Integer schemas without a `format` (int32, int64) and both bounds: generators then pick a type that fits. */
 export function unboundedIntegers(node: unknown, at = '#', out: string[] = []): string[] {
   if (Array.isArray(node)) node.forEach((v, i) => unboundedIntegers(v, `${at}/${i}`, out));
@@ -152,6 +166,10 @@ describe('openapi/v1.yaml is safe for any generator', () => {
   });
   test('every integer has a format and both bounds', () => {
     expect(unboundedIntegers(spec)).toEqual([]);
+  });
+  test('no type lists several non-null types', () => {
+    expect(multiTypeLists(spec)).toEqual([]);
+    expect(multiTypeLists({ a: { type: ['string', 'number'] }, b: { type: ['string', 'null'] } })).toEqual(['#/a']);
   });
   test('every event stream names its event schema, its event types, a stream id and a named data schema', () => {
     expect(untypedStreams(spec)).toEqual([]);
