@@ -2453,6 +2453,9 @@ export interface components {
         /**
          * @description The action to take, by its `type`: a power action (`PowerActionRequest`: `start`, `stop`, `restart`,
          *     `kill`), or a `restore` of a backup (`RestoreActionRequest`), which alone takes `backup_id` and needs it.
+         *
+         *     No `discriminator`: four tags name one branch, and some generators (openapi-typescript-codegen) then type
+         *     that branch's tag as the last of them alone.
          * @example {
          *       "type": "start"
          *     }
@@ -2461,7 +2464,8 @@ export interface components {
         /** @description A power action. */
         PowerActionRequest: {
             /**
-             * @description `start`, `stop`, `restart` or `kill` (createServerAction says what each does). (enum property replaced by openapi-typescript)
+             * @description `start`, `stop`, `restart` or `kill` (createServerAction says what each does).
+             * @example start
              * @enum {string}
              */
             type: "start" | "stop" | "restart" | "kill";
@@ -2469,7 +2473,8 @@ export interface components {
         /** @description A restore of a backup into the server (createServerAction). */
         RestoreActionRequest: {
             /**
-             * @description `restore`. (enum property replaced by openapi-typescript)
+             * @description `restore`.
+             * @example restore
              * @enum {string}
              */
             type: "restore";
