@@ -2144,7 +2144,7 @@ export interface components {
         AlertEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "alert.triggered" | "alert.resolved";
@@ -2919,13 +2919,17 @@ export interface components {
             id: components["schemas"]["EventId"];
             data: components["schemas"]["Event"];
         };
-        /** @description Something that happened on your account. `type` says which, and which schema `data` follows. */
+        /**
+         * @description Something that happened on your account. `type` says which, and which schema `data` follows: each branch
+         *     lists the types it carries. (No `discriminator`: several types share a branch, and some generators,
+         *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
+         */
         Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.created" | "server.updated";
@@ -2940,7 +2944,7 @@ export interface components {
         ServerDeletedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.deleted";
@@ -2955,7 +2959,7 @@ export interface components {
         StateChangedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.state_changed";
@@ -2971,7 +2975,7 @@ export interface components {
         CrashedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.crashed";
@@ -2986,7 +2990,7 @@ export interface components {
         ActionEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "action.succeeded" | "action.failed";
@@ -3001,7 +3005,7 @@ export interface components {
         PlayerEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "player.joined" | "player.left";
@@ -3016,7 +3020,7 @@ export interface components {
         TokenEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "token.created" | "token.revoked";
@@ -3032,7 +3036,7 @@ export interface components {
         WebhookEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "webhook.disabled" | "webhook.test";
@@ -3053,7 +3057,7 @@ export interface components {
         BackupEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted";
@@ -3073,7 +3077,7 @@ export interface components {
         QuotaEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "quota.disk_warning" | "quota.disk_exceeded";

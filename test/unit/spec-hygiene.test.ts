@@ -122,6 +122,22 @@ export function multiTypeLists(node: unknown, at = '#', out: string[] = []): str
   return out;
 }
 
+/**
+ * Discriminator mappings that name one schema under several tags: openapi-typescript-codegen then types that
+ * schema's tag as the last of them alone (a `server.created` event typed `server.updated`). Such a oneOf goes
+ * without a discriminator, each branch's tag an enum.
+ */
+export function sharedMappings(node: unknown, at = '#', out: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((v, i) => sharedMappings(v, `${at}/${i}`, out));
+  else if (node && typeof node === 'object') {
+    const o = node as Json;
+    const targets = Object.values((o.discriminator?.mapping ?? {}) as Record<string, string>);
+    if (new Set(targets).size !== targets.length) out.push(at);
+    for (const [k, v] of Object.entries(o)) sharedMappings(v, `${at}/${k}`, out);
+  }
+  return out;
+}
+
 /** Integer schemas without a `format` (int32, int64) and both bounds: generators then pick a type that fits. */
 export function unboundedIntegers(node: unknown, at = '#', out: string[] = []): string[] {
   if (Array.isArray(node)) node.forEach((v, i) => unboundedIntegers(v, `${at}/${i}`, out));
@@ -166,6 +182,10 @@ describe('openapi/v1.yaml is safe for any generator', () => {
   });
   test('every integer has a format and both bounds', () => {
     expect(unboundedIntegers(spec)).toEqual([]);
+  });
+  test('no discriminator maps two tags to one schema', () => {
+    expect(sharedMappings(spec)).toEqual([]);
+    expect(sharedMappings({ a: { discriminator: { propertyName: 't', mapping: { x: '#/S', y: '#/S' } } } })).toEqual(['#/a']);
   });
   test('no type lists several non-null types', () => {
     expect(multiTypeLists(spec)).toEqual([]);
