@@ -279,8 +279,6 @@ export interface paths {
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
-                /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
             };
             cookie?: never;
         };
@@ -299,7 +297,8 @@ export interface paths {
         /**
          * Turn the whitelist on or off
          * @description Turns the whitelist on (only the names on it may join) or off. At once while the server runs (players
-         *     online who are not on it stay until they leave), and at every start. Other lists have no switch (`400`).
+         *     online who are not on it stay until they leave), and at every start. Only the whitelist has a switch: the
+         *     path's `list` is `whitelist` (another list is a `400` pointing at `/path/list`).
          */
         patch: operations["updateServerPlayerList"];
         trace?: never;
@@ -1029,7 +1028,449 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "server.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.created
+         * @description A server was created; `data.server` is the server as it is then. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.updated
+         * @description A server was renamed or changed plan (or its idle stop or backup schedule changed); `data.server` is the server after the change. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.deleted
+         * @description A server and its files are gone; `data.name` is what it was called. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.state_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.state_changed
+         * @description The observed state of a server changed (`data.from`, `data.to`; the transitions are in the Servers tag). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverStateChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.crashed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.crashed
+         * @description A server exited without being asked to; `data.crash` is the crash record (`GET …/crashes`). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverCrashedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * action.succeeded
+         * @description A power action (or a restore) ended well; `data.action` is the action. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["actionSucceededWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * action.failed
+         * @description A power action (or a restore) failed; `data.action.error` says why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["actionFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player.joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.joined
+         * @description A player joined a server, as the game reports it; `data.player`. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["playerJoinedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player.left": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.left
+         * @description A player left a server, as the game reports it; `data.player`. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["playerLeftWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * token.created
+         * @description An API token of the account was created (never its secret). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["tokenCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * token.revoked
+         * @description An API token of the account was revoked. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["tokenRevokedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.disabled
+         * @description A webhook of the account was disabled after failing for too long. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["webhookDisabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent by `POST /v1/webhooks/{webhook_id}/test`, to that webhook only, also while it is disabled. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.created
+         * @description A backup was asked for (`pending`). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.ready
+         * @description A backup's archive is made (`ready`, with its size and SHA-256). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupReadyWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.failed
+         * @description A backup failed; `data.backup.error` says why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.deleted
+         * @description A backup was deleted (by its owner, or to make room for a new automatic one). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.disk_warning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * quota.disk_warning
+         * @description A server's folder crossed 90% of its plan's disk space. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["quotaDiskWarningWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.disk_exceeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * quota.disk_exceeded
+         * @description A server's folder went over its plan's disk space, and the service stopped it. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["quotaDiskExceededWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.triggered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.triggered
+         * @description An alert rule of a server triggered. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["alertTriggeredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.resolved
+         * @description An alert rule of a server resolved. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["alertResolvedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1049,7 +1490,11 @@ export interface components {
          */
         Timestamp: string;
         /**
-         * @description A name for people; no control characters, no unpaired UTF-16 surrogates, no leading or trailing spaces.
+         * @description A name for people; no leading or trailing spaces, no control characters (C0 U+0000–U+001F, DEL U+007F, C1
+         *     U+0080–U+009F) and no unpaired UTF-16 surrogates. The pattern refuses surrogates as the range
+         *     U+D7FF–U+E000, which also takes the two characters around them (an unassigned one and the first private-use
+         *     one): written so, it reads the same in ECMA-262, Python `re` and Rust `regex` engines, which cannot all
+         *     name a surrogate (Rust refuses `\uD800`).
          * @example Survival with friends
          */
         ServerName: string;
@@ -1179,27 +1624,41 @@ export interface components {
         /**
          * @description When the service backs the server up by itself: `every_hours` (an interval, counted from the last
          *     automatic backup, or from when the schedule was set) or `cron` (five fields, minute hour day month
-         *     weekday, in UTC), exactly one of them. `keep` is how many automatic backups are kept, at most the plan's
-         *     `backups` (its default). The schedule is looked at every minute; a backup that cannot start then (an
-         *     action or another backup under way, the server being installed) is made at the next look.
+         *     weekday, in UTC), exactly one of them (`IntervalBackupSchedule` or `CronBackupSchedule`; neither, or both,
+         *     is a `400`). `keep` is how many automatic backups are kept, at most the plan's `backups` (its default).
+         *     The schedule is looked at every minute; a backup that cannot start then (an action or another backup under
+         *     way, the server being installed) is made at the next look.
+         * @example {
+         *       "every_hours": 6,
+         *       "keep": 2
+         *     }
          */
-        BackupSchedule: {
+        BackupSchedule: components["schemas"]["IntervalBackupSchedule"] | components["schemas"]["CronBackupSchedule"];
+        /** @description A backup every `every_hours` hours, counted from the last automatic backup (or from when the schedule was set). */
+        IntervalBackupSchedule: {
             /**
              * Format: int32
+             * @description Hours between two automatic backups.
              * @example 6
              */
-            every_hours?: number;
+            every_hours: number;
+            keep?: components["schemas"]["BackupKeep"];
+        };
+        /** @description A backup at each time a five-field cron expression names, in UTC. */
+        CronBackupSchedule: {
             /**
-             * @description A five-field cron expression, in UTC.
+             * @description A five-field cron expression (minute hour day month weekday), in UTC.
              * @example 0 4 * * *
              */
-            cron?: string;
-            /**
-             * Format: int32
-             * @example 2
-             */
-            keep?: number;
+            cron: string;
+            keep?: components["schemas"]["BackupKeep"];
         };
+        /**
+         * Format: int32
+         * @description How many automatic backups are kept, at most the plan's `backups` (its default).
+         * @example 2
+         */
+        BackupKeep: number;
         /**
          * Format: int32
          * @description Idle stop: a running server with no player online for this many minutes is stopped, by a `stop` action
@@ -1293,7 +1752,8 @@ export interface components {
             data: components["schemas"]["Version"][];
         };
         /**
-         * @description A setting's value; its type is the one its schema gives.
+         * @description A setting's value; its type is the one its schema gives. (One branch per JSON type rather than a type
+         *     list: some generators, kubb among them, cannot read a list of several non-null types.)
          * @example A flying-squid server
          */
         SettingValue: string | number | boolean;
@@ -1307,7 +1767,7 @@ export interface components {
          *     }
          */
         SettingsChange: {
-            [key: string]: string | number | boolean | null;
+            [key: string]: components["schemas"]["SettingValue"] | null;
         };
         /** @description A server's settings. */
         ServerSettings: {
@@ -1388,11 +1848,7 @@ export interface components {
              * @example The message of the day players see in their server list.
              */
             description: string;
-            /**
-             * @description The value a server has until its owner sets one.
-             * @example A flying-squid server
-             */
-            default?: string | number | boolean;
+            default?: components["schemas"]["SettingValue"];
             /**
              * @description The only values allowed.
              * @example [
@@ -1402,7 +1858,7 @@ export interface components {
              *       "spectator"
              *     ]
              */
-            enum?: (string | number | boolean)[];
+            enum?: components["schemas"]["SettingValue"][];
             /**
              * @description The smallest value allowed (numbers).
              * @example 2
@@ -1465,6 +1921,12 @@ export interface components {
          * @enum {string}
          */
         PlayerListName: "whitelist" | "operators" | "bans";
+        /**
+         * @description A player list with an on/off switch.
+         * @example whitelist
+         * @enum {string}
+         */
+        SwitchablePlayerListName: "whitelist";
         /**
          * @description A player's name (the letters, digits and underscores both games accept, up to 16).
          * @example Steve
@@ -1585,21 +2047,34 @@ export interface components {
          * @enum {string}
          */
         AlertComparison: "below" | "above";
-        /** @description A rule: a metric condition held for a while, or any crash. */
-        CreateAlertRuleRequest: {
-            kind: components["schemas"]["AlertKind"];
+        /**
+         * @description A rule, by its `kind`: a metric condition held for a while (`MetricAlertRuleRequest`), or any crash
+         *     (`CrashAlertRuleRequest`), which takes no `metric`, `comparison`, `threshold` or `duration_seconds`.
+         * @example {
+         *       "kind": "metric",
+         *       "name": "Lag",
+         *       "metric": "tps",
+         *       "comparison": "below",
+         *       "threshold": 15,
+         *       "duration_seconds": 120
+         *     }
+         */
+        CreateAlertRuleRequest: components["schemas"]["MetricAlertRuleRequest"] | components["schemas"]["CrashAlertRuleRequest"];
+        /** @description A rule on a metric: "`metric` is `comparison` `threshold` for `duration_seconds`". */
+        MetricAlertRuleRequest: {
             /**
-             * @description A name of your choosing, shown with its events.
-             * @example Lag
+             * @description `metric`. (enum property replaced by openapi-typescript)
+             * @enum {string}
              */
-            name?: string;
-            metric?: components["schemas"]["AlertMetric"];
-            comparison?: components["schemas"]["AlertComparison"];
+            kind: "metric";
+            name?: components["schemas"]["AlertRuleName"];
+            metric: components["schemas"]["AlertMetric"];
+            comparison: components["schemas"]["AlertComparison"];
             /**
              * @description The value the metric is compared with (a sample exactly at the threshold does not meet it).
              * @example 15
              */
-            threshold?: number;
+            threshold: number;
             /**
              * Format: int32
              * @description How long the condition must hold before the rule triggers, and not hold before it resolves.
@@ -1608,6 +2083,20 @@ export interface components {
              */
             duration_seconds: number;
         };
+        /** @description A rule on any crash of the server; it triggers on each crash and resolves when the server runs again. */
+        CrashAlertRuleRequest: {
+            /**
+             * @description `crash`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "crash";
+            name?: components["schemas"]["AlertRuleName"];
+        };
+        /**
+         * @description A name of your choosing, shown with its events; no control characters (C0, DEL, C1), as `ServerName`.
+         * @example Lag
+         */
+        AlertRuleName: string;
         /** @description An alert rule and whether it is firing. */
         AlertRule: {
             id: components["schemas"]["AlertRuleId"];
@@ -1668,7 +2157,7 @@ export interface components {
         AlertEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "alert.triggered" | "alert.resolved";
@@ -1818,7 +2307,7 @@ export interface components {
         /** @description What a new token is made from. */
         CreateTokenRequest: {
             /**
-             * @description What the token is for.
+             * @description What the token is for; no control characters (C0, DEL, C1) or unpaired surrogates, as `ServerName`.
              * @example deploy bot
              */
             name: string;
@@ -1891,6 +2380,17 @@ export interface components {
             detail: string;
         };
         /**
+         * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member of `Problem`): which quota the request would go
+         *     past. `servers`, `running` and `memory_mb` are the account's quotas of `GET /v1/quota`; `tokens`: the live
+         *     API tokens a user may hold (createToken); `kept_backups`: the backups kept from deleted servers
+         *     (deleteServer with `keep_backups=true`); `webhooks`: webhooks per account (createWebhook);
+         *     `alert_rules`: alert rules per server (createServerAlertRule); `player_list_entries`: names per player
+         *     list (addServerPlayerListEntry). More may be added within v1.
+         * @example servers
+         * @enum {string}
+         */
+        QuotaName: "servers" | "running" | "memory_mb" | "tokens" | "kept_backups" | "webhooks" | "alert_rules" | "player_list_entries";
+        /**
          * @description A stable machine-readable code; switch on this, not on `title` or `detail`. Its page is `type`. The
          *     list is open: codes may be added within v1 (CHANGELOG.md lists each), and a client treats an unknown
          *     code by its HTTP status. Each response of an operation says which codes it sends.
@@ -1935,14 +2435,7 @@ export interface components {
             request_id?: string;
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
-            /**
-             * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member): which quota the request would go past, named
-             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`), `tokens` for the live API tokens a user may
-             *     hold (`TOKENS_PER_USER`), or `kept_backups` for the backups kept from deleted servers
-             *     (`KEPT_BACKUPS_PER_USER`).
-             * @example servers
-             */
-            quota?: string;
+            quota?: components["schemas"]["QuotaName"];
             /**
              * Format: int64
              * @description `quota_exceeded` only: the quota's limit.
@@ -1970,10 +2463,35 @@ export interface components {
          * @enum {string}
          */
         ActionType: "start" | "stop" | "restart" | "kill" | "restore";
-        /** @description The power action to take. */
-        CreateActionRequest: {
-            type: components["schemas"]["ActionType"];
-            backup_id?: components["schemas"]["BackupId"];
+        /**
+         * @description The action to take, by its `type`: a power action (`PowerActionRequest`: `start`, `stop`, `restart`,
+         *     `kill`), or a `restore` of a backup (`RestoreActionRequest`), which alone takes `backup_id` and needs it.
+         *
+         *     No `discriminator`: four tags name one branch, and some generators (openapi-typescript-codegen) then type
+         *     that branch's tag as the last of them alone.
+         * @example {
+         *       "type": "start"
+         *     }
+         */
+        CreateActionRequest: components["schemas"]["PowerActionRequest"] | components["schemas"]["RestoreActionRequest"];
+        /** @description A power action. */
+        PowerActionRequest: {
+            /**
+             * @description `start`, `stop`, `restart` or `kill` (createServerAction says what each does).
+             * @example start
+             * @enum {string}
+             */
+            type: "start" | "stop" | "restart" | "kill";
+        };
+        /** @description A restore of a backup into the server (createServerAction). */
+        RestoreActionRequest: {
+            /**
+             * @description `restore`.
+             * @example restore
+             * @enum {string}
+             */
+            type: "restore";
+            backup_id: components["schemas"]["BackupId"];
         };
         /** @description A power action and how it ended. */
         Action: {
@@ -2131,7 +2649,8 @@ export interface components {
             /**
              * @description One line of text, without the line break, and not only spaces. Control characters (U+0000–U+001F,
              *     U+007F–U+009F, tab included), the line separators U+2028 and U+2029 and unpaired surrogates are
-             *     refused: a command is stored in the console, which operators read in terminals.
+             *     refused: a command is stored in the console, which operators read in terminals. (Surrogates are refused
+             *     as the range U+D7FF–U+E000, as in `ServerName`.)
              * @example say Welcome!
              */
             command: string;
@@ -2226,6 +2745,36 @@ export interface components {
          * @example 1795335330
          */
         StreamEventId: string;
+        /**
+         * @description A `text/event-stream` body as it arrives: Server-Sent Events (HTML Living Standard §9.2), each a block of
+         *     `event:`, `id:` and `data:` lines ended by an empty line, and `:` comment lines that keep the connection
+         *     open. Its length has no bound: the stream goes on until one of its limits ends it.
+         * @example event: line
+         *     id: 42
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
+         */
+        EventStreamText: string;
+        /**
+         * @description The body of `streamServerConsole`: text (`EventStreamText`) whose events are each a `ConsoleLineEvent`.
+         *
+         *     **Why a oneOf.** An event stream is one text body to HTTP and to tools that read a response whole (a
+         *     validating proxy, an API tester), and a sequence of typed events to a client that reads it as it comes.
+         *     OpenAPI 3.1 can describe only the body (OpenAPI 3.2's `itemSchema`, for the events, is not readable by
+         *     the 3.0 and 3.1 tools this document is kept for), so the schema says both: the text the tools see, and
+         *     the event type generated clients are given (`string | ConsoleLineEvent`) for a client that parses the
+         *     stream into events.
+         */
+        ConsoleLineStream: components["schemas"]["EventStreamText"] | components["schemas"]["ConsoleLineEvent"];
+        /**
+         * @description The body of `streamServerMetrics`: text (`EventStreamText`) whose events are each a `SampleEvent` (see
+         *     `ConsoleLineStream` for why it is a oneOf).
+         */
+        SampleStream: components["schemas"]["EventStreamText"] | components["schemas"]["SampleEvent"];
+        /**
+         * @description The body of `streamEvents`: text (`EventStreamText`) whose events are each an `EventStreamEvent` (see
+         *     `ConsoleLineStream` for why it is a oneOf).
+         */
+        EventStream: components["schemas"]["EventStreamText"] | components["schemas"]["EventStreamEvent"];
         /**
          * @description One event of `streamServerConsole`. The body is `text/event-stream`; this schema describes each event of it by
          *     its fields: `event: line`, `id: <seq>`, and `data:`, a `ConsoleLine` as JSON on one line:
@@ -2383,13 +2932,17 @@ export interface components {
             id: components["schemas"]["EventId"];
             data: components["schemas"]["Event"];
         };
-        /** @description Something that happened on your account. `type` says which, and which schema `data` follows. */
+        /**
+         * @description Something that happened on your account. `type` says which, and which schema `data` follows: each branch
+         *     lists the types it carries. (No `discriminator`: several types share a branch, and some generators,
+         *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
+         */
         Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.created" | "server.updated";
@@ -2404,7 +2957,7 @@ export interface components {
         ServerDeletedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.deleted";
@@ -2419,7 +2972,7 @@ export interface components {
         StateChangedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.state_changed";
@@ -2435,7 +2988,7 @@ export interface components {
         CrashedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.crashed";
@@ -2450,7 +3003,7 @@ export interface components {
         ActionEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "action.succeeded" | "action.failed";
@@ -2469,7 +3022,7 @@ export interface components {
         PlayerEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "player.joined" | "player.left";
@@ -2499,7 +3052,7 @@ export interface components {
         TokenEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "token.created" | "token.revoked";
@@ -2515,7 +3068,7 @@ export interface components {
         WebhookEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "webhook.disabled" | "webhook.test";
@@ -2536,7 +3089,7 @@ export interface components {
         BackupEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted";
@@ -2556,7 +3109,7 @@ export interface components {
         QuotaEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "quota.disk_warning" | "quota.disk_exceeded";
@@ -2772,9 +3325,13 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed or breaks the schema. `errors` lists every problem with a pointer. */
+        /**
+         * @description The request breaks the schema or a rule of the service (`validation_failed`: `errors` lists every problem
+         *     with a pointer), or its body is not valid JSON (`malformed_body`).
+         */
         BadRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2800,10 +3357,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No token, or the token is unknown, expired or revoked. */
+        /** @description No token, or the token is unknown, expired or revoked (`unauthorized`). */
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2827,6 +3385,7 @@ export interface components {
         Forbidden: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2848,13 +3407,13 @@ export interface components {
         };
         /**
          * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or the request
-         *     would take your account past one of its quotas (`quota_exceeded`: servers, running servers, plan memory or
-         *     API tokens): `quota` names it, `limit` is its limit
-         *     and `used` what is in use now (`GET /v1/quota`).
+         *     would take your account past one of its quotas (`quota_exceeded`): `quota` names it (`QuotaName`: the
+         *     operation's description says which it can meet), `limit` is its limit and `used` what is in use now.
          */
         ForbiddenOrOverQuota: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2877,9 +3436,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No such resource, or it belongs to someone else. */
+        /**
+         * @description No such resource, or it belongs to someone else: `server_not_found`, `action_not_found`,
+         *     `backup_not_found`, `alert_rule_not_found`, `token_not_found`, `webhook_not_found`, or `not_found` (a path
+         *     that names nothing, a version the catalog lacks, a player list the software does not keep, a name not on
+         *     a list, backups of software that has none).
+         */
         NotFound: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2900,13 +3465,15 @@ export interface components {
             };
         };
         /**
-         * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`), with an action in
-         *     progress (`action_conflict`), or with a request still in progress (`idempotency_in_flight`). Besides
+         * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`,
+         *     `backup_limit_reached`: the server holds as many backups as its plan keeps), with an action in progress
+         *     (`action_conflict`), or with a request still in progress (`idempotency_in_flight`). Besides
          *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
          *     and `action_conflict`), and `action_id`, the action still open (with `action_conflict`).
          */
         Conflict: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2927,9 +3494,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body is larger than the service accepts (64 KiB). */
+        /** @description The request body is larger than the service accepts, 64 KiB (`payload_too_large`). */
         PayloadTooLarge: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2952,6 +3520,7 @@ export interface components {
         /** @description The `Range` starts past the end of the archive (`range_not_satisfiable`). */
         RangeNotSatisfiable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2973,9 +3542,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body is not `application/json`. */
+        /** @description The request body is not `application/json` (`unsupported_media_type`). */
         UnsupportedMediaType: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2997,10 +3567,11 @@ export interface components {
         };
         /**
          * @description The request names a host this service does not answer for ([RFC 9110 §15.5.20](https://www.rfc-editor.org/rfc/rfc9110#section-15.5.20)):
-         *     the operator listed the host names it serves, and the `Host` header names another.
+         *     the operator listed the host names it serves, and the `Host` header names another (`misdirected_request`).
          */
         MisdirectedRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3026,6 +3597,7 @@ export interface components {
          */
         Unprocessable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3051,10 +3623,14 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The rate limit is used up; wait `Retry-After` seconds. */
+        /**
+         * @description The rate limit is used up (`rate_limited`; wait `Retry-After` seconds), or, opening an event stream, the
+         *     user has as many streams open as allowed (`too_many_streams`).
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3074,9 +3650,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Something went wrong on our side; nothing about it is your request's fault. Safe to retry. */
+        /** @description Something went wrong on our side (`internal_error`); nothing about it is your request's fault. Safe to retry. */
         InternalError: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3107,6 +3684,7 @@ export interface components {
                  *     `service_unavailable` (the service is shutting down or restarting), a few seconds.
                  */
                 "Retry-After": number;
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3128,6 +3706,25 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+         *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+         */
+        WebhookIdHeader: components["schemas"]["EventId"];
+        /**
+         * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+         *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+         *     delivery cannot be replayed later.
+         */
+        WebhookTimestampHeader: string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+         *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+         *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+         */
+        WebhookSignatureHeader: string;
+        /** @description Which list. */
+        PlayerListParam: components["schemas"]["PlayerListName"];
         /** @description The server's id. */
         ServerIdParam: components["schemas"]["ServerId"];
         /** @description The token's id. */
@@ -3165,6 +3762,13 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description CORS ([Fetch standard](https://fetch.spec.whatwg.org/#http-access-control-allow-origin)): on an answer to a
+         *     request with an `Origin` the operator allows, `*` (any origin, the default) or that origin, with `Vary:
+         *     Origin`. Absent otherwise. Bearer tokens are not sent by browsers on their own, and credentials mode is
+         *     never allowed (no `Access-Control-Allow-Credentials`).
+         */
+        "Access-Control-Allow-Origin": string;
         /** @description `bytes`: a download can be resumed or split with `Range` (RFC 9110 §14.3). */
         AcceptRanges: "bytes";
         /** @description The whole archive's SHA-256 (RFC 9530), base64 between colons; the same on every part. */
@@ -3211,6 +3815,7 @@ export interface operations {
             /** @description A page of servers. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3240,6 +3845,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Survival with friends",
+                 *       "plan": "small",
+                 *       "version": "flying-squid-1.20.5",
+                 *       "settings": {
+                 *         "motd": "Welcome to our survival world",
+                 *         "difficulty": "hard"
+                 *       },
+                 *       "idle_stop_minutes": 30,
+                 *       "backup_schedule": {
+                 *         "every_hours": 6,
+                 *         "keep": 2
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateServerRequest"];
             };
         };
@@ -3250,6 +3871,7 @@ export interface operations {
                     /** @description The URL of the new server. */
                     Location?: string;
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3287,6 +3909,7 @@ export interface operations {
             /** @description The server. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3323,6 +3946,7 @@ export interface operations {
             /** @description The server is being deleted. */
             202: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3334,7 +3958,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
@@ -3360,6 +3984,7 @@ export interface operations {
             /** @description The server as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3402,6 +4027,7 @@ export interface operations {
             /** @description A page of actions. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3445,6 +4071,7 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the action, to poll. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3485,6 +4112,7 @@ export interface operations {
             /** @description The action. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3518,6 +4146,7 @@ export interface operations {
             /** @description The crashes. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3554,6 +4183,7 @@ export interface operations {
             /** @description Recent console lines. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3595,6 +4225,7 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3640,13 +4271,14 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["ConsoleLineEvent"];
+                    "text/event-stream": components["schemas"]["ConsoleLineStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3673,6 +4305,7 @@ export interface operations {
             /** @description Who is online. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3700,7 +4333,7 @@ export interface operations {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
                 /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
+                list: components["parameters"]["PlayerListParam"];
             };
             cookie?: never;
         };
@@ -3709,6 +4342,7 @@ export interface operations {
             /** @description The list. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3733,8 +4367,8 @@ export interface operations {
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
-                /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
+                /** @description The list with an on/off switch, `whitelist`. */
+                list: components["schemas"]["SwitchablePlayerListName"];
             };
             cookie?: never;
         };
@@ -3747,6 +4381,7 @@ export interface operations {
             /** @description The list as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3786,6 +4421,7 @@ export interface operations {
             /** @description The name is on the list. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3825,6 +4461,7 @@ export interface operations {
             /** @description The name is off the list. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3861,6 +4498,7 @@ export interface operations {
             /** @description A page of backups. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3899,6 +4537,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the backup, to poll. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3936,6 +4575,7 @@ export interface operations {
             /** @description The backup. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3970,6 +4610,7 @@ export interface operations {
             /** @description The backup is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4006,6 +4647,7 @@ export interface operations {
             /** @description The archive. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4020,6 +4662,7 @@ export interface operations {
             /** @description The part of the archive the `Range` asked for. */
             206: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4061,6 +4704,7 @@ export interface operations {
             /** @description A page of kept backups. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4093,6 +4737,7 @@ export interface operations {
             /** @description The kept backup. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4125,6 +4770,7 @@ export interface operations {
             /** @description The backup is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4159,6 +4805,7 @@ export interface operations {
             /** @description The archive. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4173,6 +4820,7 @@ export interface operations {
             /** @description The part of the archive the `Range` asked for. */
             206: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4216,6 +4864,7 @@ export interface operations {
             /** @description A page of alert rules. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4254,6 +4903,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new rule. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4290,6 +4940,7 @@ export interface operations {
             /** @description The rule. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4324,6 +4975,7 @@ export interface operations {
             /** @description The rule is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4354,6 +5006,7 @@ export interface operations {
             /** @description The settings. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4396,6 +5049,7 @@ export interface operations {
             /** @description The settings as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4442,6 +5096,7 @@ export interface operations {
             /** @description The metrics of the window. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4482,13 +5137,14 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["SampleEvent"];
+                    "text/event-stream": components["schemas"]["SampleStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4512,6 +5168,7 @@ export interface operations {
             /** @description Every plan. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4541,6 +5198,7 @@ export interface operations {
             /** @description Every version. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4573,6 +5231,7 @@ export interface operations {
             /** @description The version. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4602,6 +5261,7 @@ export interface operations {
             /** @description Your quotas. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4635,6 +5295,7 @@ export interface operations {
             /** @description A page of tokens. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4674,6 +5335,7 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the new token. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4710,6 +5372,7 @@ export interface operations {
             /** @description The token. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4743,6 +5406,7 @@ export interface operations {
             /** @description The token is revoked. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4782,6 +5446,7 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4818,12 +5483,13 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["EventStreamEvent"];
+                    "text/event-stream": components["schemas"]["EventStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4851,6 +5517,7 @@ export interface operations {
             /** @description A page of webhooks. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4885,6 +5552,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new webhook. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4918,6 +5586,7 @@ export interface operations {
             /** @description The webhook. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4950,6 +5619,7 @@ export interface operations {
             /** @description The webhook is gone. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4984,6 +5654,7 @@ export interface operations {
             /** @description The webhook as it is now. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5018,6 +5689,7 @@ export interface operations {
             /** @description The webhook, with its new secret. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5057,6 +5729,7 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5089,6 +5762,7 @@ export interface operations {
             /** @description The delivery, not yet made. */
             202: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5106,6 +5780,993 @@ export interface operations {
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    serverCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverStateChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StateChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverCrashedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CrashedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionSucceededWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playerJoinedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playerLeftWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenRevokedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDisabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupReadyWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    quotaDiskWarningWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    quotaDiskExceededWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alertTriggeredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alertResolvedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

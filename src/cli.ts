@@ -17,6 +17,7 @@ import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
+import { hasControlCharacters, printable } from './printable';
 import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
@@ -173,6 +174,8 @@ const commands: Record<string, (c: CommandContext) => void> = {
   'token create': (c) => {
     const name = required(flag(c.values, 'name'), '--name');
     if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');
+    // The API's rule for a token's name (openapi/v1.yaml CreateTokenRequest): no control characters, C1 included.
+    if (hasControlCharacters(name)) throw new UsageError('--name may not hold control characters (U+0000–U+001F, U+007F–U+009F) or unpaired surrogates.');
     // Every flag is checked before anything is written: a refused command changes nothing.
     const scopes = parseScopes(flag(c.values, 'scopes'));
     const expiresIn = flag(c.values, 'expires-in');
@@ -224,7 +227,11 @@ async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err:
  * Runs one CLI command; returns the exit code (a promise of it for `image build` and `node …`). Output goes through
  * `out`/`err` so tests can read it.
  */
-export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number | Promise<number> {
+export function runCli(argv: string[], env: NodeJS.ProcessEnv, rawOut: (s: string) => void, rawErr: (s: string) => void): number | Promise<number> {
+  // Every line any command prints goes through printable(): a name stored before the API refused C1 controls, an
+  // operator's own input echoed back, or an engine's error text can hold escapes a terminal would act on.
+  const out = (s: string) => rawOut(printable(s));
+  const err = (s: string) => rawErr(printable(s));
   if (argv.length === 2 && argv[0] === 'image' && argv[1] === 'build') return imageBuild(env, out, err);
   if (argv[0] === 'node' && !argv.includes('--help') && !argv.includes('-h')) return runNodeCli(argv.slice(1), env, out, err);
   if (argv[0] === 'db' && !argv.includes('--help') && !argv.includes('-h')) return runDbCli(argv.slice(1), env, out, err);

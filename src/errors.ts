@@ -60,6 +60,7 @@ export const errorRegistry = {
 export type ErrorCode = keyof typeof errorRegistry;
 
 type ServerState = components['schemas']['ServerState'];
+type QuotaName = components['schemas']['QuotaName'];
 
 
 /** One entry of a validation failure: a JSON Pointer into the request and what is wrong there. */
@@ -74,7 +75,8 @@ export interface FieldError {
  * and the conflicting `action_id` where there is one. The spec's Problem schema declares each member.
  */
 export interface ProblemExtensions {
-  quota?: string;
+  /** The spec's QuotaName: a quota not listed there does not compile. */
+  quota?: QuotaName;
   limit?: number;
   used?: number;
   state?: ServerState;
@@ -110,6 +112,6 @@ export function invalidState(state: ServerState, detail: string): AppError {
   return new AppError('invalid_state', detail, undefined, undefined, { state });
 }
 
-export function quotaExceeded(quota: string, limit: number, used: number, detail: string): AppError {
+export function quotaExceeded(quota: QuotaName, limit: number, used: number, detail: string): AppError {
   return new AppError('quota_exceeded', detail, undefined, undefined, { quota, limit, used });
 }

@@ -70,7 +70,7 @@ export function createAlertsRepo(db: Db, clock: Clock, events: EventsRepo) {
   }
 
   return {
-    /** A new rule, `ok`; the caller has checked the fields a kind needs (src/runtime/alerts.ts ruleErrors). */
+    /** A new rule, `ok`; its kind's fields are the schema's (openapi/v1.yaml CreateAlertRuleRequest, a oneOf by `kind`). */
     create(serverId: string, input: NewAlertRule): AlertRule {
       return db.transaction(() => {
         const n = q.count.get(serverId) as number;

@@ -39,9 +39,7 @@ export interface NewServer {
 export type BackupSchedule = components['schemas']['BackupSchedule'];
 
 /** A schedule as stored (servers.backup_schedule, migration 020): the API's fields and when it was set. */
-export interface StoredSchedule extends BackupSchedule {
-  since: string;
-}
+export type StoredSchedule = BackupSchedule & { since: string };
 
 /** What `update` changes (UpdateServerRequest, already checked). */
 export interface ServerPatch {

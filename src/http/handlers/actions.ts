@@ -14,7 +14,7 @@ export function actionHandlers(deps: { servers: ServersRepo; power: PowerService
       const { principal, path, body } = call;
       const server = ownedServer(servers, principal, path.server_id);
       return idempotent(deps.idempotency, call, { operation: 'createServerAction', path: server.id, body }, () => {
-        const action = power.requestAction(server.id, principal.userId, body.type, body.backup_id);
+        const action = power.requestAction(server.id, principal.userId, body.type, body.type === 'restore' ? body.backup_id : undefined);
         return { status: 202 as const, body: action, headers: { Location: `/v1/servers/${server.id}/actions/${action.id}` } };
       });
     },

@@ -1,5 +1,4 @@
 import { AppError } from '../../errors';
-import { ruleErrors } from '../../runtime/alerts';
 import type { AlertsRepo } from '../../store/alerts-repo';
 import type { ServersRepo } from '../../store/servers-repo';
 import type { Handlers } from '../types';
@@ -16,8 +15,6 @@ export function alertHandlers(deps: { servers: ServersRepo; alerts: AlertsRepo }
     },
     createServerAlertRule: ({ principal, path, body }) => {
       const server = ownedServer(deps.servers, principal, path.server_id);
-      const errors = ruleErrors(body);
-      if (errors.length > 0) throw new AppError('validation_failed', 'The alert rule is not valid.', errors);
       const rule = deps.alerts.create(server.id, body);
       return { status: 201, body: rule, headers: { Location: `/v1/servers/${server.id}/alerts/${rule.id}` } };
     },
