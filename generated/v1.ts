@@ -773,7 +773,9 @@ export interface paths {
         };
         /**
          * List your tokens
-         * @description Lists your tokens that are not revoked, oldest first. Secrets are never shown again; `prefix` helps you tell them apart.
+         * @description Lists your tokens that are not revoked and that the calling token sees (the Tokens tag: itself and the
+         *     tokens made from it, or all of them for a token you made with every scope), oldest first. Secrets are never
+         *     shown again; `prefix` helps you tell them apart.
          */
         get: operations["listTokens"];
         put?: never;
@@ -785,8 +787,10 @@ export interface paths {
          *     The new token expires no later than the calling token: when `expires_in_seconds` is left out, it expires
          *     when the calling token does; asking for a later expiry, or for none (`null`), while the calling token
          *     expires is a `400` with the pointer `/body/expires_in_seconds`, and creates nothing. A calling token
-         *     that never expires sets no bound. Tokens made in the dashboard's Settings (through the page's own
-         *     short-lived token, for the signed-in user) are not bound by that page token's lifetime.
+         *     that never expires sets no expiry, but the new token is its child and is revoked with it (the Tokens tag).
+         *     Tokens made in the dashboard's Settings (through the page's own short-lived token, for the signed-in user)
+         *     are not bound by that page token's lifetime, and are not its children: they are yours, as if made with
+         *     the CLI.
          *
          *     An account may hold a limited number of live tokens (50 unless the operator changes it; revoked and
          *     expired tokens do not count, nor the dashboard page's own). Past it the answer is `403` with code
@@ -811,14 +815,18 @@ export interface paths {
         };
         /**
          * Get a token
-         * @description Returns one of your tokens that is not revoked (without its secret).
+         * @description Returns one of your tokens that is not revoked (without its secret). A token the calling token does not
+         *     see (the Tokens tag) answers `404`.
          */
         get: operations["getToken"];
         put?: never;
         post?: never;
         /**
          * Revoke a token
-         * @description Revokes one of your tokens. It is refused with `401` from the next request on, including when a token revokes itself.
+         * @description Revokes one of your tokens, and every token made from it, at any depth (each with its `token.revoked`
+         *     event). They are refused with `401` from the next request on, including when a token revokes itself, and
+         *     their event streams end within a second. A token the calling token does not see (the Tokens tag) answers
+         *     `404` and is left as it is.
          */
         delete: operations["revokeToken"];
         options?: never;
