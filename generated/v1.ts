@@ -905,9 +905,11 @@ export interface paths {
          *     `webhook-timestamp`, `webhook-signature`: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with
          *     the secret's key). The secret (`whsec_…`) is in this answer only.
          *
-         *     The URL must be `https:`; its host must not resolve to a loopback, private, link-local, shared or
-         *     metadata address (`400`, pointer `/body/url`). The service checks again at each delivery, and connects to
-         *     the exact address it checked. An operator of a private deployment may allow private addresses and `http:`.
+         *     The URL must be `https:` on port 443 or 8443; its host must not resolve to a loopback, private,
+         *     link-local, shared, metadata or other non-global address, also not one carried inside an IPv6 address
+         *     (`400`, pointer `/body/url`; see the Webhooks tag). The service checks again at each delivery, and connects
+         *     to the exact address it checked. An operator of a private deployment may allow private addresses, `http:`
+         *     and any port.
          *     At most 10 webhooks per account (`403 quota_exceeded`, quota `webhooks`).
          */
         post: operations["createWebhook"];
@@ -2581,7 +2583,7 @@ export interface components {
         DeliveryId: string;
         /**
          * Format: uri
-         * @description Where deliveries are POSTed; `https:` (`http:` only where the operator allows private addresses), without user or password.
+         * @description Where deliveries are POSTed; `https:` on port 443 or 8443 (`http:` and other ports only where the operator allows private addresses), without user or password.
          * @example https://hooks.example.com/gsh
          */
         WebhookUrl: string;
@@ -2689,7 +2691,8 @@ export interface components {
             event_id: components["schemas"]["EventId"];
             event_type: components["schemas"]["EventType"];
             /**
-             * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted (`failed`).
+             * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted, or the
+             *     delivery was dropped past a bound of pending deliveries (`failed`; see the Webhooks tag).
              * @example succeeded
              * @enum {string}
              */
@@ -2713,7 +2716,9 @@ export interface components {
              */
             duration_ms: number | null;
             /**
-             * @description Why the last attempt failed, for people (`timeout`, a refused address, the connection error); `null` otherwise.
+             * @description Why the last attempt failed, or why the delivery was dropped, for people: a refused URL or address
+             *     (`refused: …`), a name that does not resolve, a TLS certificate that was not accepted, no answer within
+             *     the time limit (however the connection failed), or `dropped: …`; `null` otherwise.
              * @example null
              */
             error: string | null;

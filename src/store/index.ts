@@ -16,7 +16,7 @@ import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
 import type { StoreObserver } from './observer';
-import { createEventsRepo } from './events-repo';
+import { createEventsRepo, outboxLimitDefaults, type OutboxLimits } from './events-repo';
 import { createWebhooksRepo } from './webhooks-repo';
 import { createOutboxRepo } from './outbox-repo';
 
@@ -34,6 +34,7 @@ export function createStore(
   pool: AddressPool & { nodes?: boolean },
   quotaSettings: QuotaSettings,
   observer: StoreObserver = {},
+  outboxLimits: OutboxLimits = outboxLimitDefaults,
 ) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
@@ -41,7 +42,7 @@ export function createStore(
   // RUNTIME=docker places servers over the nodes table; RUNTIME=local keeps them on this host (placement.ts).
   const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
   // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
-  const events = createEventsRepo(db, clock);
+  const events = createEventsRepo(db, clock, outboxLimits);
   const alerts = createAlertsRepo(db, clock, events);
   return {
     alerts,
