@@ -4,8 +4,8 @@
  * outbox costs a service at rest. Two services run side by side as `npm start` runs them (runtime-service.js, each
  * its own process and DATA_DIR): one over an empty outbox, one over `rows` pending deliveries written straight into
  * its database with SQL before it starts (the receivers are down: every queue's head has been tried and waits for
- * its retry, due between 5 and 60 minutes later, as a dead receiver's backoff has it; the rest wait behind their
- * heads). Both are measured in the same windows, so other work on the host weighs on both alike:
+ * its retry, due 20 to 60 minutes later, as a dead receiver's backoff has it; the rest wait behind their heads;
+ * none comes due while measured, which the result says: `attempts_during`). Both are measured in the same windows, so other work on the host weighs on both alike:
  * - idle CPU: each process's own CPU time over `idleS` seconds, nothing asked of it;
  * - another tenant's request latency: GET /v1/quota every 10 ms to each service at the same moments, `requests`
  *   to each in 9 rounds, on a schedule that does not wait for answers (quotaLatencies); the figures are the
@@ -50,7 +50,9 @@ function populate(dir, rows, users) {
         const hook = `whk_bench${u}_${k}`;
         const head = !seen.has(`${hook}/${server}`);
         seen.add(`${hook}/${server}`);
-        const retry = iso(now + 300_000 + Math.random() * 3_300_000); // a dead receiver's backoff: 5 to 60 min
+        // A dead receiver's backoff (up to an hour): due 20 to 60 minutes on, after the measurement however long
+        // populating took on a busy host (attemptsDuring checks that none came due in it).
+        const retry = iso(now + 1_200_000 + Math.random() * 2_400_000);
         const args = [`dlv_bench${i}_${k}`, hook, seq, server, head ? 8 : 0, head ? 'no answer' : null, head ? retry : created, head ? iso(now - 60_000) : null, created];
         addDelivery.run(...args, ...(hasHead ? [head ? 1 : 0] : []));
       }
@@ -59,6 +61,15 @@ function populate(dir, rows, users) {
   const pending = db.prepare("SELECT COUNT(*) FROM webhook_deliveries WHERE status = 'pending'").pluck().get();
   db.close();
   return pending;
+}
+
+/** Delivery attempts the service over the full outbox made since `since` (RFC 3339): 0 when it sat idle. */
+function attemptsDuring(dir, since) {
+  const { openDb } = dist('store/db');
+  const db = openDb(path.join(dir, 'gsh.sqlite'));
+  const n = db.prepare('SELECT COUNT(*) FROM webhook_deliveries WHERE last_attempt_at >= ?').pluck().get(since);
+  db.close();
+  return n;
 }
 
 async function startService(dir) {
@@ -109,6 +120,7 @@ async function runOutbox({ rows = 2_000_000, users = 200, idleS = 60, requests =
   const services = { empty: await startService(emptyDir), full: await startService(fullDir) };
   try {
     await sleep(5000); // boot's own work (purge, first polls) out of the window
+    const measuredFrom = new Date().toISOString();
     const before = Object.fromEntries(Object.entries(services).map(([k, s]) => [k, procUsage(s.child.pid).cpuMs]));
     await sleep(idleS * 1000);
     const idle = Object.fromEntries(Object.entries(services).map(([k, s]) => [k, ((procUsage(s.child.pid).cpuMs - before[k]) / (idleS * 1000)) * 100]));
@@ -129,7 +141,7 @@ async function runOutbox({ rows = 2_000_000, users = 200, idleS = 60, requests =
       rounds,
     };
     console.log(`  GET /v1/quota p50 / p90 ms (median of ${roundCount} rounds): empty ${fmt(quota.empty.p50_ms, 2)} / ${fmt(quota.empty.p90_ms, 2)}, full ${fmt(quota.full.p50_ms, 2)} / ${fmt(quota.full.p90_ms, 2)}; ratios ${fmt(quota.ratio.p50, 2)} / ${fmt(quota.ratio.p90, 2)}`);
-    return { pending, users, idle_s: idleS, idle_cpu_percent: idle, quota, requests };
+    return { pending, users, idle_s: idleS, idle_cpu_percent: idle, quota, requests, attempts_during: attemptsDuring(fullDir, measuredFrom) };
   } finally {
     await Promise.all(Object.values(services).map((s) => stopChild(s.child, 10_000)));
   }

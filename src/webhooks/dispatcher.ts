@@ -32,9 +32,9 @@ export interface DispatcherConfig {
 export const dispatcherDefaults: Omit<DispatcherConfig, 'allowPrivate' | 'timeoutMs' | 'disableAfterMs'> = {
   retryBaseMs: 5_000,
   retryMaxMs: 3_600_000,
-  concurrency: 256,
-  perUser: 16,
-  perWebhook: 8,
+  concurrency: 512,
+  perUser: 32,
+  perWebhook: 16,
   pollMs: 1_000,
   scanGapMs: 50,
   lookup: systemLookup,
@@ -66,7 +66,8 @@ export function retryDelay(attempts: number, base: number, max: number, random =
  */
 export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; clock: Clock; log: Logger; config: DispatcherConfig }) {
   const { outbox, config, log } = deps;
-  const inFlight = new Map<string, Promise<void>>();
+  const inFlight = new Map<string, Promise<void>>(); // attempts until their outcome is written
+  let sending = 0; // attempts holding a connection (or waiting for one's time limit): what `concurrency` bounds
   const fair = createFairQueue(config);
   const perScan = config.perWebhook * 2; // enough to keep a webhook's share busy until the next scan
   const agents = createAgents({ max: 1024, socketsPerAgent: config.perWebhook, idleMs: 30_000 });
@@ -106,13 +107,25 @@ export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; cl
         log.error('reading the webhook outbox failed; retried at the next poll', { error: String(err) });
       }
     }
-    while (inFlight.size < config.concurrency) {
+    while (sending < config.concurrency) {
       const head = fair.take();
       if (!head) break;
+      sending++;
+      let held = true;
+      // The connection is done with: the share goes to the next attempt while this outcome waits for its write
+      // (one fsync for a batch); the queue itself stays busy until then (in order, at least once).
+      const release = () => {
+        if (!held) return;
+        held = false;
+        sending--;
+        fair.release(head);
+        schedule();
+      };
       let next: DueHead | null = null;
-      const p = attempt(head)
+      const p = attempt(head, release)
         .then((n) => void (next = n))
         .finally(() => {
+          release();
           inFlight.delete(head.group);
           fair.done(head);
           if (next && !closed) fair.add(next);
@@ -135,7 +148,7 @@ export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; cl
   }
 
   /** One attempt at a head; after a success, the queue's next head when it is due (else the poll finds it). */
-  async function attempt(head: DueHead): Promise<DueHead | null> {
+  async function attempt(head: DueHead, release: () => void): Promise<DueHead | null> {
     let d: DueDelivery | null;
     try {
       d = outbox.get(head.seq); // as it is now: a webhook changed since the scan is sent as changed, or not at all
@@ -145,15 +158,20 @@ export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; cl
       return null;
     }
     if (!d) return null;
-    const o = await sendOnce(d.url, d.secret, { id: d.event.id, body: JSON.stringify(d.event) }, {
-      allowPrivate: config.allowPrivate,
-      lookup: config.lookup,
-      timeoutMs: config.timeoutMs,
-      now: () => Date.now(), // the receiver checks webhook-timestamp against its own clock
-      agents,
-      webhookId: d.webhookId,
-      signal: stopping.signal,
-    });
+    let o: Outcome;
+    try {
+      o = await sendOnce(d.url, d.secret, { id: d.event.id, body: JSON.stringify(d.event) }, {
+        allowPrivate: config.allowPrivate,
+        lookup: config.lookup,
+        timeoutMs: config.timeoutMs,
+        now: () => Date.now(), // the receiver checks webhook-timestamp against its own clock
+        agents,
+        webhookId: d.webhookId,
+        signal: stopping.signal,
+      });
+    } finally {
+      release();
+    }
     const retryAt = deps.clock.now() + retryDelay(d.attempts, config.retryBaseMs, config.retryMaxMs);
     await new Promise<void>((written) => {
       if (outcomes.push({ d: d!, o, retryAt, written }) === 1) setImmediate(write);

@@ -20,6 +20,7 @@ type Webhooks = Map<string, Groups>;
 export function createFairQueue(limits: FairLimits) {
   const users = new Map<string, Webhooks>(); // the turn order: the user served last goes to the back
   const known = new Set<string>(); // groups waiting here or under way
+  const holding = new Set<string>(); // groups under way that still hold their share (not yet released)
   const busyUsers = new Map<string, number>();
   const busyHooks = new Map<string, number>();
   let waiting = 0;
@@ -65,6 +66,7 @@ export function createFairQueue(limits: FairLimits) {
         if (!head) continue;
         if (users.delete(userId) && hooks.size > 0) users.set(userId, hooks); // to the back of the turn order
         waiting--;
+        holding.add(head.group);
         count(busyUsers, head.userId, 1);
         count(busyHooks, head.webhookId, 1);
         return head;
@@ -72,11 +74,20 @@ export function createFairQueue(limits: FairLimits) {
       return null;
     },
 
-    /** The attempt of a head `take` gave has ended: its queue may come again, its share is free. */
-    done(head: DueHead): void {
-      known.delete(head.group);
+    /**
+     * The attempt of a head `take` gave no longer holds a connection (its answer came, or its time ran out): its
+     * share is free for another of its user's queues, while its own queue waits for `done` (its outcome written).
+     */
+    release(head: DueHead): void {
+      if (!holding.delete(head.group)) return;
       count(busyUsers, head.userId, -1);
       count(busyHooks, head.webhookId, -1);
+    },
+
+    /** The attempt of a head `take` gave is over and recorded: its queue may come again (its share released too). */
+    done(head: DueHead): void {
+      this.release(head);
+      known.delete(head.group);
     },
 
     /** Heads waiting for their turn. */

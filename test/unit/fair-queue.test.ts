@@ -4,7 +4,7 @@ import type { DueHead } from '../../src/store/outbox-repo';
 /** The dispatcher's fair queue (src/webhooks/fair-queue.ts): turns between users and webhooks, and their shares. */
 const head = (user: string, webhook: string, server: string, seq = 1): DueHead => ({ seq, userId: user, webhookId: webhook, group: `${webhook}/${server}` });
 
-type Step = ['add', DueHead] | ['take', string | null] | ['done', string];
+type Step = ['add', DueHead] | ['take', string | null] | ['release', string] | ['done', string];
 
 const cases: Array<[string, { limits: { perUser: number; perWebhook: number }; steps: Step[] }]> = [
   ['users take turns, whoever came first', {
@@ -28,6 +28,12 @@ const cases: Array<[string, { limits: { perUser: number; perWebhook: number }; s
     steps: [['add', head('a', 'wa', 's1', 1)], ['add', head('a', 'wa', 's1', 2)], ['take', 'wa/s1'], ['add', head('a', 'wa', 's1', 3)],
       ['take', null], ['done', 'wa/s1'], ['add', head('a', 'wa', 's1', 4)], ['take', 'wa/s1']],
   }],
+  ['a released attempt frees its share, but its queue waits for done (its outcome written)', {
+    limits: { perUser: 1, perWebhook: 1 },
+    steps: [['add', head('a', 'wa', 's1', 1)], ['add', head('a', 'wa', 's2')], ['take', 'wa/s1'], ['take', null], ['release', 'wa/s1'],
+      ['take', 'wa/s2'], ['add', head('a', 'wa', 's1', 2)], ['release', 'wa/s2'], ['take', null], ['done', 'wa/s1'], ['add', head('a', 'wa', 's1', 3)],
+      ['take', 'wa/s1']],
+  }],
 ];
 
 test.each(cases)('%s', (_name, { limits, steps }) => {
@@ -36,6 +42,7 @@ test.each(cases)('%s', (_name, { limits, steps }) => {
   for (const [i, [op, arg]] of steps.entries()) {
     if (op === 'add') q.add(arg);
     else if (op === 'done') q.done(taken.get(arg)!);
+    else if (op === 'release') q.release(taken.get(arg)!);
     else {
       const got = q.take();
       if (got) taken.set(got.group, got);
