@@ -105,7 +105,9 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
     disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
     failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
       WHERE webhook_id = ? AND status = 'pending'`),
-    byStatus: db.prepare('SELECT status, COUNT(*) AS count FROM webhook_deliveries GROUP BY status'),
+    // The counts the triggers of migration 025 keep: one row per webhook read, never the deliveries.
+    byStatus: db.prepare(`SELECT COALESCE(SUM(pending), 0) AS pending, COALESCE(SUM(succeeded), 0) AS succeeded,
+      COALESCE(SUM(failed), 0) AS failed FROM webhooks`),
   };
 
   return {
@@ -134,7 +136,10 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
     },
 
     /** How many deliveries are in each status, all webhooks together (the operator's metrics: `pending` is the backlog). */
-    countByStatus: (): { status: string; count: number }[] => q.byStatus.all() as { status: string; count: number }[],
+    countByStatus(): { status: string; count: number }[] {
+      const counts = q.byStatus.get() as Record<'pending' | 'succeeded' | 'failed', number>;
+      return (['pending', 'succeeded', 'failed'] as const).map((status) => ({ status, count: counts[status] }));
+    },
 
     /** When the earliest queue head is due (RFC 3339), or null when nothing is pending. */
     nextDue: (): string | null => (q.next.get() as string | null) ?? null,

@@ -23,6 +23,17 @@ async function deliveries(token: string, id: string) {
   const res = await t.http.get(`/v1/webhooks/${id}/deliveries?limit=100`).set(auth(token));
   return (res.body.data as Array<{ status: string; error: string | null }>).reverse(); // oldest first
 }
+/** The counts migration 025's triggers keep agree with the rows, and every queue with pending rows has one head. */
+function countsAgree(): void {
+  const rows = t.db.prepare('SELECT status, COUNT(*) AS count FROM webhook_deliveries GROUP BY status').all() as Array<{ status: string; count: number }>;
+  const byStatus = Object.fromEntries(rows.map((r) => [r.status, r.count]));
+  expect(t.store.outbox.countByStatus()).toEqual(['pending', 'succeeded', 'failed'].map((status) => ({ status, count: byStatus[status] ?? 0 })));
+  const wrong = t.db.prepare(`SELECT id FROM webhooks w WHERE pending <> (SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = w.id AND d.status = 'pending')`).all();
+  expect(wrong).toEqual([]);
+  const heads = t.db.prepare(`SELECT webhook_id, server_key, SUM(head) AS heads, MIN(seq) AS oldest,
+    MAX(CASE WHEN head = 1 THEN seq END) AS head_seq FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id, server_key`).all() as Array<{ heads: number; oldest: number; head_seq: number }>;
+  expect(heads.filter((q) => q.heads !== 1 || q.head_seq !== q.oldest)).toEqual([]);
+}
 const changed = (userId: string, server: string) => t.store.events.append(userId, server, 'server.state_changed', { from: 'stopped', to: 'starting' });
 
 describe('pending deliveries are bounded per webhook and per user; past a bound the oldest is dropped, with its reason', () => {
@@ -42,6 +53,7 @@ describe('pending deliveries are bounded per webhook and per user; past a bound 
     const all = await deliveries(token, id);
     expect(all.map((d) => d.status)).toEqual(['failed', 'failed', 'pending', 'pending', 'pending', 'pending', 'pending']);
     expect(all[0].error).toMatch(/^dropped: more than 5 deliveries were pending for this webhook/);
+    countsAgree();
     // Another user is not touched by it.
     const other = t.token('b@example.com');
     const theirs = await hook(other, ['server.state_changed']);
@@ -65,6 +77,12 @@ describe('pending deliveries are bounded per webhook and per user; past a bound 
     const dropped = (await deliveries(token, both)).filter((d) => d.status === 'failed').map((d) => d.error);
     expect(dropped).toContainEqual(expect.stringMatching(/^dropped: more than 8 deliveries were pending for this account's webhooks/));
     expect((await deliveries(token, one)).every((d) => d.status === 'pending')).toBe(true);
+    countsAgree();
+    // Disabling a webhook fails its pending deliveries; deleting one removes its rows: the counts follow.
+    await t.http.patch(`/v1/webhooks/${one}`).set(auth(token)).send({ enabled: false }).expect(200);
+    countsAgree();
+    await t.http.delete(`/v1/webhooks/${both}`).set(auth(token)).expect(204);
+    countsAgree();
   });
 });
 
@@ -112,6 +130,8 @@ test('a queue whose head went with the retention purge goes on with its next del
     t.purge();
     t.dispatcher.start();
     await until('the delivery after the purged one', () => got.includes(kept.id), 10_000);
+    await until('its outcome written', () => t.store.outbox.countByStatus()[1].count === 1, 10_000);
+    countsAgree();
   } finally {
     rx.closeAllConnections();
     rx.close();
