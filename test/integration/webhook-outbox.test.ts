@@ -1,6 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createTestApp, manualClock, type TestApp } from '../helpers/app';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { createTestApp, manualClock, tempDir, type TestApp } from '../helpers/app';
+import { loadMigrations, migrate } from '../../src/store/db';
 import { until } from '../helpers/wait';
 import { OUTBOX_SCANS } from '../../src/store/outbox-repo';
 
@@ -109,6 +112,29 @@ describe('the due scan', () => {
     expect(heads.filter((h) => h.webhookId === busy)).toHaveLength(4);
     expect(heads.filter((h) => h.webhookId === fresh)).toHaveLength(1);
   });
+});
+
+test('an outbox written before migration 025 gets its queue heads (each queue\'s oldest pending row) and its counts', async () => {
+  const dir = tempDir('outbox-upgrade');
+  const file = path.join(dir, 'gsh.sqlite');
+  const before = new Database(file);
+  migrate(before, loadMigrations().filter((m) => m.id < 25));
+  before.exec(`INSERT INTO users (id, email, created_at) VALUES ('usr_old', 'old@example.com', '2026-01-01T00:00:00.000Z');
+    INSERT INTO webhooks (id, user_id, url, event_types, secret, created_at, updated_at)
+      VALUES ('whk_old', 'usr_old', 'http://127.0.0.1:9/hook', '["server.state_changed"]', 'whsec_c2VjcmV0', '', '')`);
+  const add = (i: number, server: string, status: string) => {
+    const seq = before.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at)
+      VALUES (?, 'usr_old', ?, 'server.state_changed', '{"from":"stopped","to":"starting"}', '2026-01-01T00:00:00.000Z')`).run(`evt_old${i}`, server).lastInsertRowid;
+    before.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, server_key, status, next_attempt_at, created_at)
+      VALUES (?, 'whk_old', ?, ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`).run(`dlv_old${i}`, seq, server, status);
+  };
+  [['srv_a', 'succeeded'], ['srv_a', 'pending'], ['srv_b', 'failed'], ['srv_a', 'pending'], ['srv_b', 'pending'], ['srv_b', 'pending']]
+    .forEach(([server, status], i) => add(i, server, status));
+  before.close();
+  t = await createTestApp({ env: { DATA_DIR: dir, WEBHOOK_ALLOW_PRIVATE: 'true' } });
+  countsAgree();
+  expect(t.store.outbox.countByStatus()).toEqual([{ status: 'pending', count: 4 }, { status: 'succeeded', count: 1 }, { status: 'failed', count: 1 }]);
+  expect(t.store.outbox.dueHeads(10).map((h) => h.group).sort()).toEqual(['whk_old/srv_a', 'whk_old/srv_b']);
 });
 
 test('a queue whose head went with the retention purge goes on with its next delivery', async () => {
