@@ -103,7 +103,6 @@ export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; cl
         if (wait <= 0) scan();
         else scanTimer = setTimeout(() => ((scanTimer = null), schedule()), wait);
       } catch (err) {
-        scanWanted = true;
         log.error('reading the webhook outbox failed; retried at the next poll', { error: String(err) });
       }
     }
