@@ -66,7 +66,8 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const { prometheus: promSettings } = config;
   const prometheus = promSettings.port !== null || promSettings.token !== null ? createPrometheus() : undefined;
   const pool = { host: config.gameHost, portRange: config.gamePortRange, nodes: config.runtime === 'docker' };
-  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, prometheus?.observer);
+  const outboxLimits = { perWebhook: config.webhooks.pendingPerWebhook, perUser: config.webhooks.pendingPerUser };
+  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, prometheus?.observer, outboxLimits);
   warnIfOneAccountFillsThePorts(config, log);
   const operatorSoftware = path.join(config.dataDir, 'software');
   const catalog = loadSoftwareCatalog({
@@ -106,7 +107,8 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, outbox: store.outbox, dbFile: config.dbFile });
   // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
   const feed = createEventFeed({ events: store.events, pollMs: 250, log });
-  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, ...config.webhooks, ...options.webhooks };
+  const { allowPrivate, timeoutMs, disableAfterMs } = config.webhooks;
+  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, allowPrivate, timeoutMs, disableAfterMs, ...options.webhooks };
   const dispatcher = createDispatcher({ outbox: store.outbox, feed, clock, log, config: dispatcherConfig });
   const app = await createApp({
     db,

@@ -13,6 +13,8 @@
  *   docker   ~5 min   RUNTIME=docker vs local: start → running, service CPU and game memory per game (docker.js)
  *   webhooks ~4 min   event write overhead on create, delivery throughput, outbox backlog drain (webhooks.js)
  *   backups  ~1 min   archive MB/s vs tar czf; service RSS while a 200 MB archive downloads (backups.js)
+ *   fairness ~2 min   one user's delivery latency, another's 10 webhooks to a dead receiver vs idle (fairness.js)
+ *   outbox   ~6 min   idle CPU and another tenant's GET /v1/quota, 2M pending deliveries vs none (outbox.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -27,11 +29,13 @@ const { runStreams } = require('./streams');
 const { runDocker } = require('./docker');
 const { runWebhooks } = require('./webhooks');
 const { runBackups } = require('./backups');
+const { runFairness } = require('./fairness');
+const { runOutbox } = require('./outbox');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
-const TARGET = { listenMs: 3000, firstRequestMs: 20, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
+const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
 const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams'];
-const OPTIONAL = ['docker', 'webhooks', 'backups'];
+const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -50,6 +54,8 @@ async function main() {
     docker: () => runDocker(quick ? { runs: 1, running: 2, windowS: 5 } : {}),
     webhooks: () => runWebhooks(quick ? { creates: 200, deliveries: 500 } : {}),
     backups: () => runBackups(quick ? { worldMb: 20, downloadMb: 20, rounds: 1 } : {}),
+    fairness: () => runFairness(quick ? { windowS: 8 } : {}),
+    outbox: () => runOutbox(quick ? { rows: 100_000, users: 20, idleS: 5, requests: 300, rounds: 3 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -143,6 +149,25 @@ function table(out) {
     const { throughput: t, download: d } = bk;
     rows.push(['backups', `archive MB/s, ours vs tar czf (${t.mb} MB world)`, fmt(t.ours_mb_s, 1), fmt(t.tar_mb_s, 1), fmt(t.ratio, 2), `≥ ${TARGET.archiveRatio}`, mark(t.ratio >= TARGET.archiveRatio)]);
     rows.push(['backups', `RSS growth MB while a ${d.mb} MB archive downloads`, fmt(d.rss_growth_mb, 1), fmt(d.rss_before_mb, 0), '', `< ${TARGET.downloadGrowthMb} MB`, mark(d.rss_growth_mb < TARGET.downloadGrowthMb)]);
+  }
+  const fa = out.parts.fairness;
+  if (fa) {
+    const all = fa.attacked.delivered === fa.attacked.events;
+    const met = all && fa.attacked.p99_ms < TARGET.fairnessP99Ms && fa.ratio_p99 < TARGET.fairnessRatio;
+    rows.push(['fairness', `B's events delivered within the window (+2 s), A attacking vs A idle`, `${fa.attacked.delivered}/${fa.attacked.events}`, `${fa.idle.delivered}/${fa.idle.events}`, '', 'all', mark(all)]);
+    rows.push(['fairness', `B's delivery p50 / p99 ms, A's ${fa.dead_webhooks} webhooks to a dead receiver vs A idle`,
+      `${fmt(fa.attacked.p50_ms)} / ${fmt(fa.attacked.p99_ms)}`, `${fmt(fa.idle.p50_ms)} / ${fmt(fa.idle.p99_ms)}`, fmt(fa.ratio_p99, 2),
+      `p99 < ${TARGET.fairnessP99Ms}, < ${TARGET.fairnessRatio}×`, mark(met)]);
+    rows.push(['fairness', 'attempts under way: A (its share), all', `${fa.a_in_flight_max}, ${fa.in_flight_max}`, '', '', '', '']);
+  }
+  const ob = out.parts.outbox;
+  if (ob) {
+    const cpu = ob.idle_cpu_percent.full / ob.idle_cpu_percent.empty;
+    rows.push(['outbox', `idle CPU % of a core, ${ob.pending} pending vs none`, fmt(ob.idle_cpu_percent.full, 2), fmt(ob.idle_cpu_percent.empty, 2), fmt(cpu, 2), `≤ ${TARGET.outboxRatio}×`, mark(cpu <= TARGET.outboxRatio)]);
+    for (const q of ['p50_ms', 'p90_ms']) {
+      const r = ob.quota.ratio[q.slice(0, 3)];
+      rows.push(['outbox', `another tenant's GET /v1/quota ${q.slice(0, 3)} ms (median of ${ob.quota.rounds.length} rounds)`, fmt(ob.quota.full[q], 2), fmt(ob.quota.empty[q], 2), fmt(r, 2), `≤ ${TARGET.outboxRatio}×`, mark(r <= TARGET.outboxRatio)]);
+    }
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {

@@ -17,7 +17,7 @@ import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
 import type { StoreObserver } from './observer';
-import { createEventsRepo } from './events-repo';
+import { createEventsRepo, outboxLimitDefaults, type OutboxLimits } from './events-repo';
 import { createWebhooksRepo } from './webhooks-repo';
 import { createOutboxRepo } from './outbox-repo';
 
@@ -35,11 +35,12 @@ export function createStore(
   pool: AddressPool & { nodes?: boolean },
   quotaSettings: QuotaSettings,
   observer: StoreObserver = {},
+  outboxLimits: OutboxLimits = outboxLimitDefaults,
 ) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
   // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
-  const events = createEventsRepo(db, clock);
+  const events = createEventsRepo(db, clock, outboxLimits);
   // The servers table's writes, ServersRepo's; the repositories whose changes touch a server's row call them.
   const serverWrites = createServerWrites(db, clock, events);
   const nodes = createNodesRepo(db, clock, memoryOf, serverWrites);
