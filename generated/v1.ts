@@ -5091,7 +5091,11 @@ export interface operations {
                  *     it and says in words what is wrong, so the schema carries no pattern.
                  */
                 range?: string;
-                /** @description The window's start, an RFC 3339 time (`Z` or an offset); instead of `range`. */
+                /**
+                 * @description The window's start, an RFC 3339 time (`Z` or an offset), such as `2026-11-17T18:00:00Z`; instead of
+                 *     `range`. (No example value here: the examples of `range` and `to` make one request, "the 24 hours before
+                 *     `to`", and a `from` beside `range` is refused.)
+                 */
                 from?: string;
                 /** @description The window's end, an RFC 3339 time (`Z` or an offset); default now. */
                 to?: string;
