@@ -31,11 +31,12 @@ import { createReconciler } from './runtime/reconcile';
 import { createNodeLoss } from './runtime/node-loss';
 import { createDiskWatcher } from './runtime/disk-watcher';
 import { createBackupScheduler } from './runtime/backup-schedule';
-import { createTelemetry } from './telemetry';
+import { createTelemetry, type Telemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
 import { createIdleStop } from './runtime/idle-stop';
+import { createRetention } from './retention';
 import { createAlerts } from './runtime/alerts';
 
 export interface BuildOptions {
@@ -85,20 +86,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     log,
   });
   const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
-  const alerts = createAlerts({
-    subscribe: (listener) => telemetry.sampler.subscribe(listener),
-    repo: store.alerts,
-    servers: store.servers,
-    plans,
-    log,
-  });
-  const idleStop = createIdleStop({
-    subscribe: (listener) => telemetry.sampler.subscribe(listener),
-    servers: store.servers,
-    requestAction: runtime.power.requestAction,
-    log,
-    minuteMs: options.idleMinuteMs ?? 60_000,
-  });
+  const { alerts, idleStop } = sampleWatchers(telemetry, store, runtime, log, options.idleMinuteMs);
   const streams = createStreamRegistry({
     perUser: config.streamsPerUser,
     maxLifetimeMs: config.streamMaxLifetimeMs,
@@ -127,26 +115,11 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     rateLimitStore: options.rateLimitStore,
     prometheus: prometheus && { ...prometheus, token: promSettings.token },
   });
-
-  /**
-   * Deletes old token rows (docs/conventions.md "Authentication") and events past EVENT_RETENTION_DAYS; a failure
-   * is logged and retried next time.
-   */
-  function purgeTokens() {
-    try {
-      const purged = store.tokens.purge(config.tokenRetentionMs);
-      if (purged > 0) log.info('purged token rows', { purged });
-      const events = store.events.purge(config.eventRetentionMs);
-      if (events > 0) log.info('purged events', { purged: events });
-    } catch (e) {
-      log.error('token purge failed', { error: String(e) });
-    }
-  }
-  let purgeTimer: NodeJS.Timeout | undefined;
+  const retention = createRetention(store, config, log);
 
   /**
    * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
-   * periodic purge of token rows start.
+   * periodic purge of old token rows and events start.
    */
   async function boot() {
     await runtime.start();
@@ -154,13 +127,12 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     idleStop.start();
     alerts.start();
     dispatcher.start();
-    purgeTokens();
-    purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
+    retention.start();
   }
 
   /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
   async function shutdown() {
-    clearInterval(purgeTimer);
+    retention.stop();
     streams.closeAll();
     await dispatcher.close();
     feed.close();
@@ -173,7 +145,16 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
 
   return {
     app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher,
-    boot, shutdown, purge: purgeTokens,
+    boot, shutdown, purge: retention.run,
+  };
+}
+
+/** What watches the telemetry samples: alert rules (alerts.ts) and the idle stop (idle-stop.ts). */
+function sampleWatchers(telemetry: Telemetry, store: Store, runtime: ReturnType<typeof composeRuntime>, log: Logger, idleMinuteMs = 60_000) {
+  const subscribe: Telemetry['sampler']['subscribe'] = (listener) => telemetry.sampler.subscribe(listener);
+  return {
+    alerts: createAlerts({ subscribe, repo: store.alerts, servers: store.servers, plans, log }),
+    idleStop: createIdleStop({ subscribe, servers: store.servers, requestAction: runtime.power.requestAction, log, minuteMs: idleMinuteMs }),
   };
 }
 
