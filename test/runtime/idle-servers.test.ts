@@ -84,6 +84,23 @@ describe('doors and disk', () => {
     await act(id, 'stop');
   });
 
+  test('the reconcile loop acts on a server whose state changed off its desired one: a start refused, then allowed', async () => {
+    const id = await installed();
+    const over = (1024 + 1) * 1024 * 1024; // the test plan 'small' has 1,024 MB
+    const start = t.runtime.power.requestAction(id, 'usr_test', 'start'); // accepted: not measured yet
+    // A measurement over the plan lands before the start runs: the launch is refused, the server stays stopped.
+    t.host.db.prepare('UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ?').run(over, new Date().toISOString(), id);
+    expect(await waitAction(t.runtime, id, start.id)).toMatchObject({ status: 'failed', error: { code: 'disk_quota_exceeded' } });
+    expect(t.host.db.prepare('SELECT state, desired_state FROM servers WHERE id = ?').get(id)).toEqual({ state: 'stopped', desired_state: 'running' });
+    await new Promise((r) => setTimeout(r, 300)); // three reconcile passes: each tries, and the launch is refused again
+    expect(t.runtime.lifecycle.state(id)).toBe('stopped');
+    t.runtime.diskWatcher.changed(id); // say, a backup deleted: the next pass measures it, within its plan
+    await pass(t.runtime);
+    await waitState(t.runtime, id, 'running'); // no action: the loop saw the gap and closed it
+    expect(t.runtime.power.listActions(id, { limit: 10 }).data).toHaveLength(1);
+    await act(id, 'stop');
+  });
+
   test('a stopped server is measured once after it stops, and again only when its files change through the API', async () => {
     const id = await installed('flying-squid', '1.20.5'); // an install only: no game is started here
     await pass(t.runtime);
