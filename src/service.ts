@@ -30,6 +30,7 @@ import { createConsoles } from './runtime/consoles';
 import { createReconciler } from './runtime/reconcile';
 import { createNodeLoss } from './runtime/node-loss';
 import { createDiskWatcher } from './runtime/disk-watcher';
+import { serverDiskUsage } from './runtime/disk-usage';
 import { createBackupScheduler } from './runtime/backup-schedule';
 import { createTelemetry, type Telemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
@@ -197,7 +198,8 @@ export function composeRuntime(deps: RuntimeDeps) {
   const consoles = createConsoles({ doors, power, now });
   const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
   environment.onReachability?.(createNodeLoss({ doors, environment, log }));
-  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, backupsFolder: backups.folder });
+  const measure = serverDiskUsage(config.dataDir, backups.folder);
+  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, measure });
   const backupScheduler = createBackupScheduler({
     scheduled: () => store.backups.scheduled(), backUp: (id) => void backups.create(id, null, true), now, log, everyMs: config.backupScheduleMs,
   });

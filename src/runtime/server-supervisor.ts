@@ -10,6 +10,7 @@ import type { Environment, ExitInfo, GameProcess } from './environment';
 import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { ServerStateMachine } from './server-state';
+import type { ConsoleBuffer } from './console-buffer';
 import { canTransition, type ServerState } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
 
@@ -53,8 +54,8 @@ export class ServerSupervisor extends ServerStateMachine {
   private crashReason: CrashReason | null = null;
   private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.deps.playersChanged?.(this.id, joined, left, reason);
 
-  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
-    super(id, initial, deps);
+  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps, console?: ConsoleBuffer) {
+    super(id, initial, deps, console);
   }
 
   /** True while a process lives or a launch is under way. */
