@@ -22,7 +22,8 @@ export function createDoors(deps: DoorsDeps) {
   function forServer(server: Pick<Server, 'id' | 'state'>): ServerDoor {
     let door = map.get(server.id);
     if (!door) {
-      door = new ServerDoor(server.id, server.state, { ...deps, isClosing }, { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track });
+      const doorDeps = { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track, actors: deps.actors };
+      door = new ServerDoor(server.id, server.state, { ...deps, isClosing }, doorDeps);
       map.set(server.id, door);
     }
     return door;

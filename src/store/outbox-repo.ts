@@ -2,6 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Event, EventsRepo } from './events-repo';
+import { serviceActor } from '../actors';
 
 /** A delivery the dispatcher may make now: the head of its webhook's queue for its server. */
 export interface DueDelivery {
@@ -56,7 +57,7 @@ function toDue(r: DueRow): DueDelivery {
  * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
  * else is repeated. docs/architecture.md "Events and webhooks".
  */
-export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
+export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     // Heads only: a pending row with an earlier pending row of the same webhook and server waits (per-server order).
     due: db.prepare(`SELECT d.seq, d.webhook_id, d.server_key, d.attempts, w.url, w.secret,
@@ -141,7 +142,7 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
         if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
         if (q.disable.run(iso(clock.now()), d.webhookId).changes === 0) return false;
         q.failPending.run(d.webhookId);
-        events.append(hook.user_id, null, 'webhook.disabled', { webhook_id: d.webhookId, url: hook.url });
+        events.raise('webhook.disabled', { webhook_id: d.webhookId, url: hook.url }, { userId: hook.user_id }, serviceActor('webhooks'));
         return true;
       })();
     },

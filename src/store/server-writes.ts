@@ -1,7 +1,11 @@
 import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
+import { serviceActor } from '../actors';
+
+/** The disk watcher's events name it, whichever work measured (docs/architecture.md "Disk"). */
+const DISK = serviceActor('disk_quota');
 import type { Server } from './server-view';
 
 type ServerState = Server['state'];
@@ -42,7 +46,7 @@ export interface ServerRow {
  * else in src/. Each state change is written with its server.state_changed event (docs/architecture.md "Events and
  * webhooks").
  */
-export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
+export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     insert: db.prepare(`INSERT INTO servers
       (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
@@ -68,7 +72,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
   const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
     const before = q.current.get(id) as Current;
     write();
-    if (before && before.state !== to) events.append(before.user_id, id, 'server.state_changed', { from: before.state, to });
+    if (before && before.state !== to) events.raise('server.state_changed', { from: before.state, to }, { serverId: id });
   });
 
   return {
@@ -88,7 +92,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
     remove(id: string): void {
       db.transaction(() => {
         const row = q.current.get(id) as Current;
-        if (row) events.append(row.user_id, id, 'server.deleted', { name: row.name });
+        if (row) events.raise('server.deleted', { name: row.name }, { serverId: id });
         q.remove.run(id);
       })();
     },
@@ -101,7 +105,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
     recordDisk(id: string, bytes: number, warn: { limitBytes: number } | null = null): boolean {
       return db.transaction(() => {
         if (q.recordDisk.run(bytes, iso(clock.now()), id).changes !== 1) return false;
-        if (warn) events.appendForServer(id, 'quota.disk_warning', { used_bytes: bytes, limit_bytes: warn.limitBytes });
+        if (warn) events.raise('quota.disk_warning', { used_bytes: bytes, limit_bytes: warn.limitBytes }, { serverId: id }, DISK);
         return true;
       })();
     },
@@ -113,7 +117,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
     stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
       db.transaction(() => {
         if (q.wantStopped.run(iso(clock.now()), id).changes === 1) {
-          events.appendForServer(id, 'quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes });
+          events.raise('quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes }, { serverId: id }, DISK);
         }
       })();
     },

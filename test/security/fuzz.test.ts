@@ -62,9 +62,9 @@ async function setup() {
   A = await keeper.user('fuzz-a@example.com', true);
   B = await keeper.user('fuzz-b@example.com');
   const past = { now: () => Date.now() - 86_400_000 };
-  expiredSecret = createTokensRepo(t.db, past).create(A.userId, { name: 'expired', scopes: ['servers:read'], expiresInSeconds: 60 }).token;
-  const revoked = createTokensRepo(t.db, { now: () => Date.now() }).create(A.userId, { name: 'revoked', scopes: ['servers:read'] });
-  createTokensRepo(t.db, { now: () => Date.now() }).revoke(A.userId, revoked.id);
+  expiredSecret = createTokensRepo(t.db, past, t.store.events).create(A.userId, { name: 'expired', scopes: ['servers:read'], expiresInSeconds: 60 }).token;
+  const revoked = createTokensRepo(t.db, { now: () => Date.now() }, t.store.events).create(A.userId, { name: 'revoked', scopes: ['servers:read'] });
+  createTokensRepo(t.db, { now: () => Date.now() }, t.store.events).revoke(A.userId, revoked.id);
   revokedSecret = revoked.token;
   const auth = { Authorization: `Bearer ${A.tokens.caller.secret}` };
   const versions = await rawRequest(base, { method: 'GET', path: '/v1/versions', headers: auth });
