@@ -23,8 +23,9 @@ import { caseArb, render, type Case } from './fuzz-cases';
  * and Object.prototype stays clean.
  *
  * No fuzzed request may start a real game. A body that could parse as a start or restart (it contains "tart" or a
- * \u escape, or is sent as UTF-7) is always aimed at a server kept in state `deleting`, where requestAction refuses
- * every action with 409 before recording anything; every other server the fuzzer reaches is stopped, where stop and
+ * \u escape, or is sent as UTF-7: an action, or a schedule's tasks) is always aimed at a server kept in state
+ * `deleting`, where requestAction refuses every action with 409 before recording anything and no schedule runs;
+ * the fixture schedule that runServerSchedule runs only stops; every other server the fuzzer reaches is stopped, where stop and
  * kill are no-ops. A backstop checks after every case that no start/restart action exists and no game process runs.
  *
  * Reproduce: FUZZ_SEED=<printed seed> npx jest test/security/fuzz.test.ts (each operation's seed is derived from it;
