@@ -787,6 +787,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/schedule-times": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The next times a cron names
+         * @description The next `count` times (UTC) a schedule with this `cron` and `time_zone` would run, from now: to check an
+         *     expression before a schedule uses it (the dashboard's cron helper does). A cron or time zone a schedule
+         *     would refuse answers `400 validation_failed` naming the parameter.
+         */
+        get: operations["listScheduleTimes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/settings": {
         parameters: {
             query?: never;
@@ -2681,6 +2703,11 @@ export interface components {
             next_run_at: string | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description The next times a cron names (listScheduleTimes). */
+        ScheduleTimes: {
+            /** @description The times, earliest first, in UTC. */
+            data: string[];
         };
         /** @description A page of schedules. */
         ScheduleList: {
@@ -6268,6 +6295,42 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listScheduleTimes: {
+        parameters: {
+            query: {
+                /** @description A cron expression of five fields, as a schedule's `cron`. */
+                cron: components["schemas"]["ScheduleCron"];
+                /** @description The time zone it is read in; `UTC` when left out. */
+                time_zone?: components["schemas"]["TimeZone"];
+                /** @description How many times (1–10, default 5). */
+                count?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next times, earliest first. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleTimes"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

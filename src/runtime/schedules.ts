@@ -39,14 +39,17 @@ export function nextTime(schedule: Pick<Schedule, 'cron' | 'time_zone'>, after: 
   return CronExpressionParser.parse(schedule.cron, { currentDate: new Date(after), tz: schedule.time_zone }).next().getTime();
 }
 
-/** A schedule's rules beyond its schema: a five-field cron that parses, a time zone the runtime knows. */
-export function scheduleFieldErrors(fields: Partial<Pick<Schedule, 'cron' | 'time_zone'>>): FieldError[] {
+/**
+ * A schedule's rules beyond its schema: a five-field cron that parses, a time zone the runtime knows. Pointers are
+ * under `at` (`/body`, or `/query` for listScheduleTimes).
+ */
+export function scheduleFieldErrors(fields: Partial<Pick<Schedule, 'cron' | 'time_zone'>>, at = '/body'): FieldError[] {
   const errors: FieldError[] = [];
   if (fields.time_zone !== undefined) {
     try {
       new Intl.DateTimeFormat('en', { timeZone: fields.time_zone });
     } catch {
-      errors.push({ pointer: '/body/time_zone', detail: 'is not an IANA time zone name' });
+      errors.push({ pointer: `${at}/time_zone`, detail: 'is not an IANA time zone name' });
     }
   }
   if (fields.cron !== undefined) {
@@ -55,14 +58,14 @@ export function scheduleFieldErrors(fields: Partial<Pick<Schedule, 'cron' | 'tim
       if (n !== 5) throw new Error(`has ${n} fields, not 5`);
       CronExpressionParser.parse(fields.cron, { tz: 'UTC' });
     } catch (err) {
-      errors.push({ pointer: '/body/cron', detail: `is not a five-field cron expression: ${(err as Error).message}`.slice(0, 200) });
+      errors.push({ pointer: `${at}/cron`, detail: `is not a five-field cron expression: ${(err as Error).message}`.slice(0, 200) });
     }
   }
   return errors;
 }
 
-function check(fields: Partial<Pick<Schedule, 'cron' | 'time_zone'>>): void {
-  const errors = scheduleFieldErrors(fields);
+function check(fields: Partial<Pick<Schedule, 'cron' | 'time_zone'>>, at = '/body'): void {
+  const errors = scheduleFieldErrors(fields, at);
   if (errors.length > 0) throw new AppError('validation_failed', 'The schedule is not valid.', errors);
 }
 
@@ -209,6 +212,13 @@ export function createSchedules(deps: SchedulesDeps) {
       return run;
     },
     runs: (serverId: string, id: string, opts: { limit: number; startingAfter?: string }) => repo.runs(serverId, id, opts),
+    /** The next `count` times of a cron in a time zone, from now (listScheduleTimes); validation_failed as for a schedule. */
+    times(cron: string, timeZone: string, count: number): string[] {
+      check({ cron, time_zone: timeZone }, '/query');
+      const times: string[] = [];
+      for (let after = deps.now(); times.length < count; ) times.push(iso((after = nextTime({ cron, time_zone: timeZone }, after))));
+      return times;
+    },
     run: (serverId: string, id: string, runId: string): ScheduleRun => repo.run(serverId, id, runId),
     tick,
     /** Boot: runs a previous life left `running` end `failed`; then the loop starts (times missed meanwhile run once). */

@@ -157,6 +157,11 @@ test('a cron, a time zone and the limits are checked, nothing written when refus
     expect([body, res.status, res.body]).toEqual([body, status, expect.objectContaining(want)]);
   }
   expect(t.db.prepare('SELECT COUNT(*) FROM schedules').pluck().get()).toBe(1);
+  // The cron helper's answer: the next times from now, or the same refusals, at the query.
+  const times = await t.http.get('/v1/schedule-times').query({ cron: '30 4 * * 1', time_zone: 'America/New_York', count: 2 }).set(auth());
+  expect(times.body).toEqual({ data: ['2026-11-23T09:30:00.000Z', '2026-11-30T09:30:00.000Z'] });
+  const bad = await t.http.get('/v1/schedule-times').query({ cron: '61 * * * *', time_zone: 'Nowhere/Land' }).set(auth());
+  expect([bad.status, bad.body.errors.map((e: { pointer: string }) => e.pointer).sort()]).toEqual([400, ['/query/cron', '/query/time_zone']]);
   t.expectContract();
 }, 30_000);
 

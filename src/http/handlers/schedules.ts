@@ -6,8 +6,8 @@ import { page, withCursor } from './paging';
 
 /**
  * Schedules tag: listServerSchedules, createServerSchedule, getServerSchedule, updateServerSchedule,
- * deleteServerSchedule, runServerSchedule, listServerScheduleRuns, getServerScheduleRun (src/runtime/schedules.ts
- * does the work). A member's writes passed the access check for every task's permission (their x-permission).
+ * deleteServerSchedule, runServerSchedule, listServerScheduleRuns, getServerScheduleRun, and listScheduleTimes (a
+ * cron's next times; src/runtime/schedules.ts does the work). A member's writes passed the access check for every task's permission (their x-permission).
  */
 export function scheduleHandlers(deps: { schedules: SchedulesService; idempotency: IdempotencyRepo }): Handlers {
   const { schedules } = deps;
@@ -47,5 +47,10 @@ export function scheduleHandlers(deps: { schedules: SchedulesService; idempotenc
     }),
 
     getServerScheduleRun: ({ server, path }) => ({ status: 200, body: schedules.run(server.id, path.schedule_id, path.run_id) }),
+
+    listScheduleTimes: ({ query }) => ({
+      status: 200,
+      body: { data: schedules.times(query.cron, query.time_zone ?? 'UTC', query.count === undefined ? 5 : Number(query.count)) },
+    }),
   };
 }
