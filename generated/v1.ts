@@ -3268,8 +3268,9 @@ export interface components {
             server_id: components["schemas"]["ServerId"];
             type: components["schemas"]["ActionType"];
             /**
-             * @description Who asked for it: `requested` (a client of this API, the dashboard, or the game's own stop command typed
-             *     in the console), or `idle` (the service, after `idle_stop_minutes` without a player). The set may grow.
+             * @description Who asked for it: `requested` (a client of this API, the dashboard, the game's own stop command typed in
+             *     the console, or a schedule's power task: its events' `actor` names the schedule), or `idle` (the service,
+             *     after `idle_stop_minutes` without a player). The set may grow.
              * @example requested
              * @enum {string}
              */

@@ -35,7 +35,7 @@ function setup(label) {
   const db = openDb(path.join(tempDir(label), 'gsh.sqlite'));
   const store = createStore(db, { now: () => Date.now() }, { host: '127.0.0.1', portRange: [30000, 60000] }, {
     defaults: { servers: 1e9, running: 1e9, memory_mb: 1e9 }, plans,
-  });
+  }, () => dist('actors').serviceActor('operator'));
   const userId = store.users.ensure('bench@example.com').id;
   return { db, store, userId };
 }

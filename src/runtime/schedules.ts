@@ -194,7 +194,8 @@ export function createSchedules(deps: SchedulesDeps) {
     update(serverId: string, id: string, patch: Partial<ScheduleFields>): Schedule {
       check(patch);
       const current = repo.get(serverId, id);
-      const fields: ScheduleFields = { ...current, ...patch };
+      const { name, cron, time_zone, enabled, only_when, tasks } = { ...current, ...patch };
+      const fields: ScheduleFields = { name, cron, time_zone, enabled, only_when, tasks };
       const moved = patch.cron !== undefined || patch.time_zone !== undefined || patch.enabled !== undefined;
       return repo.update(serverId, id, fields, moved ? next(fields) : current.next_run_at, config.tasksPerSchedule);
     },

@@ -161,10 +161,7 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor) {
   function raise<T extends EventType>(type: T, data: DataOf<T>, scope: EventScope, as?: Actor): Event | null {
     const by = as ?? actor();
     const write = (): Event | null => {
-      if (!('serverId' in scope) || 'userId' in scope) {
-        const { userId, serverId = null, onlyWebhook = null } = scope as Extract<EventScope, { userId: string }>;
-        return append(userId, serverId, type, data, by, onlyWebhook);
-      }
+      if ('userId' in scope) return append(scope.userId, scope.serverId ?? null, type, data, by, scope.onlyWebhook ?? null);
       const owner = q.ownerOf.get(scope.serverId) as string | undefined;
       if (owner === undefined) return null;
       const first = append(owner, scope.serverId, type, data, by);

@@ -71,10 +71,13 @@ export function createServersRepo(
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
   const view = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck();
   const memberView = db.prepare(`SELECT ${MEMBER_SERVER_JSON} FROM servers WHERE id = @id`).pluck();
-  // The caller's own servers and those shared with them (migration 027: by their account's email), one order.
+  // The caller's own servers and those shared with them (migration 027: by their account's email), one order. Most
+  // callers have none shared with them: they read through servers_by_user in its order, as before sharing.
+  const sharesWith = db.prepare('SELECT EXISTS (SELECT 1 FROM members m JOIN users u ON u.email = m.email WHERE u.id = ?)').pluck();
   const mine = `(user_id = @user_id OR id IN (SELECT m.server_id FROM members m JOIN users u ON u.email = m.email WHERE u.id = @user_id))`;
-  const page = (where: string) => db.prepare(`SELECT id, ${CALLER_SERVER_JSON} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
-  const [pageAll, pageByState] = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
+  const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
+  const own = [page('user_id = @user_id AND id > @after', SERVER_JSON), page('user_id = @user_id AND id > @after AND state = @state', SERVER_JSON)];
+  const shared = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
   const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
   const idleView = db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?');
@@ -139,6 +142,7 @@ export function createServersRepo(
      */
     listJson(userId: string, opts: { limit: number; startingAfter?: string; state?: ServerState }): JsonText<ServerPage> {
       const params = { user_id: userId, after: opts.startingAfter ?? '', limit: opts.limit + 1 };
+      const [pageAll, pageByState] = sharesWith.get(userId) === 1 ? shared : own;
       const rows = opts.state ? pageByState.all({ ...params, state: opts.state }) : pageAll.all(params);
       return pageJson(rows as [string, string][], opts.limit);
     },
