@@ -252,7 +252,11 @@ describe('another user\'s resource answers exactly like a missing one', () => {
 
 // --- collections --------------------------------------------------------------------------------------------------
 
-const lists = operations.filter((op) => op.method === 'get' && op.responses['200']?.content?.['application/json']?.schema?.properties?.data?.type === 'array');
+// Collections of resources: a `data` array of things with ids (not, say, the times a cron names: listScheduleTimes).
+const lists = operations.filter((op) => {
+  const data = op.responses['200']?.content?.['application/json']?.schema?.properties?.data;
+  return op.method === 'get' && data?.type === 'array' && data.items?.properties?.id !== undefined;
+});
 
 describe('collections never show another user\'s items', () => {
   test('the spec walk found the collections', () => {
