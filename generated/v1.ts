@@ -1020,10 +1020,11 @@ export interface paths {
         };
         /**
          * List your tokens
-         * @description Lists your tokens that are not revoked, oldest first. Secrets are never shown again; `prefix` helps you
-         *     tell them apart. The short-lived tokens the dashboard hands its own pages while you are signed in are not
-         *     listed: they are not yours to manage, end with their page or session, and do not count against your
-         *     token quota.
+         * @description Lists your tokens that are not revoked and that the calling token sees (the Tokens tag: itself and the
+         *     tokens made from it, or all of them for a token you made with every scope), oldest first. Secrets are never
+         *     shown again; `prefix` helps you tell them apart. The short-lived tokens the dashboard hands its own pages
+         *     while you are signed in are not listed: they are not yours to manage, end with their page or session, and
+         *     do not count against your token quota.
          */
         get: operations["listTokens"];
         put?: never;
@@ -1035,8 +1036,10 @@ export interface paths {
          *     The new token expires no later than the calling token: when `expires_in_seconds` is left out, it expires
          *     when the calling token does; asking for a later expiry, or for none (`null`), while the calling token
          *     expires is a `400` with the pointer `/body/expires_in_seconds`, and creates nothing. A calling token
-         *     that never expires sets no bound. Tokens made in the dashboard's Settings (through the page's own
-         *     short-lived token, for the signed-in user) are not bound by that page token's lifetime.
+         *     that never expires sets no expiry, but the new token is its child and is revoked with it (the Tokens tag).
+         *     Tokens made in the dashboard's Settings (through the page's own short-lived token, for the signed-in user)
+         *     are not bound by that page token's lifetime, and are not its children: they are yours, as if made with
+         *     the CLI.
          *
          *     An account may hold a limited number of live tokens (50 unless the operator changes it; revoked and
          *     expired tokens do not count, nor the dashboard page's own). Past it the answer is `403` with code
@@ -1061,14 +1064,18 @@ export interface paths {
         };
         /**
          * Get a token
-         * @description Returns one of your tokens that is not revoked (without its secret).
+         * @description Returns one of your tokens that is not revoked (without its secret). A token the calling token does not
+         *     see (the Tokens tag) answers `404`.
          */
         get: operations["getToken"];
         put?: never;
         post?: never;
         /**
          * Revoke a token
-         * @description Revokes one of your tokens. It is refused with `401` from the next request on, including when a token revokes itself.
+         * @description Revokes one of your tokens, and every token made from it, at any depth (each with its `token.revoked`
+         *     event). They are refused with `401` from the next request on, including when a token revokes itself, and
+         *     their event streams end within a second. A token the calling token does not see (the Tokens tag) answers
+         *     `404` and is left as it is.
          */
         delete: operations["revokeToken"];
         options?: never;
@@ -1147,9 +1154,11 @@ export interface paths {
          *     `webhook-timestamp`, `webhook-signature`: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with
          *     the secret's key). The secret (`whsec_…`) is in this answer only.
          *
-         *     The URL must be `https:`; its host must not resolve to a loopback, private, link-local, shared or
-         *     metadata address (`400`, pointer `/body/url`). The service checks again at each delivery, and connects to
-         *     the exact address it checked. An operator of a private deployment may allow private addresses and `http:`.
+         *     The URL must be `https:` on port 443 or 8443; its host must not resolve to a loopback, private,
+         *     link-local, shared, metadata or other non-global address, also not one carried inside an IPv6 address
+         *     (`400`, pointer `/body/url`; see the Webhooks tag). The service checks again at each delivery, and connects
+         *     to the exact address it checked. An operator of a private deployment may allow private addresses, `http:`
+         *     and any port.
          *     At most 10 webhooks per account (`403 quota_exceeded`, quota `webhooks`).
          */
         post: operations["createWebhook"];
@@ -3946,7 +3955,7 @@ export interface components {
         DeliveryId: string;
         /**
          * Format: uri
-         * @description Where deliveries are POSTed; `https:` (`http:` only where the operator allows private addresses), without user or password.
+         * @description Where deliveries are POSTed; `https:` on port 443 or 8443 (`http:` and other ports only where the operator allows private addresses), without user or password.
          * @example https://hooks.example.com/gsh
          */
         WebhookUrl: string;
@@ -4054,7 +4063,8 @@ export interface components {
             event_id: components["schemas"]["EventId"];
             event_type: components["schemas"]["EventType"];
             /**
-             * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted (`failed`).
+             * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted, or the
+             *     delivery was dropped past a bound of pending deliveries (`failed`; see the Webhooks tag).
              * @example succeeded
              * @enum {string}
              */
@@ -4078,7 +4088,9 @@ export interface components {
              */
             duration_ms: number | null;
             /**
-             * @description Why the last attempt failed, for people (`timeout`, a refused address, the connection error); `null` otherwise.
+             * @description Why the last attempt failed, or why the delivery was dropped, for people: a refused URL or address
+             *     (`refused: …`), a name that does not resolve, a TLS certificate that was not accepted, no answer within
+             *     the time limit (however the connection failed), or `dropped: …`; `null` otherwise.
              * @example null
              */
             error: string | null;
@@ -6425,7 +6437,11 @@ export interface operations {
                  *     it and says in words what is wrong, so the schema carries no pattern.
                  */
                 range?: string;
-                /** @description The window's start, an RFC 3339 time (`Z` or an offset); instead of `range`. */
+                /**
+                 * @description The window's start, an RFC 3339 time (`Z` or an offset), such as `2026-11-17T18:00:00Z`; instead of
+                 *     `range`. (No example value here: the examples of `range` and `to` make one request, "the 24 hours before
+                 *     `to`", and a `from` beside `range` is refused.)
+                 */
                 from?: string;
                 /** @description The window's end, an RFC 3339 time (`Z` or an offset); default now. */
                 to?: string;

@@ -52,7 +52,7 @@ export interface Config {
   /** How long events are kept (EVENT_RETENTION_DAYS); the token purge's round deletes older ones. */
   eventRetentionMs: number;
   /** Webhooks (docs/architecture.md "Events and webhooks"; SECURITY.md, SSRF). */
-  webhooks: { allowPrivate: boolean; timeoutMs: number; disableAfterMs: number; perUser: number };
+  webhooks: { allowPrivate: boolean; timeoutMs: number; disableAfterMs: number; perUser: number; pendingPerWebhook: number; pendingPerUser: number };
   /** Members per server, schedules per server and tasks per schedule (docs/architecture.md "Sharing", "Schedules"). */
   sharing: { membersPerServer: number; schedulesPerServer: number; tasksPerSchedule: number };
   /** How often the purge of old token rows runs. */
@@ -252,6 +252,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_S', 10, 1, 60) * 1000,
       disableAfterMs: int(env, 'WEBHOOK_DISABLE_AFTER_S', 259_200, 60, 31_536_000) * 1000,
       perUser: int(env, 'WEBHOOKS_PER_USER', 10, 1, 1000),
+      pendingPerWebhook: int(env, 'WEBHOOK_PENDING_PER_WEBHOOK', 10_000, 1, 10_000_000),
+      pendingPerUser: int(env, 'WEBHOOK_PENDING_PER_USER', 25_000, 1, 100_000_000),
     },
     sharing: {
       membersPerServer: int(env, 'MEMBERS_PER_SERVER', 20, 1, 1000),

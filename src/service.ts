@@ -21,6 +21,7 @@ import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
 import { createIdleStop } from './runtime/idle-stop';
+import { createRetention } from './retention';
 import { createAlerts } from './runtime/alerts';
 import type { SchedulesConfig } from './runtime/schedules';
 import { createActors, serviceActor, type Actors } from './actors';
@@ -60,7 +61,8 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const { prometheus: promSettings } = config;
   const prometheus = promSettings.port !== null || promSettings.token !== null ? createPrometheus() : undefined;
   const pool = { host: config.gameHost, portRange: config.gamePortRange, nodes: config.runtime === 'docker' };
-  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, actors.current, prometheus?.observer);
+  const outboxLimits = { perWebhook: config.webhooks.pendingPerWebhook, perUser: config.webhooks.pendingPerUser };
+  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, actors.current, prometheus?.observer, outboxLimits);
   warnIfOneAccountFillsThePorts(config, log);
   const operatorSoftware = path.join(config.dataDir, 'software');
   const catalog = loadSoftwareCatalog({
@@ -88,7 +90,8 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, outbox: store.outbox, dbFile: config.dbFile });
   // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
   const feed = createEventFeed({ events: store.events, pollMs: 250, log });
-  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, ...config.webhooks, ...options.webhooks };
+  const { allowPrivate, timeoutMs, disableAfterMs } = config.webhooks;
+  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, allowPrivate, timeoutMs, disableAfterMs, ...options.webhooks };
   const dispatcher = createDispatcher({ outbox: store.outbox, feed, clock, log, config: dispatcherConfig });
   const app = await createApp({
     db,
@@ -108,26 +111,11 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     prometheus: prometheus && { ...prometheus, token: promSettings.token },
     actors,
   });
-
-  /**
-   * Deletes old token rows (docs/conventions.md "Authentication") and events past EVENT_RETENTION_DAYS; a failure
-   * is logged and retried next time.
-   */
-  function purgeTokens() {
-    try {
-      const purged = store.tokens.purge(config.tokenRetentionMs);
-      if (purged > 0) log.info('purged token rows', { purged });
-      const events = store.events.purge(config.eventRetentionMs);
-      if (events > 0) log.info('purged events', { purged: events });
-    } catch (e) {
-      log.error('token purge failed', { error: String(e) });
-    }
-  }
-  let purgeTimer: NodeJS.Timeout | undefined;
+  const retention = createRetention(store, config, log);
 
   /**
    * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
-   * periodic purge of token rows start.
+   * periodic purge of old token rows and events start.
    */
   async function boot() {
     await runtime.start();
@@ -135,13 +123,12 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     idleStop.start();
     alerts.start();
     dispatcher.start();
-    purgeTokens();
-    purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
+    retention.start();
   }
 
   /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
   async function shutdown() {
-    clearInterval(purgeTimer);
+    retention.stop();
     streams.closeAll();
     await dispatcher.close();
     feed.close();
@@ -154,7 +141,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
 
   return {
     app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
-    boot, shutdown, purge: purgeTokens,
+    boot, shutdown, purge: retention.run,
   };
 }
 

@@ -45,7 +45,8 @@ export interface RestoreTarget {
 
 export interface BackupsDeps {
   repo: BackupsRepo;
-  servers: Pick<ServersRepo, 'find' | 'ownerOf'>;
+  /** Reads the server and its owner; `filesChanged` tells the disk watcher an archive or the world changed (docs/architecture.md "Disk"). */
+  servers: Pick<ServersRepo, 'find' | 'ownerOf' | 'filesChanged'>;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
   /** The account's kept backups: a restore may use one, and a removal hands the promised ones over. */
@@ -89,6 +90,7 @@ export function createBackups(deps: BackupsDeps) {
           await fs.promises.rm(`${file}.partial`, { force: true });
           deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
         }
+        deps.servers.filesChanged(server.id); // its archives count toward its disk use
         ctx.release(); // the backup has ended: an action asked for now waits for the start below, not refused
         if (wasRunning && !ctx.overtaken) {
           const failure = await server.start(); // not after a kill, a removal or the shutdown overtook it
@@ -117,6 +119,7 @@ export function createBackups(deps: BackupsDeps) {
       failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
       server.console.push('system', `restoring backup ${id} failed; nothing was changed`);
     }
+    deps.servers.filesChanged(server.id);
     return wasRunning && !ctx.overtaken ? ((await server.start()) ?? failure) : failure;
   }
 
@@ -172,7 +175,7 @@ export function createBackups(deps: BackupsDeps) {
       if ('busy' in created) throw new AppError('action_conflict', `Backup ${created.busy.id} is still pending.`);
       for (const id of created.pruned) {
         door.console.push('system', `backup ${id} deleted to make room (the oldest automatic one)`);
-        deps.track(fs.promises.rm(archivePath(serverId, id), { force: true }));
+        deps.track(fs.promises.rm(archivePath(serverId, id), { force: true }).then(() => deps.servers.filesChanged(serverId)));
       }
       return { backup: created.backup, done: door.submit(backupCommand(def, created.backup.id)) };
     },
@@ -193,6 +196,7 @@ export function createBackups(deps: BackupsDeps) {
       if (backup.status === 'pending') throw new AppError('invalid_state', `Backup ${id} is still pending.`);
       deps.repo.remove(serverId, id);
       await fs.promises.rm(archivePath(serverId, id), { force: true });
+      deps.servers.filesChanged(serverId);
     },
     /**
      * Boot: backups a previous life left `pending` were interrupted; they fail, and their partial files go. A restore

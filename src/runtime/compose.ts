@@ -21,6 +21,7 @@ import { createConsoles } from './consoles';
 import { createReconciler } from './reconcile';
 import { createNodeLoss } from './node-loss';
 import { createDiskWatcher } from './disk-watcher';
+import { serverDiskUsage } from './disk-usage';
 import { createBackupScheduler } from './backup-schedule';
 import { createSchedules, type SchedulesConfig } from './schedules';
 
@@ -71,7 +72,8 @@ export function composeRuntime(deps: RuntimeDeps) {
   const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
   const nodeLoss = createNodeLoss({ doors, environment, log });
   environment.onReachability?.((ids, reachable) => actors.run(serviceActor('node'), () => nodeLoss(ids, reachable)));
-  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, backupsFolder: backups.folder });
+  const measure = serverDiskUsage(config.dataDir, backups.folder);
+  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, measure });
   const backupScheduler = createBackupScheduler({
     scheduled: () => store.backups.scheduled(),
     backUp: (id) => actors.run(serviceActor('backup_schedule'), () => void backups.create(id, null, true)),

@@ -36,8 +36,13 @@ export const CONSOLE_LOG_ROTATION: LogRotation = { maxBytes: 1024 * 1024, keep: 
  * (so it cannot fill the server's disk either).
  */
 export class ConsoleBuffer {
-  /** `capacity` slots used as a ring: the oldest held line is at `head`, the newest `count - 1` slots after it. */
-  private readonly slots: (ConsoleLine | undefined)[];
+  /**
+   * Up to `capacity` slots used as a ring: the oldest held line is at `head`, the newest `count - 1` slots after it.
+   * It grows with the lines pushed, so a console nothing was printed to costs no slots (docs/architecture.md
+   * "At scale").
+   */
+  private readonly slots: ConsoleLine[] = [];
+  private readonly capacity: number;
   private head = 0;
   private count = 0;
   private readonly listeners = new Set<ConsoleListener>();
@@ -51,13 +56,13 @@ export class ConsoleBuffer {
 
   /** `masks`: the host's folders that lines show replaced (console-text.ts hostPathMasks). */
   constructor(
-    private readonly capacity: number,
+    capacity: number,
     private readonly logFile: string | null,
     private readonly now: () => string,
     masks: readonly PathMask[] = [],
     private readonly rotation: LogRotation = CONSOLE_LOG_ROTATION,
   ) {
-    this.slots = new Array<ConsoleLine | undefined>(Math.max(0, Math.floor(capacity) || 0));
+    this.capacity = Math.max(0, Math.floor(capacity) || 0);
     this.maskPaths = pathMasker(masks);
   }
 
@@ -122,11 +127,24 @@ export class ConsoleBuffer {
 
   /** Closes the log file; resolves once it (and any rotated-out file) is flushed and its descriptor closed. */
   async close(): Promise<void> {
+    this.listeners.clear();
+    await this.closeFile();
+  }
+
+  /**
+   * Closes the log file but keeps the lines and the subscribers: the next line opens it again. For a console kept
+   * while its server has no door (doors.ts), so a stopped server holds no file descriptor.
+   */
+  async closeFile(): Promise<void> {
     const file = this.file;
     this.file = null;
-    this.listeners.clear();
     if (file) this.retire(file);
     await Promise.all([...this.retiring]);
+  }
+
+  /** True while nothing is held and nobody listens: dropping this console loses nothing. */
+  get empty(): boolean {
+    return this.count === 0 && this.listeners.size === 0;
   }
 
   /** Ends a log file stream; the promise settles once it is flushed and closed. */
@@ -143,16 +161,22 @@ export class ConsoleBuffer {
 
   /** The `i`-th held line, 0 being the oldest. */
   private at(i: number): ConsoleLine {
-    return this.slots[(this.head + i) % this.slots.length] as ConsoleLine;
+    return this.slots[(this.head + i) % this.slots.length];
   }
 
-  /** Writes into the slot after the newest; when full, that slot is the oldest's, so the oldest is dropped. */
+  /**
+   * Appends until `capacity` lines are held (head stays 0); from then on writes into the slot after the newest,
+   * which is the oldest's, so the oldest is dropped.
+   */
   private store(line: ConsoleLine): void {
-    const size = this.slots.length;
-    if (size === 0) return;
-    this.slots[(this.head + this.count) % size] = line;
-    if (this.count < size) this.count++;
-    else this.head = (this.head + 1) % size;
+    if (this.capacity === 0) return;
+    if (this.count < this.capacity) {
+      this.slots.push(line);
+      this.count++;
+      return;
+    }
+    this.slots[this.head] = line;
+    this.head = (this.head + 1) % this.capacity;
   }
 
   private appendToFile(line: ConsoleLine): void {

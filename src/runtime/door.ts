@@ -2,6 +2,7 @@ import { serviceActor, type Actor, type Actors } from '../actors';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { actionFailure, type Failure } from '../store/actions-repo';
+import type { ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import { ServerSupervisor, type SupervisorDeps } from './server-supervisor';
 import type { ServerState } from './states';
@@ -101,9 +102,12 @@ export class ServerDoor {
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly server: ServerSupervisor;
 
-  /** Makes the server's supervisor, which only this door holds; a crash it records schedules the restart here. */
-  constructor(id: string, initial: ServerState, supervisor: Omit<SupervisorDeps, 'crashed'>, private readonly deps: DoorDeps) {
-    this.server = new ServerSupervisor(id, initial, { ...supervisor, crashed: () => this.restartIfWanted() });
+  /**
+   * Makes the server's supervisor, which only this door holds; a crash it records schedules the restart here.
+   * `console`: the server's console of this life, when an earlier door had one (doors.ts).
+   */
+  constructor(id: string, initial: ServerState, supervisor: Omit<SupervisorDeps, 'crashed'>, private readonly deps: DoorDeps, console?: ConsoleBuffer) {
+    this.server = new ServerSupervisor(id, initial, { ...supervisor, crashed: () => this.restartIfWanted() }, console);
   }
 
   get id() { return this.server.id; }
@@ -153,6 +157,14 @@ export class ServerDoor {
   /** Nothing waits or runs and no crash restart is scheduled: the reconcile loop and the disk watcher may act. */
   get idle(): boolean {
     return this.underway.size === 0 && this.queue.length === 0 && this.restartTimer === null;
+  }
+
+  /**
+   * Nothing to watch: idle, no process nor launch, and `stopped` (a crashed server keeps its door, for its crash
+   * restart or a failed install to retry). Its door may go (doors.ts dropSettled); the row says all it knows.
+   */
+  get settled(): boolean {
+    return this.idle && !this.server.hasProcess && this.server.state === 'stopped';
   }
 
   /** True while a waiting or running command matches (a restore of a backup, a removal under way). */

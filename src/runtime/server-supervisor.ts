@@ -11,6 +11,7 @@ import type { Environment, ExitInfo, GameProcess } from './environment';
 import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { ServerStateMachine } from './server-state';
+import type { ConsoleBuffer } from './console-buffer';
 import { canTransition, type ServerState } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
 
@@ -55,10 +56,12 @@ export class ServerSupervisor extends ServerStateMachine {
   private abortLaunch: StopCause | null = null; // a halt came while the launch had no process yet: it gives up
   private crashReason: CrashReason | null = null;
   private stopActor: Actor = GAME; // whom halt acts for; an exit nobody asked for is the game's own (src/actors.ts)
+  /** As whoever halted the game, else as the game itself (a crash, players coming and going): not as who started it. */
+  private readonly asExit = <T>(fn: () => T): T => this.deps.actors.run(this.stopCause ? this.stopActor : GAME, fn);
   private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.asExit(() => this.deps.playersChanged?.(this.id, joined, left, reason));
 
-  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
-    super(id, initial, deps);
+  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps, console?: ConsoleBuffer) {
+    super(id, initial, deps, console);
   }
 
   /** True while a process lives or a launch is under way. */
@@ -240,9 +243,6 @@ export class ServerSupervisor extends ServerStateMachine {
     this.exitHandled = game.proc.exited.then((exit) => this.asExit(() => this.onExit(game, exit)));
     return game;
   }
-
-  /** As whoever halted the game, else as the game itself (a crash, players coming and going): not as who started it. */
-  private asExit = <T>(fn: () => T): T => this.deps.actors.run(this.stopCause ? this.stopActor : GAME, fn);
 
   private onExit(game: Game, exit: ExitInfo): void {
     this.deps.processes.forget(this.id, game.proc.pid);

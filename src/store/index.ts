@@ -17,7 +17,7 @@ import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
 import type { StoreObserver } from './observer';
-import { createEventsRepo } from './events-repo';
+import { createEventsRepo, outboxLimitDefaults, type OutboxLimits } from './events-repo';
 import { createWebhooksRepo } from './webhooks-repo';
 import { createOutboxRepo } from './outbox-repo';
 import { createMembersRepo } from './members-repo';
@@ -40,11 +40,12 @@ export function createStore(
   /** The actor of the work under way (src/actors.ts), which every event names. */
   actor: () => Actor,
   observer: StoreObserver = {},
+  outboxLimits: OutboxLimits = outboxLimitDefaults,
 ) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
   // Raised by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
-  const events = createEventsRepo(db, clock, actor);
+  const events = createEventsRepo(db, clock, actor, outboxLimits);
   // The servers table's writes, ServersRepo's; the repositories whose changes touch a server's row call them.
   const serverWrites = createServerWrites(db, clock, events);
   const nodes = createNodesRepo(db, clock, memoryOf, serverWrites);

@@ -4,10 +4,20 @@ import { iso } from '../clock';
 import type { Event, EventsRepo } from './events-repo';
 import { serviceActor } from '../actors';
 
+/** A queue's head that is due (a due scan's row): which delivery, and whose, for the dispatcher's fair queue. */
+export interface DueHead {
+  seq: number;
+  webhookId: string;
+  userId: string;
+  /** Deliveries of one webhook and one server go one at a time, in order ('' for events without a server). */
+  group: string;
+}
+
 /** A delivery the dispatcher may make now: the head of its webhook's queue for its server. */
 export interface DueDelivery {
   seq: number;
   webhookId: string;
+  userId: string;
   /** Deliveries of one webhook and one server go one at a time, in order ('' for events without a server). */
   group: string;
   serverKey: string;
@@ -20,6 +30,7 @@ export interface DueDelivery {
 interface DueRow {
   seq: number;
   webhook_id: string;
+  user_id: string;
   server_key: string;
   attempts: number;
   url: string;
@@ -43,6 +54,7 @@ function toDue(r: DueRow): DueDelivery {
   return {
     seq: r.seq,
     webhookId: r.webhook_id,
+    userId: r.user_id,
     group: `${r.webhook_id}/${r.server_key}`,
     serverKey: r.server_key,
     attempts: r.attempts,
@@ -53,24 +65,36 @@ function toDue(r: DueRow): DueDelivery {
 }
 
 /**
+ * The scans the dispatcher makes about once a second, whatever the outbox holds, so each walks only the partial
+ * indexes of queue heads (migration 025; test/integration/webhook-outbox.test.ts reads their query plans): `next`,
+ * when the earliest head is due (one index entry); `due`, for each webhook with pending deliveries, its due heads
+ * in the order they came due, at most `per_webhook` of them, so one webhook's backlog never hides another's
+ * delivery and the cost is a lookup per such webhook plus the heads returned, never the pending rows behind them.
+ */
+export const OUTBOX_SCANS = {
+  next: `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND head = 1`,
+  due: `SELECT d.seq, d.webhook_id, d.server_key, w.user_id FROM webhooks w
+    JOIN webhook_deliveries d ON d.seq IN (SELECT seq FROM webhook_deliveries
+      WHERE status = 'pending' AND head = 1 AND webhook_id = w.id AND next_attempt_at <= @now
+      ORDER BY next_attempt_at LIMIT @per_webhook)
+    WHERE w.pending > 0`,
+};
+
+/**
  * The dispatcher's statements on the outbox (src/store/migrations/013-webhooks.ts). A row stays `pending` until an
  * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
  * else is repeated. docs/architecture.md "Events and webhooks".
  */
 export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
-    // Heads only: a pending row with an earlier pending row of the same webhook and server waits (per-server order).
-    due: db.prepare(`SELECT d.seq, d.webhook_id, d.server_key, d.attempts, w.url, w.secret,
-        e.id AS event_id, e.type, e.server_id, e.data, e.created_at
-      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
-      WHERE d.seq IN (SELECT MIN(seq) FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id, server_key)
-        AND d.next_attempt_at <= ? ORDER BY d.seq LIMIT ?`),
+    next: db.prepare(OUTBOX_SCANS.next).pluck(),
+    due: db.prepare(OUTBOX_SCANS.due),
     // One row, fresh: still pending (a disabled or deleted webhook's rows are not), with the webhook as it is now.
-    get: db.prepare(`SELECT d.seq, d.webhook_id, d.server_key, d.attempts, w.url, w.secret,
+    get: db.prepare(`SELECT d.seq, d.webhook_id, w.user_id, d.server_key, d.attempts, w.url, w.secret,
         e.id AS event_id, e.type, e.server_id, e.data, e.created_at
       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
       WHERE d.seq = ? AND d.status = 'pending'`),
-    // One queue's head, through the deliveries_pending index.
+    // One queue's head, through deliveries_queue.
     head: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries
       WHERE status = 'pending' AND webhook_id = ? AND server_key = ? ORDER BY seq LIMIT 1`),
     succeed: db.prepare(`UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, response_status = ?,
@@ -82,13 +106,23 @@ export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
     disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
     failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
       WHERE webhook_id = ? AND status = 'pending'`),
-    nextDue: db.prepare(`SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).pluck(),
-    byStatus: db.prepare('SELECT status, COUNT(*) AS count FROM webhook_deliveries GROUP BY status'),
+    // The counts the triggers of migration 025 keep: one row per webhook read, never the deliveries.
+    byStatus: db.prepare(`SELECT COALESCE(SUM(pending), 0) AS pending, COALESCE(SUM(succeeded), 0) AS succeeded,
+      COALESCE(SUM(failed), 0) AS failed FROM webhooks`),
   };
 
   return {
-    /** Up to `limit` deliveries due now, oldest first, at most one per webhook and server (every queue's head). */
-    due: (limit: number): DueDelivery[] => (q.due.all(iso(clock.now()), limit) as DueRow[]).map(toDue),
+    /**
+     * The queue heads due now, at most `perWebhook` of each webhook (the ones due longest), with whose they are:
+     * nothing but one index lookup while nothing is due (OUTBOX_SCANS).
+     */
+    dueHeads(perWebhook: number): DueHead[] {
+      const now = iso(clock.now());
+      const next = q.next.get() as string | null;
+      if (next === null || next > now) return [];
+      const rows = q.due.all({ now, per_webhook: perWebhook }) as Array<Pick<DueRow, 'seq' | 'webhook_id' | 'server_key' | 'user_id'>>;
+      return rows.map((r) => ({ seq: r.seq, webhookId: r.webhook_id, userId: r.user_id, group: `${r.webhook_id}/${r.server_key}` }));
+    },
 
     /** The delivery as it is now, or null when it is no longer pending. */
     get: (seq: number): DueDelivery | null => {
@@ -102,11 +136,14 @@ export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
       return row && row.next_attempt_at <= iso(clock.now()) ? row.seq : null;
     },
 
-    /** When the earliest pending delivery is due (RFC 3339), or null. */
     /** How many deliveries are in each status, all webhooks together (the operator's metrics: `pending` is the backlog). */
-    countByStatus: (): { status: string; count: number }[] => q.byStatus.all() as { status: string; count: number }[],
+    countByStatus(): { status: string; count: number }[] {
+      const counts = q.byStatus.get() as Record<'pending' | 'succeeded' | 'failed', number>;
+      return (['pending', 'succeeded', 'failed'] as const).map((status) => ({ status, count: counts[status] }));
+    },
 
-    nextDue: (): string | null => (q.nextDue.get() as string | null) ?? null,
+    /** When the earliest queue head is due (RFC 3339), or null when nothing is pending. */
+    nextDue: (): string | null => (q.next.get() as string | null) ?? null,
 
     /**
      * Records many outcomes in one transaction (one fsync for all: the dispatcher batches the attempts that ended

@@ -26,7 +26,8 @@ type OverrideRow = Record<QuotaName, number | null>;
 
 /**
  * A server counts against `running` from a start or restart until a stop or kill (desired_state), and for as long
- * as its game still runs, so a server that is stopping still holds its place.
+ * as its game still runs, so a server that is stopping still holds its place. Migration 026's triggers count the
+ * same expression into `server_counts`.
  */
 const RUNNING = `(desired_state = 'running' OR state IN ('starting', 'running', 'stopping'))`;
 
@@ -34,10 +35,12 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const ASK = 'or ask the operator for a larger quota';
 
 /**
- * The `user_quotas` table (each account's own limits) and the quota checks. Use is counted from `servers`, never
- * stored, so it cannot drift. The check* functions throw quota_exceeded and must run inside the transaction that
- * makes the write they guard (docs/conventions.md "Writes"): SQLite then serialises every such check and write, so
- * concurrent requests, even from several processes on one file, can never go past a limit together.
+ * The `user_quotas` table (each account's own limits) and the quota checks. Use is read from `server_counts`, which
+ * triggers on `servers` keep in the transaction of every write (migration 026), so it cannot drift and costs the
+ * same for an account of 5,000 servers as for one of 5. The check* functions throw quota_exceeded and must run
+ * inside the transaction that makes the write they guard (docs/conventions.md "Writes"): SQLite then serialises
+ * every such check and write, so concurrent requests, even from several processes on one file, can never go past a
+ * limit together.
  */
 export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) {
   const q = {
@@ -47,7 +50,8 @@ export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) 
       ON CONFLICT (user_id) DO UPDATE SET servers = excluded.servers, running = excluded.running,
         memory_mb = excluded.memory_mb, updated_at = excluded.updated_at`),
     drop: db.prepare('DELETE FROM user_quotas WHERE user_id = ?'),
-    byPlan: db.prepare(`SELECT plan, COUNT(*) AS n, SUM(${RUNNING}) AS running FROM servers WHERE user_id = ? GROUP BY plan`),
+    // The account's counters (migration 026), one row per plan, kept by triggers in every servers write's transaction.
+    byPlan: db.prepare('SELECT plan, servers AS n, running FROM server_counts WHERE user_id = ?'),
     server: db.prepare(`SELECT user_id, ${RUNNING} AS running FROM servers WHERE id = ?`),
   };
   const memoryOf = (plan: string) => settings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;

@@ -20,7 +20,19 @@ export interface DiskRow {
   plan: string;
   state: ServerState;
   disk_used_bytes: number | null;
+  /** Changes to its files no measurement has seen yet (migration 026). */
+  disk_changes: number;
 }
+
+/** A server as the reconcile loop and boot see it: what is observed and what is wanted. */
+export interface StateRow {
+  id: string;
+  state: ServerState;
+  desired_state: 'running' | 'stopped';
+}
+
+/** The states in which a game may run, and write to its folder: the disk watcher measures these on every pass. */
+const LIVE = `('starting', 'running', 'stopping', 'unreachable')`;
 
 export interface NewServer {
   name: string;
@@ -55,6 +67,20 @@ function storedSchedule(schedule: BackupSchedule | null, since: string): string 
 }
 
 /**
+ * The list's statements (ServersRepo.listJson): the caller's own servers and those shared with them (migration 027:
+ * by their account's email), one order, unfiltered and by state. Most callers have none shared with them
+ * (`sharesWith`): they read through servers_by_user in its order (`own`), as before sharing.
+ */
+function pageStatements(db: Db) {
+  const sharesWith = db.prepare('SELECT EXISTS (SELECT 1 FROM members m JOIN users u ON u.email = m.email WHERE u.id = ?)').pluck();
+  const mine = `(user_id = @user_id OR id IN (SELECT m.server_id FROM members m JOIN users u ON u.email = m.email WHERE u.id = @user_id))`;
+  const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
+  const own = [page('user_id = @user_id AND id > @after', SERVER_JSON), page('user_id = @user_id AND id > @after AND state = @state', SERVER_JSON)];
+  const shared = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
+  return { sharesWith, own, shared };
+}
+
+/**
  * The `servers` table's one repository: reads here, every write through `writes` (server-writes.ts, where each
  * statement that writes the table lives). `placer` chooses a new server's node, host and port (placement.ts);
  * `memoryOf` is a plan's memory in MiB.
@@ -71,19 +97,20 @@ export function createServersRepo(
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
   const view = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck();
   const memberView = db.prepare(`SELECT ${MEMBER_SERVER_JSON} FROM servers WHERE id = @id`).pluck();
-  // The caller's own servers and those shared with them (migration 027: by their account's email), one order. Most
-  // callers have none shared with them: they read through servers_by_user in its order, as before sharing.
-  const sharesWith = db.prepare('SELECT EXISTS (SELECT 1 FROM members m JOIN users u ON u.email = m.email WHERE u.id = ?)').pluck();
-  const mine = `(user_id = @user_id OR id IN (SELECT m.server_id FROM members m JOIN users u ON u.email = m.email WHERE u.id = @user_id))`;
-  const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
-  const own = [page('user_id = @user_id AND id > @after', SERVER_JSON), page('user_id = @user_id AND id > @after AND state = @state', SERVER_JSON)];
-  const shared = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
+  const { sharesWith, own, shared } = pageStatements(db);
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
+  // The index servers_by_state (migration 026) answers each of these without reading a row.
   const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
+  const unsettled = db.prepare(`SELECT id, state, desired_state FROM servers
+    WHERE (state = 'stopped' AND desired_state = 'running') OR (state = 'running' AND desired_state = 'stopped')`);
+  const notStopped = db.prepare(`SELECT id, state, desired_state FROM servers WHERE state IN
+    ('installing', 'starting', 'running', 'stopping', 'crashed', 'unreachable') ORDER BY id`);
   const idleView = db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?');
   const owner = db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck();
-  const diskRows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
-  // One query per reconcile pass: every server (no N+1 reads).
+  const planView = db.prepare('SELECT plan, desired_state FROM servers WHERE id = ?');
+  const diskColumns = 'SELECT id, plan, state, disk_used_bytes, disk_changes FROM servers';
+  const diskLive = db.prepare(`${diskColumns} WHERE state IN ${LIVE}`);
+  const diskChanged = db.prepare(`${diskColumns} WHERE disk_changes > 0 AND state NOT IN ${LIVE} AND state != 'deleting'`);
   const every = db.prepare(`SELECT ${SERVER_JSON} FROM servers ORDER BY id`).pluck();
 
   return {
@@ -91,9 +118,15 @@ export function createServersRepo(
     markDeleting: writes.markDeleting,
     remove: writes.remove,
     recordDisk: writes.recordDisk,
+    filesChanged: writes.filesChanged,
     stopWanted: writes.stopWanted,
-    /** Every server's id, plan, state and last folder measurement, in one query (the disk watcher's view). */
-    diskRows: (): DiskRow[] => diskRows.all() as DiskRow[],
+    /**
+     * The servers a disk watcher pass measures (docs/architecture.md "Disk"), oldest id first: those whose game may
+     * run, and those whose files changed since their last measurement; not the stopped ones nothing changed.
+     */
+    diskDue(): DiskRow[] {
+      return ([...diskLive.all(), ...diskChanged.all()] as DiskRow[]).sort((a, b) => (a.id < b.id ? -1 : 1));
+    },
     /**
      * Inserts a server in state `installing` with its place (node, address) allocated, atomically. The account's
      * quotas are checked in the same transaction (quota_exceeded, before any place is taken), so a burst of creates
@@ -190,16 +223,27 @@ export function createServersRepo(
       return row && { userId: row.user_id, minutes: row.idle_stop_minutes, state: row.state };
     },
 
+    /** A server's plan and desired state, read without building its view (the disk watcher, per measurement). */
+    planOf(id: string): Pick<Server, 'plan' | 'desired_state'> | undefined {
+      return planView.get(id) as Pick<Server, 'plan' | 'desired_state'> | undefined;
+    },
+
     /** Any user's server by id: for the runtime, which acts on servers the HTTP layer already checked. */
     find(id: string): Server | undefined {
       const json = view.get(id) as string | undefined;
       return json === undefined ? undefined : parseServer(json);
     },
 
-    /** Every server of every user, in one query (the reconcile loop's view; its doors say what holds each). */
+    /** Every server of every user, in one query (tests; the runtime reads only the servers it must act on). */
     all(): Server[] {
       return (every.all() as string[]).map(parseServer);
     },
+
+    /** The servers whose observed state is off their desired one: the reconcile loop's work (an index lookup). */
+    unsettled: (): StateRow[] => unsettled.all() as StateRow[],
+
+    /** Every server not `stopped` nor `deleting`: what boot looks at (a stopped server needs nothing of it). */
+    notStopped: (): StateRow[] => notStopped.all() as StateRow[],
 
     /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */
     idsInState(state: ServerState): string[] {

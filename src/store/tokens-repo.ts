@@ -6,6 +6,7 @@ import { hashToken, newTokenSecret, type Scope } from '../auth/tokens';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 import type { EventsRepo } from './events-repo';
+import { createTokenTree } from './token-tree';
 
 export type Token = components['schemas']['Token'];
 export type CreatedToken = components['schemas']['CreatedToken'];
@@ -21,6 +22,7 @@ interface TokenRow {
   expires_at: string | null;
   last_used_at: string | null;
   revoked_at: string | null;
+  parent_id: string | null;
 }
 
 /** id, user_id, scopes, expires_at, last_used_at, revoked_at, session_bound: what authentication reads. */
@@ -51,9 +53,18 @@ export interface NewToken {
 export interface CreateLimits {
   /** Live API tokens the user may hold (TOKENS_PER_USER); absent for the dashboard page's own session tokens. */
   perUser?: number;
-  /** The token making this one: the new token expires no later than it, unless it is session-bound. */
+  /**
+   * The token making this one: the new token expires no later than it and is its child (revoked with it), unless
+   * it is session-bound: then the signed-in user stands behind it and the new token is a root.
+   */
   parent?: Principal;
 }
+
+/**
+ * Who asks to see or revoke tokens: a token through the API. Without one (the CLI, the operator) every token of the
+ * user is in reach. docs/conventions.md "Authentication", "Token trees".
+ */
+export type Viewer = Pick<Principal, 'tokenId' | 'scopes' | 'sessionBound'>;
 
 function toToken(row: TokenRow): Token {
   return {
@@ -87,8 +98,8 @@ function childExpiry(requested: number | null | undefined, parent: Principal | u
 }
 
 export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
-  const insert = db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at)
-    VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at)`);
+  const insert = db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at, parent_id)
+    VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at, @parent_id)`);
   // session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
   const bySession = 'EXISTS (SELECT 1 FROM session_tokens s WHERE s.token_id = tokens.id)';
   // Authentication reads only what a Principal needs, as an array (no row object with the secret's hash in it).
@@ -116,8 +127,12 @@ export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
   const page = db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
     AND NOT ${bySession} ORDER BY id LIMIT ?`);
   const one = db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
-  const revoke = db.prepare(`UPDATE tokens SET revoked_at = ? WHERE id = ? AND user_id = ? AND revoked_at IS NULL
+  // A token and its descendants (tokens_by_parent; parents are older than their children, so no cycle).
+  const revokeTree = db.prepare(`WITH RECURSIVE tree(id) AS (SELECT @id
+      UNION SELECT tokens.id FROM tokens JOIN tree ON tokens.parent_id = tree.id)
+    UPDATE tokens SET revoked_at = @now WHERE id IN tree AND user_id = @user_id AND revoked_at IS NULL
     RETURNING *, ${bySession} AS session_bound`);
+  const tree = createTokenTree(db);
   const revokeLive = db.prepare(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
     AND (expires_at IS NULL OR expires_at > @now) RETURNING *, ${bySession} AS session_bound`);
   // token.revoked for API tokens; the dashboard page's own tokens come and go every few minutes and make no events.
@@ -146,6 +161,7 @@ export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
           }
         }
         const secret = newTokenSecret();
+        const parent = limits.parent && !limits.parent.sessionBound ? limits.parent.tokenId : null;
         const row: Omit<TokenRow, 'last_used_at' | 'revoked_at'> = {
           id: newId('tok', now),
           user_id: userId,
@@ -155,6 +171,7 @@ export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
           scopes: JSON.stringify(input.scopes),
           created_at: iso(now),
           expires_at: childExpiry(input.expiresInSeconds, limits.parent, now),
+          parent_id: parent,
         };
         insert.run(row);
         const token = toToken({ ...row, last_used_at: null, revoked_at: null });
@@ -173,14 +190,15 @@ export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
       return principalOf(byHash.get(hashToken(secret)) as PrincipalRow | undefined);
     },
 
-    list(userId: string, limit: number, startingAfter = ''): { data: Token[]; has_more: boolean } {
-      const rows = page.all(userId, startingAfter, limit + 1) as TokenRow[];
+    /** The user's live tokens, oldest first; through a `viewer`, only those it may see (tree.sees). */
+    list(userId: string, limit: number, startingAfter = '', viewer?: Viewer): { data: Token[]; has_more: boolean } {
+      const rows = (tree.seesAll(viewer) ? page.all(userId, startingAfter, limit + 1) : tree.page(userId, viewer!.tokenId, startingAfter, limit + 1)) as TokenRow[];
       return { data: rows.slice(0, limit).map(toToken), has_more: rows.length > limit };
     },
 
-    get(userId: string, id: string): Token | undefined {
+    get(userId: string, id: string, viewer?: Viewer): Token | undefined {
       const row = one.get(id, userId) as TokenRow | undefined;
-      return row && toToken(row);
+      return row && tree.sees(viewer, id) ? toToken(row) : undefined;
     },
 
     /** The ids among these that are neither revoked nor expired (one query, for the stream sweep). */
@@ -188,9 +206,17 @@ export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
       return new Set(active.all(JSON.stringify(ids), iso(clock.now())) as string[]);
     },
 
-    /** True when a token of this user was revoked now; false when there was none to revoke. */
-    revoke(userId: string, id: string): boolean {
-      return db.transaction(() => revokedEvents(revoke.all(iso(clock.now()), id, userId) as Array<TokenRow & { session_bound: 0 | 1 }>) === 1)();
+    /**
+     * Revokes a live token of this user and every token minted from it, transitively (their streams end at the
+     * next sweep, src/http/sse.ts), each with its token.revoked event, in one transaction. False, and nothing
+     * changed, when there is no such token or the `viewer` may not see it.
+     */
+    revoke(userId: string, id: string, viewer?: Viewer): boolean {
+      return db.transaction(() => {
+        if (!one.get(id, userId) || !tree.sees(viewer, id)) return false;
+        revokedEvents(revokeTree.all({ now: iso(clock.now()), id, user_id: userId }) as Array<TokenRow & { session_bound: 0 | 1 }>);
+        return true;
+      })();
     },
 
     /** Deletes a token's row outright: for the dashboard page's tokens, whose session ended or replaced them. */

@@ -71,7 +71,13 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  prism?.kill();
+  if (prism && prism.exitCode === null && prism.signalCode === null) {
+    const exited = new Promise((r) => prism.once('exit', r));
+    prism.kill();
+    const hard = setTimeout(() => prism.kill('SIGKILL'), 5_000);
+    await exited;
+    clearTimeout(hard);
+  }
   await api?.close();
   await t?.finish();
 });

@@ -86,7 +86,7 @@ test("listTokens leaves out the pages' own tokens, across renewals and sessions;
   const otherTab = (await sessionToken(http, session.csrf_token).expect(201)).body as { id: string };
   const page = { Authorization: `Bearer ${second.token}` };
   const made = (await http.post('/v1/tokens').set(page).send({ name: 'ci deploy', scopes: ['servers:read'] }).expect(201)).body as { id: string };
-  const own = service.token(EMAIL, ['tokens:manage']); // an API token of the same user, as the CLI makes them
+  const own = service.token(EMAIL, ['servers:read', 'servers:write', 'tokens:manage']); // an API token of the same user with every scope, as the CLI makes them (it sees all the user's tokens: the Tokens tag)
 
   const listed = (await http.get('/v1/tokens?limit=100').set(page).expect(200)).body as { data: { id: string; name: string }[] };
   expect(listed.data.map((t) => t.name).sort()).toEqual(['ci deploy', 'test']);

@@ -110,7 +110,12 @@ export async function createTestApp(options: TestAppOptions = {}) {
       await new Promise((r) => server.once('listening', r));
       return {
         base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        close: () => new Promise<void>((r) => server.close(() => r())),
+        // Connections a client left open (a proxy's keep-alive, a stream it stopped reading) are ended too: the
+        // test is over, and server.close() alone waits for every one of them.
+        close: () => new Promise<void>((r) => {
+          server.close(() => r());
+          server.closeAllConnections();
+        }),
       };
     },
     async close() {
