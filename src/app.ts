@@ -39,6 +39,10 @@ import { createOpenApi, type OpenApi } from './http/openapi';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
 import { alertHandlers } from './http/handlers/alerts';
+import { memberHandlers } from './http/handlers/members';
+import { scheduleHandlers } from './http/handlers/schedules';
+import { createAccessCheck } from './http/access';
+import type { Actors } from './actors';
 import type { StreamRegistry } from './http/sse';
 import { metricsRoute, type Prometheus } from './prometheus';
 
@@ -61,6 +65,8 @@ export interface AppConfig {
   dashboard: DashboardSettings;
   /** Webhooks per user, and what a webhook URL may resolve to (SECURITY.md, SSRF). */
   webhooks: { perUser: number; allowPrivate: boolean; lookup: Lookup };
+  /** Members one server may have (MEMBERS_PER_SERVER). */
+  membersPerServer: number;
 }
 
 export type { SentResponse } from './http/middleware';
@@ -80,6 +86,8 @@ export interface AppDeps {
   streams: StreamRegistry;
   /** New events as they are committed, for GET /v1/events/stream. */
   feed: EventFeed;
+  /** Each request runs as its caller, so what it changes names them (src/actors.ts). */
+  actors: Actors;
   rateLimitStore?: RateLimitStore;
   /**
    * The operator's metrics when METRICS_PORT or METRICS_TOKEN is set: every answer is timed, and with a token the
@@ -101,28 +109,32 @@ export interface AppDeps {
  * bearerAuth) → the handler under the operation's operationId → a repository or the runtime.
  */
 export async function createApp(deps: AppDeps) {
-  const { servers, tokens, idempotency, quotas } = deps.store;
+  const { servers, tokens, idempotency, quotas, members } = deps.store;
   const { runtime } = deps;
   const handlers: Handlers = {
     ...catalogHandlers(deps),
     ...serverHandlers({ servers, idempotency, versions: deps.versions, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
-    ...actionHandlers({ servers, idempotency, power: runtime.power }),
-    ...consoleHandlers({ servers, idempotency, consoles: runtime.consoles }),
-    ...playerHandlers({ servers, consoles: runtime.consoles, playerLists: runtime.playerLists }),
-    ...settingsHandlers({ servers, settings: runtime.settings }),
-    ...backupHandlers({ servers, backups: runtime.backups, keptBackups: runtime.keptBackups }),
-    ...alertHandlers({ servers, alerts: deps.store.alerts }),
-    ...metricsHandlers({ servers, telemetry: deps.telemetry }),
+    ...actionHandlers({ idempotency, power: runtime.power }),
+    ...consoleHandlers({ idempotency, consoles: runtime.consoles }),
+    ...playerHandlers({ consoles: runtime.consoles, playerLists: runtime.playerLists }),
+    ...settingsHandlers({ settings: runtime.settings }),
+    ...backupHandlers({ backups: runtime.backups, keptBackups: runtime.keptBackups }),
+    ...alertHandlers({ alerts: deps.store.alerts }),
+    ...memberHandlers({ members, idempotency, perServer: deps.config.membersPerServer }),
+    ...scheduleHandlers({ schedules: runtime.schedules, idempotency }),
+    ...metricsHandlers({ telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
   const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
-  const dispatch = createDispatcher(openapi, handlers, tokens, {
+  // Who may do what on a server: its owner, or a member with what the operation's x-permission needs.
+  const access = createAccessCheck({ members, scheduleTasks: (serverId, id) => deps.store.schedules.taskTypes(serverId, id) });
+  const dispatch = createDispatcher(openapi, handlers, { tokens, access, actors: deps.actors }, {
     sendFile,
-    stream: (req, res, stream, principal) =>
-      deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId }),
+    stream: (req, res, stream, principal, need) =>
+      deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId, need }),
   });
 
   const app = express();
@@ -171,7 +183,7 @@ export async function createApp(deps: AppDeps) {
   if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
   serveDocs(app, deps.spec, deps.config.publicUrl);
   serveProblemPages(app);
-  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard, users: deps.store.users, tokens, actors: deps.actors });
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
   });

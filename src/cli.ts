@@ -18,6 +18,7 @@ import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
 import { hasControlCharacters, printable } from './printable';
+import { operatorEvents } from './store';
 import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
@@ -265,7 +266,7 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, rawOut: (s: strin
       const email = required(values.email, '--email');
       if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
       const quotas = createQuotasRepo(db, systemClock, { defaults: config.quotas, plans });
-      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), quotas, config, tokensPerUser: config.tokensPerUser, out });
+      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock, operatorEvents(db, systemClock)), quotas, config, tokensPerUser: config.tokensPerUser, out });
       return 0;
     } finally {
       db.close();

@@ -55,7 +55,7 @@ function seed(dir, sizes) {
   const db = openDb(path.join(dir, 'gsh.sqlite'));
   const clock = { now: () => Date.now() };
   const users = dist('store/users-repo').createUsersRepo(db, clock);
-  const tokens = dist('store/tokens-repo').createTokensRepo(db, clock);
+  const tokens = dist('store/tokens-repo').createTokensRepo(db, clock, dist('store').operatorEvents(db, clock));
   const insert = db.prepare(`INSERT INTO servers (id, user_id, name, plan, version, software, game_version, state, desired_state,
     host, port, transport, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'stopped', 'stopped', '127.0.0.1', ?, 'tcp', ?, ?)`);
   const accounts = [];

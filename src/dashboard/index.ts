@@ -6,8 +6,9 @@ import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { DashboardSettings } from '../config';
 import { packageRoot } from '../paths';
-import { createUsersRepo } from '../store/users-repo';
-import { createTokensRepo } from '../store/tokens-repo';
+import type { UsersRepo } from '../store/users-repo';
+import type { TokensRepo } from '../store/tokens-repo';
+import type { Actors } from '../actors';
 import { createSessionsRepo } from '../store/sessions-repo';
 import { createKnownAddressesRepo } from '../store/known-addresses-repo';
 import { sessionRoutes } from './session-routes';
@@ -20,6 +21,10 @@ export interface DashboardDeps {
   db: Db;
   clock: Clock;
   log: Logger;
+  /** The service's users and tokens (createStore): a token the dashboard revokes raises the service's events. */
+  users: UsersRepo;
+  tokens: TokensRepo;
+  actors: Pick<Actors, 'run'>;
   /** Request limits, sign-in throttle, page token lifetime (README "Configuration"). */
   settings: DashboardSettings;
   /** How long a sign-in lasts (absolute, not sliding); default 12 hours. */
@@ -63,8 +68,7 @@ function csp(_req: Request, res: Response, next: NextFunction) {
  */
 export function mountDashboard(app: Express, deps: DashboardDeps): void {
   const { settings } = deps;
-  const users = createUsersRepo(deps.db, deps.clock);
-  const tokens = createTokensRepo(deps.db, deps.clock);
+  const { users, tokens } = deps;
   const sessions = createSessionsRepo(deps.db, deps.clock, tokens);
   const dir = publicDir();
   const files = perMinute({
@@ -102,6 +106,7 @@ export function mountDashboard(app: Express, deps: DashboardDeps): void {
       sessionTtlMs: deps.sessionTtlMs ?? 12 * 3600_000,
       pageTokenTtlMs: settings.pageTokenTtlMs,
       passwordCost: settings.passwordCost,
+      actors: deps.actors,
       throttle: createSignInThrottle(deps.clock, {
         freeFailures: settings.signInFreeFailures,
         maxDelayMs: settings.signInMaxDelayMs,

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { components } from '../../generated/v1';
+import type { Actor } from '../actors';
 import { hostPathMasks, pathMasker, stripTerminalControls, type PathMask } from './console-text';
 
 /**
@@ -68,13 +69,15 @@ export class ConsoleBuffer {
   /**
    * Records one line. Its text is stored without terminal controls and with the masked folders replaced
    * (console-text.ts), whoever produced it: an Environment may pass a game's escape sequences through, a system
-   * line may quote a path, and the stored text reaches API clients and operators' terminals. `tokenId`: the API
-   * token that sent an `input` line, recorded with it (and in the log file); null for every other line.
+   * line may quote a path, and the stored text reaches API clients and operators' terminals. `actor`: who sent an
+   * `input` line (src/actors.ts), recorded with it (its token, if any, in the log file too); null for every other
+   * line.
    */
-  push(stream: ConsoleStream, text: string, tokenId: string | null = null): ConsoleLine {
+  push(stream: ConsoleStream, text: string, actor: Actor | null = null): ConsoleLine {
     // The spec bounds ConsoleLine.text (and a crash's last_lines) at MAX_LINE_CHARS; a longer game line is cut.
     const clean = this.maskPaths(stripTerminalControls(text)).slice(0, MAX_LINE_CHARS);
-    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId };
+    const tokenId = actor?.type === 'user' ? actor.token_id : null;
+    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId, actor };
     this.store(line);
     this.appendToFile(line);
     for (const fn of this.listeners) {
@@ -178,7 +181,8 @@ export class ConsoleBuffer {
 
   private appendToFile(line: ConsoleLine): void {
     if (!this.logFile) return;
-    const source = line.token_id ? `${line.stream} ${line.token_id}` : line.stream;
+    const by = line.actor === null ? null : line.actor.type === 'user' ? line.actor.token_id : (line.actor.schedule_id ?? line.actor.cause);
+    const source = by ? `${line.stream} ${by}` : line.stream;
     const text = `${line.at} [${source}] ${line.text}\n`;
     const bytes = Buffer.byteLength(text);
     if (!this.file) this.file = this.openLogFile(this.logFile);

@@ -12,7 +12,13 @@ import type { CommandSender } from './types';
  * buffer, commands written to its running game, players as the game reports them. Each method takes a server id
  * its caller has checked is the caller's.
  */
-export function createConsoles(deps: { doors: Pick<Doors, 'of'>; power: Pick<PowerService, 'requestAction'>; now: () => number }) {
+export function createConsoles(deps: {
+  doors: Pick<Doors, 'of'>;
+  power: Pick<PowerService, 'requestAction'>;
+  /** The server's owner: a stop command the service itself sends (a schedule's) is a stop action recorded for them. */
+  ownerOf: (serverId: string) => string | undefined;
+  now: () => number;
+}) {
   const { doors } = deps;
   return {
     /** The newest `limit` lines (default 100), oldest first. */
@@ -25,8 +31,9 @@ export function createConsoles(deps: { doors: Pick<Doors, 'of'>; power: Pick<Pow
 
     /**
      * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
-     * line of text. Echoed as an `input` line that records the sender's token. The software's stop command is a
-     * stop action by the sender instead (refused like one: action_conflict while another action holds the server).
+     * line of text. Echoed as an `input` line that records its sender (an account and its token, or a schedule).
+     * The software's stop command is a stop action by the sender instead (refused like one: action_conflict while
+     * another action holds the server).
      */
     sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine {
       const door = doors.of(serverId);
@@ -39,10 +46,10 @@ export function createConsoles(deps: { doors: Pick<Doors, 'of'>; power: Pick<Pow
       if (isStopCommand(game.def, text)) {
         // The game would exit on it as on a crash (and be restarted): it is this user's stop action instead, so
         // desired state becomes `stopped` with the action and the exit is expected. The action sends the stop.
-        deps.power.requestAction(serverId, sender.userId, 'stop');
-        return door.console.push('input', text, sender.tokenId);
+        deps.power.requestAction(serverId, sender.type === 'user' ? sender.user_id : (deps.ownerOf(serverId) ?? ''), 'stop');
+        return door.console.push('input', text, sender);
       }
-      const line = door.console.push('input', text, sender.tokenId);
+      const line = door.console.push('input', text, sender);
       game.send(text);
       return line;
     },

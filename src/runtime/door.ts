@@ -1,3 +1,4 @@
+import { serviceActor, type Actor, type Actors } from '../actors';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { actionFailure, type Failure } from '../store/actions-repo';
@@ -51,6 +52,11 @@ export interface Command {
   overtakes?: boolean;
   /** An install or a backup leaves a crash restart the crash policy scheduled; every other command cancels it. */
   keepsRestart?: boolean;
+  /**
+   * Whom it acts for (src/actors.ts): whoever submitted it (the actor current at submit) unless it says, as the
+   * crash policy's restart does. Its `begin` and `run`, and every event they raise, name this actor.
+   */
+  actor?: Actor;
   begin?(server: ServerSupervisor): void;
   run?(server: ServerSupervisor, ctx: CommandContext): Promise<Failure | null>;
   /** Instead of run, when an overtaking command cancelled it while it waited. */
@@ -63,10 +69,12 @@ export interface DoorDeps {
   log: Logger;
   /** Tracks a command until it ends (Runtime idle()). */
   track(p: Promise<unknown>): void;
+  actors: Actors;
 }
 
 interface Entry {
   command: Command;
+  actor: Actor;
   overtaken: boolean;
   released: boolean;
   done: Promise<Failure | null>;
@@ -78,6 +86,7 @@ const autoRestart: Command = {
   kind: 'auto_restart',
   holds: false,
   keepsRestart: true,
+  actor: serviceActor('crash_restart'),
   run: async (server) => (server.state === 'crashed' ? server.launch('auto_restart') : null),
 };
 
@@ -120,12 +129,13 @@ export class ServerDoor {
    * action_cancelled. Throws only what `begin` throws.
    */
   submit(command: Command): Promise<Failure | null> {
+    const actor = command.actor ?? this.deps.actors.current();
     if (!command.keepsRestart) this.cancelRestart();
-    command.begin?.(this.server);
+    if (command.begin) this.deps.actors.run(actor, () => command.begin!(this.server));
     if (!command.run) return Promise.resolve(null);
     let resolve!: (failure: Failure | null) => void;
     const done = new Promise<Failure | null>((r) => (resolve = r));
-    const entry: Entry = { command, overtaken: false, released: false, done, resolve };
+    const entry: Entry = { command, actor, overtaken: false, released: false, done, resolve };
     this.deps.track(done);
     if (command.overtakes) {
       for (const waiting of this.queue.splice(0)) this.cancel(waiting, command);
@@ -193,7 +203,8 @@ export class ServerDoor {
       othersSettled: () => this.othersSettled(entry),
       release: () => void (entry.released = true),
     };
-    setImmediate(() => void this.runOne(entry, ctx));
+    // As its submitter: the one that started it, not whichever command ended before it (src/actors.ts).
+    setImmediate(() => void this.deps.actors.run(entry.actor, () => this.runOne(entry, ctx)));
   }
 
   private async runOne(entry: Entry, ctx: CommandContext): Promise<void> {

@@ -30,7 +30,8 @@ export function createDoors(deps: DoorsDeps) {
     if (!door) {
       const kept = consoles.get(server.id);
       consoles.delete(server.id);
-      door = new ServerDoor(server.id, server.state, { ...deps, isClosing }, { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track }, kept);
+      const doorDeps = { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track, actors: deps.actors };
+      door = new ServerDoor(server.id, server.state, { ...deps, isClosing }, doorDeps, kept);
       map.set(server.id, door);
     }
     return door;

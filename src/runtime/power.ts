@@ -75,7 +75,34 @@ export function createPower(deps: PowerDeps) {
     };
   }
 
+  /** requestAction, also answering when the action ends (its failure, or null): a schedule's task waits for it. */
+  function begin(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested'): { action: Action; done: Promise<Failure | null> } {
+    if (doors.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
+    const door = doors.of(serverId);
+    if (door.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
+    if (door.state === 'unreachable' || deps.environment.reachable?.(serverId) === false) throw invalidState('unreachable', UNREACHABLE);
+    checkRestoreShape(type, backupId);
+    const holder = door.holder();
+    if (type !== 'kill' && holder) {
+      const detail = holder.actionId
+        ? `Action ${holder.actionId} (${holder.kind}) is still under way; wait for it to finish, or send kill.`
+        : `A ${holder.kind} of this server is under way; wait for it to finish, or send kill.`;
+      throw new AppError('action_conflict', detail, undefined, undefined, { state: door.state, ...(holder.actionId ? { action_id: holder.actionId } : {}) });
+    }
+    const restore = deps.backups.restoreTarget(serverId, type, backupId, userId);
+    const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(deps.servers.find(serverId), deps.plans) : null;
+    if (overDisk) throw new AppError(overDisk.code, overDisk.detail);
+    const action = actions.create(serverId, userId, type, reason);
+    if (type === 'kill') {
+      for (const o of actions.open(serverId)) {
+        if (o.id !== action.id) actions.finish(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
+      }
+    }
+    return { action, done: door.submit(command(action, restore)) };
+  }
+
   return {
+    begin,
     /**
      * Records a power action and returns it at once as `pending`; its command runs in the background and its row
      * says how it ended. action_conflict while another action or a backup holds the server (door.ts holder), except
@@ -86,29 +113,7 @@ export function createPower(deps: PowerDeps) {
      * unless the service itself asks (`idle`: idle-stop.ts). A restore needs `backupId` (backups.ts restoreTarget).
      */
     requestAction(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested'): Action {
-      if (doors.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
-      const door = doors.of(serverId);
-      if (door.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
-      if (door.state === 'unreachable' || deps.environment.reachable?.(serverId) === false) throw invalidState('unreachable', UNREACHABLE);
-      checkRestoreShape(type, backupId);
-      const holder = door.holder();
-      if (type !== 'kill' && holder) {
-        const detail = holder.actionId
-          ? `Action ${holder.actionId} (${holder.kind}) is still under way; wait for it to finish, or send kill.`
-          : `A ${holder.kind} of this server is under way; wait for it to finish, or send kill.`;
-        throw new AppError('action_conflict', detail, undefined, undefined, { state: door.state, ...(holder.actionId ? { action_id: holder.actionId } : {}) });
-      }
-      const restore = deps.backups.restoreTarget(serverId, type, backupId);
-      const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(deps.servers.find(serverId), deps.plans) : null;
-      if (overDisk) throw new AppError(overDisk.code, overDisk.detail);
-      const action = actions.create(serverId, userId, type, reason);
-      if (type === 'kill') {
-        for (const o of actions.open(serverId)) {
-          if (o.id !== action.id) actions.finish(o.id, { code: 'action_cancelled', detail: `Overtaken by kill ${action.id}.` });
-        }
-      }
-      void door.submit(command(action, restore));
-      return action;
+      return begin(serverId, userId, type, backupId, reason).action;
     },
     /** action_not_found unless this server has that action. */
     getAction(serverId: string, actionId: string): Action {

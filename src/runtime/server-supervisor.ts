@@ -1,3 +1,4 @@
+import { GAME_ACTOR as GAME, type Actor, type Actors } from '../actors';
 import { AppError, invalidState } from '../errors';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
@@ -33,6 +34,8 @@ export interface SupervisorDeps {
   settings: LaunchSettings;
   /** After a crash is recorded: its door schedules the crash policy's restart (door.ts restartIfWanted). */
   crashed: () => void;
+  /** Whom the work under way acts for: an exit and the players' comings and goings are the game's own. */
+  actors: Actors;
 }
 
 export const CRASH_LINES = 20;
@@ -52,7 +55,10 @@ export class ServerSupervisor extends ServerStateMachine {
   private stopCause: StopCause | null = null; // why halt stops the game; null while nobody asked (an exit is a crash)
   private abortLaunch: StopCause | null = null; // a halt came while the launch had no process yet: it gives up
   private crashReason: CrashReason | null = null;
-  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.deps.playersChanged?.(this.id, joined, left, reason);
+  private stopActor: Actor = GAME; // whom halt acts for; an exit nobody asked for is the game's own (src/actors.ts)
+  /** As whoever halted the game, else as the game itself (a crash, players coming and going): not as who started it. */
+  private readonly asExit = <T>(fn: () => T): T => this.deps.actors.run(this.stopCause ? this.stopActor : GAME, fn);
+  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.asExit(() => this.deps.playersChanged?.(this.id, joined, left, reason));
 
   constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps, console?: ConsoleBuffer) {
     super(id, initial, deps, console);
@@ -234,7 +240,7 @@ export class ServerSupervisor extends ServerStateMachine {
     this.stopCause = null;
     this.crashReason = null;
     this.deps.processes.record({ serverId: this.id, pid: game.proc.pid, cmdline: game.proc.cmdline });
-    this.exitHandled = game.proc.exited.then((exit) => this.onExit(game, exit));
+    this.exitHandled = game.proc.exited.then((exit) => this.asExit(() => this.onExit(game, exit)));
     return game;
   }
 
@@ -281,12 +287,13 @@ export class ServerSupervisor extends ServerStateMachine {
     const game = this.game;
     if (game) {
       this.stopCause = cause;
+      this.stopActor = this.deps.actors.current();
       if (this.current === 'starting' || this.current === 'running') this.setState('stopping', 'stop');
       if (mode === 'kill') {
         this.console.push('system', 'killing the process (SIGKILL)');
         await game.proc.kill();
       } else {
-        this.console.push('input', game.def.stopCommand);
+        this.console.push('input', game.def.stopCommand, this.stopActor);
         const { forced } = await game.proc.stop(game.def.stopCommand, this.deps.config.stopTimeoutMs);
         if (forced) this.console.push('system', `did not stop within ${this.deps.config.stopTimeoutMs} ms; killed`);
       }

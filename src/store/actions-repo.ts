@@ -5,7 +5,7 @@ import { newId } from '../ids';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { StoreObserver } from './observer';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
 import type { ServerWrites } from './server-writes';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
@@ -72,7 +72,7 @@ export function createActionsRepo(
   quotas: Pick<QuotasRepo, 'checkStart'>,
   /** The servers table's writer (ServersRepo): an action's desired state is written through it. */
   servers: Pick<ServerWrites, 'setDesired'>,
-  events: EventsRepo = createEventsRepo(db, clock),
+  events: Pick<EventsRepo, 'raise'>,
   observer: StoreObserver = {},
 ) {
   const q = {
@@ -145,7 +145,7 @@ export function createActionsRepo(
         const type = q.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id) as ActionType | undefined;
         if (type === undefined) return undefined;
         const row = q.byId.get(id) as ActionRow;
-        events.append(row.user_id, row.server_id, failure ? 'action.failed' : 'action.succeeded', { action: toAction(row) });
+        events.raise(failure ? 'action.failed' : 'action.succeeded', { action: toAction(row) }, { serverId: row.server_id });
         return type;
       })();
       if (finished !== undefined) observer.actionFinished?.(finished, status); // after the commit: counts what happened

@@ -3,6 +3,8 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
 import type { components } from '../../generated/v1';
+import { actorFor, serviceActor, type Actor } from '../actors';
+import type { MemberPermission, ServerAccess } from './server-view';
 
 /** An event as the API shows it (the spec's Event schema, one variant per type). */
 export type Event = components['schemas']['Event'];
@@ -10,6 +12,43 @@ export type EventType = components['schemas']['EventType'];
 type Player = components['schemas']['Player'];
 type PlayerLeftReason = components['schemas']['PlayerLeftReason'];
 type DataOf<T extends EventType> = Extract<Event, { type: T }> extends { data: infer D } ? D : never;
+
+/**
+ * Who of a server's people gets an event of each type (openapi/v1.yaml, the Events tag): its owner always; a member
+ * when `member` (everyone) or when they hold the permission that shows what it is about. `owner` types are an
+ * account's own (tokens, webhooks) and never about a server. A Record over EventType: a new type must say.
+ */
+export const EVENT_AUDIENCE: Record<EventType, MemberPermission | 'member' | 'owner'> = {
+  'server.created': 'member',
+  'server.updated': 'member',
+  'server.deleted': 'member',
+  'server.state_changed': 'member',
+  'server.crashed': 'console', // it carries the console's last lines
+  'action.succeeded': 'member',
+  'action.failed': 'member',
+  'player.joined': 'players',
+  'player.left': 'players',
+  'token.created': 'owner',
+  'token.revoked': 'owner',
+  'webhook.disabled': 'owner',
+  'webhook.test': 'owner',
+  'backup.created': 'backups',
+  'backup.ready': 'backups',
+  'backup.failed': 'backups',
+  'backup.deleted': 'backups',
+  'quota.disk_warning': 'member',
+  'quota.disk_exceeded': 'member',
+  'alert.triggered': 'alerts',
+  'alert.resolved': 'alerts',
+  'schedule.ran': 'member',
+  'schedule.failed': 'member',
+};
+
+/**
+ * Whom an event is about: a server (its owner and the members who may see it), or one account (its tokens and
+ * webhooks, a kept backup whose server is gone; `onlyWebhook`: webhook.test goes to that webhook alone).
+ */
+export type EventScope = { serverId: string } | { userId: string; serverId?: string | null; onlyWebhook?: string };
 
 /** An event with its place in the log: `seq` orders every event of the service (never shown to clients). */
 export interface StoredEvent {
@@ -26,12 +65,16 @@ interface EventRow {
   type: EventType;
   data: string;
   created_at: string;
+  /** Migration 028; NULL for events recorded before it. */
+  actor: string | null;
 }
 
 export interface EventFilter {
   type?: EventType;
   serverId?: string;
 }
+
+const UNKNOWN_ACTOR = JSON.stringify(serviceActor('unknown'));
 
 /**
  * What one webhook and one user may have pending in the outbox (WEBHOOK_PENDING_PER_WEBHOOK,
@@ -46,29 +89,57 @@ export interface OutboxLimits {
 
 export const outboxLimitDefaults: OutboxLimits = { perWebhook: 10_000, perUser: 25_000 };
 
+/**
+ * Drops the oldest pending deliveries past a user's bounds (OutboxLimits), in the transaction of the event that
+ * added some: `bound(userId)` after each copy's outbox rows are written.
+ */
+function outboxBounds(db: Db, limits: OutboxLimits) {
+  // The user's webhooks with pending deliveries (webhooks_by_user: at most WEBHOOKS_PER_USER rows).
+  const pendingOf = db.prepare('SELECT id, pending FROM webhooks WHERE user_id = ? AND pending > 0');
+  // A webhook's oldest pending deliveries (deliveries_oldest); the triggers of migration 025 keep the counts and heads.
+  const dropOldest = db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = @reason
+    WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND webhook_id = @webhook_id ORDER BY seq LIMIT @n)`);
+  return function bound(userId: string): void {
+    const hooks = pendingOf.all(userId) as Array<{ id: string; pending: number }>;
+    let total = hooks.reduce((sum, h) => sum + h.pending, 0);
+    const drop = (h: { id: string; pending: number }, n: number, limit: number, whose: string) => {
+      dropOldest.run({ webhook_id: h.id, n, reason: `dropped: more than ${limit} deliveries were pending for ${whose}; the oldest went first` });
+      h.pending -= n;
+      total -= n;
+    };
+    for (const h of hooks) if (h.pending > limits.perWebhook) drop(h, h.pending - limits.perWebhook, limits.perWebhook, 'this webhook');
+    while (total > limits.perUser) {
+      const most = hooks.reduce((a, b) => (b.pending > a.pending ? b : a));
+      drop(most, Math.min(total - limits.perUser, most.pending), limits.perUser, "this account's webhooks");
+    }
+  };
+}
+
 function toStored(row: EventRow): StoredEvent {
-  const event = { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, data: JSON.parse(row.data) };
+  const actor = JSON.parse(row.actor ?? UNKNOWN_ACTOR) as Actor;
+  const event = { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, actor, data: JSON.parse(row.data) };
   return { seq: row.seq, userId: row.user_id, event: event as Event };
 }
 
 /**
- * The `events` table (docs/architecture.md "Events and webhooks"). `append` is called by the repository that makes
- * a change, inside that change's transaction (its statements join it; outside one it opens its own), so an event exists
- * exactly when its change does, across kill -9. It also writes the webhook outbox rows the event owes, in the same
- * transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events.
- * Built from (db, clock) alone, so every writer (the service, the CLI, the dashboard) records the same events.
+ * The `events` table (docs/architecture.md "Events and webhooks"), and the one place events are raised: `raise` is
+ * called by the repository that makes a change, inside that change's transaction (its statements join it; outside
+ * one it opens its own), so an event exists exactly when its change does, across kill -9. It attaches the actor
+ * (`actor()`, the work's current one: src/actors.ts), writes one copy per recipient (a server's owner, and each
+ * member who may see it: EVENT_AUDIENCE), and the webhook outbox rows each copy owes, in the same transaction, so no
+ * delivery is lost either. Every reader takes the user id: one user never sees another's events. Built once per
+ * service (createStore) or CLI process, and handed to every repository that raises events.
  */
-export function createEventsRepo(db: Db, clock: Clock, limits: OutboxLimits = outboxLimitDefaults) {
+export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, limits: OutboxLimits = outboxLimitDefaults) {
   const filters = `(@type IS NULL OR type = @type) AND (@server_id IS NULL OR server_id = @server_id)`;
+  const bound = outboxBounds(db, limits);
   const q = {
-    insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at)
-      VALUES (@id, @user_id, @server_id, @type, @data, @created_at)`),
+    insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at, actor)
+      VALUES (@id, @user_id, @server_id, @type, @data, @created_at, @actor)`),
     ownerOf: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
-    // The user's webhooks with pending deliveries (webhooks_by_user: at most WEBHOOKS_PER_USER rows).
-    pendingOf: db.prepare('SELECT id, pending FROM webhooks WHERE user_id = ? AND pending > 0'),
-    // A webhook's oldest pending deliveries (deliveries_oldest); the triggers of migration 025 keep the counts and heads.
-    drop: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = @reason
-      WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND webhook_id = @webhook_id ORDER BY seq LIMIT @n)`),
+    // The server's members with an account (the membership applies once one exists: migration 027).
+    members: db.prepare(`SELECT u.id AS user_id, m.permissions FROM members m JOIN users u ON u.email = m.email
+      WHERE m.server_id = ? ORDER BY m.id`),
     // One outbox row per enabled webhook of the user that wants this type (src/store/migrations/013-webhooks.ts),
     // the head of its queue when the queue has no pending row (deliveries_queue; migration 025).
     outbox: db.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, server_key, next_attempt_at, created_at, head)
@@ -98,59 +169,60 @@ export function createEventsRepo(db: Db, clock: Clock, limits: OutboxLimits = ou
       (SELECT seq FROM events WHERE created_at >= ? ORDER BY seq LIMIT 1), 9223372036854775807)`),
   };
 
-  /** Drops the oldest pending deliveries past the user's bounds (OutboxLimits), in the append's transaction. */
-  function bound(userId: string): void {
-    const hooks = q.pendingOf.all(userId) as Array<{ id: string; pending: number }>;
-    let total = hooks.reduce((sum, h) => sum + h.pending, 0);
-    const drop = (h: { id: string; pending: number }, n: number, limit: number, whose: string) => {
-      q.drop.run({ webhook_id: h.id, n, reason: `dropped: more than ${limit} deliveries were pending for ${whose}; the oldest went first` });
-      h.pending -= n;
-      total -= n;
+  /** One copy of an event for one recipient, with the outbox rows its webhooks are owed (see raise). */
+  function append(userId: string, serverId: string | null, type: EventType, data: unknown, by: Actor, onlyWebhook: string | null = null): Event {
+    const now = clock.now();
+    const shown = actorFor(by, userId);
+    const row = {
+      id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now), actor: JSON.stringify(shown),
     };
-    for (const h of hooks) if (h.pending > limits.perWebhook) drop(h, h.pending - limits.perWebhook, limits.perWebhook, 'this webhook');
-    while (total > limits.perUser) {
-      const most = hooks.reduce((a, b) => (b.pending > a.pending ? b : a));
-      drop(most, Math.min(total - limits.perUser, most.pending), limits.perUser, "this account's webhooks");
-    }
+    const seq = Number(q.insert.run(row).lastInsertRowid);
+    const added = q.outbox.run({
+      time: now.toString(36).padStart(9, '0'),
+      seq,
+      server_key: serverId ?? '',
+      created_at: row.created_at,
+      user_id: userId,
+      type,
+      only: onlyWebhook,
+    }).changes;
+    if (added > 0) bound(userId);
+    return { id: row.id, type, server_id: serverId, created_at: row.created_at, actor: shown, data } as Event;
   }
 
-  function append<T extends EventType>(
-    userId: string,
-    serverId: string | null,
-    type: T,
-    data: DataOf<T>,
-    onlyWebhook: string | null = null,
-  ): Event {
-    const now = clock.now();
-    const row = { id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now) };
-    const write = () => {
-      const seq = Number(q.insert.run(row).lastInsertRowid);
-      const added = q.outbox.run({
-        time: now.toString(36).padStart(9, '0'),
-        seq,
-        server_key: serverId ?? '',
-        created_at: row.created_at,
-        user_id: userId,
-        type,
-        only: onlyWebhook,
-      }).changes;
-      if (added > 0) bound(userId);
+  /** Each member's copy of a server's data shows the server with the member's own access (Server.access). */
+  function forMember(data: unknown, access: ServerAccess): unknown {
+    const d = data as { server?: object };
+    return d.server ? { ...d, server: { ...d.server, access } } : data;
+  }
+
+  /**
+   * Raises an event: one copy for each recipient of `scope`, as the current actor, or `as` for an event only the
+   * service raises (an alert, a disk measurement, a failing webhook: whoever's work happened to run it is not who
+   * did it). Returns the first copy (the owner's, or the account's), or null when the server's row is gone.
+   */
+  function raise<T extends EventType>(type: T, data: DataOf<T>, scope: EventScope, as?: Actor): Event | null {
+    const by = as ?? actor();
+    const write = (): Event | null => {
+      if ('userId' in scope) return append(scope.userId, scope.serverId ?? null, type, data, by, scope.onlyWebhook ?? null);
+      const owner = q.ownerOf.get(scope.serverId) as string | undefined;
+      if (owner === undefined) return null;
+      const first = append(owner, scope.serverId, type, data, by);
+      const audience = EVENT_AUDIENCE[type];
+      for (const m of q.members.all(scope.serverId) as Array<{ user_id: string; permissions: string }>) {
+        const permissions = JSON.parse(m.permissions) as MemberPermission[];
+        if (m.user_id === owner || audience === 'owner' || (audience !== 'member' && !permissions.includes(audience))) continue;
+        append(m.user_id, scope.serverId, type, forMember(data, { role: 'member', permissions }), by);
+      }
+      return first;
     };
-    // Inside the change's own transaction (the usual case) the two inserts join it as they are; a nested
+    // Inside the change's own transaction (the usual case) the inserts join it as they are; a nested
     // db.transaction would add a SAVEPOINT and its RELEASE to every change (BENCHMARKS.md §6).
-    if (db.inTransaction) write();
-    else db.transaction(write)();
-    return { id: row.id, type, server_id: serverId, created_at: row.created_at, data } as Event;
+    return db.inTransaction ? write() : db.transaction(write)();
   }
 
   return {
-    append,
-
-    /** An event of a server, for its owner; nothing when the row is gone (its owner is unknown). */
-    appendForServer<T extends EventType>(serverId: string, type: T, data: DataOf<T>): void {
-      const userId = q.ownerOf.get(serverId) as string | undefined;
-      if (userId !== undefined) append(userId, serverId, type, data);
-    },
+    raise,
 
     /**
      * The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"); with `desc`,
@@ -179,8 +251,8 @@ export function createEventsRepo(db: Db, clock: Clock, limits: OutboxLimits = ou
      */
     playersChanged(serverId: string, joined: Player[], left: Player[], reason: PlayerLeftReason = 'left'): void {
       db.transaction(() => {
-        for (const player of joined) this.appendForServer(serverId, 'player.joined', { player });
-        for (const player of left) this.appendForServer(serverId, 'player.left', { player, reason });
+        for (const player of joined) raise('player.joined', { player }, { serverId });
+        for (const player of left) raise('player.left', { player, reason }, { serverId });
       })();
     },
 

@@ -20,6 +20,9 @@ import type { StoreObserver } from './observer';
 import { createEventsRepo, outboxLimitDefaults, type OutboxLimits } from './events-repo';
 import { createWebhooksRepo } from './webhooks-repo';
 import { createOutboxRepo } from './outbox-repo';
+import { createMembersRepo } from './members-repo';
+import { createSchedulesRepo } from './schedules-repo';
+import { serviceActor, type Actor } from '../actors';
 
 export type { StoreObserver } from './observer';
 
@@ -34,13 +37,15 @@ export function createStore(
   clock: Clock,
   pool: AddressPool & { nodes?: boolean },
   quotaSettings: QuotaSettings,
+  /** The actor of the work under way (src/actors.ts), which every event names. */
+  actor: () => Actor,
   observer: StoreObserver = {},
   outboxLimits: OutboxLimits = outboxLimitDefaults,
 ) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
-  // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
-  const events = createEventsRepo(db, clock, outboxLimits);
+  // Raised by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
+  const events = createEventsRepo(db, clock, actor, outboxLimits);
   // The servers table's writes, ServersRepo's; the repositories whose changes touch a server's row call them.
   const serverWrites = createServerWrites(db, clock, events);
   const nodes = createNodesRepo(db, clock, memoryOf, serverWrites);
@@ -65,7 +70,17 @@ export function createStore(
     tokens: createTokensRepo(db, clock, events),
     users: createUsersRepo(db, clock),
     idempotency: createIdempotencyRepo(db, clock),
+    members: createMembersRepo(db, clock),
+    schedules: createSchedulesRepo(db, clock, events),
   };
 }
 
 export type Store = ReturnType<typeof createStore>;
+
+/**
+ * The events of the operator's command line (src/cli.ts, src/cli-nodes.ts), which builds the repositories its
+ * commands use over the same database: they raise the service's events, as the `operator` (src/actors.ts).
+ */
+export function operatorEvents(db: Db, clock: Clock) {
+  return createEventsRepo(db, clock, () => serviceActor('operator'));
+}

@@ -43,7 +43,7 @@ function toKept(row: KeptRow): KeptBackup {
  * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/kept-backups.ts) are the only writer;
  * the promise on the server's row is written through the servers table's writer (ServersRepo).
  */
-export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo, servers: Pick<ServerWrites, 'promiseBackups'>) {
+export function createKeptBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, servers: Pick<ServerWrites, 'promiseBackups'>) {
   const q = {
     server: db.prepare('SELECT user_id, state, keep_backups FROM servers WHERE id = ?'),
     kept: db.prepare('SELECT COUNT(*) FROM kept_backups WHERE user_id = ?').pluck(),
@@ -115,12 +115,12 @@ export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo, 
       db.transaction(() => {
         const row = q.get.get(userId, id) as KeptRow | undefined;
         if (!row || q.remove.run(userId, id).changes === 0) return false;
-        events.append(userId, row.server_id, 'backup.deleted', {
-          backup: {
-            id: row.id, name: row.name, automatic: row.automatic === 1, status: 'ready', size_bytes: row.size_bytes,
-            sha256: row.sha256, error: null, created_at: row.created_at, finished_at: row.finished_at,
-          },
-        });
+        // The account's own: its server is gone, and with it every membership (docs/architecture.md "Sharing").
+        const backup = {
+          id: row.id, name: row.name, automatic: row.automatic === 1, status: 'ready' as const, size_bytes: row.size_bytes,
+          sha256: row.sha256, error: null, created_at: row.created_at, finished_at: row.finished_at,
+        };
+        events.raise('backup.deleted', { backup }, { userId, serverId: row.server_id });
         return true;
       })(),
   };

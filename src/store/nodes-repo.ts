@@ -2,7 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { capacityExhausted, portsIn, type Placer } from './placement';
-import { createServerWrites, type ServerWrites } from './server-writes';
+import type { ServerWrites } from './server-writes';
 
 /** A Docker engine game servers run on (docs/architecture.md "Nodes and placement"); operators only, never tenants. */
 export interface Node {
@@ -66,7 +66,7 @@ export function createNodesRepo(
   clock: Clock,
   memoryOf: (plan: string) => number,
   /** The servers table's writer (ServersRepo): ensureDefault places unplaced servers through it. */
-  servers: Pick<ServerWrites, 'placeUnplacedOn'> = createServerWrites(db, clock),
+  servers: Pick<ServerWrites, 'placeUnplacedOn'>,
 ) {
   const q = {
     all: db.prepare('SELECT * FROM nodes ORDER BY name'),

@@ -2,6 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Event, EventsRepo } from './events-repo';
+import { serviceActor } from '../actors';
 
 /** A queue's head that is due (a due scan's row): which delivery, and whose, for the dispatcher's fair queue. */
 export interface DueHead {
@@ -84,7 +85,7 @@ export const OUTBOX_SCANS = {
  * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
  * else is repeated. docs/architecture.md "Events and webhooks".
  */
-export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
+export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     next: db.prepare(OUTBOX_SCANS.next).pluck(),
     due: db.prepare(OUTBOX_SCANS.due),
@@ -178,7 +179,7 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
         if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
         if (q.disable.run(iso(clock.now()), d.webhookId).changes === 0) return false;
         q.failPending.run(d.webhookId);
-        events.append(hook.user_id, null, 'webhook.disabled', { webhook_id: d.webhookId, url: hook.url });
+        events.raise('webhook.disabled', { webhook_id: d.webhookId, url: hook.url }, { userId: hook.user_id }, serviceActor('webhooks'));
         return true;
       })();
     },

@@ -1,8 +1,12 @@
 import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
+import { serviceActor } from '../actors';
 import type { Server } from './server-view';
+
+/** The disk watcher's events name it, whichever work measured (docs/architecture.md "Disk"). */
+const DISK = serviceActor('disk_quota');
 
 type ServerState = Server['state'];
 
@@ -52,7 +56,7 @@ export interface ServerRow {
  * else in src/. Each state change is written with its server.state_changed event (docs/architecture.md "Events and
  * webhooks").
  */
-export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
+export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     insert: db.prepare(`INSERT INTO servers
       (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
@@ -82,7 +86,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
   const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
     const before = q.current.get(id) as Current;
     write();
-    if (before && before.state !== to) events.append(before.user_id, id, 'server.state_changed', { from: before.state, to });
+    if (before && before.state !== to) events.raise('server.state_changed', { from: before.state, to }, { serverId: id });
   });
 
   return {
@@ -102,7 +106,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
     remove(id: string): void {
       db.transaction(() => {
         const row = q.current.get(id) as Current;
-        if (row) events.append(row.user_id, id, 'server.deleted', { name: row.name });
+        if (row) events.raise('server.deleted', { name: row.name }, { serverId: id });
         q.remove.run(id);
       })();
     },
@@ -121,7 +125,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
         for (const m of measured) {
           if (q.recordDisk.run(m.bytes, at, m.seenChanges, m.id).changes !== 1) continue;
           recorded.add(m.id);
-          if (m.warnLimitBytes !== null) events.appendForServer(m.id, 'quota.disk_warning', { used_bytes: m.bytes, limit_bytes: m.warnLimitBytes });
+          if (m.warnLimitBytes !== null) events.raise('quota.disk_warning', { used_bytes: m.bytes, limit_bytes: m.warnLimitBytes }, { serverId: m.id }, DISK);
         }
         return recorded;
       })();
@@ -136,7 +140,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
     stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
       db.transaction(() => {
         if (q.wantStopped.run(iso(clock.now()), id).changes === 1) {
-          events.appendForServer(id, 'quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes });
+          events.raise('quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes }, { serverId: id }, DISK);
         }
       })();
     },

@@ -6,9 +6,9 @@ import { AppError, invalidState } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
-import { createEventsRepo, type EventsRepo } from './events-repo';
-import { pageJson, parseServer, SERVER_JSON, type Server, type ServerPage } from './server-view';
-import { createServerWrites, type ServerRow, type ServerWrites } from './server-writes';
+import type { EventsRepo } from './events-repo';
+import { CALLER_SERVER_JSON, MEMBER_SERVER_JSON, pageJson, parseServer, SERVER_JSON, type Server, type ServerAccess, type ServerPage } from './server-view';
+import type { ServerRow, ServerWrites } from './server-writes';
 import type { JsonText } from '../http/types';
 
 export type { Server } from './server-view';
@@ -67,6 +67,20 @@ function storedSchedule(schedule: BackupSchedule | null, since: string): string 
 }
 
 /**
+ * The list's statements (ServersRepo.listJson): the caller's own servers and those shared with them (migration 027:
+ * by their account's email), one order, unfiltered and by state. Most callers have none shared with them
+ * (`sharesWith`): they read through servers_by_user in its order (`own`), as before sharing.
+ */
+function pageStatements(db: Db) {
+  const sharesWith = db.prepare('SELECT EXISTS (SELECT 1 FROM members m JOIN users u ON u.email = m.email WHERE u.id = ?)').pluck();
+  const mine = `(user_id = @user_id OR id IN (SELECT m.server_id FROM members m JOIN users u ON u.email = m.email WHERE u.id = @user_id))`;
+  const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
+  const own = [page('user_id = @user_id AND id > @after', SERVER_JSON), page('user_id = @user_id AND id > @after AND state = @state', SERVER_JSON)];
+  const shared = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
+  return { sharesWith, own, shared };
+}
+
+/**
  * The `servers` table's one repository: reads here, every write through `writes` (server-writes.ts, where each
  * statement that writes the table lives). `placer` chooses a new server's node, host and port (placement.ts);
  * `memoryOf` is a plan's memory in MiB.
@@ -77,18 +91,14 @@ export function createServersRepo(
   placer: Placer,
   quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>,
   memoryOf: (plan: string) => number,
-  events: EventsRepo = createEventsRepo(db, clock),
-  writes: ServerWrites = createServerWrites(db, clock, events),
+  events: Pick<EventsRepo, 'raise'>,
+  writes: ServerWrites,
 ) {
   const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
-  const viewOne = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ? AND user_id = ?`).pluck();
   const view = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck();
-  const page = (where: string) => db.prepare(`SELECT id, ${SERVER_JSON} FROM servers WHERE ${where} ORDER BY id LIMIT ?`).raw();
-  const [pageAll, pageByState] = [page('user_id = ? AND id > ?'), page('user_id = ? AND id > ? AND state = ?')];
+  const memberView = db.prepare(`SELECT ${MEMBER_SERVER_JSON} FROM servers WHERE id = @id`).pluck();
+  const { sharesWith, own, shared } = pageStatements(db);
   const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
-  const live = db
-    .prepare(`SELECT id FROM servers WHERE id IN (SELECT value FROM json_each(?)) AND state != 'deleting'`)
-    .pluck();
   // The index servers_by_state (migration 026) answers each of these without reading a row.
   const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
   const unsettled = db.prepare(`SELECT id, state, desired_state FROM servers
@@ -96,6 +106,7 @@ export function createServersRepo(
   const notStopped = db.prepare(`SELECT id, state, desired_state FROM servers WHERE state IN
     ('installing', 'starting', 'running', 'stopping', 'crashed', 'unreachable') ORDER BY id`);
   const idleView = db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?');
+  const owner = db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck();
   const planView = db.prepare('SELECT plan, desired_state FROM servers WHERE id = ?');
   const diskColumns = 'SELECT id, plan, state, disk_used_bytes, disk_changes FROM servers';
   const diskLive = db.prepare(`${diskColumns} WHERE state IN ${LIVE}`);
@@ -143,28 +154,29 @@ export function createServersRepo(
           };
           writes.insert(row);
           const server = parseServer(view.get(row.id) as string);
-          events.append(userId, row.id, 'server.created', { server });
+          events.raise('server.created', { server }, { serverId: row.id });
           return server;
         })
         .immediate();
     },
 
-    get(userId: string, id: string): Server | undefined {
-      const json = this.getJson(userId, id);
-      return json === undefined ? undefined : parseServer(json);
+    /**
+     * A server as the API's JSON (server-view.ts) with the reader's `access`, for an answer that sends it as it is;
+     * undefined when the row is gone. The access check (src/http/access.ts) found the reader may see it.
+     */
+    viewJson(id: string, access: ServerAccess): JsonText<Server> | undefined {
+      const json = access.role === 'owner' ? view.get(id) : memberView.get({ id, permissions: JSON.stringify(access.permissions) });
+      return json as JsonText<Server> | undefined;
     },
 
-    /** The user's server as the API's JSON (server-view.ts), for an answer that sends it as it is. */
-    getJson(userId: string, id: string): JsonText<Server> | undefined {
-      return viewOne.get(id, userId) as JsonText<Server> | undefined;
-    },
-
-    /** A page of the user's servers, oldest id first, as the API's `ServerPage` JSON (server-view.ts). */
+    /**
+     * A page of the user's servers and of those shared with them, oldest id first, each with the user's `access`,
+     * as the API's `ServerPage` JSON (server-view.ts).
+     */
     listJson(userId: string, opts: { limit: number; startingAfter?: string; state?: ServerState }): JsonText<ServerPage> {
-      const after = opts.startingAfter ?? '';
-      const rows = opts.state
-        ? pageByState.all(userId, after, opts.state, opts.limit + 1)
-        : pageAll.all(userId, after, opts.limit + 1);
+      const params = { user_id: userId, after: opts.startingAfter ?? '', limit: opts.limit + 1 };
+      const [pageAll, pageByState] = sharesWith.get(userId) === 1 ? shared : own;
+      const rows = opts.state ? pageByState.all({ ...params, state: opts.state }) : pageAll.all(params);
       return pageJson(rows as [string, string][], opts.limit);
     },
 
@@ -196,11 +208,14 @@ export function createServersRepo(
           };
           writes.update(next);
           const server = parseServer(view.get(id) as string);
-          events.append(row.user_id, id, 'server.updated', { server });
+          events.raise('server.updated', { server }, { serverId: id });
           return server;
         })
         .immediate();
     },
+
+    /** Whose server it is (the runtime records the service's own actions for its owner), or undefined when gone. */
+    ownerOf: (id: string): string | undefined => owner.get(id) as string | undefined,
 
     /** The idle stop's view of a server (src/runtime/idle-stop.ts): its owner, its minutes and its state. */
     idleStopOf(id: string): { userId: string; minutes: number | null; state: ServerState } | undefined {
@@ -217,11 +232,6 @@ export function createServersRepo(
     find(id: string): Server | undefined {
       const json = view.get(id) as string | undefined;
       return json === undefined ? undefined : parseServer(json);
-    },
-
-    /** The ids among these whose server exists and is not being deleted (one query, for the stream sweep). */
-    liveIds(ids: string[]): Set<string> {
-      return new Set(live.all(JSON.stringify(ids)) as string[]);
     },
 
     /** Every server of every user, in one query (tests; the runtime reads only the servers it must act on). */

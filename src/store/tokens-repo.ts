@@ -5,7 +5,7 @@ import { newId } from '../ids';
 import { hashToken, newTokenSecret, type Scope } from '../auth/tokens';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
 import { createTokenTree } from './token-tree';
 
 export type Token = components['schemas']['Token'];
@@ -97,7 +97,7 @@ function childExpiry(requested: number | null | undefined, parent: Principal | u
   ]);
 }
 
-export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
+export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const insert = db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at, parent_id)
     VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at, @parent_id)`);
   // session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
@@ -137,7 +137,7 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
     AND (expires_at IS NULL OR expires_at > @now) RETURNING *, ${bySession} AS session_bound`);
   // token.revoked for API tokens; the dashboard page's own tokens come and go every few minutes and make no events.
   const revokedEvents = (rows: Array<TokenRow & { session_bound: 0 | 1 }>) => {
-    for (const r of rows) if (r.session_bound === 0) events.append(r.user_id, null, 'token.revoked', { token: toToken(r) });
+    for (const r of rows) if (r.session_bound === 0) events.raise('token.revoked', { token: toToken(r) }, { userId: r.user_id });
     return rows.length;
   };
   const active = db
@@ -176,7 +176,7 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
         insert.run(row);
         const token = toToken({ ...row, last_used_at: null, revoked_at: null });
         // perUser is absent only for the dashboard page's own tokens, which make no events (see revokedEvents).
-        if (limits.perUser !== undefined) events.append(userId, null, 'token.created', { token });
+        if (limits.perUser !== undefined) events.raise('token.created', { token }, { userId });
         return { ...token, token: secret };
       }).immediate();
     },

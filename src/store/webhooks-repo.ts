@@ -78,7 +78,7 @@ const NOT_FOUND = (id: string) => new AppError('webhook_not_found', `There is no
  * The `webhooks` table and the read side of its outbox (docs/architecture.md "Events and webhooks"); the
  * dispatcher's statements are in outbox-repo.ts. Every call takes the caller's user id (tenant isolation).
  */
-export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
+export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const delivery = `SELECT d.*, e.id AS event_id, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq`;
   const q = {
     insert: db.prepare(`INSERT INTO webhooks (id, user_id, url, event_types, secret, enabled, created_at, updated_at)
@@ -183,7 +183,7 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
     test(userId: string, id: string): WebhookDelivery {
       const row = owned(userId, id);
       return db.transaction(() => {
-        const event = events.append(userId, null, 'webhook.test', { webhook_id: id, url: row.url }, id);
+        const event = events.raise('webhook.test', { webhook_id: id, url: row.url }, { userId, onlyWebhook: id })!;
         return toDelivery(q.deliveryOf.get(event.id, id) as DeliveryRow);
       })();
     },

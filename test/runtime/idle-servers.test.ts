@@ -10,6 +10,7 @@ import { plans } from '../../src/catalog/plans';
 import { createDiskWatcher } from '../../src/runtime/disk-watcher';
 import type { CrashPolicy } from '../../src/runtime/crash-policy';
 import type { Doors } from '../../src/runtime/doors';
+import { serviceActor } from '../../src/actors';
 import { createStore } from '../../src/store';
 import { silentLogger } from '../../src/log';
 import { createTestHost, hostPerTest, insertServer, waitAction, waitFor, waitState, type TestHost } from './helpers';
@@ -144,7 +145,7 @@ describe('doors and disk', () => {
 test('a pass records after its walk, in a transaction; a change made during the walk leaves the server to measure again', async () => {
   const host = createTestHost('disk-walk');
   try {
-    const store = createStore(host.db, systemClock, { host: '127.0.0.1', portRange: [29700, 29719] }, { defaults: { servers: 10, running: 10, memory_mb: 100_000 }, plans });
+    const store = createStore(host.db, systemClock, { host: '127.0.0.1', portRange: [29700, 29719] }, { defaults: { servers: 10, running: 10, memory_mb: 100_000 }, plans }, () => serviceActor('operator'));
     const ids = [0, 1, 2].map(() => insertServer(host.db, { software: 'fake-game', gameVersion: '1.0', port: nextPort++ }));
     host.db.prepare("UPDATE servers SET state = 'stopped'").run();
     const walked: string[] = [];

@@ -10,6 +10,7 @@ import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { startLuantiClient } from '../helpers/luanti-client';
 import { hostPerTest, insertServer, waitAction, waitFor, waitState } from './helpers';
 import { luantiAnswers } from './luanti-probe';
+import { userActor } from '../../src/actors';
 
 const BASE_PORT = 29300;
 const BINARY = '/usr/lib/minetest/minetestserver';
@@ -49,7 +50,7 @@ test('a Luanti server runs: its UDP port answers, steps per second and players a
   expect(fs.existsSync(path.join(dir, 'world', 'world.mt'))).toBe(true);
   expect(fs.existsSync(path.join(dir, 'world', 'worldmods', 'gsh_report', 'init.lua'))).toBe(true);
 
-  t.runtime.consoles.sendCommand(id, '/status', { userId: 'usr_test', tokenId: 'tok_test' });
+  t.runtime.consoles.sendCommand(id, '/status', userActor('usr_test', 'tok_test'));
   await waitFor('the /status answer', () => t.runtime.consoles.recent(id, 200).some((l) => /version: 5\.6\.1/.test(l.text)));
 
   // A graceful stop is the software's /shutdown: the game exits by itself, nothing is recorded as a crash.
@@ -75,7 +76,7 @@ test('a typed /shutdown is a stop; kill works; a crash behind the service\'s bac
   expect(t.runtime.power.crashes(id)[0]).toMatchObject({ reason: 'exited' });
   expect(await luantiAnswers('127.0.0.1', BASE_PORT + 1)).toBe(true);
 
-  t.runtime.consoles.sendCommand(id, '/shutdown', { userId: 'usr_test', tokenId: 'tok_test' });
+  t.runtime.consoles.sendCommand(id, '/shutdown', userActor('usr_test', 'tok_test'));
   await waitState(t.runtime, id, 'stopped');
   expect(t.runtime.power.crashes(id)).toHaveLength(1);
 }, 120_000);

@@ -8,6 +8,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { systemClock } from '../../src/clock';
 import { plans } from '../../src/catalog/plans';
+import { serviceActor } from '../../src/actors';
 import { createStore, type Store } from '../../src/store';
 import { openDb, type Db } from '../../src/store/db';
 import { createServerWrites } from '../../src/store/server-writes';
@@ -43,7 +44,7 @@ beforeEach(() => {
   dir = tempDir('server-counts');
   db = openDb(path.join(dir, 'db.sqlite'));
   // Servers go on two nodes (RUNTIME=docker placement), so node_counts is exercised too.
-  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [30000, 30999], nodes: true }, { defaults: noQuotas, plans });
+  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [30000, 30999], nodes: true }, { defaults: noQuotas, plans }, () => serviceActor('operator'));
   for (const name of ['a', 'b']) store.nodes.add({ name, dockerHost: `unix:///run/${name}.sock`, publicHost: `${name}.example.net`, memoryMb: 1_000_000, ports: name === 'a' ? [30000, 30499] : [30500, 30999] });
 });
 
@@ -56,7 +57,7 @@ afterEach(() => {
 function apply(o: Op): void {
   const ids = db.prepare('SELECT id, user_id FROM servers ORDER BY id').all() as { id: string; user_id: string }[];
   const pick = 'pick' in o && ids.length > 0 ? ids[o.pick % ids.length] : undefined;
-  const writes = createServerWrites(db, systemClock);
+  const writes = createServerWrites(db, systemClock, store.events);
   if (o.op === 'create') {
     const user = store.users.ensure(`user${o.user}@example.com`);
     store.servers.create(user.id, { name: 'x', plan: o.plan, version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20' });
@@ -98,7 +99,7 @@ test('GET /v1/quota\'s use follows the counters: servers, running and plan memor
     return [q.servers.used, q.running.used, q.memory_mb.used];
   };
   expect(use()).toEqual([3, 1, 512 + 1024 + 1024]);
-  const writes = createServerWrites(db, systemClock);
+  const writes = createServerWrites(db, systemClock, store.events);
   store.actions.create(a.id, user.id, 'stop'); // desired stopped, but its game still runs: it still counts
   writes.setState(a.id, 'running');
   expect(use()).toEqual([3, 1, 2560]);

@@ -10,7 +10,6 @@ import type { SettingsService } from '../../runtime/server-settings';
 import type { KeptBackupsService } from '../../runtime/kept-backups';
 import type { Call, Handlers, Reply } from '../types';
 import { page } from './paging';
-import { ownedServer, serverNotFound } from './owned';
 
 export interface ServerDeps {
   servers: ServersRepo;
@@ -23,7 +22,11 @@ export interface ServerDeps {
   keptBackups: Pick<KeptBackupsService, 'promise'>;
 }
 
-/** Servers tag: listServers, createServer, getServer, updateServer, deleteServer. */
+/**
+ * Servers tag: listServers (the caller's servers and those shared with them), createServer, getServer, updateServer,
+ * deleteServer. The last three act on the call's server (the dispatcher's access check, src/http/access.ts); only its
+ * owner may change or delete it (their x-permission).
+ */
 export function serverHandlers(deps: ServerDeps): Handlers {
   const { servers, lifecycle } = deps;
   return {
@@ -35,27 +38,37 @@ export function serverHandlers(deps: ServerDeps): Handlers {
 
     createServer: (call) => createServer(deps, call),
 
-    getServer: ({ principal, path }) => {
-      // The server's JSON as SQLite built it (src/store/server-view.ts), sent as it is.
-      const json = servers.getJson(principal.userId, path.server_id);
-      if (json === undefined) throw serverNotFound(path.server_id);
+    getServer: ({ server }) => {
+      // The server's JSON as SQLite built it (src/store/server-view.ts), with the caller's access, sent as it is.
+      const json = servers.viewJson(server.id, server.access);
+      if (json === undefined) throw notFound(server.id);
       return { status: 200, json };
     },
 
-    updateServer: ({ principal, path, body }) => {
+    updateServer: ({ server, body }) => {
       if (body.plan !== undefined) checkPlan(body.plan);
-      if (body.backup_schedule) checkSchedule(body.backup_schedule, body.plan ?? ownedServer(servers, principal, path.server_id).plan);
-      return { status: 200, body: lifecycle.update(principal.userId, path.server_id, body) };
+      if (body.backup_schedule) checkSchedule(body.backup_schedule, body.plan ?? found(servers, server.id).plan);
+      return { status: 200, body: lifecycle.update(server.ownerId, server.id, body) };
     },
 
-    deleteServer: ({ principal, path, query }) => {
-      const server = ownedServer(servers, principal, path.server_id);
+    deleteServer: ({ server, query }) => {
       // openapi-backend checked the query against the spec (`true` or `false`) but hands it over as the string sent.
       if (String(query.keep_backups) === 'true') deps.keptBackups.promise(server.id); // 403 past KEPT_BACKUPS_PER_USER
       void lifecycle.remove(server.id); // 202: the state is `deleting` now; the row goes when the removal ends
-      return { status: 202, body: ownedServer(servers, principal, server.id) };
+      return { status: 202, body: found(servers, server.id) };
     },
   };
+}
+
+function notFound(id: string): AppError {
+  return new AppError('server_not_found', `There is no server ${id}.`);
+}
+
+/** The server as it is now (its owner's view: only the owner changes or deletes it); gone since the check: 404. */
+function found(servers: ServersRepo, id: string): Server {
+  const server = servers.find(id);
+  if (!server) throw notFound(id);
+  return server;
 }
 
 /** A backup schedule's rules beyond its schema (backup-schedule.ts scheduleErrors): 400 validation_failed. */

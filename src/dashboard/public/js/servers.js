@@ -26,7 +26,7 @@ export async function serversView(main, signal) {
   let shown = '';
   async function refresh() {
     const [servers, use] = await Promise.all([listAll('/v1/servers'), api('GET', '/v1/quota')]);
-    const key = JSON.stringify([servers.map((s) => [s.id, s.name, s.state, s.address]), use]);
+    const key = JSON.stringify([servers.map((s) => [s.id, s.name, s.state, s.address, s.access]), use]);
     if (key === shown) return; // unchanged: keep the DOM (and the keyboard focus) as it is
     shown = key;
     fill(quota, h('h2', { id: 'quota-title' }, 'Your account'), quotaUse(use));
@@ -62,7 +62,7 @@ function serverTable(servers, cat, outcome, refresh, signal) {
   const changed = () => refresh().catch((e) => announce(e.message, true));
   return table('Your servers with their state and address', ['Name', 'State', 'Address', 'Game', 'Plan', ''],
     servers.map((s) => [
-      h('a', { href: `#/servers/${s.id}` }, s.name),
+      h('span', {}, h('a', { href: `#/servers/${s.id}` }, s.name), s.access.role === 'member' ? h('span', { class: 'badge shared', title: 'Shared with you by its owner' }, 'shared') : null),
       stateBadge(s.state),
       addressText(s.address),
       versionName(cat, s.version),
