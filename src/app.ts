@@ -109,7 +109,7 @@ export async function createApp(deps: AppDeps) {
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
     ...actionHandlers({ servers, idempotency, power: runtime.power }),
     ...consoleHandlers({ servers, idempotency, consoles: runtime.consoles }),
-    ...playerHandlers({ servers, consoles: runtime.consoles, playerLists: runtime.playerLists }),
+    ...playerHandlers({ servers, consoles: runtime.consoles, playerLists: runtime.playerLists, idempotency }),
     ...settingsHandlers({ servers, settings: runtime.settings }),
     ...backupHandlers({ servers, backups: runtime.backups, keptBackups: runtime.keptBackups }),
     ...alertHandlers({ servers, alerts: deps.store.alerts }),

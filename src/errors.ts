@@ -55,6 +55,7 @@ export const errorRegistry = {
   // RFC 9110 §15.5.17: a download's Range starts past the end of the file (src/http/send-file.ts).
   range_not_satisfiable: { status: 416, title: 'The range is not within the archive' },
   alert_rule_not_found: { status: 404, title: 'No such alert rule' },
+  player_not_online: { status: 409, title: 'The player is not online on this server' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;
