@@ -1,7 +1,8 @@
 // Players who leave when a server stops (issue 27 §5; openapi/v1.yaml PlayerEvent, PlayerLeftReason): a real
 // flying-squid server and a real Minecraft client (mineflayer). Whatever stops the game (a stop, a restart, a kill,
 // a backup, a crash behind the service's back), every player it had reported online gets a `player.left` with that
-// cause, and `GET …/players` no longer lists them.
+// cause, and `GET …/players` no longer lists them. A kick through the API (kickServerPlayer) is a `player.left` with
+// reason `kick` while the game runs on.
 import mineflayer from 'mineflayer';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
