@@ -337,6 +337,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/kicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Kick a player
+         * @description Disconnects a player who is online, with a reason they see; they may join again (to keep them out, add
+         *     them to the bans list: `…/players/bans/{name}`). The server must be `running`, and its software able to
+         *     kick (`VersionDetail.kick`): otherwise `409 invalid_state`. The player must be online now, their name in
+         *     any case: otherwise `409 player_not_online`. The game is told at once, and the player's `player.left`
+         *     event follows with `reason: kick`. The command shows on the console as an `input` line naming the caller.
+         */
+        post: operations["kickServerPlayer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/backups": {
         parameters: {
             query?: never;
@@ -2209,6 +2236,11 @@ export interface components {
             settings: components["schemas"]["SettingDefinition"][];
             /** @description The player lists a server of this version keeps (`…/players/{list}`); the others answer `404`. */
             player_lists: components["schemas"]["PlayerListName"][];
+            /**
+             * @description Whether a server of this version can kick a player (`kickServerPlayer`).
+             * @example true
+             */
+            kick: boolean;
         };
         /**
          * @description A player list.
@@ -2227,6 +2259,22 @@ export interface components {
          * @example Steve
          */
         PlayerName: string;
+        /** @description Who to kick, and what they are told. */
+        KickRequest: {
+            player: components["schemas"]["PlayerName"];
+            reason?: components["schemas"]["KickReason"];
+        };
+        /**
+         * @description What the player is told: one line of text without control characters (as `ConsoleCommand.command`).
+         *     Absent: "Kicked from the server."
+         * @example Please keep the chat friendly.
+         */
+        KickReason: string;
+        /** @description A kick the game was told to carry out. */
+        Kick: {
+            player: components["schemas"]["Player"];
+            reason: components["schemas"]["KickReason"];
+        };
         /** @description A name on a list. */
         PlayerListEntry: {
             name: components["schemas"]["PlayerName"];
@@ -3179,7 +3227,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "member_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "member_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -3836,11 +3884,12 @@ export interface components {
          *     being asked; see `server.crashed`), `delete` (the server was deleted), `shutdown` (the service shut down and
          *     stopped it, or stopped without warning and found it gone when it started again; a game in a container
          *     keeps running through a restart of the service, and its players stay), `unreachable` (its node stopped
-         *     answering, and when it answered again the game was gone). The set may grow within v1.
+         *     answering, and when it answered again the game was gone). `kick`: the game ran on and the player left
+         *     within 30 seconds of a kick through the API (`kickServerPlayer`). The set may grow within v1.
          * @example stop
          * @enum {string}
          */
-        PlayerLeftReason: "left" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable";
+        PlayerLeftReason: "left" | "kick" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable";
         /** @description `token.created` and `token.revoked`: an API token of yours (never its secret; the dashboard page's own tokens are left out). */
         TokenEvent: {
             id: components["schemas"]["EventId"];
@@ -4275,7 +4324,8 @@ export interface components {
          * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`,
          *     `backup_limit_reached`: the server holds as many backups as its plan keeps), with an action in progress
          *     (`action_conflict`), with a schedule's run under way (`schedule_running`), with a member already there
-         *     (`member_exists`), or with a request still in progress (`idempotency_in_flight`). Besides
+         *     (`member_exists`), with who is online (`player_not_online`: the player to kick is not), or with a request
+         *     still in progress (`idempotency_in_flight`). Besides
          *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
          *     and `action_conflict`), and `action_id`, the action still open (with `action_conflict`).
          */
@@ -5286,6 +5336,52 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    kickServerPlayer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KickRequest"];
+            };
+        };
+        responses: {
+            /** @description The game was told to disconnect the player. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Kick"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

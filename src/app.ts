@@ -117,7 +117,7 @@ export async function createApp(deps: AppDeps) {
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
     ...actionHandlers({ idempotency, power: runtime.power }),
     ...consoleHandlers({ idempotency, consoles: runtime.consoles }),
-    ...playerHandlers({ consoles: runtime.consoles, playerLists: runtime.playerLists }),
+    ...playerHandlers({ consoles: runtime.consoles, playerLists: runtime.playerLists, idempotency }),
     ...settingsHandlers({ settings: runtime.settings }),
     ...backupHandlers({ backups: runtime.backups, keptBackups: runtime.keptBackups }),
     ...alertHandlers({ alerts: deps.store.alerts }),

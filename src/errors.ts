@@ -63,6 +63,7 @@ export const errorRegistry = {
   schedule_not_found: { status: 404, title: 'No such schedule' },
   schedule_run_not_found: { status: 404, title: 'No such schedule run' },
   schedule_running: { status: 409, title: 'A run of this schedule is under way' },
+  player_not_online: { status: 409, title: 'The player is not online on this server' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

@@ -3,9 +3,13 @@ import type { ConsoleLine, ConsoleListener } from './console-buffer';
 import { isCommandLine } from './console-text';
 import type { Doors } from './doors';
 import type { PowerService } from './power';
+import type { Player } from './game';
 import type { Players } from './probes';
 import { isStopCommand } from './software-catalog';
 import type { CommandSender } from './types';
+
+/** What a kicked player is told when the caller gives no reason (the spec's KickReason). */
+export const DEFAULT_KICK_REASON = 'Kicked from the server.';
 
 /**
  * The servers' consoles and who is online (docs/architecture.md "Streams"): lines read from each server's ring
@@ -52,6 +56,23 @@ export function createConsoles(deps: {
       const line = door.console.push('input', text, sender);
       game.send(text);
       return line;
+    },
+
+    /**
+     * Disconnects a player the game reports online (kickServerPlayer), telling them `reason`: invalid_state unless
+     * the game runs and its software can kick, player_not_online unless `name` (in any case) is in the game's
+     * last report (Game.online). Echoed as an `input` line naming its sender; the player's leaving
+     * is reported with reason `kick`. Synchronous, so that it runs inside an Idempotency-Key's transaction.
+     */
+    kick(serverId: string, name: string, reason: string | undefined, sender: CommandSender): { player: Player; reason: string } {
+      const door = doors.of(serverId);
+      const game = door.running('a player can be kicked only while it runs');
+      if (game.def.kickCommand === null) throw new AppError('invalid_state', `${game.def.id} cannot kick a player.`);
+      const player = game.online().find((p) => p.name.toLowerCase() === name.toLowerCase());
+      if (!player) throw new AppError('player_not_online', `No player named ${name} is online on this server.`);
+      const told = reason ?? DEFAULT_KICK_REASON;
+      door.console.push('input', game.kick(player, told), sender);
+      return { player, reason: told };
     },
 
     /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */

@@ -142,7 +142,7 @@ export class ServerSupervisor extends ServerStateMachine {
     let game: Game;
     try {
       const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.dir, this.deps));
-      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers));
+      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers, [], this.deps.now));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
     }
@@ -188,7 +188,7 @@ export class ServerSupervisor extends ServerStateMachine {
   adopt(proc: GameProcess): void {
     const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
     const online = this.deps.onlinePlayers?.(this.id) ?? [];
-    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers, online));
+    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers, online, this.deps.now));
   }
 
   /** Boot: the game of a previous life is gone (no process is left): `stopped`, and its players left with it. */

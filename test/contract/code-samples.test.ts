@@ -69,7 +69,7 @@ test('every operation\'s curl, TypeScript and Python samples run against the ser
     fs.writeFileSync(path.join(dir, `${o.op.operationId}.ts`), tsCode);
     return { id: o.op.operationId as string, stream: samples.answerKind(spec, o.op) === 'stream', curl, tsCode, py };
   });
-  expect(made).toHaveLength(66);
+  expect(made).toHaveLength(67);
 
   // Type-checked together, as a reader's project would, against the types openapi-typescript makes.
   const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--strict', '--noEmit', '--target', 'ES2022', '--module', 'ESNext', '--moduleResolution', 'Bundler', '--lib', 'ES2022,DOM,DOM.Iterable', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), '--skipLibCheck', ...made.map((m) => path.join(dir, `${m.id}.ts`))], { cwd: dir, encoding: 'utf8' });

@@ -130,9 +130,9 @@ test('every operation and stream, on its success and error paths, passes Prism w
   expect(byOperation.size).toBe(requests.length);
   // Every operation answered at least once with success, and the error paths answered 401, 404 and 400.
   const succeeded = [...byOperation].filter(([, s]) => s.some((x) => x >= 200 && x < 300)).map(([id]) => id);
-  // Not here: who is online (the fake game reports no players), kept backups (no server was deleted keeping its
+  // Not here: who is online and a kick (the fake game reports no players), kept backups (no server was deleted keeping its
   // backups) and a failed backup's archive (409).
-  expect([...byOperation.keys()].filter((id) => !succeeded.includes(id))).toEqual(['listServerPlayers', 'getServerBackupArchive', 'getKeptBackup', 'getKeptBackupArchive', 'deleteKeptBackup']);
+  expect([...byOperation.keys()].filter((id) => !succeeded.includes(id))).toEqual(['listServerPlayers', 'kickServerPlayer', 'getServerBackupArchive', 'getKeptBackup', 'getKeptBackupArchive', 'deleteKeptBackup']);
   for (const id of ['streamServerConsole', 'streamServerMetrics', 'streamEvents']) expect(byOperation.get(id)).toContain(200);
   for (const status of [400, 401, 404]) expect(answers.map((a) => a.status)).toContain(status);
 
