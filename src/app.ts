@@ -6,6 +6,7 @@ import type { Clock } from './clock';
 import type { Spec } from './spec';
 import type { DashboardSettings } from './config';
 import type { Logger } from './log';
+import type { Plan } from './catalog/plans';
 import type { VersionCatalog } from './catalog/versions';
 import type { Runtime } from './service';
 import type { Telemetry } from './telemetry';
@@ -34,7 +35,7 @@ import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
 import type { Handlers } from './http/types';
-import { createDispatcher } from './http/dispatch';
+import { createOperationDispatch } from './http/dispatch';
 import { createOpenApi, type OpenApi } from './http/openapi';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
@@ -80,6 +81,8 @@ export interface AppDeps {
   spec: Spec;
   log: Logger;
   versions: VersionCatalog;
+  /** The plans servers are created on (GET /v1/plans), the same the runtime and quotas are given. */
+  plans: readonly Plan[];
   runtime: Runtime;
   telemetry: Pick<Telemetry, 'store' | 'sampler'>;
   /** Where open SSE streams are tracked, so shutdown can end them. */
@@ -113,7 +116,7 @@ export async function createApp(deps: AppDeps) {
   const { runtime } = deps;
   const handlers: Handlers = {
     ...catalogHandlers(deps),
-    ...serverHandlers({ servers, idempotency, versions: deps.versions, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
+    ...serverHandlers({ servers, idempotency, versions: deps.versions, plans: deps.plans, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
     ...actionHandlers({ idempotency, power: runtime.power }),
     ...consoleHandlers({ idempotency, consoles: runtime.consoles }),
@@ -131,7 +134,7 @@ export async function createApp(deps: AppDeps) {
   const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
   // Who may do what on a server: its owner, or a member with what the operation's x-permission needs.
   const access = createAccessCheck({ members, scheduleTasks: (serverId, id) => deps.store.schedules.taskTypes(serverId, id) });
-  const dispatch = createDispatcher(openapi, handlers, { tokens, access, actors: deps.actors }, {
+  const dispatch = createOperationDispatch(openapi, handlers, { tokens, access, actors: deps.actors }, {
     sendFile,
     stream: (req, res, stream, principal, need) =>
       deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId, need }),

@@ -101,6 +101,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     spec: options.spec ?? loadSpec(),
     log,
     versions: versionCatalog(catalog),
+    plans,
     runtime,
     telemetry,
     streams,

@@ -53,8 +53,9 @@ type Coerced = { params: unknown; query: unknown };
  * awaits, a `Promise.all` over security handlers), so a synchronous handler's answer is written in the same tick
  * the request arrived (BENCHMARKS.md §1). An operation on a server then passes the one access check (access.ts:
  * owner or member, and what its `x-permission` needs), and the handler runs as its caller (src/actors.ts).
+ * (Named for what it dispatches, operations to their handlers: the webhook dispatcher is src/webhooks/dispatcher.ts.)
  */
-export function createDispatcher(api: OpenApi, handlers: Handlers, deps: DispatchDeps, outlets: DispatchOutlets) {
+export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: DispatchDeps, outlets: DispatchOutlets) {
   const byId = new Map(Object.entries(handlers)) as Map<string, (call: unknown) => unknown>;
   const rules = readPermissionRules(api.router.getOperations()); // throws at start for a server operation without one
 

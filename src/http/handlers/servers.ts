@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { AppError } from '../../errors';
-import { findPlan } from '../../catalog/plans';
+import type { Plan } from '../../catalog/plans';
 import type { VersionCatalog } from '../../catalog/versions';
 import type { BackupSchedule, Server, ServersRepo } from '../../store/servers-repo';
 import { scheduleErrors } from '../../runtime/backup-schedule';
@@ -15,6 +15,8 @@ export interface ServerDeps {
   servers: ServersRepo;
   idempotency: IdempotencyRepo;
   versions: VersionCatalog;
+  /** The plans a server is created or changed to (the service's, as GET /v1/plans lists them). */
+  plans: readonly Plan[];
   lifecycle: Lifecycle;
   /** Settings given at create are checked by their owner (SettingsService.checkNew). */
   settings: Pick<SettingsService, 'checkNew'>;
@@ -46,8 +48,8 @@ export function serverHandlers(deps: ServerDeps): Handlers {
     },
 
     updateServer: ({ server, body }) => {
-      if (body.plan !== undefined) checkPlan(body.plan);
-      if (body.backup_schedule) checkSchedule(body.backup_schedule, body.plan ?? found(servers, server.id).plan);
+      if (body.plan !== undefined) checkPlan(deps.plans, body.plan);
+      if (body.backup_schedule) checkSchedule(deps.plans, body.backup_schedule, body.plan ?? found(servers, server.id).plan);
       return { status: 200, body: lifecycle.update(server.ownerId, server.id, body) };
     },
 
@@ -72,13 +74,13 @@ function found(servers: ServersRepo, id: string): Server {
 }
 
 /** A backup schedule's rules beyond its schema (backup-schedule.ts scheduleErrors): 400 validation_failed. */
-function checkSchedule(schedule: BackupSchedule, planId: string) {
-  const errors = scheduleErrors(schedule, findPlan(planId)?.backups ?? 1);
+function checkSchedule(plans: readonly Plan[], schedule: BackupSchedule, planId: string) {
+  const errors = scheduleErrors(schedule, plans.find((p) => p.id === planId)?.backups ?? 1);
   if (errors.length > 0) throw new AppError('validation_failed', 'The backup schedule is not valid.', errors);
 }
 
-function checkPlan(id: string) {
-  if (!findPlan(id)) {
+function checkPlan(plans: readonly Plan[], id: string) {
+  if (!plans.some((p) => p.id === id)) {
     throw new AppError('unknown_plan', `There is no plan "${id}"; GET /v1/plans lists them.`, [
       { pointer: '/body/plan', detail: 'no such plan' },
     ]);
@@ -91,14 +93,14 @@ function checkPlan(id: string) {
  * so an acknowledged create is never lost and never doubled.
  */
 function createServer(deps: ServerDeps, { principal, body, headers }: Call<'createServer'>): Reply<'createServer'> {
-  checkPlan(body.plan);
+  checkPlan(deps.plans, body.plan);
   const version = deps.versions.resolve(body.version);
   if (!version) {
     throw new AppError('unknown_version', `There is no version "${body.version}"; GET /v1/versions lists them.`, [
       { pointer: '/body/version', detail: 'no such version' },
     ]);
   }
-  if (body.backup_schedule) checkSchedule(body.backup_schedule, body.plan);
+  if (body.backup_schedule) checkSchedule(deps.plans, body.backup_schedule, body.plan);
   const input = {
     name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version,
     idle_stop_minutes: body.idle_stop_minutes ?? null, backup_schedule: body.backup_schedule ?? null,
