@@ -186,7 +186,7 @@ export async function createApp(deps: AppDeps) {
   if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
   serveDocs(app, deps.spec, deps.config.publicUrl);
   serveProblemPages(app);
-  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard, users: deps.store.users, tokens, actors: deps.actors });
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard, store: deps.store, actors: deps.actors });
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
   });

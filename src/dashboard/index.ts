@@ -6,11 +6,8 @@ import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { DashboardSettings } from '../config';
 import { packageRoot } from '../paths';
-import type { UsersRepo } from '../store/users-repo';
-import type { TokensRepo } from '../store/tokens-repo';
+import type { Store as ServiceStore } from '../store';
 import type { Actors } from '../actors';
-import { createSessionsRepo } from '../store/sessions-repo';
-import { createKnownAddressesRepo } from '../store/known-addresses-repo';
 import { sessionRoutes } from './session-routes';
 import { createSignInThrottle } from './sign-in-throttle';
 import { addressOf, perMinute } from './limits';
@@ -21,9 +18,11 @@ export interface DashboardDeps {
   db: Db;
   clock: Clock;
   log: Logger;
-  /** The service's users and tokens (createStore): a token the dashboard revokes raises the service's events. */
-  users: UsersRepo;
-  tokens: TokensRepo;
+  /**
+   * The service's repositories (createStore): users and tokens (a token the dashboard revokes raises the service's
+   * events), the sign-ins' sessions and known addresses.
+   */
+  store: Pick<ServiceStore, 'users' | 'tokens' | 'sessions' | 'knownAddresses'>;
   actors: Pick<Actors, 'run'>;
   /** Request limits, sign-in throttle, page token lifetime (README "Configuration"). */
   settings: DashboardSettings;
@@ -68,8 +67,7 @@ function csp(_req: Request, res: Response, next: NextFunction) {
  */
 export function mountDashboard(app: Express, deps: DashboardDeps): void {
   const { settings } = deps;
-  const { users, tokens } = deps;
-  const sessions = createSessionsRepo(deps.db, deps.clock, tokens);
+  const { users, tokens, sessions } = deps.store;
   const dir = publicDir();
   const files = perMinute({
     name: 'dashboard-files',
@@ -101,7 +99,7 @@ export function mountDashboard(app: Express, deps: DashboardDeps): void {
       users,
       tokens,
       sessions,
-      knownAddresses: createKnownAddressesRepo(deps.db, deps.clock),
+      knownAddresses: deps.store.knownAddresses,
       clock: deps.clock,
       sessionTtlMs: deps.sessionTtlMs ?? 12 * 3600_000,
       pageTokenTtlMs: settings.pageTokenTtlMs,

@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import type { components } from '../../generated/v1';
 import { actorFor, serviceActor, type Actor } from '../actors';
 import type { MemberPermission, ServerAccess } from './server-view';
+import type { DeliveryWrites } from './delivery-writes';
 
 /** An event as the API shows it (the spec's Event schema, one variant per type). */
 export type Event = components['schemas']['Event'];
@@ -76,45 +77,6 @@ export interface EventFilter {
 
 const UNKNOWN_ACTOR = JSON.stringify(serviceActor('unknown'));
 
-/**
- * What one webhook and one user may have pending in the outbox (WEBHOOK_PENDING_PER_WEBHOOK,
- * WEBHOOK_PENDING_PER_USER): a receiver that is down or slow fills it, and nothing else bounds player events (the
- * API's rate limit does not see them). Past a bound the oldest pending delivery is dropped, recorded as `failed`
- * with the reason in its `error` (docs/architecture.md "Events and webhooks").
- */
-export interface OutboxLimits {
-  perWebhook: number;
-  perUser: number;
-}
-
-export const outboxLimitDefaults: OutboxLimits = { perWebhook: 10_000, perUser: 25_000 };
-
-/**
- * Drops the oldest pending deliveries past a user's bounds (OutboxLimits), in the transaction of the event that
- * added some: `bound(userId)` after each copy's outbox rows are written.
- */
-function outboxBounds(db: Db, limits: OutboxLimits) {
-  // The user's webhooks with pending deliveries (webhooks_by_user: at most WEBHOOKS_PER_USER rows).
-  const pendingOf = db.prepare('SELECT id, pending FROM webhooks WHERE user_id = ? AND pending > 0');
-  // A webhook's oldest pending deliveries (deliveries_oldest); the triggers of migration 025 keep the counts and heads.
-  const dropOldest = db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = @reason
-    WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND webhook_id = @webhook_id ORDER BY seq LIMIT @n)`);
-  return function bound(userId: string): void {
-    const hooks = pendingOf.all(userId) as Array<{ id: string; pending: number }>;
-    let total = hooks.reduce((sum, h) => sum + h.pending, 0);
-    const drop = (h: { id: string; pending: number }, n: number, limit: number, whose: string) => {
-      dropOldest.run({ webhook_id: h.id, n, reason: `dropped: more than ${limit} deliveries were pending for ${whose}; the oldest went first` });
-      h.pending -= n;
-      total -= n;
-    };
-    for (const h of hooks) if (h.pending > limits.perWebhook) drop(h, h.pending - limits.perWebhook, limits.perWebhook, 'this webhook');
-    while (total > limits.perUser) {
-      const most = hooks.reduce((a, b) => (b.pending > a.pending ? b : a));
-      drop(most, Math.min(total - limits.perUser, most.pending), limits.perUser, "this account's webhooks");
-    }
-  };
-}
-
 function toStored(row: EventRow): StoredEvent {
   const actor = JSON.parse(row.actor ?? UNKNOWN_ACTOR) as Actor;
   const event = { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, actor, data: JSON.parse(row.data) };
@@ -126,13 +88,12 @@ function toStored(row: EventRow): StoredEvent {
  * called by the repository that makes a change, inside that change's transaction (its statements join it; outside
  * one it opens its own), so an event exists exactly when its change does, across kill -9. It attaches the actor
  * (`actor()`, the work's current one: src/actors.ts), writes one copy per recipient (a server's owner, and each
- * member who may see it: EVENT_AUDIENCE), and the webhook outbox rows each copy owes, in the same transaction, so no
- * delivery is lost either. Every reader takes the user id: one user never sees another's events. Built once per
+ * member who may see it: EVENT_AUDIENCE), and the webhook outbox rows each copy owes (delivery-writes.ts, which also
+ * keeps the outbox's bounds), in the same transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events. Built once per
  * service (createStore) or CLI process, and handed to every repository that raises events.
  */
-export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, limits: OutboxLimits = outboxLimitDefaults) {
+export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliveries: Pick<DeliveryWrites, 'owe'>) {
   const filters = `(@type IS NULL OR type = @type) AND (@server_id IS NULL OR server_id = @server_id)`;
-  const bound = outboxBounds(db, limits);
   const q = {
     insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at, actor)
       VALUES (@id, @user_id, @server_id, @type, @data, @created_at, @actor)`),
@@ -140,13 +101,6 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, limit
     // The server's members with an account (the membership applies once one exists: migration 027).
     members: db.prepare(`SELECT u.id AS user_id, m.permissions FROM members m JOIN users u ON u.email = m.email
       WHERE m.server_id = ? ORDER BY m.id`),
-    // One outbox row per enabled webhook of the user that wants this type (src/store/migrations/013-webhooks.ts),
-    // the head of its queue when the queue has no pending row (deliveries_queue; migration 025).
-    outbox: db.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, server_key, next_attempt_at, created_at, head)
-      SELECT 'dlv_' || @time || substr(lower(hex(randomblob(8))), 1, 13), w.id, @seq, @server_key, @created_at, @created_at,
-        NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.status = 'pending' AND p.webhook_id = w.id AND p.server_key = @server_key)
-      FROM webhooks w WHERE w.user_id = @user_id AND ((w.enabled = 1 AND @only IS NULL
-        AND EXISTS (SELECT 1 FROM json_each(w.event_types) WHERE value = @type)) OR w.id = @only)`),
     // A cursor the user has no event for (purged, or not theirs) stands by the time in its id (src/ids.ts): after
     // the user's last event with an id sorting before it. Only the user's own events are ever compared.
     seqOf: db.prepare(`SELECT COALESCE((SELECT seq FROM events WHERE id = @id AND user_id = @user_id),
@@ -177,7 +131,7 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, limit
       id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now), actor: JSON.stringify(shown),
     };
     const seq = Number(q.insert.run(row).lastInsertRowid);
-    const added = q.outbox.run({
+    deliveries.owe({
       time: now.toString(36).padStart(9, '0'),
       seq,
       server_key: serverId ?? '',
@@ -185,8 +139,7 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, limit
       user_id: userId,
       type,
       only: onlyWebhook,
-    }).changes;
-    if (added > 0) bound(userId);
+    });
     return { id: row.id, type, server_id: serverId, created_at: row.created_at, actor: shown, data } as Event;
   }
 

@@ -2,6 +2,8 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Event, EventsRepo } from './events-repo';
+import type { DeliveryWrites } from './delivery-writes';
+import type { WebhookHealth } from './webhooks-repo';
 import { serviceActor } from '../actors';
 
 /** A queue's head that is due (a due scan's row): which delivery, and whose, for the dispatcher's fair queue. */
@@ -81,11 +83,12 @@ export const OUTBOX_SCANS = {
 };
 
 /**
- * The dispatcher's statements on the outbox (src/store/migrations/013-webhooks.ts). A row stays `pending` until an
- * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
+ * The dispatcher's side of the outbox (src/store/migrations/013-webhooks.ts): its reads, and each attempt's outcome
+ * written through the outbox's one writer (delivery-writes.ts) and the webhook's health through its owner
+ * (WebhooksRepo's WebhookHealth), in one transaction. A row stays `pending` until an attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
  * else is repeated. docs/architecture.md "Events and webhooks".
  */
-export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
+export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, deliveries: DeliveryWrites, health: WebhookHealth) {
   const q = {
     next: db.prepare(OUTBOX_SCANS.next).pluck(),
     due: db.prepare(OUTBOX_SCANS.due),
@@ -97,15 +100,6 @@ export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
     // One queue's head, through deliveries_queue.
     head: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries
       WHERE status = 'pending' AND webhook_id = ? AND server_key = ? ORDER BY seq LIMIT 1`),
-    succeed: db.prepare(`UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, response_status = ?,
-      duration_ms = ?, error = NULL, next_attempt_at = NULL, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
-    retry: db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?, duration_ms = ?,
-      error = ?, next_attempt_at = ?, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
-    healthy: db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ?'),
-    failing: db.prepare('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING *'),
-    disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
-    failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
-      WHERE webhook_id = ? AND status = 'pending'`),
     // The counts the triggers of migration 025 keep: one row per webhook read, never the deliveries.
     byStatus: db.prepare(`SELECT COALESCE(SUM(pending), 0) AS pending, COALESCE(SUM(succeeded), 0) AS succeeded,
       COALESCE(SUM(failed), 0) AS failed FROM webhooks`),
@@ -162,8 +156,8 @@ export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
 
     succeeded(d: DueDelivery, o: Outcome): void {
       db.transaction(() => {
-        q.succeed.run(o.status, o.durationMs, iso(o.startedAt), d.seq);
-        q.healthy.run(d.webhookId);
+        deliveries.succeed(d.seq, o.status, o.durationMs, iso(o.startedAt));
+        health.healthy(d.webhookId);
       })();
     },
 
@@ -174,11 +168,11 @@ export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
      */
     failed(d: DueDelivery, o: Outcome, retryAt: number, disableAfterMs: number): boolean {
       return db.transaction(() => {
-        q.retry.run(o.status, o.durationMs, o.error?.slice(0, 500) ?? null, iso(retryAt), iso(o.startedAt), d.seq);
-        const hook = q.failing.get(iso(o.startedAt), d.webhookId) as { user_id: string; url: string; failing_since: string } | undefined;
+        deliveries.retry(d.seq, o.status, o.durationMs, o.error?.slice(0, 500) ?? null, iso(retryAt), iso(o.startedAt));
+        const hook = health.failing(d.webhookId, iso(o.startedAt));
         if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
-        if (q.disable.run(iso(clock.now()), d.webhookId).changes === 0) return false;
-        q.failPending.run(d.webhookId);
+        if (!health.disable(d.webhookId, iso(clock.now()))) return false;
+        deliveries.failPending(d.webhookId);
         events.raise('webhook.disabled', { webhook_id: d.webhookId, url: hook.url }, { userId: hook.user_id }, serviceActor('webhooks'));
         return true;
       })();

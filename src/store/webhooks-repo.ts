@@ -6,6 +6,7 @@ import { newId } from '../ids';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 import type { EventsRepo } from './events-repo';
+import type { DeliveryWrites } from './delivery-writes';
 
 export type Webhook = components['schemas']['Webhook'];
 export type CreatedWebhook = components['schemas']['CreatedWebhook'];
@@ -75,10 +76,12 @@ export interface WebhookInput {
 const NOT_FOUND = (id: string) => new AppError('webhook_not_found', `There is no webhook ${id}.`);
 
 /**
- * The `webhooks` table and the read side of its outbox (docs/architecture.md "Events and webhooks"); the
- * dispatcher's statements are in outbox-repo.ts. Every call takes the caller's user id (tenant isolation).
+ * The `webhooks` table, its one writer (the delivery health the dispatcher records goes through `health`), and the
+ * read side of its outbox (docs/architecture.md "Events and webhooks"); the outbox's rows are written by
+ * delivery-writes.ts, the dispatcher's reads are in outbox-repo.ts. Every call but `health`'s takes the caller's user
+ * id (tenant isolation).
  */
-export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
+export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, deliveries: Pick<DeliveryWrites, 'failPending'>) {
   const delivery = `SELECT d.*, e.id AS event_id, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq`;
   const q = {
     insert: db.prepare(`INSERT INTO webhooks (id, user_id, url, event_types, secret, enabled, created_at, updated_at)
@@ -90,8 +93,9 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo
       failing_since = @failing_since, disabled_reason = @disabled_reason, updated_at = @updated_at WHERE id = @id`),
     setSecret: db.prepare('UPDATE webhooks SET secret = ?, updated_at = ? WHERE id = ?'),
     remove: db.prepare('DELETE FROM webhooks WHERE id = ? AND user_id = ?'),
-    failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
-      WHERE webhook_id = ? AND status = 'pending'`),
+    healthy: db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ?'),
+    failing: db.prepare('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING user_id, url, failing_since'),
+    disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
     // An unknown cursor stands by the time in its id, as for events (events-repo.ts).
     deliverySeq: db.prepare(`SELECT COALESCE((SELECT seq FROM webhook_deliveries WHERE id = @id AND webhook_id = @webhook_id),
       (SELECT MIN(seq) FROM webhook_deliveries WHERE webhook_id = @webhook_id AND id >= @id), 9007199254740991)`).pluck(),
@@ -104,7 +108,18 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo
     return row;
   };
 
+  /** The dispatcher's record of a webhook's deliveries (OutboxRepo, in its transactions): by webhook id, no user. */
+  const health = {
+    /** A delivery succeeded: the webhook is not failing. */
+    healthy: (id: string): void => void q.healthy.run(id),
+    /** A delivery failed: failing since `at` unless it already was; the webhook's owner, url and since when, if it exists. */
+    failing: (id: string, at: string) => q.failing.get(at, id) as { user_id: string; url: string; failing_since: string } | undefined,
+    /** Disables a webhook that failed too long; false if it was disabled already (or is gone). */
+    disable: (id: string, at: string): boolean => q.disable.run(at, id).changes > 0,
+  };
+
   return {
+    health,
     /** A new webhook with its secret (shown once); past `perUser` webhooks, 403 quota_exceeded, nothing written. */
     create(userId: string, input: WebhookInput, perUser: number): CreatedWebhook {
       return db
@@ -150,7 +165,7 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo
             updated_at: iso(clock.now()),
           };
           q.update.run(next);
-          if (enabled === 0) q.failPending.run(id);
+          if (enabled === 0) deliveries.failPending(id);
           return toWebhook(next);
         })
         .immediate();
@@ -191,3 +206,4 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo
 }
 
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
+export type WebhookHealth = WebhooksRepo['health'];
