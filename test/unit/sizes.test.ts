@@ -77,6 +77,7 @@ const MEASURED_WHOLE = [
   'runtime/docker/container-process.ts',
   'runtime/local-process.ts',
   'runtime/power.ts',
+  'runtime/schedules.ts',
   'store/idempotency-repo.ts',
   'store/quotas-repo.ts',
   'store/sessions-repo.ts',
