@@ -107,14 +107,11 @@ export interface AppDeps {
   openapi?: OpenApi;
 }
 
-/**
- * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
- * bearerAuth) → the handler under the operation's operationId → a repository or the runtime.
- */
-export async function createApp(deps: AppDeps) {
+/** The handlers by operationId (one module per tag), each given only the services it calls. */
+function apiHandlers(deps: AppDeps): Handlers {
   const { servers, tokens, idempotency, quotas, members } = deps.store;
   const { runtime } = deps;
-  const handlers: Handlers = {
+  return {
     ...catalogHandlers(deps),
     ...serverHandlers({ servers, idempotency, versions: deps.versions, plans: deps.plans, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
@@ -131,15 +128,31 @@ export async function createApp(deps: AppDeps) {
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
+}
+
+/**
+ * The last step of /v1: openapi-backend's routing and Ajv validation, bearerAuth and the access check, then the
+ * handler under the operation's operationId (src/http/dispatch.ts).
+ */
+async function apiDispatch(deps: AppDeps, handlers: Handlers) {
+  const { tokens, members } = deps.store;
   const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
   // Who may do what on a server: its owner, or a member with what the operation's x-permission needs.
   const access = createAccessCheck({ members, scheduleTasks: (serverId, id) => deps.store.schedules.taskTypes(serverId, id) });
-  const dispatch = createOperationDispatch(openapi, handlers, { tokens, access, actors: deps.actors }, {
+  return createOperationDispatch(openapi, handlers, { tokens, access, actors: deps.actors }, {
     sendFile,
     stream: (req, res, stream, principal, need) =>
       deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId, need }),
   });
+}
 
+/**
+ * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
+ * bearerAuth) → the handler under the operation's operationId → a repository or the runtime. The handlers and the
+ * dispatcher are built first; the middleware below is mounted in the order requests pass it.
+ */
+export async function createApp(deps: AppDeps) {
+  const dispatch = await apiDispatch(deps, apiHandlers(deps));
   const app = express();
   app.disable('x-powered-by');
   app.locals.problemBase = `${deps.config.publicUrl}/problems/`; // read by sendProblem (src/http/problem.ts)
@@ -170,7 +183,7 @@ export async function createApp(deps: AppDeps) {
     '/v1',
     series(
       cors(deps.config.corsOrigins),
-      createRateLimiter(tokens, {
+      createRateLimiter(deps.store.tokens, {
         limit: deps.config.rateLimitPerMinute,
         windowMs: deps.config.rateLimitWindowMs,
         store: deps.rateLimitStore,

@@ -6,8 +6,9 @@ import { until } from '../helpers/wait';
 /**
  * Schedules (issue 30 §2; docs/architecture.md "Schedules") on a real game process (the runtime tests' fake game):
  * a schedule running a command, a restart chain with its delay, a run that would overlap or whose condition fails
- * recorded as skipped, the limits, and a time missed while the service was down run once after it restarts. The
- * clock is a manual one, the loop's look is called by hand (`tick`), and a task's second lasts 20 ms.
+ * recorded as skipped, the limits, a time missed while the service was down run once after it restarts, and a run
+ * cut short by a shutdown or a kill -9. The clock is a manual one, the loop's look is called by hand (`tick`), and a
+ * task's second lasts 20 ms.
  */
 
 const software = path.join(__dirname, '..', 'runtime', 'fixtures', 'software');
@@ -190,5 +191,41 @@ test('a time missed while the service was down runs once when it is back, and sa
     t.expectContract();
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test('a run cut short ends failed with its tasks not begun skipped: by a shutdown, and by a kill -9 at the next boot', async () => {
+  const dataDir = tempDir('cut');
+  const killedDir = tempDir('killed');
+  const lastRun = async (server: string, id: string) => (await runs(server, id))[0];
+  try {
+    t = await service(dataDir);
+    token = t.token();
+    const server = await gameServer(true);
+    const made = await schedule(server, { tasks: [{ type: 'command', command: 'never sent', delay_seconds: 1_000 }] });
+    clock.advance(MINUTE);
+    t.runtime.schedules.tick(); // the run begins and waits its 20 s
+    expect(await lastRun(server, made.body.id)).toMatchObject({ status: 'running', tasks: [{ status: 'pending' }] });
+    // What a kill -9 now would leave on disk: the data directory as it is, the database with its write-ahead log
+    // (not its shared-memory index, which the next open rebuilds).
+    fs.cpSync(dataDir, killedDir, { recursive: true, filter: (src) => !src.endsWith('-shm') });
+    t.expectContract();
+    await t.close(); // a shutdown ends the wait at once
+    t = await service(dataDir);
+    token = t.token();
+    expect(await lastRun(server, made.body.id)).toMatchObject({
+      status: 'failed',
+      detail: 'The service stopped during the run; the tasks left were skipped.',
+      tasks: [{ status: 'skipped' }],
+    });
+    t.expectContract();
+    await t.close();
+    t = await service(killedDir);
+    token = t.token();
+    expect(await lastRun(server, made.body.id)).toMatchObject({ status: 'failed', detail: 'Interrupted by a restart of the service.', tasks: [{ status: 'skipped' }] });
+    t.expectContract();
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(killedDir, { recursive: true, force: true });
   }
 }, 60_000);

@@ -74,8 +74,11 @@ test(`no function in src/ is over ${MAX_FUNCTION_LINES} lines`, () => {
  * file of src/ is on this list, the list and `ownLines` go and the test above measures whole.
  */
 const MEASURED_WHOLE = [
+  'app.ts',
   'runtime/docker/container-process.ts',
   'runtime/local-process.ts',
+  'runtime/power.ts',
+  'runtime/schedules.ts',
   'store/idempotency-repo.ts',
   'store/quotas-repo.ts',
   'store/sessions-repo.ts',
