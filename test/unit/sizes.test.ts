@@ -78,6 +78,7 @@ const MEASURED_WHOLE = [
   'runtime/local-process.ts',
   'store/idempotency-repo.ts',
   'store/quotas-repo.ts',
+  'store/servers-repo.ts',
   'store/sessions-repo.ts',
   'telemetry/metrics-store.ts',
   'telemetry/sampler.ts',
