@@ -80,6 +80,7 @@ const MEASURED_WHOLE = [
   'store/quotas-repo.ts',
   'store/servers-repo.ts',
   'store/sessions-repo.ts',
+  'store/tokens-repo.ts',
   'telemetry/metrics-store.ts',
   'telemetry/sampler.ts',
   'webhooks/dispatcher.ts',
