@@ -79,6 +79,7 @@ const MEASURED_WHOLE = [
   'store/events-repo.ts',
   'store/idempotency-repo.ts',
   'store/quotas-repo.ts',
+  'store/schedules-repo.ts',
   'store/servers-repo.ts',
   'store/sessions-repo.ts',
   'store/tokens-repo.ts',
