@@ -83,6 +83,7 @@ const MEASURED_WHOLE = [
   'store/servers-repo.ts',
   'store/sessions-repo.ts',
   'store/tokens-repo.ts',
+  'store/webhooks-repo.ts',
   'telemetry/metrics-store.ts',
   'telemetry/sampler.ts',
   'webhooks/dispatcher.ts',
