@@ -78,6 +78,7 @@ const MEASURED_WHOLE = [
   'runtime/local-process.ts',
   'store/events-repo.ts',
   'store/idempotency-repo.ts',
+  'store/members-repo.ts',
   'store/outbox-repo.ts',
   'store/quotas-repo.ts',
   'store/schedules-repo.ts',
