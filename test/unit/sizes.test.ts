@@ -79,6 +79,7 @@ const MEASURED_WHOLE = [
   'store/actions-repo.ts',
   'store/events-repo.ts',
   'store/idempotency-repo.ts',
+  'store/kept-backups-repo.ts',
   'store/members-repo.ts',
   'store/outbox-repo.ts',
   'store/quotas-repo.ts',
