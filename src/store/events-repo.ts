@@ -83,18 +83,12 @@ function toStored(row: EventRow): StoredEvent {
   return { seq: row.seq, userId: row.user_id, event: event as Event };
 }
 
-/**
- * The `events` table (docs/architecture.md "Events and webhooks"), and the one place events are raised: `raise` is
- * called by the repository that makes a change, inside that change's transaction (its statements join it; outside
- * one it opens its own), so an event exists exactly when its change does, across kill -9. It attaches the actor
- * (`actor()`, the work's current one: src/actors.ts), writes one copy per recipient (a server's owner, and each
- * member who may see it: EVENT_AUDIENCE), and the webhook outbox rows each copy owes (delivery-writes.ts, which also
- * keeps the outbox's bounds), in the same transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events. Built once per
- * service (createStore) or CLI process, and handed to every repository that raises events.
- */
-export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliveries: Pick<DeliveryWrites, 'owe'>) {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
   const filters = `(@type IS NULL OR type = @type) AND (@server_id IS NULL OR server_id = @server_id)`;
-  const q = {
+  return {
     insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at, actor)
       VALUES (@id, @user_id, @server_id, @type, @data, @created_at, @actor)`),
     ownerOf: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
@@ -110,19 +104,36 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliv
     since: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
     maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
     bySeq: db.prepare('SELECT * FROM events WHERE seq = ?'),
-    // Events are appended in time order, so the expired ones are those before the first one that is not: the
-    // subquery walks `seq` from the oldest and stops there (no index on created_at; migration 023). An event
-    // stamped out of order (the clock stepped back) is kept longer, never deleted early.
     // Per player of the server, its last player.* event (the owner's events, through events_by_user): who the events
     // say is online. Read at boot and when a node returns, never per request.
     online: db.prepare(`SELECT data FROM (SELECT type, data, ROW_NUMBER() OVER (
         PARTITION BY json_extract(data, '$.player.uuid') ORDER BY seq DESC) AS n
       FROM events WHERE user_id = (SELECT user_id FROM servers WHERE id = @id) AND server_id = @id
         AND type IN ('player.joined', 'player.left')) WHERE n = 1 AND type = 'player.joined' ORDER BY data`).pluck(),
+    // Events are appended in time order, so the expired ones are those before the first one that is not: the
+    // subquery walks `seq` from the oldest and stops there (no index on created_at; migration 023). An event
+    // stamped out of order (the clock stepped back) is kept longer, never deleted early.
     purge: db.prepare(`DELETE FROM events WHERE seq < COALESCE(
       (SELECT seq FROM events WHERE created_at >= ? ORDER BY seq LIMIT 1), 9223372036854775807)`),
   };
+}
 
+/** Each member's copy of a server's data shows the server with the member's own access (Server.access). */
+function forMember(data: unknown, access: ServerAccess): unknown {
+  const d = data as { server?: object };
+  return d.server ? { ...d, server: { ...d.server, access } } : data;
+}
+
+/** What writing events needs besides the statements: createEventsRepo's parameters. */
+interface WriteDeps {
+  db: Db;
+  clock: Clock;
+  actor: () => Actor;
+  deliveries: Pick<DeliveryWrites, 'owe'>;
+}
+
+/** Writing the log: raising an event (one copy per recipient, each with its outbox rows), and purging old ones. */
+function eventWrites(st: Statements, { db, clock, actor, deliveries }: WriteDeps) {
   /** One copy of an event for one recipient, with the outbox rows its webhooks are owed (see raise). */
   function append(userId: string, serverId: string | null, type: EventType, data: unknown, by: Actor, onlyWebhook: string | null = null): Event {
     const now = clock.now();
@@ -130,7 +141,7 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliv
     const row = {
       id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now), actor: JSON.stringify(shown),
     };
-    const seq = Number(q.insert.run(row).lastInsertRowid);
+    const seq = Number(st.insert.run(row).lastInsertRowid);
     deliveries.owe({
       time: now.toString(36).padStart(9, '0'),
       seq,
@@ -143,12 +154,6 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliv
     return { id: row.id, type, server_id: serverId, created_at: row.created_at, actor: shown, data } as Event;
   }
 
-  /** Each member's copy of a server's data shows the server with the member's own access (Server.access). */
-  function forMember(data: unknown, access: ServerAccess): unknown {
-    const d = data as { server?: object };
-    return d.server ? { ...d, server: { ...d.server, access } } : data;
-  }
-
   /**
    * Raises an event: one copy for each recipient of `scope`, as the current actor, or `as` for an event only the
    * service raises (an alert, a disk measurement, a failing webhook: whoever's work happened to run it is not who
@@ -158,11 +163,11 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliv
     const by = as ?? actor();
     const write = (): Event | null => {
       if ('userId' in scope) return append(scope.userId, scope.serverId ?? null, type, data, by, scope.onlyWebhook ?? null);
-      const owner = q.ownerOf.get(scope.serverId) as string | undefined;
+      const owner = st.ownerOf.get(scope.serverId) as string | undefined;
       if (owner === undefined) return null;
       const first = append(owner, scope.serverId, type, data, by);
       const audience = EVENT_AUDIENCE[type];
-      for (const m of q.members.all(scope.serverId) as Array<{ user_id: string; permissions: string }>) {
+      for (const m of st.members.all(scope.serverId) as Array<{ user_id: string; permissions: string }>) {
         const permissions = JSON.parse(m.permissions) as MemberPermission[];
         if (m.user_id === owner || audience === 'owner' || (audience !== 'member' && !permissions.includes(audience))) continue;
         append(m.user_id, scope.serverId, type, forMember(data, { role: 'member', permissions }), by);
@@ -178,27 +183,6 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliv
     raise,
 
     /**
-     * The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"); with `desc`,
-     * newest first, and after `startingAfter` means older than it.
-     */
-    page(userId: string, opts: { limit: number; startingAfter?: string; desc?: boolean } & EventFilter) {
-      const cursor = opts.startingAfter === undefined ? undefined : this.seqOf(userId, opts.startingAfter);
-      const rows = opts.desc
-        ? (q.pageDesc.all({ user_id: userId, before: cursor ?? Number.MAX_SAFE_INTEGER, limit: opts.limit + 1, type: opts.type ?? null, server_id: opts.serverId ?? null }) as EventRow[]).map(toStored)
-        : this.after(userId, cursor ?? 0, opts.limit + 1, opts);
-      return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
-    },
-
-    /** The user's events after `seq`, oldest first, filtered (the stream's replay). */
-    after(userId: string, seq: number, limit: number, filter: EventFilter = {}): StoredEvent[] {
-      const params = { user_id: userId, after: seq, limit, type: filter.type ?? null, server_id: filter.serverId ?? null };
-      return (q.page.all(params) as EventRow[]).map(toStored);
-    },
-
-    /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
-    seqOf: (userId: string, id: string): number => q.seqOf.get({ id, user_id: userId }) as number,
-
-    /**
      * player.joined and player.left, in one transaction: the runtime learns them from the game's reports, and
      * when the game stops every player still online leaves with the stop's cause (`reason`).
      */
@@ -209,26 +193,69 @@ export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliv
       })();
     },
 
+    /** Deletes events older than `retentionMs` (EVENT_RETENTION_DAYS) with their deliveries; returns how many. */
+    purge: (retentionMs: number): number => st.purge.run(iso(clock.now() - retentionMs)).changes,
+  };
+}
+
+/** Reading the log: a user's pages and the stream's replay, the feed's reads of every user's, who is online. */
+function eventReads(st: Statements) {
+  /** The user's events after `seq`, oldest first, filtered (the stream's replay). */
+  function after(userId: string, seq: number, limit: number, filter: EventFilter = {}): StoredEvent[] {
+    const params = { user_id: userId, after: seq, limit, type: filter.type ?? null, server_id: filter.serverId ?? null };
+    return (st.page.all(params) as EventRow[]).map(toStored);
+  }
+
+  /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
+  const seqOf = (userId: string, id: string): number => st.seqOf.get({ id, user_id: userId }) as number;
+
+  return {
+    /**
+     * The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"); with `desc`,
+     * newest first, and after `startingAfter` means older than it.
+     */
+    page(userId: string, opts: { limit: number; startingAfter?: string; desc?: boolean } & EventFilter) {
+      const cursor = opts.startingAfter === undefined ? undefined : seqOf(userId, opts.startingAfter);
+      const rows = opts.desc
+        ? (st.pageDesc.all({ user_id: userId, before: cursor ?? Number.MAX_SAFE_INTEGER, limit: opts.limit + 1, type: opts.type ?? null, server_id: opts.serverId ?? null }) as EventRow[]).map(toStored)
+        : after(userId, cursor ?? 0, opts.limit + 1, opts);
+      return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
+    },
+
+    after,
+    seqOf,
+
     /**
      * The players the server's events say are online: each one whose last player event is a player.joined. The
      * runtime asks when it takes over a game it did not see report (adopted at boot or after its node returned),
      * and when a game went away unseen (a previous service life's), so no player is joined twice or left a ghost.
      */
     onlinePlayers(serverId: string): Player[] {
-      return (q.online.all({ id: serverId }) as string[]).map((data) => (JSON.parse(data) as { player: Player }).player);
+      return (st.online.all({ id: serverId }) as string[]).map((data) => (JSON.parse(data) as { player: Player }).player);
     },
 
     /** Every user's events after `seq` (the feed, src/events/feed.ts); it fans them out per user. */
-    since: (seq: number, limit: number): StoredEvent[] => (q.since.all(seq, limit) as EventRow[]).map(toStored),
-    maxSeq: (): number => q.maxSeq.get() as number,
+    since: (seq: number, limit: number): StoredEvent[] => (st.since.all(seq, limit) as EventRow[]).map(toStored),
+    maxSeq: (): number => st.maxSeq.get() as number,
     bySeq(seq: number): StoredEvent | undefined {
-      const row = q.bySeq.get(seq) as EventRow | undefined;
+      const row = st.bySeq.get(seq) as EventRow | undefined;
       return row && toStored(row);
     },
-
-    /** Deletes events older than `retentionMs` (EVENT_RETENTION_DAYS) with their deliveries; returns how many. */
-    purge: (retentionMs: number): number => q.purge.run(iso(clock.now() - retentionMs)).changes,
   };
+}
+
+/**
+ * The `events` table (docs/architecture.md "Events and webhooks"), and the one place events are raised: `raise` is
+ * called by the repository that makes a change, inside that change's transaction (its statements join it; outside
+ * one it opens its own), so an event exists exactly when its change does, across kill -9. It attaches the actor
+ * (`actor()`, the work's current one: src/actors.ts), writes one copy per recipient (a server's owner, and each
+ * member who may see it: EVENT_AUDIENCE), and the webhook outbox rows each copy owes (delivery-writes.ts, which also
+ * keeps the outbox's bounds), in the same transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events. Built once per
+ * service (createStore) or CLI process, and handed to every repository that raises events.
+ */
+export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliveries: Pick<DeliveryWrites, 'owe'>) {
+  const st = statements(db);
+  return { ...eventWrites(st, { db, clock, actor, deliveries }), ...eventReads(st) };
 }
 
 export type EventsRepo = ReturnType<typeof createEventsRepo>;

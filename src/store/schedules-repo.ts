@@ -68,15 +68,11 @@ export const RUNS_KEPT = 100;
 
 const notFound = (id: string) => new AppError('schedule_not_found', `There is no schedule ${id} on this server.`);
 
-/**
- * The `schedules` and `schedule_runs` tables (migration 029; docs/architecture.md "Schedules"). The runtime's
- * schedules (src/runtime/schedules.ts) are the only writer: they check a schedule's cron and time zone, compute its
- * next time and run it. A run's row is written when it begins, with the schedule's next time, in one transaction,
- * so no time runs twice, even across kill -9; its end is written with its `schedule.ran` or `schedule.failed`
- * event. Every read takes the server's id.
- */
-export function createSchedulesRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     insert: db.prepare(`INSERT INTO schedules (id, server_id, name, cron, time_zone, enabled, only_when, tasks, next_run_at, created_at, updated_at)
       VALUES (@id, @server_id, @name, @cron, @time_zone, @enabled, @only_when, @tasks, @next_run_at, @created_at, @created_at)`),
     update: db.prepare(`UPDATE schedules SET name = @name, cron = @cron, time_zone = @time_zone, enabled = @enabled,
@@ -103,67 +99,83 @@ export function createSchedulesRepo(db: Db, clock: Clock, events: Pick<EventsRep
     runsFirst: db.prepare('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? ORDER BY id DESC LIMIT ?'),
     runsAfter: db.prepare('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
   };
+}
 
-  function tooManyTasks(n: number, limit: number) {
-    return quotaExceeded('schedule_tasks', limit, n, `A schedule may have ${limit} tasks; this one would have ${n}.`);
-  }
+/** The server's schedule by id; schedule_not_found when it has none by that id. */
+function scheduleOf(st: Statements, serverId: string, id: string): Schedule {
+  const row = st.get.get(serverId, id) as ScheduleRow | undefined;
+  if (!row) throw notFound(id);
+  return toSchedule(row);
+}
 
-  const stored = (f: ScheduleFields) => ({ ...f, enabled: f.enabled ? 1 : 0, tasks: JSON.stringify(f.tasks) });
+function tooManyTasks(n: number, limit: number) {
+  return quotaExceeded('schedule_tasks', limit, n, `A schedule may have ${limit} tasks; this one would have ${n}.`);
+}
 
+const stored = (f: ScheduleFields) => ({ ...f, enabled: f.enabled ? 1 : 0, tasks: JSON.stringify(f.tasks) });
+
+/** Creating, changing and deleting a schedule, each within its limits. */
+function scheduleEdits(db: Db, st: Statements, clock: Clock) {
   return {
     /** quota_exceeded past `perServer` schedules or `tasksPerSchedule` tasks; one transaction with the count. */
     create(serverId: string, fields: ScheduleFields, nextRunAt: string | null, limits: ScheduleLimits): Schedule {
       if (fields.tasks.length > limits.tasksPerSchedule) throw tooManyTasks(fields.tasks.length, limits.tasksPerSchedule);
       return db.transaction(() => {
-        const used = q.count.get(serverId) as number;
+        const used = st.count.get(serverId) as number;
         if (used >= limits.perServer) {
           throw quotaExceeded('schedules', limits.perServer, used, `The server has ${used} schedules, the most allowed; delete one first.`);
         }
         const id = newId('sch', clock.now());
-        q.insert.run({ id, server_id: serverId, ...stored(fields), next_run_at: nextRunAt, created_at: iso(clock.now()) });
-        return this.get(serverId, id);
+        st.insert.run({ id, server_id: serverId, ...stored(fields), next_run_at: nextRunAt, created_at: iso(clock.now()) });
+        return scheduleOf(st, serverId, id);
       }).immediate();
-    },
-
-    get(serverId: string, id: string): Schedule {
-      const row = q.get.get(serverId, id) as ScheduleRow | undefined;
-      if (!row) throw notFound(id);
-      return toSchedule(row);
-    },
-
-    page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Schedule[]; has_more: boolean } {
-      const rows = q.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as ScheduleRow[];
-      return { data: rows.slice(0, opts.limit).map(toSchedule), has_more: rows.length > opts.limit };
     },
 
     /** Writes the schedule as `fields` say, with its next time; quota_exceeded past `tasksPerSchedule` tasks. */
     update(serverId: string, id: string, fields: ScheduleFields, nextRunAt: string | null, tasksPerSchedule: number): Schedule {
       if (fields.tasks.length > tasksPerSchedule) throw tooManyTasks(fields.tasks.length, tasksPerSchedule);
-      this.get(serverId, id);
-      q.update.run({ id, ...stored(fields), next_run_at: nextRunAt, updated_at: iso(clock.now()) });
-      return this.get(serverId, id);
+      scheduleOf(st, serverId, id);
+      st.update.run({ id, ...stored(fields), next_run_at: nextRunAt, updated_at: iso(clock.now()) });
+      return scheduleOf(st, serverId, id);
     },
 
     /** Deletes the schedule and its runs' records (cascade). */
     remove(serverId: string, id: string): void {
-      if (q.remove.run(serverId, id).changes === 0) throw notFound(id);
+      if (st.remove.run(serverId, id).changes === 0) throw notFound(id);
+    },
+  };
+}
+
+/** Reading schedules: one, a page of the server's, the due ones and whether one is running. */
+function scheduleReads(st: Statements) {
+  return {
+    get: (serverId: string, id: string): Schedule => scheduleOf(st, serverId, id),
+
+    page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Schedule[]; has_more: boolean } {
+      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as ScheduleRow[];
+      return { data: rows.slice(0, opts.limit).map(toSchedule), has_more: rows.length > opts.limit };
     },
 
     /** The task types of the server's schedule, or undefined when it has none by that id (the access check). */
     taskTypes(serverId: string, id: string): string[] | undefined {
-      const row = q.get.get(serverId, id) as ScheduleRow | undefined;
+      const row = st.get.get(serverId, id) as ScheduleRow | undefined;
       return row && (JSON.parse(row.tasks) as ScheduleTask[]).map((t) => t.type);
     },
 
     /** Whether the schedule still exists (a run checks between tasks). */
-    exists: (id: string): boolean => q.byId.get(id) !== undefined,
+    exists: (id: string): boolean => st.byId.get(id) !== undefined,
 
     /** The enabled schedules whose next time is at or before `now` (RFC 3339), on servers not being deleted. */
-    due: (now: string): Schedule[] => (q.due.all(now) as ScheduleRow[]).map(toSchedule),
+    due: (now: string): Schedule[] => (st.due.all(now) as ScheduleRow[]).map(toSchedule),
 
     /** Whether a run of the schedule is under way (a run never overlaps its schedule's previous one). */
-    isRunning: (scheduleId: string): boolean => q.running.get(scheduleId) !== undefined,
+    isRunning: (scheduleId: string): boolean => st.running.get(scheduleId) !== undefined,
+  };
+}
 
+/** A schedule's runs: begun with the schedule's next time, their progress, ended with their event, and read. */
+function scheduleRuns(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
+  return {
     /**
      * Records a run as it begins: `running` with every task `pending`, or `skipped` (finished now, `detail` says
      * why, with its `schedule.ran` event). A scheduled run also moves the schedule to `nextRunAt`, in the same
@@ -180,18 +192,18 @@ export function createSchedulesRepo(db: Db, clock: Clock, events: Pick<EventsRep
           status: run.skipped ? 'skipped' : 'running', due_at: run.dueAt, started_at: now, finished_at: run.skipped ? now : null,
           detail: run.skipped ?? null, tasks: JSON.stringify(tasks),
         };
-        q.insertRun.run(row);
-        q.prune.run({ schedule_id: schedule.id });
-        if (nextRunAt !== undefined) q.setNext.run(nextRunAt, schedule.id);
+        st.insertRun.run(row);
+        st.prune.run({ schedule_id: schedule.id });
+        if (nextRunAt !== undefined) st.setNext.run(nextRunAt, schedule.id);
         const begun = toRun(row);
-        if (run.skipped) events.raise('schedule.ran', { schedule: this.get(schedule.server_id, schedule.id), run: begun }, { serverId: schedule.server_id });
+        if (run.skipped) events.raise('schedule.ran', { schedule: scheduleOf(st, schedule.server_id, schedule.id), run: begun }, { serverId: schedule.server_id });
         return begun;
       }).immediate();
     },
 
     /** A run's task outcomes so far (a task began or ended). */
     progress(runId: string, tasks: TaskOutcome[]): void {
-      q.runTasks.run(JSON.stringify(tasks), runId);
+      st.runTasks.run(JSON.stringify(tasks), runId);
     },
 
     /**
@@ -200,32 +212,44 @@ export function createSchedulesRepo(db: Db, clock: Clock, events: Pick<EventsRep
      */
     finish(runId: string, status: 'succeeded' | 'failed', detail: string | null, tasks: TaskOutcome[]): void {
       db.transaction(() => {
-        const ended = q.endRun.run({ id: runId, status, detail: detail?.slice(0, 500) ?? null, tasks: JSON.stringify(tasks), finished_at: iso(clock.now()) });
+        const ended = st.endRun.run({ id: runId, status, detail: detail?.slice(0, 500) ?? null, tasks: JSON.stringify(tasks), finished_at: iso(clock.now()) });
         if (ended.changes === 0) return;
-        const run = toRun(q.runById.get(runId) as RunRow);
-        const schedule = toSchedule(q.byId.get(run.schedule_id) as ScheduleRow);
+        const run = toRun(st.runById.get(runId) as RunRow);
+        const schedule = toSchedule(st.byId.get(run.schedule_id) as ScheduleRow);
         events.raise(status === 'failed' ? 'schedule.failed' : 'schedule.ran', { schedule, run }, { serverId: run.server_id });
       })();
     },
 
     /** The runs a previous service life left `running`: at boot they end `failed`. */
-    interrupted: (): ScheduleRun[] => (q.allRunning.all() as RunRow[]).map(toRun),
+    interrupted: (): ScheduleRun[] => (st.allRunning.all() as RunRow[]).map(toRun),
 
     run(serverId: string, scheduleId: string, runId: string): ScheduleRun {
-      const row = q.run.get(serverId, scheduleId, runId) as RunRow | undefined;
+      const row = st.run.get(serverId, scheduleId, runId) as RunRow | undefined;
       if (!row) throw new AppError('schedule_run_not_found', `There is no run ${runId} of schedule ${scheduleId}.`);
       return toRun(row);
     },
 
     /** A page of the schedule's runs, newest first (`startingAfter`: the last run of the previous page). */
     runs(serverId: string, scheduleId: string, opts: { limit: number; startingAfter?: string }): { data: ScheduleRun[]; has_more: boolean } {
-      this.get(serverId, scheduleId);
+      scheduleOf(st, serverId, scheduleId);
       const rows = (opts.startingAfter
-        ? q.runsAfter.all(serverId, scheduleId, opts.startingAfter, opts.limit + 1)
-        : q.runsFirst.all(serverId, scheduleId, opts.limit + 1)) as RunRow[];
+        ? st.runsAfter.all(serverId, scheduleId, opts.startingAfter, opts.limit + 1)
+        : st.runsFirst.all(serverId, scheduleId, opts.limit + 1)) as RunRow[];
       return { data: rows.slice(0, opts.limit).map(toRun), has_more: rows.length > opts.limit };
     },
   };
+}
+
+/**
+ * The `schedules` and `schedule_runs` tables (migration 029; docs/architecture.md "Schedules"). The runtime's
+ * schedules (src/runtime/schedules.ts) are the only writer: they check a schedule's cron and time zone, compute its
+ * next time and run it. A run's row is written when it begins, with the schedule's next time, in one transaction,
+ * so no time runs twice, even across kill -9; its end is written with its `schedule.ran` or `schedule.failed`
+ * event. Every read takes the server's id.
+ */
+export function createSchedulesRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
+  const st = statements(db);
+  return { ...scheduleEdits(db, st, clock), ...scheduleReads(st), ...scheduleRuns(db, st, clock, events) };
 }
 
 export type SchedulesRepo = ReturnType<typeof createSchedulesRepo>;
