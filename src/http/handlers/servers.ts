@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { AppError } from '../../errors';
 import type { Plan } from '../../catalog/plans';
 import type { VersionCatalog } from '../../catalog/versions';
@@ -9,6 +8,7 @@ import type { Lifecycle } from '../../runtime/lifecycle';
 import type { SettingsService } from '../../runtime/server-settings';
 import type { KeptBackupsService } from '../../runtime/kept-backups';
 import type { Call, Handlers, Reply } from '../types';
+import { idempotent } from './idempotent';
 import { page } from './paging';
 
 export interface ServerDeps {
@@ -92,7 +92,8 @@ function checkPlan(plans: readonly Plan[], id: string) {
  * docs/conventions.md "Idempotency"): the server row and the replayable answer are written in one transaction,
  * so an acknowledged create is never lost and never doubled.
  */
-function createServer(deps: ServerDeps, { principal, body, headers }: Call<'createServer'>): Reply<'createServer'> {
+function createServer(deps: ServerDeps, call: Call<'createServer'>): Reply<'createServer'> {
+  const { principal, body } = call;
   checkPlan(deps.plans, body.plan);
   const version = deps.versions.resolve(body.version);
   if (!version) {
@@ -106,27 +107,17 @@ function createServer(deps: ServerDeps, { principal, body, headers }: Call<'crea
     idle_stop_minutes: body.idle_stop_minutes ?? null, backup_schedule: body.backup_schedule ?? null,
   };
   const settings = body.settings ? deps.settings.checkNew(version.software, body.plan, body.settings) : {};
-  const created = (server: Server, replayed = false): Reply<'createServer'> => ({
-    status: 201,
-    body: server,
-    headers: { Location: `/v1/servers/${server.id}`, ...(replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
-  });
-  const key = headers['idempotency-key'] as string | undefined;
-  if (key === undefined) return created(deps.lifecycle.create(principal.userId, input, settings));
-
-  // Fields added later join the hash only when sent, so a key stored before them still matches its retry.
-  const later = [
+  // The request's identity is its fields as createServer hashed them before idempotent() (fields added later join
+  // only when sent), so a key stored by an earlier release still matches its retry; migration 030 gave the stored
+  // answers idempotent()'s shape.
+  const identity = [
+    body.name, body.plan, body.version,
     ...(body.settings ? [body.settings] : []),
     ...(body.idle_stop_minutes !== undefined ? [{ idle_stop_minutes: body.idle_stop_minutes }] : []),
     ...(body.backup_schedule !== undefined ? [{ backup_schedule: body.backup_schedule }] : []),
   ];
-  const requestHash = crypto.createHash('sha256').update(JSON.stringify([body.name, body.plan, body.version, ...later])).digest('hex');
-  const outcome = deps.idempotency.run(
-    principal.userId,
-    key,
-    requestHash,
-    () => deps.lifecycle.create(principal.userId, input, settings),
-    (server) => ({ status: 201, body: JSON.stringify(server) }),
-  );
-  return outcome.replayed ? created(JSON.parse(outcome.body) as Server, true) : created(outcome.value);
+  return idempotent(deps.idempotency, call, { operation: 'createServer', path: '', body, identity }, () => {
+    const server = deps.lifecycle.create(principal.userId, input, settings);
+    return { status: 201 as const, body: server, headers: { Location: `/v1/servers/${server.id}` } };
+  });
 }
