@@ -254,7 +254,8 @@ export class Game {
    * sent, for the console's input line; invalid_state as send().
    */
   kick(player: Player, reason: string): string {
-    const text = this.def.kickCommand!.replace('{name}', player.name).replace('{reason}', reason).trimEnd();
+    // Functions, not strings, as replacements: a reason's `$&` or `$'` must reach the player as typed.
+    const text = this.def.kickCommand!.replace('{name}', () => player.name).replace('{reason}', () => reason).trimEnd();
     this.send(text);
     this.kicked.set(player.uuid, this.now());
     return text;
