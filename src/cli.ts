@@ -12,7 +12,8 @@ import { hashPasswordSync, PASSWORD_LENGTH } from './dashboard/passwords';
 import { setPassword } from './dashboard/accounts';
 import { plans } from './catalog/plans';
 import { createEngine } from './runtime/docker/engine';
-import { buildImage, imageName } from './runtime/docker/image';
+import { buildImage } from './runtime/docker/image';
+import { builtinSoftwareDir } from './runtime/select-environment';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
@@ -40,8 +41,9 @@ password of an existing account only. A new password ends every dashboard sessio
 --password shows in the process list while the command runs (a moment); other local users could read it then.
 user set-quota gives an existing user its own limits (a whole number, or "default" for the QUOTA_* setting) and
 prints the user's quotas; user quota prints them.
-image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST from this host's Node, with no
-registry, replacing any image of the same name; the service also builds it on an engine that lacks it.
+image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST from this host's Node, the games'
+files and modules and the software folders, with no registry, replacing any image of the same name; the service
+also builds it on each node's engine that lacks it.
 ${NODE_HELP}
 ${DB_HELP}
 config prints the configuration in effect for this environment (NAME=value), secrets hidden.`;
@@ -208,10 +210,12 @@ const commands: Record<string, (c: CommandContext) => void> = {
 /** `gsh image build`: the only command that talks to an engine, so the only asynchronous one. */
 async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   try {
-    const { dockerHost, dataDir } = loadConfig(env);
-    // The same image the service builds: Node plus the software definitions' image_files found on this host.
-    const extra = loadSoftwareCatalog({ operatorDir: path.join(dataDir, 'software') }).imageFiles();
-    const name = await buildImage(createEngine(dockerHost), imageName(extra), extra);
+    const { dockerHost, dataDir, dockerGameUser } = loadConfig(env);
+    // The same image the service builds: Node, the games' files and modules, the software folders (image.ts).
+    const operatorDir = path.join(dataDir, 'software');
+    const catalog = loadSoftwareCatalog({ operatorDir });
+    const content = { imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs: [builtinSoftwareDir(), operatorDir], user: dockerGameUser };
+    const name = await buildImage(createEngine(dockerHost), content, true);
     out(`Built image ${name} on ${dockerHost}.`);
     return 0;
   } catch (e) {

@@ -12,9 +12,8 @@ import { versionCatalog } from './catalog/versions';
 import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog, type SoftwareCatalog } from './runtime/software-catalog';
-import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
+import { builtinSoftwareDir, selectEnvironment, type RuntimeHost } from './runtime/select-environment';
 import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/types';
-import type { Environment } from './runtime/environment';
 import { createWork } from './runtime/work';
 import { createRuntimeEvents } from './runtime/runtime-events';
 import { createCrashPolicy } from './runtime/crash-policy';
@@ -76,7 +75,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const runtime = composeRuntime({
     store,
     clock,
-    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog.imageFiles()),
+    ...selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
     plans,
@@ -174,10 +173,10 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   };
 }
 
-export interface RuntimeDeps {
+/** What the runtime is built from: where games run and their files are (RuntimeHost), and the service's parts. */
+export interface RuntimeDeps extends RuntimeHost {
   store: Store;
   clock: Clock;
-  environment: Environment;
   catalog: SoftwareCatalog;
   config: RuntimeConfig;
   plans: readonly Plan[];
@@ -190,13 +189,13 @@ export interface RuntimeDeps {
  * door), then the services that submit commands or read through them. Tests build the runtime through here too.
  */
 export function composeRuntime(deps: RuntimeDeps) {
-  const { store, environment, catalog, config, plans, log } = deps;
+  const { store, environment, storage, catalog, config, plans, log } = deps;
   const now = () => deps.clock.now();
   const work = createWork();
   const events = createRuntimeEvents();
   const crashPolicy = createCrashPolicy({ crashes: store.crashes, actions: store.actions, servers: store.servers, config, now, log });
   const doors = createDoors({
-    servers: store.servers, processes: store.processes, crashPolicy, environment, catalog, plans, log, config, now, track: work.track,
+    servers: store.servers, processes: store.processes, crashPolicy, environment, storage, catalog, plans, log, config, now, track: work.track,
     emitState: (e) => events.emit('state', e),
     playersChanged: (id, joined, left, reason) => store.events.playersChanged(id, joined, left, reason),
     onlinePlayers: (id) => store.events.onlinePlayers(id),
@@ -205,15 +204,15 @@ export function composeRuntime(deps: RuntimeDeps) {
   const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans, doors });
   const playerLists = createPlayerLists({ repo: store.playerLists, servers: store.servers, catalog, doors });
   const keptBackups = createKeptBackups({ repo: store.keptBackups, dataDir: config.dataDir, perUser: config.keptBackupsPerUser, inUse: doors.usingBackup });
-  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, dataDir: config.dataDir, log, track: work.track });
+  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, storage, dataDir: config.dataDir, log, track: work.track });
   const lifecycle = createLifecycle({
-    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, backups, events, log, track: work.track,
+    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, storage, backups, events, log, track: work.track,
   });
   const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
   const consoles = createConsoles({ doors, power, now });
   const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
   environment.onReachability?.(createNodeLoss({ doors, environment, log }));
-  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, backupsFolder: backups.folder });
+  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, storage, backupsFolder: backups.folder });
   const backupScheduler = createBackupScheduler({
     scheduled: () => store.backups.scheduled(), backUp: (id) => void backups.create(id, null, true), now, log, everyMs: config.backupScheduleMs,
   });
@@ -221,6 +220,7 @@ export function composeRuntime(deps: RuntimeDeps) {
     doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, events,
     /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
     async start(): Promise<void> {
+      await storage.start(); // a restore a previous life left half done is finished or undone first
       await backups.recover();
       await reconciler.start();
       diskWatcher.start();

@@ -4,6 +4,7 @@ import type { DiskRow, ServersRepo } from '../store/servers-repo';
 import { diskStop } from './commands';
 import type { CrashPolicy } from './crash-policy';
 import { folderBytes, MIB } from './disk-usage';
+import type { ServerStorage } from './storage';
 import type { ServerDoor } from './door';
 import type { Doors } from './doors';
 import { CRASH_LINES } from './server-supervisor';
@@ -19,6 +20,8 @@ export interface DiskWatcherDeps {
   plans: readonly Plan[];
   config: Pick<RuntimeConfig, 'diskCheckMs'>;
   log: Logger;
+  /** How one server's files are measured (storage.ts usage: a folder walk here, through the engine on a node). */
+  storage: Pick<ServerStorage, 'usage'>;
   /** Where a server's backup archives are (backups.ts): they count toward its disk use. */
   backupsFolder: (serverId: string) => string;
 }
@@ -48,7 +51,7 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
 
   async function measure(row: DiskRow): Promise<void> {
     const door = deps.doors.forServer(row);
-    const own = await folderBytes(door.dir, () => closed);
+    const own = await deps.storage.usage(row.id, () => closed); // its files, wherever they are (storage.ts)
     // Its backups count too (a missing folder, no backup yet, is 0); a walk cut short by closing counts nothing.
     const archives = await folderBytes(deps.backupsFolder(row.id), () => closed);
     if (own === null || closed) return;

@@ -7,6 +7,7 @@ import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo, GameProcess } from './environment';
+import type { ServerStorage } from './storage';
 import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { ServerStateMachine } from './server-state';
@@ -18,6 +19,8 @@ export interface SupervisorDeps {
   processes: ProcessesRepo;
   crashPolicy: CrashPolicy;
   environment: Environment;
+  /** The server's files (storage.ts): written at install and before each launch. */
+  storage: ServerStorage;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
   log: Logger;
@@ -85,7 +88,7 @@ export class ServerSupervisor extends ServerStateMachine {
 
   private async doInstall(): Promise<void> {
     try {
-      await installFiles(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.environment, this.dir);
+      await installFiles(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.storage);
       this.installFailed = false;
       this.setState('stopped', this.current === 'crashed' ? 'cleared' : 'install_succeeded');
     } catch (err) {
@@ -134,7 +137,7 @@ export class ServerSupervisor extends ServerStateMachine {
     if (this.abortLaunch) return this.interrupted();
     let game: Game;
     try {
-      const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.dir, this.deps));
+      const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.deps));
       game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);

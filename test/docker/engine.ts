@@ -5,7 +5,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { instanceName } from '../../src/runtime/cgroups';
-import { createDockerEnvironment, LABEL_INSTANCE } from '../../src/runtime/docker/docker-environment';
+import { LABEL_INSTANCE, LABEL_SERVER } from '../../src/runtime/docker/docker-environment';
+import { createDockerNode } from '../../src/runtime/docker/node';
+import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
+import type { Logger } from '../../src/log';
 import { createEngine, type Engine } from '../../src/runtime/docker/engine';
 import { builtinSoftwareDir } from '../../src/runtime/select-environment';
 import { fixtureSoftwareDir, type EnvironmentFactory } from '../runtime/helpers';
@@ -58,16 +61,24 @@ export async function ensureEngine(): Promise<{ release(): Promise<void> }> {
   };
 }
 
-/** The runtime tests' environment on the engine: fixtures and built-in software readable, games as GAME_USER. */
-export const dockerEnvironment: EnvironmentFactory = (log, config) =>
-  createDockerEnvironment({
-    engine,
-    instance: instanceName(config.dataDir),
+/**
+ * The runtime tests' environment and storage on the engine (one node): the fixtures' and built-in software in the
+ * game image, games and helpers as GAME_USER. One image for every test file (the same content builds the same name).
+ */
+export const dockerEnvironment: EnvironmentFactory = (log, config) => dockerNode(engine, log, config.dataDir);
+
+export function dockerNode(on: Engine, log: Logger, dataDir: string) {
+  const catalog = loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir });
+  return createDockerNode({
+    engine: on,
+    instance: instanceName(dataDir),
     gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
-    readOnlyPaths: [fixtureSoftwareDir, builtinSoftwareDir(), path.join(__dirname, '..', '..', 'node_modules')],
     user: GAME_USER,
+    dataDir,
+    image: { imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs: [builtinSoftwareDir(), fixtureSoftwareDir] },
     log,
   });
+}
 
 export interface ContainerInfo {
   Id: string;
@@ -75,17 +86,32 @@ export interface ContainerInfo {
   Labels: Record<string, string>;
 }
 
-/** Every container (running or not) labelled with the instance of this DATA_DIR. */
-export function containersOf(dataDir: string, on: Engine = engine): Promise<ContainerInfo[]> {
+/** Every container (running or not) labelled with the instance of this DATA_DIR, helpers included. */
+function allContainersOf(dataDir: string, on: Engine): Promise<ContainerInfo[]> {
   const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${instanceName(dataDir)}`] }));
   return on.json<ContainerInfo[]>('GET', `/containers/json?all=1&filters=${filters}`);
 }
 
-/** Removes, by id, every container of this DATA_DIR's instance; resolves with how many there were. */
+/**
+ * Every game container (running or not) of this DATA_DIR's instance: not the short-lived helpers that read and
+ * write volumes (helper-containers.ts), which the disk watcher may have running at any time.
+ */
+export async function containersOf(dataDir: string, on: Engine = engine): Promise<ContainerInfo[]> {
+  return (await allContainersOf(dataDir, on)).filter((c) => c.Labels[LABEL_SERVER] !== undefined);
+}
+
+/** Removes, by id, every container of this DATA_DIR's instance, then its volumes; resolves with how many containers. */
 export async function removeContainersOf(dataDir: string, on: Engine = engine): Promise<number> {
-  const left = await containersOf(dataDir, on);
+  const left = await allContainersOf(dataDir, on);
   for (const c of left) await on.json('DELETE', `/containers/${c.Id}?force=1`).catch(() => undefined);
+  for (const v of await volumesOf(dataDir, on)) await on.json('DELETE', `/volumes/${v.Name}`).catch(() => undefined);
   return left.length;
+}
+
+/** Every volume labelled with the instance of this DATA_DIR. */
+export async function volumesOf(dataDir: string, on: Engine = engine): Promise<{ Name: string; Labels: Record<string, string> }[]> {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${instanceName(dataDir)}`] }));
+  return (await on.json<{ Volumes: { Name: string; Labels: Record<string, string> }[] | null }>('GET', `/volumes?filters=${filters}`)).Volumes ?? [];
 }
 
 export interface SecondEngine {
