@@ -12,6 +12,7 @@ import type { Logger } from '../../src/log';
 import { createEngine, type Engine } from '../../src/runtime/docker/engine';
 import { builtinSoftwareDir } from '../../src/runtime/select-environment';
 import { fixtureSoftwareDir, type EnvironmentFactory } from '../runtime/helpers';
+import { runCli } from '../../src/cli';
 
 export const DOCKER_HOST = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
 export const engine: Engine = createEngine(DOCKER_HOST);
@@ -163,6 +164,41 @@ export async function secondEngine(): Promise<SecondEngine> {
       }
       await runNodeScript('stop', dir);
       fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `gsh …` in-process, as an operator runs it on this DATA_DIR: its exit code and what it printed. */
+export async function gsh(dataDir: string, ...argv: string[]): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const code = await runCli(argv, { DATA_DIR: dataDir }, (s) => lines.push(s), (s) => lines.push(s));
+  return { code, out: lines.join('\n') };
+}
+
+/**
+ * Watches every container of this DATA_DIR's instance on the engines (helpers too) while a test runs, reading each
+ * one's mounts once; `stop()` resolves with each mount seen as `type source`, so a test can show none is a bind.
+ */
+export function watchMounts(dataDir: string, engines: Engine[]): { stop(): Promise<string[]> } {
+  const seen = new Map<string, string[]>();
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      for (const e of engines) {
+        const all = await allContainersOf(dataDir, e).catch(() => [] as ContainerInfo[]);
+        for (const c of all.filter((c) => !seen.has(c.Id))) {
+          const inspect = await e.json<{ Mounts: { Type: string; Source: string; Name?: string }[] }>('GET', `/containers/${c.Id}/json`).catch(() => null);
+          if (inspect) seen.set(c.Id, inspect.Mounts.map((m) => `${m.Type} ${m.Name ?? m.Source}`));
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      on = false;
+      await loop;
+      return [...seen.values()].flat();
     },
   };
 }

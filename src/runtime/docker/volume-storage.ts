@@ -99,7 +99,10 @@ export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
     log.info('moved a server\'s folder into its volume', { serverId, entries: names.length });
   }
 
-  /** A stream of the engine's archive of `paths` (one tar, repacked when several); the helper goes when it ends. */
+  /**
+   * A stream of the engine's archive of `paths` (absolute in the helper: each entry named from the path's last
+   * part; one tar, repacked when several); the helper goes when it ends.
+   */
   function streamOut(serverId: string, paths: string[]): Promise<Readable> {
     return new Promise<Readable>((resolve, reject) => {
       helpers
@@ -150,7 +153,7 @@ export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
     async exportTar(serverId, paths) {
       if ((await legacy(serverId)).length > 0) return tarOf(folder(serverId), paths); // a running game's, still bind-mounted
       await helpers.run(o.volumeName(serverId), serverId, ['prepare', GAME_DIR]); // an interrupted restore put right first
-      return streamOut(serverId, paths);
+      return streamOut(serverId, paths.map((p) => `${GAME_DIR}/${p}`));
     },
     async importArchive(serverId, paths, archive, tag) {
       await ensure(serverId);
