@@ -16,6 +16,7 @@ import { buildImage } from './runtime/docker/image';
 import { builtinSoftwareDir } from './runtime/select-environment';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
+import { MOVE_HELP, MOVE_USAGE, runServerCli } from './cli-moves';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
 import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
@@ -30,6 +31,7 @@ const USAGE = `Usage:
   gsh user quota --email <email>
   gsh image build
 ${NODE_USAGE}
+${MOVE_USAGE}
 ${DB_USAGE}
   gsh config
 
@@ -45,6 +47,7 @@ image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST 
 files and modules and the software folders, with no registry, replacing any image of the same name; the service
 also builds it on each node's engine that lacks it.
 ${NODE_HELP}
+${MOVE_HELP}
 ${DB_HELP}
 config prints the configuration in effect for this environment (NAME=value), secrets hidden.`;
 
@@ -231,6 +234,7 @@ async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err:
 export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number | Promise<number> {
   if (argv.length === 2 && argv[0] === 'image' && argv[1] === 'build') return imageBuild(env, out, err);
   if (argv[0] === 'node' && !argv.includes('--help') && !argv.includes('-h')) return runNodeCli(argv.slice(1), env, out, err);
+  if (argv[0] === 'server' && !argv.includes('--help') && !argv.includes('-h')) return runServerCli(argv.slice(1), env, out, err);
   if (argv[0] === 'db' && !argv.includes('--help') && !argv.includes('-h')) return runDbCli(argv.slice(1), env, out, err);
   if (argv.length === 1 && argv[0] === 'config') return runConfigCli(env, out, err);
   try {

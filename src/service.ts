@@ -27,6 +27,7 @@ import { createLifecycle } from './runtime/lifecycle';
 import { createPower } from './runtime/power';
 import { createConsoles } from './runtime/consoles';
 import { createReconciler } from './runtime/reconcile';
+import { createMoves } from './runtime/moves';
 import { createNodeLoss } from './runtime/node-loss';
 import { createDiskWatcher } from './runtime/disk-watcher';
 import { createBackupScheduler } from './runtime/backup-schedule';
@@ -210,7 +211,8 @@ export function composeRuntime(deps: RuntimeDeps) {
   });
   const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
   const consoles = createConsoles({ doors, power, now });
-  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
+  const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: store.nodes.nodeOf, doors, transfer: deps.transfer, log, track: work.track });
+  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves });
   environment.onReachability?.(createNodeLoss({ doors, environment, log }));
   const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, storage, backupsFolder: backups.folder });
   const backupScheduler = createBackupScheduler({

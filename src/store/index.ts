@@ -12,6 +12,7 @@ import { createBackupsRepo } from './backups-repo';
 import { createKeptBackupsRepo } from './kept-backups-repo';
 import { createAlertsRepo } from './alerts-repo';
 import { createNodesRepo } from './nodes-repo';
+import { createMovesRepo } from './moves-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
@@ -50,6 +51,7 @@ export function createStore(
     alerts,
     servers: createServersRepo(db, clock, placer, quotas, memoryOf, events, serverWrites),
     nodes,
+    moves: createMovesRepo(db, clock, nodes, memoryOf, events, serverWrites),
     settings: createSettingsRepo(db, clock),
     playerLists: createPlayerListsRepo(db, clock),
     backups: createBackupsRepo(db, clock, events),

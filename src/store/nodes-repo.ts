@@ -79,6 +79,7 @@ export function createNodesRepo(
     plansOn: db.prepare('SELECT node, plan, COUNT(*) AS n FROM servers WHERE node IS NOT NULL GROUP BY node, plan'),
     nodeOf: db.prepare('SELECT node FROM servers WHERE id = ?').pluck(),
     on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
+    onWithPlans: db.prepare("SELECT id, plan FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id"),
   };
   const ports = portsIn(db);
 
@@ -110,17 +111,29 @@ export function createNodesRepo(
    * drained nor unreachable; ties go to the first name, so placement is repeatable. Every server on a node counts, running or not: a stopped server may start
    * at any time, and its plan's memory is promised to it.
    */
+  /** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, room, a free port), else null. */
+  function room(node: Node, memoryMb: number, used: Map<string, NodeUse>): number | null {
+    const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
+    if (node.draining || node.unreachableSince !== null || free < memoryMb || ports.free(...node.ports) <= 0) return null;
+    return free;
+  }
+
+  /** The node with the most free plan memory that takes a server of `memoryMb`, but `except`; ties: the first name. */
+  function best(memoryMb: number, except?: string): Node | null {
+    const used = use();
+    let found: { node: Node; free: number } | null = null;
+    for (const node of list()) {
+      const free = node.name === except ? null : room(node, memoryMb, used);
+      if (free !== null && (!found || free > found.free)) found = { node, free };
+    }
+    return found?.node ?? null;
+  }
+
   const placer: Placer = {
     place(memoryMb) {
-      const used = use();
-      let best: { node: Node; free: number } | null = null;
-      for (const node of list()) {
-        const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
-        if (node.draining || node.unreachableSince !== null || free < memoryMb || ports.free(...node.ports) <= 0) continue;
-        if (!best || free > best.free) best = { node, free };
-      }
-      if (!best) throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
-      return { node: best.node.name, host: best.node.publicHost, port: ports.draw(...best.node.ports)! };
+      const node = best(memoryMb);
+      if (!node) throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
+      return { node: node.name, host: node.publicHost, port: ports.draw(...node.ports)! };
     },
     checkResize(serverId, fromMb, toMb) {
       const name = q.nodeOf.get(serverId) as string | null | undefined;
@@ -135,6 +148,21 @@ export function createNodesRepo(
 
   return {
     placer,
+    /** Where a server of `memoryMb` on node `except` would best move (an evacuation, cli-moves.ts); null if nowhere. */
+    bestFor: (memoryMb: number, except: string): string | null => best(memoryMb, except)?.name ?? null,
+    /**
+     * A place on node `name` for a server of `memoryMb` coming from another node (a move's switch, inside its
+     * transaction, moves-repo.ts): its public host and a free port drawn from its range; null with the reason when
+     * the node does not take it now.
+     */
+    placeOn(name: string, memoryMb: number): { place: { node: string; host: string; port: number } } | { refused: string } {
+      const node = list().find((n) => n.name === name);
+      if (!node) return { refused: `there is no node ${name}` };
+      if (room(node, memoryMb, use()) === null) {
+        return { refused: `node ${name} does not take a server of ${memoryMb} MiB now (drained, unreachable, or out of memory or ports)` };
+      }
+      return { place: { node: name, host: node.publicHost, port: ports.draw(...node.ports)! } };
+    },
     list,
     get(name: string): Node | undefined {
       const row = q.one.get(name) as NodeRow | undefined;
@@ -175,6 +203,8 @@ export function createNodesRepo(
     serverIdsOn(name: string): string[] {
       return q.on.all(name) as string[];
     },
+    /** The same, with each server's plan (an evacuation picks each one's new node by its plan's memory). */
+    serversOn: (name: string): { id: string; plan: string }[] => q.onWithPlans.all(name) as { id: string; plan: string }[],
   };
 }
 
