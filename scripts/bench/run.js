@@ -12,6 +12,7 @@
  *   docker   ~5 min   RUNTIME=docker vs local: start → running, service CPU and game memory per game (docker.js)
  *   webhooks ~4 min   event write overhead on create, delivery throughput, outbox backlog drain (webhooks.js)
  *   backups  ~1 min   archive MB/s vs tar czf; service RSS while a 200 MB archive downloads (backups.js)
+ *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -25,11 +26,12 @@ const { runStreams } = require('./streams');
 const { runDocker } = require('./docker');
 const { runWebhooks } = require('./webhooks');
 const { runBackups } = require('./backups');
+const { runNodes } = require('./nodes');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
 const TARGET = { apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
 const PARTS = ['api', 'metrics', 'runtime', 'streams'];
-const OPTIONAL = ['docker', 'webhooks', 'backups'];
+const OPTIONAL = ['docker', 'webhooks', 'backups', 'nodes'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -47,6 +49,7 @@ async function main() {
     docker: () => runDocker(quick ? { runs: 1, running: 2, windowS: 5 } : {}),
     webhooks: () => runWebhooks(quick ? { creates: 200, deliveries: 500 } : {}),
     backups: () => runBackups(quick ? { worldMb: 20, downloadMb: 20, rounds: 1 } : {}),
+    nodes: () => runNodes(quick ? { mb: 20, rounds: 1 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -131,6 +134,14 @@ function table(out) {
     const { throughput: t, download: d } = bk;
     rows.push(['backups', `archive MB/s, ours vs tar czf (${t.mb} MB world)`, fmt(t.ours_mb_s, 1), fmt(t.tar_mb_s, 1), fmt(t.ratio, 2), `≥ ${TARGET.archiveRatio}`, mark(t.ratio >= TARGET.archiveRatio)]);
     rows.push(['backups', `RSS growth MB while a ${d.mb} MB archive downloads`, fmt(d.rss_growth_mb, 1), fmt(d.rss_before_mb, 0), '', `< ${TARGET.downloadGrowthMb} MB`, mark(d.rss_growth_mb < TARGET.downloadGrowthMb)]);
+  }
+  const nd = out.parts.nodes;
+  if (nd) {
+    const { backup: b, move: m } = nd;
+    rows.push(['nodes', `backup of a running server s, live vs stop (${nd.world_mb} MB more world)`, fmt(b.live_ms / 1000, 2), fmt(b.stop_ms / 1000, 2), fmt(b.ratio, 2), '', '']);
+    rows.push(['nodes', 'players off during a backup s, live vs stop (until running again)', '0', fmt(b.stop_offline_ms / 1000, 2), '', '', '']);
+    rows.push(['nodes', `move s per 100 MB of volume vs a bare engine-to-engine copy (${fmt(m.volume_mb, 0)} MB)`, fmt(m.move_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.ratio, 2), '', '']);
+    rows.push(['nodes', 'of which copy and check s per 100 MB', fmt(m.copy_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.copy_ms_per_100mb / m.bare_ms_per_100mb, 2), '', '']);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {
