@@ -5,7 +5,8 @@
 // the first (its row there, its game stopped, nothing running anywhere), and the next service life finishes the move:
 // running on the second node at a new address (server.updated), the old volume gone, the block and the file in its
 // world. `gsh node drain --evacuate` moves it back; a move whose target engine stops midway fails, and the server runs
-// again where it was, the partial copy removed once that engine answers again. All along, the server never runs on
+// again where it was, the partial copy removed once that engine answers again; a move whose source engine stops
+// midway fails too, and the server runs again on that node once it answers. All along, the server never runs on
 // both nodes at once. Ports 29060-29079.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
@@ -114,7 +115,7 @@ async function putIntoVolume(on: Engine, serverId: string, files: Record<string,
   }
 }
 
-test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it back; a target engine gone undoes a move', async () => {
+test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it back; either engine gone undoes a move', async () => {
   for (const [name, host, [low, high]] of [['one', DOCKER_HOST, PORTS.one], ['two', two.dockerHost, PORTS.two]] as const) {
     expect(await gsh(dataDir, 'node', 'add', '--name', name, '--docker-host', host, '--public-host', '127.0.0.1', '--memory-mb', '2000', '--ports', `${low}-${high}`)).toMatchObject({ code: 0 });
   }
@@ -202,6 +203,23 @@ test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it ba
   expect(inRange((await server()).address.port, PORTS.one)).toBe(true);
   await two.start();
   await until('the partial copy removed', async () => (lastMove(id)?.leftover === null && (await volumesOf(dataDir, two.engine)).length === 0) || undefined, 120_000);
+
+  // The source engine stops while the copy streams out of it (128 MiB more, so the copy outlasts the engine's
+  // stop): the move fails, the server stays on node two (`unreachable` while its engine is away, running again
+  // there once it answers), and the partial copy on node one goes at once.
+  expect(await gsh(dataDir, 'server', 'move', id, '--to', 'two')).toMatchObject({ code: 0 });
+  await until('running on node two', async () => (await server()).state === 'running' || undefined, 120_000);
+  await putIntoVolume(two.engine, id, { 'world/filler-2.bin': Buffer.alloc(128 * MIB, 9) });
+  expect((await gsh(dataDir, 'server', 'move', id, '--to', 'one', '--no-wait')).code).toBe(0);
+  await until('the copy streaming into node one', async () => (lastMove(id)?.status === 'copying' && (await helperOn(engine, id))) || undefined, 120_000);
+  await two.stop();
+  await until('the move failed', async () => lastMove(id)?.status === 'failed' || undefined, 180_000);
+  await until('the partial copy on node one removed', async () => (lastMove(id)?.leftover === null && (await volumesOf(dataDir, engine)).length === 0) || undefined, 60_000);
+  await until('unreachable on node two', async () => (await server()).state === 'unreachable' || undefined, 60_000);
+  await two.start();
+  await until('running on node two again', async () => (await server()).state === 'running' || undefined, 180_000);
+  expect(inRange((await server()).address.port, PORTS.two)).toBe(true);
+  expect([(await containersOf(dataDir, engine)).length, (await volumesOf(dataDir, two.engine)).length]).toEqual([0, 1]);
 
   expect(await running.stop()).toBe(1); // never on both nodes at once
   expect((await api('DELETE', `/v1/servers/${id}`)).status).toBe(202);
