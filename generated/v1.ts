@@ -279,8 +279,6 @@ export interface paths {
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
-                /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
             };
             cookie?: never;
         };
@@ -299,7 +297,8 @@ export interface paths {
         /**
          * Turn the whitelist on or off
          * @description Turns the whitelist on (only the names on it may join) or off. At once while the server runs (players
-         *     online who are not on it stay until they leave), and at every start. Other lists have no switch (`400`).
+         *     online who are not on it stay until they leave), and at every start. Only the whitelist has a switch: the
+         *     path's `list` is `whitelist` (another list is a `400` pointing at `/path/list`).
          */
         patch: operations["updateServerPlayerList"];
         trace?: never;
@@ -333,6 +332,33 @@ export interface paths {
          * @description Takes the name off the list, at once while the server runs and for every start. A name not on the list answers `404`.
          */
         delete: operations["removeServerPlayerListEntry"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/kicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Kick a player
+         * @description Disconnects a player who is online, with a reason they see; they may join again (to keep them out, add
+         *     them to the bans list: `…/players/bans/{name}`). The server must be `running`, and its software able to
+         *     kick (`VersionDetail.kick`): otherwise `409 invalid_state`. The player must be online now, their name in
+         *     any case: otherwise `409 player_not_online`. The game is told at once, and the player's `player.left`
+         *     event follows with `reason: kick`. The command shows on the console as an `input` line naming the caller.
+         */
+        post: operations["kickServerPlayer"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -570,6 +596,249 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's members
+         * @description The accounts this server is shared with, oldest first, invited ones included. Only its owner sees them.
+         */
+        get: operations["listServerMembers"];
+        put?: never;
+        /**
+         * Share a server with an account
+         * @description Adds the account with this `email` as a member, with `permissions` (empty: the member only reads the
+         *     server, its metrics and its streams). The answer is the same whether or not an account with that email
+         *     exists: a membership without one waits, `invited`, and applies once the account is made. The owner's own
+         *     email is refused (`400 validation_failed`), an email already a member is `409 member_exists`. At most 20
+         *     members per server (the operator may set another figure; `403 quota_exceeded`, quota `members`).
+         */
+        post: operations["createServerMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/members/{member_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a member
+         * @description One member of the server, with their permissions.
+         */
+        get: operations["getServerMember"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Ends the membership: from now on the account gets `404` for this server, as for any server not theirs,
+         *     its events no longer reach them, and their open streams of it end within a second.
+         */
+        delete: operations["deleteServerMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's permissions
+         * @description Replaces the member's permissions. Their open streams that the new permissions no longer allow (a console
+         *     stream without `console`) end within a second.
+         */
+        patch: operations["updateServerMember"];
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's schedules
+         * @description The server's schedules, oldest first, each with when it runs next.
+         */
+        get: operations["listServerSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description A schedule runs its `tasks` in order at each time its `cron` (five fields: minute, hour, day of month,
+         *     month, day of week) names in its `time_zone` (an IANA name; `UTC` when left out), while `enabled`. Each
+         *     task waits its `delay_seconds` after the previous one ended: a power action until it succeeded or failed, a
+         *     backup until its archive is ready, a command once sent. A task that fails ends the run (the rest are
+         *     `skipped`). With `only_when`, a run whose time comes while the server is not `running` (or, for
+         *     `players_online`, has nobody online) is recorded as `skipped` and does nothing.
+         *
+         *     A member needs the permission of every task's type: `console` for a command, `power` for a power action,
+         *     `backups` for a backup (`403 missing_permission`). At most 10 schedules per server and 10 tasks per
+         *     schedule (the operator may set other figures; `403 quota_exceeded`, quota `schedules` or
+         *     `schedule_tasks`).
+         */
+        post: operations["createServerSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a schedule
+         * @description One of the server's schedules, with when it runs next.
+         */
+        get: operations["getServerSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description Deletes the schedule and its runs' records. A run under way ends after the task it is on; the tasks after
+         *     it are `skipped`. A member needs the permission of every task (`403 missing_permission`).
+         */
+        delete: operations["deleteServerSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Changes the fields given (at least one); `tasks` replaces the whole list. A new `cron`, `time_zone` or
+         *     `enabled` sets the next run from now. A member needs the permission of every task, of the schedule as it
+         *     is and as it becomes (`403 missing_permission`). More tasks than a schedule may have are
+         *     `403 quota_exceeded` (quota `schedule_tasks`). A run under way goes on as it began.
+         */
+        patch: operations["updateServerSchedule"];
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a schedule now
+         * @description Starts a run now, whatever its `cron`, `enabled` and `only_when` say, and answers `202` with the run,
+         *     `running`; its tasks run in the background (poll the run, or follow `schedule.ran` and `schedule.failed`
+         *     events). The run's next scheduled time does not change. While a run of this schedule is under way the
+         *     answer is `409 schedule_running`; on a server being deleted `409 invalid_state`. A member needs the
+         *     permission of every task (`403 missing_permission`).
+         */
+        post: operations["runServerSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a schedule's runs
+         * @description The schedule's recorded runs, newest first, each with every task's outcome: the last 100 are kept.
+         */
+        get: operations["listServerScheduleRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+                /** @description The run's id. */
+                run_id: components["schemas"]["ScheduleRunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a schedule's run
+         * @description One run of the schedule, with every task's outcome so far.
+         */
+        get: operations["getServerScheduleRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedule-times": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The next times a cron names
+         * @description The next `count` times (UTC) a schedule with this `cron` and `time_zone` would run, from now: to check an
+         *     expression before a schedule uses it (the dashboard's cron helper does). A cron or time zone a schedule
+         *     would refuse answers `400 validation_failed` naming the parameter.
+         */
+        get: operations["listScheduleTimes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/settings": {
         parameters: {
             query?: never;
@@ -617,21 +886,26 @@ export interface paths {
         };
         /**
          * Get TPS, RAM, CPU and players over a time range
-         * @description The latest sample (`now`, `null` when the server is not running) and the history of the last `range`,
-         *     as at most 500 points, each with min / avg / max over its `resolution_seconds`, plus a summary of the
-         *     window. Samples are taken every 5 seconds while the server runs (the operator may change this).
-         *     History is kept per sample for about 3 hours, per minute for 27 hours and per hour for 62 days; each
-         *     range is read from the finest level that answers it in at most 1,500 rows, then grouped into at most
-         *     500 points:
+         * @description The latest sample (`now`, `null` when the server is not running) and the history of a window, as at
+         *     most 500 points, each with min / avg / max over its `resolution_seconds`, plus a summary of the window.
+         *     The window ends at `to` (default: now) and starts at `from`, or `range` before `to` (default `1h`), so
+         *     `?range=24h` is the last day and `?from=2026-11-17T18:00:00Z&to=2026-11-17T22:00:00Z` an evening last
+         *     week. It is 5 minutes to 60 days long; `from` and `range` together, `from` not before `to`, or a window
+         *     outside those bounds answer `400` naming the parameter. Samples are taken every 5 seconds while the server
+         *     runs (the operator may change this). History is kept per sample for about 3 hours, per minute for 27
+         *     hours and per hour for 62 days; each window is read from the finest level that still holds its start and
+         *     answers it in at most 1,500 rows, then grouped into at most 500 points:
          *
-         *     | range | read from | resolution |
+         *     | window length | read from | resolution |
          *     |---|---|---|
          *     | up to 41 minutes | samples | 5 s |
          *     | up to about 2 hours | samples | 10–30 s |
          *     | up to 25 hours | minutes | 1–5 min |
          *     | up to 60 days | hours | 1–3 h |
          *
-         *     Buckets without samples (the server was stopped) are left out. History stays readable after the server stops.
+         *     A window that starts before the samples are kept is read from minutes, one before the minutes are kept
+         *     from hours, at their resolution. Buckets without samples (the server was stopped) are left out. History
+         *     stays readable after the server stops.
          */
         get: operations["getServerMetrics"];
         put?: never;
@@ -776,7 +1050,11 @@ export interface paths {
         };
         /**
          * List your tokens
-         * @description Lists your tokens that are not revoked, oldest first. Secrets are never shown again; `prefix` helps you tell them apart.
+         * @description Lists your tokens that are not revoked and that the calling token sees (the Tokens tag: itself and the
+         *     tokens made from it, or all of them for a token you made with every scope), oldest first. Secrets are never
+         *     shown again; `prefix` helps you tell them apart. The short-lived tokens the dashboard hands its own pages
+         *     while you are signed in are not listed: they are not yours to manage, end with their page or session, and
+         *     do not count against your token quota.
          */
         get: operations["listTokens"];
         put?: never;
@@ -788,8 +1066,10 @@ export interface paths {
          *     The new token expires no later than the calling token: when `expires_in_seconds` is left out, it expires
          *     when the calling token does; asking for a later expiry, or for none (`null`), while the calling token
          *     expires is a `400` with the pointer `/body/expires_in_seconds`, and creates nothing. A calling token
-         *     that never expires sets no bound. Tokens made in the dashboard's Settings (through the page's own
-         *     short-lived token, for the signed-in user) are not bound by that page token's lifetime.
+         *     that never expires sets no expiry, but the new token is its child and is revoked with it (the Tokens tag).
+         *     Tokens made in the dashboard's Settings (through the page's own short-lived token, for the signed-in user)
+         *     are not bound by that page token's lifetime, and are not its children: they are yours, as if made with
+         *     the CLI.
          *
          *     An account may hold a limited number of live tokens (50 unless the operator changes it; revoked and
          *     expired tokens do not count, nor the dashboard page's own). Past it the answer is `403` with code
@@ -814,14 +1094,18 @@ export interface paths {
         };
         /**
          * Get a token
-         * @description Returns one of your tokens that is not revoked (without its secret).
+         * @description Returns one of your tokens that is not revoked (without its secret). A token the calling token does not
+         *     see (the Tokens tag) answers `404`.
          */
         get: operations["getToken"];
         put?: never;
         post?: never;
         /**
          * Revoke a token
-         * @description Revokes one of your tokens. It is refused with `401` from the next request on, including when a token revokes itself.
+         * @description Revokes one of your tokens, and every token made from it, at any depth (each with its `token.revoked`
+         *     event). They are refused with `401` from the next request on, including when a token revokes itself, and
+         *     their event streams end within a second. A token the calling token does not see (the Tokens tag) answers
+         *     `404` and is left as it is.
          */
         delete: operations["revokeToken"];
         options?: never;
@@ -900,9 +1184,11 @@ export interface paths {
          *     `webhook-timestamp`, `webhook-signature`: `v1,` and the base64 HMAC-SHA256 of `id.timestamp.body` with
          *     the secret's key). The secret (`whsec_…`) is in this answer only.
          *
-         *     The URL must be `https:`; its host must not resolve to a loopback, private, link-local, shared or
-         *     metadata address (`400`, pointer `/body/url`). The service checks again at each delivery, and connects to
-         *     the exact address it checked. An operator of a private deployment may allow private addresses and `http:`.
+         *     The URL must be `https:` on port 443 or 8443; its host must not resolve to a loopback, private,
+         *     link-local, shared, metadata or other non-global address, also not one carried inside an IPv6 address
+         *     (`400`, pointer `/body/url`; see the Webhooks tag). The service checks again at each delivery, and connects
+         *     to the exact address it checked. An operator of a private deployment may allow private addresses, `http:`
+         *     and any port.
          *     At most 10 webhooks per account (`403 quota_exceeded`, quota `webhooks`).
          */
         post: operations["createWebhook"];
@@ -1024,7 +1310,491 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "server.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.created
+         * @description A server was created; `data.server` is the server as it is then. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.updated
+         * @description A server was renamed or changed plan (or its idle stop or backup schedule changed); `data.server` is the server after the change. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.deleted
+         * @description A server and its files are gone; `data.name` is what it was called. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.state_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.state_changed
+         * @description The observed state of a server changed (`data.from`, `data.to`; the transitions are in the Servers tag). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverStateChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "server.crashed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.crashed
+         * @description A server exited without being asked to; `data.crash` is the crash record (`GET …/crashes`). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverCrashedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * action.succeeded
+         * @description A power action (or a restore) ended well; `data.action` is the action. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["actionSucceededWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * action.failed
+         * @description A power action (or a restore) failed; `data.action.error` says why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["actionFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player.joined": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.joined
+         * @description A player joined a server, as the game reports it; `data.player`. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["playerJoinedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player.left": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player.left
+         * @description A player left a server, as the game reports it; `data.player`. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["playerLeftWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * token.created
+         * @description An API token of the account was created (never its secret). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["tokenCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * token.revoked
+         * @description An API token of the account was revoked. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["tokenRevokedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.disabled
+         * @description A webhook of the account was disabled after failing for too long. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["webhookDisabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description Sent by `POST /v1/webhooks/{webhook_id}/test`, to that webhook only, also while it is disabled. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["webhookTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.created
+         * @description A backup was asked for (`pending`). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.ready
+         * @description A backup's archive is made (`ready`, with its size and SHA-256). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupReadyWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.failed
+         * @description A backup failed; `data.backup.error` says why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "backup.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * backup.deleted
+         * @description A backup was deleted (by its owner, or to make room for a new automatic one). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["backupDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.disk_warning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * quota.disk_warning
+         * @description A server's folder crossed 90% of its plan's disk space. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["quotaDiskWarningWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "quota.disk_exceeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * quota.disk_exceeded
+         * @description A server's folder went over its plan's disk space, and the service stopped it. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["quotaDiskExceededWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.triggered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.triggered
+         * @description An alert rule of a server triggered. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["alertTriggeredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "alert.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * alert.resolved
+         * @description An alert rule of a server resolved. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["alertResolvedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "schedule.ran": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * schedule.ran
+         * @description A schedule's run ended `succeeded` or `skipped`; `data.run` says how each task went. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["scheduleRanWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "schedule.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * schedule.failed
+         * @description A schedule's run ended `failed`; `data.run` says which task failed and why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["scheduleFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -1044,7 +1814,11 @@ export interface components {
          */
         Timestamp: string;
         /**
-         * @description A name for people; no control characters, no unpaired UTF-16 surrogates, no leading or trailing spaces.
+         * @description A name for people; no leading or trailing spaces, no control characters (C0 U+0000–U+001F, DEL U+007F, C1
+         *     U+0080–U+009F) and no unpaired UTF-16 surrogates. The pattern refuses surrogates as the range
+         *     U+D7FF–U+E000, which also takes the two characters around them (an unassigned one and the first private-use
+         *     one): written so, it reads the same in ECMA-262, Python `re` and Rust `regex` engines, which cannot all
+         *     name a surrogate (Rust refuses `\uD800`).
          * @example Survival with friends
          */
         ServerName: string;
@@ -1135,6 +1909,7 @@ export interface components {
             idle_stop_minutes: components["schemas"]["IdleStopMinutes"];
             /** @description Automatic backups (`BackupSchedule`), or `null` for none. */
             backup_schedule: components["schemas"]["BackupSchedule"] | null;
+            access: components["schemas"]["ServerAccess"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1174,27 +1949,41 @@ export interface components {
         /**
          * @description When the service backs the server up by itself: `every_hours` (an interval, counted from the last
          *     automatic backup, or from when the schedule was set) or `cron` (five fields, minute hour day month
-         *     weekday, in UTC), exactly one of them. `keep` is how many automatic backups are kept, at most the plan's
-         *     `backups` (its default). The schedule is looked at every minute; a backup that cannot start then (an
-         *     action or another backup under way, the server being installed) is made at the next look.
+         *     weekday, in UTC), exactly one of them (`IntervalBackupSchedule` or `CronBackupSchedule`; neither, or both,
+         *     is a `400`). `keep` is how many automatic backups are kept, at most the plan's `backups` (its default).
+         *     The schedule is looked at every minute; a backup that cannot start then (an action or another backup under
+         *     way, the server being installed) is made at the next look.
+         * @example {
+         *       "every_hours": 6,
+         *       "keep": 2
+         *     }
          */
-        BackupSchedule: {
+        BackupSchedule: components["schemas"]["IntervalBackupSchedule"] | components["schemas"]["CronBackupSchedule"];
+        /** @description A backup every `every_hours` hours, counted from the last automatic backup (or from when the schedule was set). */
+        IntervalBackupSchedule: {
             /**
              * Format: int32
+             * @description Hours between two automatic backups.
              * @example 6
              */
-            every_hours?: number;
+            every_hours: number;
+            keep?: components["schemas"]["BackupKeep"];
+        };
+        /** @description A backup at each time a five-field cron expression names, in UTC. */
+        CronBackupSchedule: {
             /**
-             * @description A five-field cron expression, in UTC.
+             * @description A five-field cron expression (minute hour day month weekday), in UTC.
              * @example 0 4 * * *
              */
-            cron?: string;
-            /**
-             * Format: int32
-             * @example 2
-             */
-            keep?: number;
+            cron: string;
+            keep?: components["schemas"]["BackupKeep"];
         };
+        /**
+         * Format: int32
+         * @description How many automatic backups are kept, at most the plan's `backups` (its default).
+         * @example 2
+         */
+        BackupKeep: number;
         /**
          * Format: int32
          * @description Idle stop: a running server with no player online for this many minutes is stopped, by a `stop` action
@@ -1288,7 +2077,8 @@ export interface components {
             data: components["schemas"]["Version"][];
         };
         /**
-         * @description A setting's value; its type is the one its schema gives.
+         * @description A setting's value; its type is the one its schema gives. (One branch per JSON type rather than a type
+         *     list: some generators, kubb among them, cannot read a list of several non-null types.)
          * @example A flying-squid server
          */
         SettingValue: string | number | boolean;
@@ -1302,7 +2092,7 @@ export interface components {
          *     }
          */
         SettingsChange: {
-            [key: string]: string | number | boolean | null;
+            [key: string]: components["schemas"]["SettingValue"] | null;
         };
         /** @description A server's settings. */
         ServerSettings: {
@@ -1374,15 +2164,16 @@ export interface components {
              */
             type: "string" | "integer" | "number" | "boolean";
             /**
+             * @description The setting's short name for people, a form's label (the built-in software gives every setting one; an operator's definition may leave it out).
+             * @example Message of the day
+             */
+            title?: string;
+            /**
              * @description What the setting does, for people.
              * @example The message of the day players see in their server list.
              */
             description: string;
-            /**
-             * @description The value a server has until its owner sets one.
-             * @example A flying-squid server
-             */
-            default?: string | number | boolean;
+            default?: components["schemas"]["SettingValue"];
             /**
              * @description The only values allowed.
              * @example [
@@ -1392,7 +2183,7 @@ export interface components {
              *       "spectator"
              *     ]
              */
-            enum?: (string | number | boolean)[];
+            enum?: components["schemas"]["SettingValue"][];
             /**
              * @description The smallest value allowed (numbers).
              * @example 2
@@ -1449,6 +2240,11 @@ export interface components {
             /** @description The player lists a server of this version keeps (`…/players/{list}`); the others answer `404`. */
             player_lists: components["schemas"]["PlayerListName"][];
             /**
+             * @description Whether a server of this version can kick a player (`kickServerPlayer`).
+             * @example true
+             */
+            kick: boolean;
+            /**
              * @description How its backups are made while it runs (`VersionBackup`): a `live` backup keeps players connected, a
              *     `stop` backup disconnects them while the world is archived. `null` when its servers cannot be backed up.
              * @example {
@@ -1464,10 +2260,32 @@ export interface components {
          */
         PlayerListName: "whitelist" | "operators" | "bans";
         /**
+         * @description A player list with an on/off switch.
+         * @example whitelist
+         * @enum {string}
+         */
+        SwitchablePlayerListName: "whitelist";
+        /**
          * @description A player's name (the letters, digits and underscores both games accept, up to 16).
          * @example Steve
          */
         PlayerName: string;
+        /** @description Who to kick, and what they are told. */
+        KickRequest: {
+            player: components["schemas"]["PlayerName"];
+            reason?: components["schemas"]["KickReason"];
+        };
+        /**
+         * @description What the player is told: one line of text without control characters (as `ConsoleCommand.command`).
+         *     Absent: "Kicked from the server."
+         * @example Please keep the chat friendly.
+         */
+        KickReason: string;
+        /** @description A kick the game was told to carry out. */
+        Kick: {
+            player: components["schemas"]["Player"];
+            reason: components["schemas"]["KickReason"];
+        };
         /** @description A name on a list. */
         PlayerListEntry: {
             name: components["schemas"]["PlayerName"];
@@ -1507,7 +2325,7 @@ export interface components {
              * @description How the archive was made (`BackupConsistency`): `live`, while the game ran with its world saving paused
              *     (its players stayed connected), or `stop`, with the game not running (stopped for the backup if it
              *     ran). `null` until `ready`. Always present on a backup read from `…/backups`; absent from events
-             *     recorded before version 1.2.0 of this document and from a kept backup's `backup.deleted`.
+             *     recorded before version 1.4.0 of this document and from a kept backup's `backup.deleted`.
              * @example live
              */
             consistency?: components["schemas"]["BackupConsistency"] | null;
@@ -1604,21 +2422,34 @@ export interface components {
          * @enum {string}
          */
         AlertComparison: "below" | "above";
-        /** @description A rule: a metric condition held for a while, or any crash. */
-        CreateAlertRuleRequest: {
-            kind: components["schemas"]["AlertKind"];
+        /**
+         * @description A rule, by its `kind`: a metric condition held for a while (`MetricAlertRuleRequest`), or any crash
+         *     (`CrashAlertRuleRequest`), which takes no `metric`, `comparison`, `threshold` or `duration_seconds`.
+         * @example {
+         *       "kind": "metric",
+         *       "name": "Lag",
+         *       "metric": "tps",
+         *       "comparison": "below",
+         *       "threshold": 15,
+         *       "duration_seconds": 120
+         *     }
+         */
+        CreateAlertRuleRequest: components["schemas"]["MetricAlertRuleRequest"] | components["schemas"]["CrashAlertRuleRequest"];
+        /** @description A rule on a metric: "`metric` is `comparison` `threshold` for `duration_seconds`". */
+        MetricAlertRuleRequest: {
             /**
-             * @description A name of your choosing, shown with its events.
-             * @example Lag
+             * @description `metric`. (enum property replaced by openapi-typescript)
+             * @enum {string}
              */
-            name?: string;
-            metric?: components["schemas"]["AlertMetric"];
-            comparison?: components["schemas"]["AlertComparison"];
+            kind: "metric";
+            name?: components["schemas"]["AlertRuleName"];
+            metric: components["schemas"]["AlertMetric"];
+            comparison: components["schemas"]["AlertComparison"];
             /**
              * @description The value the metric is compared with (a sample exactly at the threshold does not meet it).
              * @example 15
              */
-            threshold?: number;
+            threshold: number;
             /**
              * Format: int32
              * @description How long the condition must hold before the rule triggers, and not hold before it resolves.
@@ -1627,6 +2458,20 @@ export interface components {
              */
             duration_seconds: number;
         };
+        /** @description A rule on any crash of the server; it triggers on each crash and resolves when the server runs again. */
+        CrashAlertRuleRequest: {
+            /**
+             * @description `crash`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            kind: "crash";
+            name?: components["schemas"]["AlertRuleName"];
+        };
+        /**
+         * @description A name of your choosing, shown with its events; no control characters (C0, DEL, C1), as `ServerName`.
+         * @example Lag
+         */
+        AlertRuleName: string;
         /** @description An alert rule and whether it is firing. */
         AlertRule: {
             id: components["schemas"]["AlertRuleId"];
@@ -1687,12 +2532,13 @@ export interface components {
         AlertEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "alert.triggered" | "alert.resolved";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The rule as it is after the change, and what changed it. */
             data: {
                 alert: components["schemas"]["AlertRule"];
@@ -1708,6 +2554,490 @@ export interface components {
                 reason: string | null;
             };
         };
+        /**
+         * @description What a member may do on a shared server besides reading it, its metrics, its actions and its schedules
+         *     (which every member may): `console` (read the console, its crashes' last lines, and send commands),
+         *     `power` (start, stop, restart, kill), `settings` (read and change the game settings), `players` (who is
+         *     online, the player lists), `backups` (make, download, delete and restore backups), `alerts` (the alert
+         *     rules). More may be added within v1.
+         * @example console
+         * @enum {string}
+         */
+        MemberPermission: "console" | "power" | "settings" | "players" | "backups" | "alerts";
+        /**
+         * @description Permissions, each at most once; empty for a member who only reads.
+         * @example [
+         *       "console",
+         *       "power"
+         *     ]
+         */
+        MemberPermissions: components["schemas"]["MemberPermission"][];
+        /**
+         * @description `missing_permission` only (an RFC 9457 §3.2 extension member of `Problem`): the permission the operation
+         *     needs on this shared server, a `MemberPermission`, or `owner` for what only the owner may do (delete or
+         *     change the server, manage its members).
+         * @example power
+         * @enum {string}
+         */
+        RequiredPermission: "owner" | "console" | "power" | "settings" | "players" | "backups" | "alerts";
+        /**
+         * @description What you may do on this server: as its `owner`, everything (its `permissions` list them all); as a
+         *     `member` (it is shared with you), read it and what `permissions` lists.
+         * @example {
+         *       "role": "member",
+         *       "permissions": [
+         *         "console",
+         *         "power"
+         *       ]
+         *     }
+         */
+        ServerAccess: {
+            /**
+             * @description `owner`: the server is yours; `member`: its owner shares it with you.
+             * @example owner
+             * @enum {string}
+             */
+            role: "owner" | "member";
+            permissions: components["schemas"]["MemberPermissions"];
+        };
+        /**
+         * @description A member's id.
+         * @example mem_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        MemberId: string;
+        /**
+         * Format: email
+         * @description The email of the account the server is shared with (compared without regard to case).
+         * @example friend@example.com
+         */
+        MemberEmail: string;
+        /** @description An account a server is shared with. */
+        Member: {
+            id: components["schemas"]["MemberId"];
+            server_id: components["schemas"]["ServerId"];
+            email: components["schemas"]["MemberEmail"];
+            /**
+             * @description `invited` until the member first uses the server (the membership applies as soon as an account with
+             *     that email exists, but whether one does is not shown), `active` from then on.
+             * @example active
+             * @enum {string}
+             */
+            status: "invited" | "active";
+            /**
+             * @description The member's account id once `active` (events name it as their `actor`); `null` while `invited`.
+             * @example usr_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            user_id: string | null;
+            permissions: components["schemas"]["MemberPermissions"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of members. */
+        MemberList: {
+            /** @description The members on this page, oldest first. */
+            data: components["schemas"]["Member"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * @description Whom to share the server with, and what they may do.
+         * @example {
+         *       "email": "friend@example.com",
+         *       "permissions": [
+         *         "console",
+         *         "power"
+         *       ]
+         *     }
+         */
+        CreateMemberRequest: {
+            email: components["schemas"]["MemberEmail"];
+            permissions: components["schemas"]["MemberPermissions"];
+        };
+        /**
+         * @description The member's new permissions (all of them).
+         * @example {
+         *       "permissions": [
+         *         "console",
+         *         "power",
+         *         "backups"
+         *       ]
+         *     }
+         */
+        UpdateMemberRequest: {
+            permissions: components["schemas"]["MemberPermissions"];
+        };
+        /**
+         * @description A schedule's id.
+         * @example sch_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        ScheduleId: string;
+        /**
+         * @description A schedule run's id.
+         * @example run_mi9x2k3r2c0Ks4NtV7xDp9e
+         */
+        ScheduleRunId: string;
+        /**
+         * @description A name for people; no control characters, not only spaces.
+         * @example Nightly restart
+         */
+        ScheduleName: string;
+        /**
+         * @description When it runs: a cron expression of five fields, minute, hour, day of month, month and day of week
+         *     (`0 4 * * *`: every day at 04:00; `*\/30 * * * *`: every half hour), read in the schedule's `time_zone`.
+         * @example 0 4 * * *
+         */
+        ScheduleCron: string;
+        /**
+         * @description An IANA time zone name (`Europe/Berlin`, `America/New_York`) or `UTC`.
+         * @example Europe/Berlin
+         */
+        TimeZone: string;
+        /**
+         * @description When a scheduled run does its tasks: `running`, only while the server is `running`; `players_online`, only
+         *     while someone is online on it. Otherwise the run is recorded as `skipped`.
+         * @example running
+         * @enum {string}
+         */
+        ScheduleCondition: "running" | "players_online";
+        /**
+         * Format: int32
+         * @description Seconds to wait after the previous task ended (for the first task, after the run began).
+         * @default 0
+         * @example 300
+         */
+        TaskDelaySeconds: number;
+        /**
+         * @description `start`, `stop`, `restart` or `kill` (createServerAction says what each does).
+         * @example start
+         * @enum {string}
+         */
+        PowerActionType: "start" | "stop" | "restart" | "kill";
+        /** @description One step of a schedule, by its `type`. */
+        ScheduleTask: components["schemas"]["CommandTask"] | components["schemas"]["PowerTask"] | components["schemas"]["BackupTask"];
+        /** @description Sends a line to the game's console (as sendServerCommand does); fails unless the server is `running`. */
+        CommandTask: {
+            /**
+             * @description `command`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "command";
+            command: components["schemas"]["CommandText"];
+            delay_seconds?: components["schemas"]["TaskDelaySeconds"];
+        };
+        /** @description A power action (as createServerAction asks for one); the task ends when the action does. */
+        PowerTask: {
+            /**
+             * @description `power`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "power";
+            action: components["schemas"]["PowerActionType"];
+            delay_seconds?: components["schemas"]["TaskDelaySeconds"];
+        };
+        /**
+         * @description A backup (as createServerBackup makes one, marked `automatic`, so the oldest automatic backups make room
+         *     under the plan's `backups`); the task ends when the archive is ready.
+         */
+        BackupTask: {
+            /**
+             * @description `backup`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "backup";
+            delay_seconds?: components["schemas"]["TaskDelaySeconds"];
+        };
+        /**
+         * @description The tasks, in the order they run.
+         * @example [
+         *       {
+         *         "type": "command",
+         *         "command": "say Restarting in 5 minutes"
+         *       },
+         *       {
+         *         "type": "power",
+         *         "action": "restart",
+         *         "delay_seconds": 300
+         *       }
+         *     ]
+         */
+        ScheduleTasks: components["schemas"]["ScheduleTask"][];
+        /** @description Tasks a server runs on a cron (the Schedules tag). */
+        Schedule: {
+            id: components["schemas"]["ScheduleId"];
+            server_id: components["schemas"]["ServerId"];
+            name: components["schemas"]["ScheduleName"];
+            cron: components["schemas"]["ScheduleCron"];
+            time_zone: components["schemas"]["TimeZone"];
+            /**
+             * @description Whether it runs at its times; a disabled schedule runs only when asked (runServerSchedule).
+             * @example true
+             */
+            enabled: boolean;
+            /** @description A condition a scheduled run needs (`ScheduleCondition`), or `null` for none. */
+            only_when: components["schemas"]["ScheduleCondition"] | null;
+            tasks: components["schemas"]["ScheduleTasks"];
+            /**
+             * Format: date-time
+             * @description When it runs next (UTC); `null` while disabled.
+             * @example 2026-11-23T03:00:00.000Z
+             */
+            next_run_at: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description The next times a cron names (listScheduleTimes). */
+        ScheduleTimes: {
+            /** @description The times, earliest first, in UTC. */
+            data: string[];
+        };
+        /** @description A page of schedules. */
+        ScheduleList: {
+            /** @description The schedules on this page, oldest first. */
+            data: components["schemas"]["Schedule"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * @description A new schedule.
+         * @example {
+         *       "name": "Nightly restart",
+         *       "cron": "0 4 * * *",
+         *       "time_zone": "Europe/Berlin",
+         *       "only_when": "running",
+         *       "tasks": [
+         *         {
+         *           "type": "command",
+         *           "command": "say Restarting in 5 minutes"
+         *         },
+         *         {
+         *           "type": "power",
+         *           "action": "restart",
+         *           "delay_seconds": 300
+         *         }
+         *       ]
+         *     }
+         */
+        CreateScheduleRequest: {
+            name: components["schemas"]["ScheduleName"];
+            cron: components["schemas"]["ScheduleCron"];
+            time_zone?: components["schemas"]["TimeZone"];
+            /**
+             * @description Whether it runs at its times; `true` when left out.
+             * @example true
+             */
+            enabled?: boolean;
+            /** @description A condition a scheduled run needs (`ScheduleCondition`); none when left out or `null`. */
+            only_when?: components["schemas"]["ScheduleCondition"] | null;
+            tasks: components["schemas"]["ScheduleTasks"];
+        };
+        /**
+         * @description The fields to change (at least one).
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        UpdateScheduleRequest: {
+            name?: components["schemas"]["ScheduleName"];
+            cron?: components["schemas"]["ScheduleCron"];
+            time_zone?: components["schemas"]["TimeZone"];
+            /**
+             * @description Whether it runs at its times.
+             * @example false
+             */
+            enabled?: boolean;
+            /** @description A condition a scheduled run needs (`ScheduleCondition`), or `null` for none. */
+            only_when?: components["schemas"]["ScheduleCondition"] | null;
+            tasks?: components["schemas"]["ScheduleTasks"];
+        };
+        /** @description Why a task failed, as a problem's `code` and `detail` would say it. */
+        TaskError: {
+            code: components["schemas"]["ProblemCode"];
+            /**
+             * @description What went wrong, for people.
+             * @example The server is stopped; commands need it running.
+             */
+            detail: string;
+        };
+        /** @description How one task of a run went, in the order of the schedule's tasks. */
+        TaskOutcome: {
+            /**
+             * @description The task's type.
+             * @example power
+             * @enum {string}
+             */
+            type: "command" | "power" | "backup";
+            /**
+             * @description `pending` (not begun: waiting for the task before it or its delay), `running`, `succeeded`, `failed`
+             *     (`error` says why), or `skipped` (a task before it failed, the schedule was deleted, or the service
+             *     stopped).
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed" | "skipped";
+            /**
+             * Format: date-time
+             * @description When the task began; `null` until then.
+             * @example 2026-11-23T03:05:00.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it ended; `null` until then.
+             * @example 2026-11-23T03:05:12.000Z
+             */
+            finished_at: string | null;
+            /** @description Why it failed; `null` unless `failed`. */
+            error: components["schemas"]["TaskError"] | null;
+            /**
+             * @description The power action a `power` task asked for (getServerAction), else `null`.
+             * @example act_mi9x2k3q1b9Jr3MsU6wCo8d
+             */
+            action_id: string | null;
+            /**
+             * @description The backup a `backup` task made (getServerBackup), else `null`.
+             * @example null
+             */
+            backup_id: string | null;
+        };
+        /** @description One run of a schedule and how each of its tasks went. */
+        ScheduleRun: {
+            id: components["schemas"]["ScheduleRunId"];
+            schedule_id: components["schemas"]["ScheduleId"];
+            server_id: components["schemas"]["ServerId"];
+            /**
+             * @description `scheduled`: at its time; `missed`: its time passed while the service was down, and it ran once when the
+             *     service was back (however many times were missed); `manual`: runServerSchedule.
+             * @example scheduled
+             * @enum {string}
+             */
+            trigger: "scheduled" | "missed" | "manual";
+            /**
+             * @description `running`; `succeeded` (every task did); `failed` (a task failed, or the service stopped during the
+             *     run); `skipped` (nothing was done: `detail` says why, its `only_when` did not hold or the previous run
+             *     was still under way).
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "running" | "succeeded" | "failed" | "skipped";
+            /**
+             * Format: date-time
+             * @description The scheduled time it ran for; `null` for a `manual` run.
+             * @example 2026-11-23T03:00:00.000Z
+             */
+            due_at: string | null;
+            started_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When it ended; `null` while `running`.
+             * @example 2026-11-23T03:05:12.000Z
+             */
+            finished_at: string | null;
+            /**
+             * @description Why it was skipped or failed, for people; `null` otherwise.
+             * @example null
+             */
+            detail: string | null;
+            /** @description Each task's outcome, in the schedule's order. */
+            tasks: components["schemas"]["TaskOutcome"][];
+        };
+        /** @description A page of a schedule's runs. */
+        ScheduleRunList: {
+            /** @description The runs on this page, newest first. */
+            data: components["schemas"]["ScheduleRun"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /** @description `schedule.ran` (a run ended, `succeeded` or `skipped`) and `schedule.failed` (a run ended `failed`). */
+        ScheduleEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type.
+             * @enum {string}
+             */
+            type: "schedule.ran" | "schedule.failed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+            /** @description The schedule as it is, and the run as it ended. */
+            data: {
+                schedule: components["schemas"]["Schedule"];
+                run: components["schemas"]["ScheduleRun"];
+            };
+        };
+        /**
+         * @description Who did it: an account (`UserActor`, with the token it used), or the service itself (`ServiceActor`,
+         *     with what made it act).
+         */
+        Actor: components["schemas"]["UserActor"] | components["schemas"]["ServiceActor"];
+        /** @description An account that asked, through the API (or the dashboard, which uses it). */
+        UserActor: {
+            /**
+             * @description `user`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "user";
+            /**
+             * @description The account's id (the owner's, or a member's: `Member.user_id`).
+             * @example usr_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            user_id: string;
+            /**
+             * @description The token it used; shown only to the account the token belongs to, `null` to everyone else.
+             * @example tok_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            token_id: string | null;
+        };
+        /** @description The service acting on its own. */
+        ServiceActor: {
+            /**
+             * @description `service`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "service";
+            cause: components["schemas"]["ServiceCause"];
+            /**
+             * @description The schedule that acted (`cause` `schedule`), else `null`.
+             * @example sch_mi9x2k3q1b9Jr3MsU6wCo8d
+             */
+            schedule_id: string | null;
+        };
+        /**
+         * @description What made the service act: `schedule` (a schedule's run), `backup_schedule` (the server's
+         *     `backup_schedule`), `crash_restart` (the automatic restart after a crash), `idle_stop` (nobody online for
+         *     the server's `idle_stop_minutes`), `disk_quota` (the disk watcher), `reconcile` (keeping a server at its
+         *     `desired_state`), `boot` and `shutdown` (the service starting and stopping), `node` (the machine a
+         *     server runs on stopped or started answering), `game` (what the game did on its own: an exit, players
+         *     joining and leaving), `alerts` (an alert rule's evaluation), `webhooks` (a failing webhook disabled),
+         *     `operator` (the operator's command line), `unknown` (events recorded before actors were). More may be
+         *     added within v1.
+         * @example schedule
+         * @enum {string}
+         */
+        ServiceCause: "schedule" | "backup_schedule" | "crash_restart" | "idle_stop" | "disk_quota" | "reconcile" | "boot" | "shutdown" | "node" | "game" | "alerts" | "webhooks" | "operator" | "unknown";
         /** @description A backup kept with the account after its server was deleted (`keep_backups=true`); always whole. */
         KeptBackup: {
             id: components["schemas"]["BackupId"];
@@ -1837,7 +3167,7 @@ export interface components {
         /** @description What a new token is made from. */
         CreateTokenRequest: {
             /**
-             * @description What the token is for.
+             * @description What the token is for; no control characters (C0, DEL, C1) or unpaired surrogates, as `ServerName`.
              * @example deploy bot
              */
             name: string;
@@ -1910,13 +3240,26 @@ export interface components {
             detail: string;
         };
         /**
+         * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member of `Problem`): which quota the request would go
+         *     past. `servers`, `running` and `memory_mb` are the account's quotas of `GET /v1/quota`; `tokens`: the live
+         *     API tokens a user may hold (createToken); `kept_backups`: the backups kept from deleted servers
+         *     (deleteServer with `keep_backups=true`); `webhooks`: webhooks per account (createWebhook);
+         *     `alert_rules`: alert rules per server (createServerAlertRule); `player_list_entries`: names per player
+         *     list (addServerPlayerListEntry); `members`: members per server (createServerMember); `schedules`:
+         *     schedules per server (createServerSchedule); `schedule_tasks`: tasks per schedule (createServerSchedule,
+         *     updateServerSchedule). More may be added within v1.
+         * @example servers
+         * @enum {string}
+         */
+        QuotaName: "servers" | "running" | "memory_mb" | "tokens" | "kept_backups" | "webhooks" | "alert_rules" | "player_list_entries" | "members" | "schedules" | "schedule_tasks";
+        /**
          * @description A stable machine-readable code; switch on this, not on `title` or `detail`. Its page is `type`. The
          *     list is open: codes may be added within v1 (CHANGELOG.md lists each), and a client treats an unknown
          *     code by its HTTP status. Each response of an operation says which codes it sends.
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "member_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -1954,14 +3297,7 @@ export interface components {
             request_id?: string;
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
-            /**
-             * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member): which quota the request would go past, named
-             *     as in `GET /v1/quota` (`servers`, `running`, `memory_mb`), `tokens` for the live API tokens a user may
-             *     hold (`TOKENS_PER_USER`), or `kept_backups` for the backups kept from deleted servers
-             *     (`KEPT_BACKUPS_PER_USER`).
-             * @example servers
-             */
-            quota?: string;
+            quota?: components["schemas"]["QuotaName"];
             /**
              * Format: int64
              * @description `quota_exceeded` only: the quota's limit.
@@ -1976,6 +3312,7 @@ export interface components {
             used?: number;
             state?: components["schemas"]["ServerState"];
             action_id?: components["schemas"]["ActionId"];
+            permission?: components["schemas"]["RequiredPermission"];
         };
         /**
          * @description An action id.
@@ -1989,10 +3326,30 @@ export interface components {
          * @enum {string}
          */
         ActionType: "start" | "stop" | "restart" | "kill" | "restore";
-        /** @description The power action to take. */
-        CreateActionRequest: {
-            type: components["schemas"]["ActionType"];
-            backup_id?: components["schemas"]["BackupId"];
+        /**
+         * @description The action to take, by its `type`: a power action (`PowerActionRequest`: `start`, `stop`, `restart`,
+         *     `kill`), or a `restore` of a backup (`RestoreActionRequest`), which alone takes `backup_id` and needs it.
+         *
+         *     No `discriminator`: four tags name one branch, and some generators (openapi-typescript-codegen) then type
+         *     that branch's tag as the last of them alone.
+         * @example {
+         *       "type": "start"
+         *     }
+         */
+        CreateActionRequest: components["schemas"]["PowerActionRequest"] | components["schemas"]["RestoreActionRequest"];
+        /** @description A power action. */
+        PowerActionRequest: {
+            type: components["schemas"]["PowerActionType"];
+        };
+        /** @description A restore of a backup into the server (createServerAction). */
+        RestoreActionRequest: {
+            /**
+             * @description `restore`.
+             * @example restore
+             * @enum {string}
+             */
+            type: "restore";
+            backup_id: components["schemas"]["BackupId"];
         };
         /** @description A power action and how it ended. */
         Action: {
@@ -2000,8 +3357,9 @@ export interface components {
             server_id: components["schemas"]["ServerId"];
             type: components["schemas"]["ActionType"];
             /**
-             * @description Who asked for it: `requested` (a client of this API, the dashboard, or the game's own stop command typed
-             *     in the console), or `idle` (the service, after `idle_stop_minutes` without a player). The set may grow.
+             * @description Who asked for it: `requested` (a client of this API, the dashboard, the game's own stop command typed in
+             *     the console, or a schedule's power task: its events' `actor` names the schedule), or `idle` (the service,
+             *     after `idle_stop_minutes` without a player). The set may grow.
              * @example requested
              * @enum {string}
              */
@@ -2133,12 +3491,19 @@ export interface components {
              */
             text: string;
             /**
-             * @description Who sent an `input` line: the id of the API token it was sent with (`sendServerCommand`). `null` for
-             *     the game's output, the service's own lines, and commands the service sends itself (the stop command
-             *     of a stop action).
+             * @description Who sent an `input` line: the id of the API token it was sent with (`sendServerCommand`), shown only to
+             *     the account the token belongs to (`actor` names the account). `null` for the game's output, the
+             *     service's own lines, commands the service sends itself (the stop command of a stop action), and lines
+             *     sent with another account's token.
              * @example tok_mi9x2k3p0a8Hq2LrT5vBn7c
              */
             token_id: string | null;
+            /**
+             * @description Who sent an `input` line (`Actor`): an account, or the service itself (a schedule's command, the stop
+             *     command of a stop action the idle stop asked for, …). `null` for the game's output and the service's
+             *     own lines.
+             */
+            actor: components["schemas"]["Actor"] | null;
         };
         /** @description Console lines, oldest first. */
         ConsoleLineList: {
@@ -2147,14 +3512,16 @@ export interface components {
         };
         /** @description A console command. */
         ConsoleCommand: {
-            /**
-             * @description One line of text, without the line break, and not only spaces. Control characters (U+0000–U+001F,
-             *     U+007F–U+009F, tab included), the line separators U+2028 and U+2029 and unpaired surrogates are
-             *     refused: a command is stored in the console, which operators read in terminals.
-             * @example say Welcome!
-             */
-            command: string;
+            command: components["schemas"]["CommandText"];
         };
+        /**
+         * @description One line of text, without the line break, and not only spaces. Control characters (U+0000–U+001F,
+         *     U+007F–U+009F, tab included), the line separators U+2028 and U+2029 and unpaired surrogates are
+         *     refused: a command is stored in the console, which operators read in terminals. (Surrogates are refused
+         *     as the range U+D7FF–U+E000, as in `ServerName`.)
+         * @example say Welcome!
+         */
+        CommandText: string;
         /** @description Who is online. */
         Players: {
             /**
@@ -2246,13 +3613,43 @@ export interface components {
          */
         StreamEventId: string;
         /**
+         * @description A `text/event-stream` body as it arrives: Server-Sent Events (HTML Living Standard §9.2), each a block of
+         *     `event:`, `id:` and `data:` lines ended by an empty line, and `:` comment lines that keep the connection
+         *     open. Its length has no bound: the stream goes on until one of its limits ends it.
+         * @example event: line
+         *     id: 42
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null,"actor":null}
+         */
+        EventStreamText: string;
+        /**
+         * @description The body of `streamServerConsole`: text (`EventStreamText`) whose events are each a `ConsoleLineEvent`.
+         *
+         *     **Why a oneOf.** An event stream is one text body to HTTP and to tools that read a response whole (a
+         *     validating proxy, an API tester), and a sequence of typed events to a client that reads it as it comes.
+         *     OpenAPI 3.1 can describe only the body (OpenAPI 3.2's `itemSchema`, for the events, is not readable by
+         *     the 3.0 and 3.1 tools this document is kept for), so the schema says both: the text the tools see, and
+         *     the event type generated clients are given (`string | ConsoleLineEvent`) for a client that parses the
+         *     stream into events.
+         */
+        ConsoleLineStream: components["schemas"]["EventStreamText"] | components["schemas"]["ConsoleLineEvent"];
+        /**
+         * @description The body of `streamServerMetrics`: text (`EventStreamText`) whose events are each a `SampleEvent` (see
+         *     `ConsoleLineStream` for why it is a oneOf).
+         */
+        SampleStream: components["schemas"]["EventStreamText"] | components["schemas"]["SampleEvent"];
+        /**
+         * @description The body of `streamEvents`: text (`EventStreamText`) whose events are each an `EventStreamEvent` (see
+         *     `ConsoleLineStream` for why it is a oneOf).
+         */
+        EventStream: components["schemas"]["EventStreamText"] | components["schemas"]["EventStreamEvent"];
+        /**
          * @description One event of `streamServerConsole`. The body is `text/event-stream`; this schema describes each event of it by
          *     its fields: `event: line`, `id: <seq>`, and `data:`, a `ConsoleLine` as JSON on one line:
          *
          *     ```
          *     event: line
          *     id: 42
-         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null,"actor":null}
          *     ```
          *
          *     Event types may be added within v1; a client skips an event whose `event` it does not know.
@@ -2353,7 +3750,7 @@ export interface components {
         Metrics: {
             server_id: components["schemas"]["ServerId"];
             /**
-             * @description The range asked for.
+             * @description The range asked for, or the length of the `from`–`to` window in the same form (`4h`).
              * @example 24h
              */
             range: string;
@@ -2377,13 +3774,13 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*`, `alert.*` and `server.crashed` carry the
+         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*`, `alert.*`, `schedule.*` and `server.crashed` carry the
          *     server's id;
          *     `token.*` and `webhook.*` do not.
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -2391,7 +3788,7 @@ export interface components {
          *     ```
          *     event: server.state_changed
          *     id: evt_mi9x2k3p0a8Hq2LrT5vBn7c
-         *     data: {"id":"evt_mi9x2k3p0a8Hq2LrT5vBn7c","type":"server.state_changed","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","created_at":"2026-11-22T08:15:30.000Z","data":{"from":"starting","to":"running"}}
+         *     data: {"id":"evt_mi9x2k3p0a8Hq2LrT5vBn7c","type":"server.state_changed","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","created_at":"2026-11-22T08:15:30.000Z","actor":{"type":"user","user_id":"usr_mi9x2k3p0a8Hq2LrT5vBn7c","token_id":"tok_mi9x2k3p0a8Hq2LrT5vBn7c"},"data":{"from":"starting","to":"running"}}
          *     ```
          *
          *     Resume with `Last-Event-ID` set to the last id received. Event types may be added within v1; a client
@@ -2402,18 +3799,23 @@ export interface components {
             id: components["schemas"]["EventId"];
             data: components["schemas"]["Event"];
         };
-        /** @description Something that happened on your account. `type` says which, and which schema `data` follows. */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"];
+        /**
+         * @description Something that happened on your account. `type` says which, and which schema `data` follows: each branch
+         *     lists the types it carries. (No `discriminator`: several types share a branch, and some generators,
+         *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
+         */
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change, or a move to another machine, which changes its `address`): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.created" | "server.updated";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The server. */
             data: {
                 server: components["schemas"]["Server"];
@@ -2423,12 +3825,13 @@ export interface components {
         ServerDeletedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.deleted";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description What the server was called. */
             data: {
                 name: components["schemas"]["ServerName"];
@@ -2438,12 +3841,13 @@ export interface components {
         StateChangedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.state_changed";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The state before and after. */
             data: {
                 from: components["schemas"]["ServerState"];
@@ -2454,12 +3858,13 @@ export interface components {
         CrashedEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "server.crashed";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The crash, with its reason. */
             data: {
                 crash: components["schemas"]["Crash"];
@@ -2469,12 +3874,13 @@ export interface components {
         ActionEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "action.succeeded" | "action.failed";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The action as it ended. */
             data: {
                 action: components["schemas"]["Action"];
@@ -2488,12 +3894,13 @@ export interface components {
         PlayerEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "player.joined" | "player.left";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The player, and for `player.left` why they left. */
             data: {
                 player: components["schemas"]["Player"];
@@ -2509,23 +3916,25 @@ export interface components {
          *     being asked; see `server.crashed`), `delete` (the server was deleted), `shutdown` (the service shut down and
          *     stopped it, or stopped without warning and found it gone when it started again; a game in a container
          *     keeps running through a restart of the service, and its players stay), `unreachable` (its node stopped
-         *     answering, and when it answered again the game was gone), `move` (the operator moved the server to another
-         *     machine: it stopped there and started again at its new address). The set may grow within v1.
+         *     answering, and when it answered again the game was gone). `kick`: the game ran on and the player left
+         *     within 30 seconds of a kick through the API (`kickServerPlayer`). `move`: the operator moved the server to
+         *     another machine (it stopped there and started again at its new address). The set may grow within v1.
          * @example stop
          * @enum {string}
          */
-        PlayerLeftReason: "left" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable" | "move";
+        PlayerLeftReason: "left" | "kick" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable" | "move";
         /** @description `token.created` and `token.revoked`: an API token of yours (never its secret; the dashboard page's own tokens are left out). */
         TokenEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "token.created" | "token.revoked";
             /** @description Always `null`. */
             server_id: null;
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The token. */
             data: {
                 token: components["schemas"]["Token"];
@@ -2535,13 +3944,14 @@ export interface components {
         WebhookEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "webhook.disabled" | "webhook.test";
             /** @description Always `null`. */
             server_id: null;
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description Which webhook. */
             data: {
                 webhook_id: components["schemas"]["WebhookId"];
@@ -2556,12 +3966,13 @@ export interface components {
         BackupEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The backup as it is then (as it was, for `backup.deleted`). */
             data: {
                 backup: components["schemas"]["Backup"];
@@ -2576,12 +3987,13 @@ export interface components {
         QuotaEvent: {
             id: components["schemas"]["EventId"];
             /**
-             * @description The event's type. (enum property replaced by openapi-typescript)
+             * @description The event's type.
              * @enum {string}
              */
             type: "quota.disk_warning" | "quota.disk_exceeded";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The measurement. */
             data: {
                 /**
@@ -2625,7 +4037,7 @@ export interface components {
         DeliveryId: string;
         /**
          * Format: uri
-         * @description Where deliveries are POSTed; `https:` (`http:` only where the operator allows private addresses), without user or password.
+         * @description Where deliveries are POSTed; `https:` on port 443 or 8443 (`http:` and other ports only where the operator allows private addresses), without user or password.
          * @example https://hooks.example.com/gsh
          */
         WebhookUrl: string;
@@ -2733,7 +4145,8 @@ export interface components {
             event_id: components["schemas"]["EventId"];
             event_type: components["schemas"]["EventType"];
             /**
-             * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted (`failed`).
+             * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted, or the
+             *     delivery was dropped past a bound of pending deliveries (`failed`; see the Webhooks tag).
              * @example succeeded
              * @enum {string}
              */
@@ -2757,7 +4170,9 @@ export interface components {
              */
             duration_ms: number | null;
             /**
-             * @description Why the last attempt failed, for people (`timeout`, a refused address, the connection error); `null` otherwise.
+             * @description Why the last attempt failed, or why the delivery was dropped, for people: a refused URL or address
+             *     (`refused: …`), a name that does not resolve, a TLS certificate that was not accepted, no answer within
+             *     the time limit (however the connection failed), or `dropped: …`; `null` otherwise.
              * @example null
              */
             error: string | null;
@@ -2792,9 +4207,13 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed or breaks the schema. `errors` lists every problem with a pointer. */
+        /**
+         * @description The request breaks the schema or a rule of the service (`validation_failed`: `errors` lists every problem
+         *     with a pointer), or its body is not valid JSON (`malformed_body`).
+         */
         BadRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2820,10 +4239,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No token, or the token is unknown, expired or revoked. */
+        /** @description No token, or the token is unknown, expired or revoked (`unauthorized`). */
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2843,10 +4263,15 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The token lacks a scope the operation needs. */
+        /**
+         * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or, on a
+         *     server shared with you, you lack the permission it needs (`missing_permission`: `permission` names it,
+         *     `owner` for what only the owner may do).
+         */
         Forbidden: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2867,14 +4292,16 @@ export interface components {
             };
         };
         /**
-         * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or the request
-         *     would take your account past one of its quotas (`quota_exceeded`: servers, running servers, plan memory or
-         *     API tokens): `quota` names it, `limit` is its limit
-         *     and `used` what is in use now (`GET /v1/quota`).
+         * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`); on a server
+         *     shared with you, you lack the permission it needs (`missing_permission`: `permission` names it); or the
+         *     request would take the account past one of its quotas (`quota_exceeded`; on a shared server, its owner's):
+         *     `quota` names it (`QuotaName`: the operation's description says which it can meet), `limit` is its limit
+         *     and `used` what is in use now.
          */
         ForbiddenOrOverQuota: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2897,9 +4324,16 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description No such resource, or it belongs to someone else. */
+        /**
+         * @description No such resource, or it belongs to someone else: `server_not_found`, `action_not_found`,
+         *     `backup_not_found`, `alert_rule_not_found`, `member_not_found`, `schedule_not_found`,
+         *     `schedule_run_not_found`, `token_not_found`, `webhook_not_found`, or `not_found` (a path
+         *     that names nothing, a version the catalog lacks, a player list the software does not keep, a name not on
+         *     a list, backups of software that has none).
+         */
         NotFound: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2920,13 +4354,17 @@ export interface components {
             };
         };
         /**
-         * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`), with an action in
-         *     progress (`action_conflict`), or with a request still in progress (`idempotency_in_flight`). Besides
+         * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`,
+         *     `backup_limit_reached`: the server holds as many backups as its plan keeps), with an action in progress
+         *     (`action_conflict`), with a schedule's run under way (`schedule_running`), with a member already there
+         *     (`member_exists`), with who is online (`player_not_online`: the player to kick is not), or with a request
+         *     still in progress (`idempotency_in_flight`). Besides
          *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
          *     and `action_conflict`), and `action_id`, the action still open (with `action_conflict`).
          */
         Conflict: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2947,9 +4385,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body is larger than the service accepts (64 KiB). */
+        /** @description The request body is larger than the service accepts, 64 KiB (`payload_too_large`). */
         PayloadTooLarge: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2972,6 +4411,7 @@ export interface components {
         /** @description The `Range` starts past the end of the archive (`range_not_satisfiable`). */
         RangeNotSatisfiable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -2993,9 +4433,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body is not `application/json`. */
+        /** @description The request body is not `application/json` (`unsupported_media_type`). */
         UnsupportedMediaType: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3017,10 +4458,11 @@ export interface components {
         };
         /**
          * @description The request names a host this service does not answer for ([RFC 9110 §15.5.20](https://www.rfc-editor.org/rfc/rfc9110#section-15.5.20)):
-         *     the operator listed the host names it serves, and the `Host` header names another.
+         *     the operator listed the host names it serves, and the `Host` header names another (`misdirected_request`).
          */
         MisdirectedRequest: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3046,6 +4488,7 @@ export interface components {
          */
         Unprocessable: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3071,10 +4514,14 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The rate limit is used up; wait `Retry-After` seconds. */
+        /**
+         * @description The rate limit is used up (`rate_limited`; wait `Retry-After` seconds), or, opening an event stream, the
+         *     user has as many streams open as allowed (`too_many_streams`).
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3094,9 +4541,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Something went wrong on our side; nothing about it is your request's fault. Safe to retry. */
+        /** @description Something went wrong on our side (`internal_error`); nothing about it is your request's fault. Safe to retry. */
         InternalError: {
             headers: {
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3127,6 +4575,7 @@ export interface components {
                  *     `service_unavailable` (the service is shutting down or restarting), a few seconds.
                  */
                 "Retry-After": number;
+                "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "Request-Id": components["headers"]["RequestId"];
@@ -3148,8 +4597,31 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+         *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+         */
+        WebhookIdHeader: components["schemas"]["EventId"];
+        /**
+         * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+         *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+         *     delivery cannot be replayed later.
+         */
+        WebhookTimestampHeader: string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+         *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+         *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+         */
+        WebhookSignatureHeader: string;
+        /** @description Which list. */
+        PlayerListParam: components["schemas"]["PlayerListName"];
         /** @description The server's id. */
         ServerIdParam: components["schemas"]["ServerId"];
+        /** @description The member's id. */
+        MemberIdParam: components["schemas"]["MemberId"];
+        /** @description The schedule's id. */
+        ScheduleIdParam: components["schemas"]["ScheduleId"];
         /** @description The token's id. */
         TokenIdParam: components["schemas"]["TokenId"];
         /** @description How many items a page holds at most. */
@@ -3185,6 +4657,13 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /**
+         * @description CORS ([Fetch standard](https://fetch.spec.whatwg.org/#http-access-control-allow-origin)): on an answer to a
+         *     request with an `Origin` the operator allows, `*` (any origin, the default) or that origin, with `Vary:
+         *     Origin`. Absent otherwise. Bearer tokens are not sent by browsers on their own, and credentials mode is
+         *     never allowed (no `Access-Control-Allow-Credentials`).
+         */
+        "Access-Control-Allow-Origin": string;
         /** @description `bytes`: a download can be resumed or split with `Range` (RFC 9110 §14.3). */
         AcceptRanges: "bytes";
         /** @description The whole archive's SHA-256 (RFC 9530), base64 between colons; the same on every part. */
@@ -3231,6 +4710,7 @@ export interface operations {
             /** @description A page of servers. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3260,6 +4740,22 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Survival with friends",
+                 *       "plan": "small",
+                 *       "version": "flying-squid-1.20.5",
+                 *       "settings": {
+                 *         "motd": "Welcome to our survival world",
+                 *         "difficulty": "hard"
+                 *       },
+                 *       "idle_stop_minutes": 30,
+                 *       "backup_schedule": {
+                 *         "every_hours": 6,
+                 *         "keep": 2
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateServerRequest"];
             };
         };
@@ -3270,6 +4766,7 @@ export interface operations {
                     /** @description The URL of the new server. */
                     Location?: string;
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3307,6 +4804,7 @@ export interface operations {
             /** @description The server. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3343,6 +4841,7 @@ export interface operations {
             /** @description The server is being deleted. */
             202: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3354,7 +4853,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
             404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
@@ -3380,6 +4879,7 @@ export interface operations {
             /** @description The server as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3422,6 +4922,7 @@ export interface operations {
             /** @description A page of actions. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3465,6 +4966,7 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the action, to poll. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3505,6 +5007,7 @@ export interface operations {
             /** @description The action. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3538,6 +5041,7 @@ export interface operations {
             /** @description The crashes. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3574,6 +5078,7 @@ export interface operations {
             /** @description Recent console lines. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3615,6 +5120,7 @@ export interface operations {
             202: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3660,13 +5166,14 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["ConsoleLineEvent"];
+                    "text/event-stream": components["schemas"]["ConsoleLineStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3693,6 +5200,7 @@ export interface operations {
             /** @description Who is online. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -3720,7 +5228,7 @@ export interface operations {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
                 /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
+                list: components["parameters"]["PlayerListParam"];
             };
             cookie?: never;
         };
@@ -3729,6 +5237,7 @@ export interface operations {
             /** @description The list. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3753,8 +5262,8 @@ export interface operations {
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];
-                /** @description Which list. */
-                list: components["schemas"]["PlayerListName"];
+                /** @description The list with an on/off switch, `whitelist`. */
+                list: components["schemas"]["SwitchablePlayerListName"];
             };
             cookie?: never;
         };
@@ -3767,6 +5276,7 @@ export interface operations {
             /** @description The list as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3806,6 +5316,7 @@ export interface operations {
             /** @description The name is on the list. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3845,6 +5356,7 @@ export interface operations {
             /** @description The name is off the list. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3857,6 +5369,52 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    kickServerPlayer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KickRequest"];
+            };
+        };
+        responses: {
+            /** @description The game was told to disconnect the player. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Kick"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -3881,6 +5439,7 @@ export interface operations {
             /** @description A page of backups. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3919,6 +5478,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the backup, to poll. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3956,6 +5516,7 @@ export interface operations {
             /** @description The backup. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -3990,6 +5551,7 @@ export interface operations {
             /** @description The backup is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4026,6 +5588,7 @@ export interface operations {
             /** @description The archive. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4040,6 +5603,7 @@ export interface operations {
             /** @description The part of the archive the `Range` asked for. */
             206: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4081,6 +5645,7 @@ export interface operations {
             /** @description A page of kept backups. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4113,6 +5678,7 @@ export interface operations {
             /** @description The kept backup. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4145,6 +5711,7 @@ export interface operations {
             /** @description The backup is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4179,6 +5746,7 @@ export interface operations {
             /** @description The archive. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4193,6 +5761,7 @@ export interface operations {
             /** @description The part of the archive the `Range` asked for. */
             206: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Content-Disposition": components["headers"]["ArchiveDisposition"];
@@ -4236,6 +5805,7 @@ export interface operations {
             /** @description A page of alert rules. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4274,6 +5844,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new rule. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4310,6 +5881,7 @@ export interface operations {
             /** @description The rule. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4344,6 +5916,7 @@ export interface operations {
             /** @description The rule is deleted. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4354,6 +5927,552 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerMembers: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this member. */
+                starting_after?: components["schemas"]["MemberId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member, `invited` until they first use the server. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description The URL of the new member. */
+                    Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member is removed. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member as changed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerSchedules: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this schedule. */
+                starting_after?: components["schemas"]["ScheduleId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule, with its next run. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description The URL of the new schedule. */
+                    Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule is deleted. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule as changed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    runServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run has begun. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description The URL of the run, to poll. */
+                    Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRun"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listServerScheduleRuns: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after (before, in time) this run. */
+                starting_after?: components["schemas"]["ScheduleRunId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRunList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerScheduleRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+                /** @description The run's id. */
+                run_id: components["schemas"]["ScheduleRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRun"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listScheduleTimes: {
+        parameters: {
+            query: {
+                /** @description A cron expression of five fields, as a schedule's `cron`. */
+                cron: components["schemas"]["ScheduleCron"];
+                /** @description The time zone it is read in; `UTC` when left out. */
+                time_zone?: components["schemas"]["TimeZone"];
+                /** @description How many times (1–10, default 5). */
+                count?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next times, earliest first. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleTimes"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4374,6 +6493,7 @@ export interface operations {
             /** @description The settings. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4416,6 +6536,7 @@ export interface operations {
             /** @description The settings as changed. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4439,8 +6560,20 @@ export interface operations {
     getServerMetrics: {
         parameters: {
             query?: {
-                /** @description How far back from now, as `<n><unit>` with unit `m` (minutes), `h` (hours) or `d` (days); from `5m` to `60d`. */
+                /**
+                 * @description How far back from `to` (default: now), as `<n><unit>`: a whole number without leading zeros and the
+                 *     unit `m` (minutes), `h` (hours) or `d` (days), from `5m` to `60d`. Not with `from`. The service checks
+                 *     it and says in words what is wrong, so the schema carries no pattern.
+                 */
                 range?: string;
+                /**
+                 * @description The window's start, an RFC 3339 time (`Z` or an offset), such as `2026-11-17T18:00:00Z`; instead of
+                 *     `range`. (No example value here: the examples of `range` and `to` make one request, "the 24 hours before
+                 *     `to`", and a `from` beside `range` is refused.)
+                 */
+                from?: string;
+                /** @description The window's end, an RFC 3339 time (`Z` or an offset); default now. */
+                to?: string;
             };
             header?: never;
             path: {
@@ -4454,6 +6587,7 @@ export interface operations {
             /** @description The metrics of the window. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4494,13 +6628,14 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["SampleEvent"];
+                    "text/event-stream": components["schemas"]["SampleStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4524,6 +6659,7 @@ export interface operations {
             /** @description Every plan. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4553,6 +6689,7 @@ export interface operations {
             /** @description Every version. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4585,6 +6722,7 @@ export interface operations {
             /** @description The version. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4614,6 +6752,7 @@ export interface operations {
             /** @description Your quotas. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4647,6 +6786,7 @@ export interface operations {
             /** @description A page of tokens. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4686,6 +6826,7 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     /** @description The URL of the new token. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4722,6 +6863,7 @@ export interface operations {
             /** @description The token. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4755,6 +6897,7 @@ export interface operations {
             /** @description The token is revoked. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Request-Id": components["headers"]["RequestId"];
@@ -4794,6 +6937,7 @@ export interface operations {
             /** @description A page of events. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4830,12 +6974,13 @@ export interface operations {
             /** @description The event stream; it stays open until one of the limits above ends it. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": components["schemas"]["EventStreamEvent"];
+                    "text/event-stream": components["schemas"]["EventStream"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4863,6 +7008,7 @@ export interface operations {
             /** @description A page of webhooks. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4897,6 +7043,7 @@ export interface operations {
                 headers: {
                     /** @description The URL of the new webhook. */
                     Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4930,6 +7077,7 @@ export interface operations {
             /** @description The webhook. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4962,6 +7110,7 @@ export interface operations {
             /** @description The webhook is gone. */
             204: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -4996,6 +7145,7 @@ export interface operations {
             /** @description The webhook as it is now. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5030,6 +7180,7 @@ export interface operations {
             /** @description The webhook, with its new secret. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5069,6 +7220,7 @@ export interface operations {
             /** @description A page of deliveries. */
             200: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5101,6 +7253,7 @@ export interface operations {
             /** @description The delivery, not yet made. */
             202: {
                 headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
@@ -5118,6 +7271,1087 @@ export interface operations {
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    serverCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverStateChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StateChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverCrashedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CrashedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionSucceededWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playerJoinedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playerLeftWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenRevokedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookDisabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupReadyWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    backupDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BackupEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    quotaDiskWarningWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    quotaDiskExceededWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alertTriggeredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alertResolvedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scheduleRanWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scheduleFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: every check the project promises, in the order that fails fastest.
 //   1. generated/ matches the spec (openapi-typescript output is compared, never hand-edited)
-//   2. redocly lint (recommended-strict) passes with no warnings
+//   2. redocly lint (recommended-strict) passes with no warnings, and Spectral's OWASP ruleset (.spectral.yaml) with
+//      no error
 //   3. types check across src/, test/ and generated/
 //   4. the service builds (dist/ is what `npm start` and `npx gsh` run) and the docs build
 //   5. jest runs every test; extra arguments are passed to jest (`npm test -- test/unit`)
@@ -33,6 +34,7 @@ if (stale) {
   process.exit(1);
 }
 step('redocly lint openapi/v1.yaml', '@redocly/cli/bin/cli.js', ['lint', 'openapi/v1.yaml', '--format', 'stylish']);
+step('spectral lint openapi/v1.yaml (OWASP API Security Top 10, .spectral.yaml)', '@stoplight/spectral-cli/dist/index.js', ['lint', 'openapi/v1.yaml', '--ruleset', '.spectral.yaml', '--fail-severity', 'error', '--display-only-failures', '--format', 'text']);
 step('type check', 'typescript/bin/tsc', ['-p', 'tsconfig.test.json']);
 step('build', 'typescript/bin/tsc', ['-b']);
 step('docs', './scripts/build-docs.js', []);

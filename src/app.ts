@@ -1,6 +1,4 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { OpenAPIBackend, OpenAPIValidator } from 'openapi-backend';
-import addFormats from 'ajv-formats';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { Db } from './store/db';
 import type { Store } from './store';
@@ -8,6 +6,7 @@ import type { Clock } from './clock';
 import type { Spec } from './spec';
 import type { DashboardSettings } from './config';
 import type { Logger } from './log';
+import type { Plan } from './catalog/plans';
 import type { VersionCatalog } from './catalog/versions';
 import type { Runtime } from './service';
 import type { Telemetry } from './telemetry';
@@ -36,11 +35,15 @@ import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
 import type { Handlers } from './http/types';
-import { createDispatcher, serverReadOf } from './http/dispatch';
-import { routeOnce } from './http/routing';
+import { createOperationDispatch } from './http/dispatch';
+import { createOpenApi, type OpenApi } from './http/openapi';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
 import { alertHandlers } from './http/handlers/alerts';
+import { memberHandlers } from './http/handlers/members';
+import { scheduleHandlers } from './http/handlers/schedules';
+import { createAccessCheck } from './http/access';
+import type { Actors } from './actors';
 import type { StreamRegistry } from './http/sse';
 import { metricsRoute, type Prometheus } from './prometheus';
 
@@ -63,6 +66,8 @@ export interface AppConfig {
   dashboard: DashboardSettings;
   /** Webhooks per user, and what a webhook URL may resolve to (SECURITY.md, SSRF). */
   webhooks: { perUser: number; allowPrivate: boolean; lookup: Lookup };
+  /** Members one server may have (MEMBERS_PER_SERVER). */
+  membersPerServer: number;
 }
 
 export type { SentResponse } from './http/middleware';
@@ -76,12 +81,16 @@ export interface AppDeps {
   spec: Spec;
   log: Logger;
   versions: VersionCatalog;
+  /** The plans servers are created on (GET /v1/plans), the same the runtime and quotas are given. */
+  plans: readonly Plan[];
   runtime: Runtime;
   telemetry: Pick<Telemetry, 'store' | 'sampler'>;
   /** Where open SSE streams are tracked, so shutdown can end them. */
   streams: StreamRegistry;
   /** New events as they are committed, for GET /v1/events/stream. */
   feed: EventFeed;
+  /** Each request runs as its caller, so what it changes names them (src/actors.ts). */
+  actors: Actors;
   rateLimitStore?: RateLimitStore;
   /**
    * The operator's metrics when METRICS_PORT or METRICS_TOKEN is set: every answer is timed, and with a token the
@@ -91,43 +100,59 @@ export interface AppDeps {
   /** Tests pass a checker that validates every answer against the spec; production does not pay for it. */
   onResponse?: (sent: SentResponse) => void;
   /**
-   * Compile each operation's request validators on its first request instead of at start. `npm start` compiles
-   * them all up front (about 2 s), so a schema Ajv cannot compile stops the boot and no first request pays for
-   * it; tests build an app per test and touch a few operations each (docs/conventions.md "Tests").
+   * openapi-backend's router and validators, built from `spec` with every request validator compiled
+   * (src/http/openapi.ts) unless given: they never change, so tests build them once per test file, compiled as
+   * operations are used, and hand them to every app (test/helpers/app.ts).
    */
-  lazyValidators?: boolean;
+  openapi?: OpenApi;
 }
 
-/**
- * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
- * bearerAuth) → the handler under the operation's operationId → a repository or the runtime.
- */
-export async function createApp(deps: AppDeps) {
-  const { servers, tokens, idempotency, quotas } = deps.store;
+/** The handlers by operationId (one module per tag), each given only the services it calls. */
+function apiHandlers(deps: AppDeps): Handlers {
+  const { servers, tokens, idempotency, quotas, members } = deps.store;
   const { runtime } = deps;
-  const handlers: Handlers = {
+  return {
     ...catalogHandlers(deps),
-    ...serverHandlers({ servers, idempotency, versions: deps.versions, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
+    ...serverHandlers({ servers, idempotency, versions: deps.versions, plans: deps.plans, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
-    ...actionHandlers({ servers, idempotency, power: runtime.power }),
-    ...consoleHandlers({ servers, idempotency, consoles: runtime.consoles }),
-    ...playerHandlers({ servers, consoles: runtime.consoles, playerLists: runtime.playerLists }),
-    ...settingsHandlers({ servers, settings: runtime.settings }),
-    ...backupHandlers({ servers, backups: runtime.backups, keptBackups: runtime.keptBackups }),
-    ...alertHandlers({ servers, alerts: deps.store.alerts }),
-    ...metricsHandlers({ servers, telemetry: deps.telemetry }),
+    ...actionHandlers({ idempotency, power: runtime.power }),
+    ...consoleHandlers({ idempotency, consoles: runtime.consoles }),
+    ...playerHandlers({ consoles: runtime.consoles, playerLists: runtime.playerLists, idempotency }),
+    ...settingsHandlers({ settings: runtime.settings }),
+    ...backupHandlers({ backups: runtime.backups, keptBackups: runtime.keptBackups }),
+    ...alertHandlers({ alerts: deps.store.alerts }),
+    ...memberHandlers({ members, idempotency, perServer: deps.config.membersPerServer }),
+    ...scheduleHandlers({ schedules: runtime.schedules, idempotency }),
+    ...metricsHandlers({ telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
-  const api = await createApi(deps);
-  const authn = { tokens, serverRead: serverReadOf(api) };
-  const dispatch = createDispatcher(api, handlers, authn, {
-    sendFile,
-    stream: (req, res, stream, principal) =>
-      deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId }),
-  });
+}
 
+/**
+ * The last step of /v1: openapi-backend's routing and Ajv validation, bearerAuth and the access check, then the
+ * handler under the operation's operationId (src/http/dispatch.ts).
+ */
+async function apiDispatch(deps: AppDeps, handlers: Handlers) {
+  const { tokens, members } = deps.store;
+  const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
+  // Who may do what on a server: its owner, or a member with what the operation's x-permission needs.
+  const access = createAccessCheck({ members, scheduleTasks: (serverId, id) => deps.store.schedules.taskTypes(serverId, id) });
+  return createOperationDispatch(openapi, handlers, { tokens, access, actors: deps.actors }, {
+    sendFile,
+    stream: (req, res, stream, principal, need) =>
+      deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId, need }),
+  });
+}
+
+/**
+ * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
+ * bearerAuth) → the handler under the operation's operationId → a repository or the runtime. The handlers and the
+ * dispatcher are built first; the middleware below is mounted in the order requests pass it.
+ */
+export async function createApp(deps: AppDeps) {
+  const dispatch = await apiDispatch(deps, apiHandlers(deps));
   const app = express();
   app.disable('x-powered-by');
   app.locals.problemBase = `${deps.config.publicUrl}/problems/`; // read by sendProblem (src/http/problem.ts)
@@ -158,7 +183,7 @@ export async function createApp(deps: AppDeps) {
     '/v1',
     series(
       cors(deps.config.corsOrigins),
-      createRateLimiter(authn, {
+      createRateLimiter(deps.store.tokens, {
         limit: deps.config.rateLimitPerMinute,
         windowMs: deps.config.rateLimitWindowMs,
         store: deps.rateLimitStore,
@@ -174,7 +199,7 @@ export async function createApp(deps: AppDeps) {
   if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
   serveDocs(app, deps.spec, deps.config.publicUrl);
   serveProblemPages(app);
-  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard, store: deps.store, actors: deps.actors });
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
   });
@@ -186,28 +211,3 @@ export async function createApp(deps: AppDeps) {
   return app;
 }
 
-/**
- * openapi-backend built from the spec: its router (routing.ts makes its per-request work happen once) and its
- * Ajv request validators. The dispatcher (dispatch.ts) calls them; no handler is registered with it.
- */
-async function createApi(deps: AppDeps) {
-  // validate: false here only so that init() builds no validator: the one built after init() is the same
-  // openapi-backend OpenAPIValidator, with lazy compilation under our control (AppDeps.lazyValidators).
-  const api = new OpenAPIBackend({ definition: structuredClone(deps.spec.document) as never, strict: true, validate: false });
-  // openapi-backend checks the document against the OpenAPI 3.0 meta-schema, which rejects valid 3.1
-  // (`type: [string, "null"]`, info.summary). `redocly lint` (recommended-strict) is our definition check.
-  (api as unknown as { validateDefinition: () => unknown }).validateDefinition = () => undefined;
-  await api.init();
-  api.validator = new OpenAPIValidator({
-    definition: api.definition,
-    router: api.router,
-    ajvOpts: { allErrors: true, strict: false },
-    customizeAjv: (ajv) => {
-      addFormats(ajv);
-      return ajv;
-    },
-    lazyCompileValidators: deps.lazyValidators === true,
-  });
-  routeOnce(api.router); // the per-request routing and parsing work done once (src/http/routing.ts)
-  return api;
-}

@@ -5,8 +5,9 @@ import { loadConfig } from './config';
 import { openDb, type Db } from './store/db';
 import { systemClock } from './clock';
 import { plans } from './catalog/plans';
-import { createNodesRepo, type NodesRepo } from './store/nodes-repo';
-import { createMovesRepo, type Move, type MovesRepo } from './store/moves-repo';
+import { createOperatorStore } from './store';
+import type { NodesRepo } from './store/nodes-repo';
+import type { Move, MovesRepo } from './store/moves-repo';
 
 export const MOVE_USAGE = `  gsh server move <server_id> --to <node> [--no-wait]`;
 
@@ -17,13 +18,9 @@ the move to end unless --no-wait (Ctrl-C stops the waiting, not the move); the s
 out. node drain --evacuate drains the node and moves its servers off it, one at a time, each to the node with the
 most free plan memory.`;
 
-const memoryOf = (plan: string) => plans.find((p) => p.id === plan)?.memory_mb ?? 0;
 const POLL_MS = 500;
 
-function repos(db: Db): { nodes: NodesRepo; moves: MovesRepo } {
-  const nodes = createNodesRepo(db, systemClock, memoryOf);
-  return { nodes, moves: createMovesRepo(db, systemClock, nodes, memoryOf) };
-}
+const memoryOf = (plan: string) => plans.find((p) => p.id === plan)?.memory_mb ?? 0;
 
 /** Runs `gsh server <argv…>`; resolves with the exit code (2: bad usage, 1: refused or failed). */
 export async function runServerCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
@@ -35,8 +32,9 @@ export async function runServerCli(argv: string[], env: NodeJS.ProcessEnv, out: 
       err(`gsh: server move needs a server id and --to <node>.\n\nUsage:\n${MOVE_USAGE}\n\n${MOVE_HELP}`);
       return 2;
     }
-    db = openDb(loadConfig(env).dbFile);
-    const { moves } = repos(db);
+    const config = loadConfig(env);
+    db = openDb(config.dbFile);
+    const { moves } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans }); // events as the `operator`
     const asked = moves.request(serverId, values.to);
     if ('refused' in asked) {
       err(`gsh: ${asked.refused}`);
@@ -62,8 +60,12 @@ export async function runServerCli(argv: string[], env: NodeJS.ProcessEnv, out: 
  * free plan memory that takes it, one at a time, each waited for. Resolves with the exit code: 1 if any could not be
  * moved (each says why; the others are moved all the same).
  */
-export async function evacuate(db: Db, name: string, out: (s: string) => void, err: (s: string) => void): Promise<number> {
-  const { nodes, moves } = repos(db);
+export async function evacuate(
+  { nodes, moves }: { nodes: NodesRepo; moves: MovesRepo },
+  name: string,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): Promise<number> {
   let failed = 0;
   const servers = nodes.serversOn(name);
   out(servers.length === 0 ? `Node ${name} has no servers.` : `Moving ${servers.length} server(s) off node ${name}, one at a time.`);

@@ -5,7 +5,8 @@ import { loadConfig, portRange } from './config';
 import { openDb } from './store/db';
 import { systemClock } from './clock';
 import { plans } from './catalog/plans';
-import { createNodesRepo, type Node, type NodesRepo } from './store/nodes-repo';
+import type { Node, NodesRepo } from './store/nodes-repo';
+import { createOperatorStore } from './store';
 import { createEngine, parseDockerHost } from './runtime/docker/engine';
 import { evacuate } from './cli-moves';
 
@@ -46,8 +47,7 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
     const [command, name] = positionals;
     const config = loadConfig(env);
     db = openDb(config.dbFile);
-    const memoryOf = (plan: string) => plans.find((p) => p.id === plan)?.memory_mb ?? 0;
-    const nodes = createNodesRepo(db, systemClock, memoryOf);
+    const { nodes, moves } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
     switch (command) {
       case 'add':
         return await add(nodes, values, config, out, err);
@@ -59,7 +59,7 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         if (!nodes.setDraining(needName(name), values.undo !== true)) return refuse(err, `There is no node ${name}.`);
         if (values.evacuate) {
           out(`Node ${name} is drained: it takes no new servers.`);
-          return await evacuate(db, name, out, err);
+          return await evacuate({ nodes, moves }, name, out, err);
         }
         out(values.undo ? `Node ${name} takes new servers again.` : `Node ${name} is drained: it takes no new servers; those on it stay (--evacuate moves them).`);
         return 0;

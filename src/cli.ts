@@ -3,10 +3,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, QUOTA_MAX, type Config } from './config';
 import { openDb, type Db } from './store/db';
 import { systemClock } from './clock';
-import { createUsersRepo, type UsersRepo } from './store/users-repo';
-import { createTokensRepo, type TokensRepo } from './store/tokens-repo';
-import { createSessionsRepo } from './store/sessions-repo';
-import { createKnownAddressesRepo } from './store/known-addresses-repo';
+import type { UsersRepo } from './store/users-repo';
+import type { TokensRepo } from './store/tokens-repo';
 import { scopes as allScopes, type Scope } from './auth/tokens';
 import { hashPasswordSync, PASSWORD_LENGTH } from './dashboard/passwords';
 import { setPassword } from './dashboard/accounts';
@@ -19,7 +17,9 @@ import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
 import { MOVE_HELP, MOVE_USAGE, runServerCli } from './cli-moves';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
-import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
+import { hasControlCharacters, printable } from './printable';
+import { createOperatorStore, type OperatorStore } from './store';
+import { quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
   gsh token create --email <email> --name <name> [--scopes servers:read,servers:write,tokens:manage] [--expires-in 30d]
@@ -85,6 +85,8 @@ interface CommandContext {
   users: UsersRepo;
   tokens: TokensRepo;
   quotas: QuotasRepo;
+  /** Every repository a command may use (createOperatorStore); the three above are its most used. */
+  store: OperatorStore;
   config: Config;
   /** TOKENS_PER_USER, which binds the CLI as it binds the API. */
   tokensPerUser: number;
@@ -141,15 +143,9 @@ function newPassword(c: CommandContext): string {
 
 /** Sets the password the one way the dashboard does too (src/dashboard/accounts.ts); says what it ended. */
 function changePassword(c: CommandContext, userId: string, password: string): string {
-  const stores = {
-    db: c.db,
-    users: c.users,
-    tokens: c.tokens,
-    sessions: createSessionsRepo(c.db, systemClock, c.tokens),
-    knownAddresses: createKnownAddressesRepo(c.db, systemClock),
-  };
+  const stores = { db: c.db, ...c.store };
   const revokeTokens = c.values['revoke-tokens'] === true;
-  const { sessionsEnded, tokensRevoked } = setPassword(stores, userId, hashPasswordSync(password), { revokeTokens });
+  const { sessionsEnded, tokensRevoked } = setPassword(stores, userId, hashPasswordSync(password, c.config.dashboard.passwordCost), { revokeTokens });
   const revoked = revokeTokens ? `; revoked ${tokensRevoked} API token(s)` : '';
   return `ended ${sessionsEnded} dashboard session(s)${revoked}`;
 }
@@ -178,6 +174,8 @@ const commands: Record<string, (c: CommandContext) => void> = {
   'token create': (c) => {
     const name = required(flag(c.values, 'name'), '--name');
     if (name.length > 64) throw new UsageError('--name may be at most 64 characters.');
+    // The API's rule for a token's name (openapi/v1.yaml CreateTokenRequest): no control characters, C1 included.
+    if (hasControlCharacters(name)) throw new UsageError('--name may not hold control characters (U+0000–U+001F, U+007F–U+009F) or unpaired surrogates.');
     // Every flag is checked before anything is written: a refused command changes nothing.
     const scopes = parseScopes(flag(c.values, 'scopes'));
     const expiresIn = flag(c.values, 'expires-in');
@@ -231,7 +229,11 @@ async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err:
  * Runs one CLI command; returns the exit code (a promise of it for `image build` and `node …`). Output goes through
  * `out`/`err` so tests can read it.
  */
-export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): number | Promise<number> {
+export function runCli(argv: string[], env: NodeJS.ProcessEnv, rawOut: (s: string) => void, rawErr: (s: string) => void): number | Promise<number> {
+  // Every line any command prints goes through printable(): a name stored before the API refused C1 controls, an
+  // operator's own input echoed back, or an engine's error text can hold escapes a terminal would act on.
+  const out = (s: string) => rawOut(printable(s));
+  const err = (s: string) => rawErr(printable(s));
   if (argv.length === 2 && argv[0] === 'image' && argv[1] === 'build') return imageBuild(env, out, err);
   if (argv[0] === 'node' && !argv.includes('--help') && !argv.includes('-h')) return runNodeCli(argv.slice(1), env, out, err);
   if (argv[0] === 'server' && !argv.includes('--help') && !argv.includes('-h')) return runServerCli(argv.slice(1), env, out, err);
@@ -265,8 +267,8 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) 
     try {
       const email = required(values.email, '--email');
       if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
-      const quotas = createQuotasRepo(db, systemClock, { defaults: config.quotas, plans });
-      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), quotas, config, tokensPerUser: config.tokensPerUser, out });
+      const store = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
+      command({ values, email, db, users: store.users, tokens: store.tokens, quotas: store.quotas, store, config, tokensPerUser: config.tokensPerUser, out });
       return 0;
     } finally {
       db.close();

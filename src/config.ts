@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { QuotaLimits } from './store/quotas-repo';
+import { scryptCost, type ScryptCost } from './dashboard/passwords';
 
 /** Every setting the operator can change, read from the environment in one place (README "Configuration"). */
 export interface Config {
@@ -51,13 +52,17 @@ export interface Config {
   /** How long events are kept (EVENT_RETENTION_DAYS); the token purge's round deletes older ones. */
   eventRetentionMs: number;
   /** Webhooks (docs/architecture.md "Events and webhooks"; SECURITY.md, SSRF). */
-  webhooks: { allowPrivate: boolean; timeoutMs: number; disableAfterMs: number; perUser: number };
+  webhooks: { allowPrivate: boolean; timeoutMs: number; disableAfterMs: number; perUser: number; pendingPerWebhook: number; pendingPerUser: number };
+  /** Members per server, schedules per server and tasks per schedule (docs/architecture.md "Sharing", "Schedules"). */
+  sharing: { membersPerServer: number; schedulesPerServer: number; tasksPerSchedule: number };
   /** How often the purge of old token rows runs. */
   tokenPurgeIntervalMs: number;
   /** The dashboard's request limits, sign-in throttle and page token lifetime (docs/conventions.md "Authentication"). */
   dashboard: DashboardSettings;
   /** The operator's Prometheus metrics (README "Metrics"): off unless a port or a token is set. */
   prometheus: PrometheusSettings;
+  /** NODE_ENV=test (jest sets it): settings only tests may use are taken (PASSWORD_SCRYPT_N below OWASP's). */
+  testMode: boolean;
 }
 
 export interface PrometheusSettings {
@@ -82,9 +87,23 @@ export interface DashboardSettings {
   signInMaxDelayMs: number;
   /** Failed sign-ins per client address (any email) per 15 minutes before unknown browsers there must wait. */
   signInAddressFailures: number;
+  /** What new password hashes cost (PASSWORD_SCRYPT_N): OWASP's minimum, lower only in tests. */
+  passwordCost: ScryptCost;
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * PASSWORD_SCRYPT_N, scrypt's cost for new password hashes (src/dashboard/passwords.ts): 131072 (OWASP's minimum)
+ * and above for any service; lower only with NODE_ENV=test, which jest sets, so a weak setting can never reach a
+ * real deployment by mistake (SECURITY.md).
+ */
+function passwordCost(env: NodeJS.ProcessEnv): ScryptCost {
+  const raw = env.PASSWORD_SCRYPT_N;
+  const cost = scryptCost(raw === undefined || raw === '' ? 2 ** 17 : Number(raw), env.NODE_ENV === 'test'); // Config.testMode
+  if (typeof cost === 'string') throw new ConfigError(`PASSWORD_SCRYPT_N ${cost}; got "${raw}".`);
+  return cost;
+}
 
 /** The largest value a quota takes (QUOTA_* and `gsh user set-quota`): far beyond any host, within SQLite's integers. */
 export const QUOTA_MAX = 1_000_000_000;
@@ -233,6 +252,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_S', 10, 1, 60) * 1000,
       disableAfterMs: int(env, 'WEBHOOK_DISABLE_AFTER_S', 259_200, 60, 31_536_000) * 1000,
       perUser: int(env, 'WEBHOOKS_PER_USER', 10, 1, 1000),
+      pendingPerWebhook: int(env, 'WEBHOOK_PENDING_PER_WEBHOOK', 10_000, 1, 10_000_000),
+      pendingPerUser: int(env, 'WEBHOOK_PENDING_PER_USER', 25_000, 1, 100_000_000),
+    },
+    sharing: {
+      membersPerServer: int(env, 'MEMBERS_PER_SERVER', 20, 1, 1000),
+      schedulesPerServer: int(env, 'SCHEDULES_PER_SERVER', 10, 1, 1000),
+      // The spec's ScheduleTasks allows 50 at most: more is a 400 before any quota is read.
+      tasksPerSchedule: int(env, 'TASKS_PER_SCHEDULE', 10, 1, 50),
     },
     tokenPurgeIntervalMs: int(env, 'TOKEN_PURGE_INTERVAL_S', 3600, 1, 86_400) * 1000,
     dashboard: {
@@ -242,7 +269,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       signInFreeFailures: int(env, 'SIGN_IN_FREE_FAILURES', 5, 1, 100),
       signInMaxDelayMs: int(env, 'SIGN_IN_MAX_DELAY_S', 900, 1, 86_400) * 1000,
       signInAddressFailures: int(env, 'SIGN_IN_ADDRESS_FAILURES', 100, 1, 1_000_000),
+      passwordCost: passwordCost(env),
     },
     prometheus: prometheus(env),
+    testMode: env.NODE_ENV === 'test',
   };
 }

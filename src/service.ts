@@ -5,38 +5,29 @@ import type { Logger } from './log';
 import { systemClock, type Clock } from './clock';
 import { openDb } from './store/db';
 import { createStore, type Store } from './store';
-import { loadSpec } from './spec';
+import type { Db } from './store/db';
+import { loadSpec, type Spec } from './spec';
 import { createApp, type AppDeps } from './app';
-import { plans, type Plan } from './catalog/plans';
+import { plans } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
 import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
-import { loadSoftwareCatalog, type SoftwareCatalog } from './runtime/software-catalog';
-import { builtinSoftwareDir, selectEnvironment, type RuntimeHost } from './runtime/select-environment';
+import { loadSoftwareCatalog } from './runtime/software-catalog';
+import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
 import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/types';
-import { createWork } from './runtime/work';
-import { createRuntimeEvents } from './runtime/runtime-events';
-import { createCrashPolicy } from './runtime/crash-policy';
-import { createDoors } from './runtime/doors';
-import { createLaunchFiles } from './runtime/launch-files';
-import { createServerSettings } from './runtime/server-settings';
-import { createPlayerLists } from './runtime/player-lists';
-import { createKeptBackups } from './runtime/kept-backups';
-import { createBackups } from './runtime/backups';
-import { createLifecycle } from './runtime/lifecycle';
-import { createPower } from './runtime/power';
-import { createConsoles } from './runtime/consoles';
-import { createReconciler } from './runtime/reconcile';
-import { createMoves } from './runtime/moves';
-import { createNodeLoss } from './runtime/node-loss';
-import { createDiskWatcher } from './runtime/disk-watcher';
-import { createBackupScheduler } from './runtime/backup-schedule';
+import { composeRuntime, type Runtime } from './runtime/compose';
 import { createTelemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
 import { createIdleStop } from './runtime/idle-stop';
+import { createRetention } from './retention';
 import { createAlerts } from './runtime/alerts';
+import type { SchedulesConfig } from './runtime/schedules';
+import { createActors, serviceActor, type Actors } from './actors';
+
+// The runtime is composed in src/runtime/compose.ts; tests and tools import it from here too.
+export { composeRuntime, type Runtime, type RuntimeDeps } from './runtime/compose';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -44,14 +35,17 @@ export interface BuildOptions {
   runtime?: Partial<Omit<RuntimeConfig, 'dataDir'>>;
   /** Test-only hooks of createApp (the contract checker). */
   onResponse?: AppDeps['onResponse'];
-  /** Compile request validators on first use (AppDeps.lazyValidators); tests do, `npm start` does not. */
-  lazyValidators?: boolean;
+  /** The parsed spec (loadSpec), and openapi-backend built from it (AppDeps.openapi); tests share one of each. */
+  spec?: Spec;
+  openapi?: AppDeps['openapi'];
   /** A shared rate-limit store (e.g. Redis) when several instances serve one API; memory by default. */
   rateLimitStore?: AppDeps['rateLimitStore'];
   /** Webhook delivery timings and the resolver (tests shorten retries and map names to addresses). */
   webhooks?: Partial<DispatcherConfig>;
   /** How long a minute of `idle_stop_minutes` is (IdleStopDeps.minuteMs); 60,000 ms unless a test shortens it. */
   idleMinuteMs?: number;
+  /** Schedule timings (SchedulesConfig: how often due schedules are looked for, how long a task's second is). */
+  schedules?: Partial<Pick<SchedulesConfig, 'checkMs' | 'secondMs'>>;
 }
 
 /**
@@ -61,11 +55,14 @@ export interface BuildOptions {
  */
 export async function buildService(config: Config, log: Logger, options: BuildOptions = {}) {
   const clock = options.clock ?? systemClock;
+  // Whom the work under way acts for (src/actors.ts); outside any, `unknown`, which no path of ours should meet.
+  const actors = createActors(serviceActor('unknown'));
   const db = openDb(config.dbFile);
   const { prometheus: promSettings } = config;
   const prometheus = promSettings.port !== null || promSettings.token !== null ? createPrometheus() : undefined;
   const pool = { host: config.gameHost, portRange: config.gamePortRange, nodes: config.runtime === 'docker' };
-  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, prometheus?.observer);
+  const outboxLimits = { perWebhook: config.webhooks.pendingPerWebhook, perUser: config.webhooks.pendingPerUser };
+  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, actors.current, prometheus?.observer, outboxLimits);
   warnIfOneAccountFillsThePorts(config, log);
   const operatorSoftware = path.join(config.dataDir, 'software');
   const catalog = loadSoftwareCatalog({
@@ -79,71 +76,47 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     ...selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
+    schedules: { perServer: config.sharing.schedulesPerServer, tasksPerSchedule: config.sharing.tasksPerSchedule, checkMs: 5_000, secondMs: 1_000, ...options.schedules },
     plans,
     log,
+    actors,
   });
-  const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
-  const alerts = createAlerts({
-    subscribe: (listener) => telemetry.sampler.subscribe(listener),
-    repo: store.alerts,
-    servers: store.servers,
-    plans,
-    log,
-  });
-  const idleStop = createIdleStop({
-    subscribe: (listener) => telemetry.sampler.subscribe(listener),
-    servers: store.servers,
-    requestAction: runtime.power.requestAction,
-    log,
-    minuteMs: options.idleMinuteMs ?? 60_000,
-  });
+  const { telemetry, alerts, idleStop } = watchSamples(config, options, { db, clock, store, runtime, log, actors });
   const streams = createStreamRegistry({
     perUser: config.streamsPerUser,
     maxLifetimeMs: config.streamMaxLifetimeMs,
-    authority: { activeTokens: (ids) => store.tokens.activeIds(ids), liveServers: (ids) => store.servers.liveIds(ids) },
+    authority: { activeTokens: (ids) => store.tokens.activeIds(ids), holding: (pairs) => store.members.holding(pairs) },
   });
   prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, outbox: store.outbox, dbFile: config.dbFile });
   // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
   const feed = createEventFeed({ events: store.events, pollMs: 250, log });
-  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, ...config.webhooks, ...options.webhooks };
+  const { allowPrivate, timeoutMs, disableAfterMs } = config.webhooks;
+  const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, allowPrivate, timeoutMs, disableAfterMs, ...options.webhooks };
   const dispatcher = createDispatcher({ outbox: store.outbox, feed, clock, log, config: dispatcherConfig });
   const app = await createApp({
     db,
     store,
     clock,
     config: appConfig(config, dispatcherConfig),
-    spec: loadSpec(),
+    spec: options.spec ?? loadSpec(),
     log,
     versions: versionCatalog(catalog),
+    plans,
     runtime,
     telemetry,
     streams,
     feed,
     onResponse: options.onResponse,
-    lazyValidators: options.lazyValidators,
+    openapi: options.openapi,
     rateLimitStore: options.rateLimitStore,
     prometheus: prometheus && { ...prometheus, token: promSettings.token },
+    actors,
   });
-
-  /**
-   * Deletes old token rows (docs/conventions.md "Authentication") and events past EVENT_RETENTION_DAYS; a failure
-   * is logged and retried next time.
-   */
-  function purgeTokens() {
-    try {
-      const purged = store.tokens.purge(config.tokenRetentionMs);
-      if (purged > 0) log.info('purged token rows', { purged });
-      const events = store.events.purge(config.eventRetentionMs);
-      if (events > 0) log.info('purged events', { purged: events });
-    } catch (e) {
-      log.error('token purge failed', { error: String(e) });
-    }
-  }
-  let purgeTimer: NodeJS.Timeout | undefined;
+  const retention = createRetention(store, config, log);
 
   /**
    * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
-   * periodic purge of token rows start.
+   * periodic purge of old token rows and events start.
    */
   async function boot() {
     await runtime.start();
@@ -151,13 +124,12 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     idleStop.start();
     alerts.start();
     dispatcher.start();
-    purgeTokens();
-    purgeTimer = setInterval(purgeTokens, config.tokenPurgeIntervalMs).unref();
+    retention.start();
   }
 
   /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
   async function shutdown() {
-    clearInterval(purgeTimer);
+    retention.stop();
     streams.closeAll();
     await dispatcher.close();
     feed.close();
@@ -169,77 +141,38 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   }
 
   return {
-    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher,
-    boot, shutdown, purge: purgeTokens,
+    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
+    boot, shutdown, purge: retention.run,
   };
-}
-
-/** What the runtime is built from: where games run and their files are (RuntimeHost), and the service's parts. */
-export interface RuntimeDeps extends RuntimeHost {
-  store: Store;
-  clock: Clock;
-  catalog: SoftwareCatalog;
-  config: RuntimeConfig;
-  plans: readonly Plan[];
-  log: Logger;
 }
 
 /**
- * The runtime as named services, each built once with what it needs, in an order where nothing is used before it
- * exists (docs/architecture.md "Wiring"): the servers' doors first (every command on a server goes through its
- * door), then the services that submit commands or read through them. Tests build the runtime through here too.
+ * Telemetry, and what acts on its samples (docs/architecture.md "Alerts", "Idle stop"): the alert rules and the
+ * idle stop, each acting as itself (src/actors.ts).
  */
-export function composeRuntime(deps: RuntimeDeps) {
-  const { store, environment, storage, catalog, config, plans, log } = deps;
-  const now = () => deps.clock.now();
-  const work = createWork();
-  const events = createRuntimeEvents();
-  const crashPolicy = createCrashPolicy({ crashes: store.crashes, actions: store.actions, servers: store.servers, config, now, log });
-  const doors = createDoors({
-    servers: store.servers, processes: store.processes, crashPolicy, environment, storage, catalog, plans, log, config, now, track: work.track,
-    emitState: (e) => events.emit('state', e),
-    playersChanged: (id, joined, left, reason) => store.events.playersChanged(id, joined, left, reason),
-    onlinePlayers: (id) => store.events.onlinePlayers(id),
-    settings: createLaunchFiles({ settings: store.settings, playerLists: store.playerLists }),
+function watchSamples(
+  config: Config,
+  options: BuildOptions,
+  deps: { db: Db; clock: Clock; store: Store; runtime: Runtime; log: Logger; actors: Actors },
+) {
+  const { store, runtime, log, actors } = deps;
+  const telemetry = createTelemetry({ db: deps.db, clock: deps.clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
+  const alerts = createAlerts({
+    subscribe: (listener) => telemetry.sampler.subscribe((sample) => actors.run(serviceActor('alerts'), () => listener(sample))),
+    repo: store.alerts,
+    servers: store.servers,
+    plans,
+    log,
   });
-  const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans, doors });
-  const playerLists = createPlayerLists({ repo: store.playerLists, servers: store.servers, catalog, doors });
-  const keptBackups = createKeptBackups({ repo: store.keptBackups, dataDir: config.dataDir, perUser: config.keptBackupsPerUser, inUse: doors.usingBackup });
-  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, storage, dataDir: config.dataDir, log, track: work.track });
-  const lifecycle = createLifecycle({
-    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, storage, backups, events, log, track: work.track,
+  const idleStop = createIdleStop({
+    subscribe: (listener) => telemetry.sampler.subscribe(listener),
+    servers: store.servers,
+    requestAction: (...args) => actors.run(serviceActor('idle_stop'), () => runtime.power.requestAction(...args)),
+    log,
+    minuteMs: options.idleMinuteMs ?? 60_000,
   });
-  const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
-  const consoles = createConsoles({ doors, power, now });
-  const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: store.nodes.nodeOf, doors, transfer: deps.transfer, log, track: work.track });
-  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves });
-  environment.onReachability?.(createNodeLoss({ doors, environment, log }));
-  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, storage, backupsFolder: backups.folder });
-  const backupScheduler = createBackupScheduler({
-    scheduled: () => store.backups.scheduled(), backUp: (id) => void backups.create(id, null, true), now, log, everyMs: config.backupScheduleMs,
-  });
-  return {
-    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, events,
-    /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
-    async start(): Promise<void> {
-      await storage.start(); // a restore a previous life left half done is finished or undone first
-      await backups.recover();
-      await reconciler.start();
-      diskWatcher.start();
-      backupScheduler.start();
-    },
-    /** Graceful shutdown: fails open actions, stops every game (a container: lets it go, to adopt), resolves after. */
-    async close(): Promise<void> {
-      backupScheduler.stop();
-      await diskWatcher.stop();
-      await reconciler.close();
-    },
-    /** Resolves once no install, command or removal that began earlier is still under way. */
-    idle: work.idle,
-  };
+  return { telemetry, alerts, idleStop };
 }
-
-export type Runtime = ReturnType<typeof composeRuntime>;
 
 /** The part of the configuration the HTTP app reads (AppDeps.config). */
 function appConfig(config: Config, webhooks: DispatcherConfig): AppDeps['config'] {
@@ -254,6 +187,7 @@ function appConfig(config: Config, webhooks: DispatcherConfig): AppDeps['config'
     tokensPerUser: config.tokensPerUser,
     dashboard: config.dashboard,
     webhooks: { perUser: config.webhooks.perUser, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
+    membersPerServer: config.sharing.membersPerServer,
   };
 }
 

@@ -1,17 +1,21 @@
 'use strict';
 /**
- * `npm run bench` (builds first): node scripts/bench/run.js [api] [metrics] [runtime] [streams] [docker] [--quick]
- * [--no-profile]. No part named = the first four (docker needs an engine: name it). Prints one table and writes bench-results/latest.json (the parts of
+ * `npm run bench` (builds first): node scripts/bench/run.js [api] [startup] [metrics] [runtime] [streams] [scale] [docker] [--quick]
+ * [--no-profile]. No part named = the first six (docker needs an engine: name it). Prints one table and writes bench-results/latest.json (the parts of
  * this run, the machine, the load average before and after each part: other work on the host shows up there).
  * BENCHMARKS.md says what each number means and records a full run.
  *
  *   api      ~6 min   full stack (access log off and on) vs bare express (autocannon), CPU profiles (api.js)
+ *   startup  ~1 min   time to listen vs bare express in `node -e`; `npm start`; first request per operation (startup.js)
  *   metrics  ~2 min   1,000 servers × 30 days: range queries, ingest vs plain insert, bytes (metrics.js)
  *   runtime  ~5 min   start → running via API vs direct; service CPU/RSS at 0/1/10/30 games (runtime.js)
  *   streams  ~4 min   service memory: console spam alone vs spam + 60 never-reading streams (streams.js)
+ *   scale    ~5 min   10,000 registered servers vs 25: idle CPU, stalls, create, quota, start-up, RSS (scale.js)
  *   docker   ~5 min   RUNTIME=docker vs local: start → running, service CPU and game memory per game (docker.js)
  *   webhooks ~4 min   event write overhead on create, delivery throughput, outbox backlog drain (webhooks.js)
  *   backups  ~1 min   archive MB/s vs tar czf; service RSS while a 200 MB archive downloads (backups.js)
+ *   fairness ~2 min   one user's delivery latency, another's 10 webhooks to a dead receiver vs idle (fairness.js)
+ *   outbox   ~6 min   idle CPU and another tenant's GET /v1/quota, 2M pending deliveries vs none (outbox.js)
  *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
@@ -20,18 +24,22 @@ const os = require('node:os');
 const path = require('node:path');
 const { RESULTS, machine, fmt } = require('./lib');
 const { runApi } = require('./api');
+const { runStartup } = require('./startup');
 const { runMetrics } = require('./metrics');
 const { runRuntime } = require('./runtime');
 const { runStreams } = require('./streams');
+const { runScale } = require('./scale');
 const { runDocker } = require('./docker');
 const { runWebhooks } = require('./webhooks');
 const { runBackups } = require('./backups');
+const { runFairness } = require('./fairness');
+const { runOutbox } = require('./outbox');
 const { runNodes } = require('./nodes');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
-const TARGET = { apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
-const PARTS = ['api', 'metrics', 'runtime', 'streams'];
-const OPTIONAL = ['docker', 'webhooks', 'backups', 'nodes'];
+const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
+const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams', 'scale'];
+const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -43,12 +51,16 @@ async function main() {
 
   const run = {
     api: () => runApi({ durationS: quick ? 3 : 10, rounds: quick ? 1 : 2, profile: !args.includes('--no-profile') }),
+    startup: () => runStartup({ runs: quick ? 1 : 5 }),
     metrics: () => runMetrics(quick ? { servers: 200, days: 3, queries: 50, steadyRounds: 60 } : {}),
     runtime: () => runRuntime(quick ? { startRuns: 1, levels: [1, 3], windowS: 5 } : {}),
     streams: () => runStreams({ windowS: quick ? 10 : 60 }),
+    scale: () => runScale(quick ? { windowS: 5, creates: 5, quotaReads: 10 } : {}),
     docker: () => runDocker(quick ? { runs: 1, running: 2, windowS: 5 } : {}),
     webhooks: () => runWebhooks(quick ? { creates: 200, deliveries: 500 } : {}),
     backups: () => runBackups(quick ? { worldMb: 20, downloadMb: 20, rounds: 1 } : {}),
+    fairness: () => runFairness(quick ? { windowS: 8 } : {}),
+    outbox: () => runOutbox(quick ? { rows: 100_000, users: 20, idleS: 5, requests: 300, rounds: 3 } : {}),
     nodes: () => runNodes(quick ? { mb: 20, rounds: 1 } : {}),
   };
   for (const part of parts) {
@@ -80,6 +92,15 @@ function table(out) {
       rows.push(['api', `${c.name} p50 / p99 ms`, `${fmt(f.p50_ms)} / ${fmt(f.p99_ms)}`, `${fmt(b.p50_ms)} / ${fmt(b.p99_ms)}`, '', '', '']);
       rows.push(['api', `${c.name} server CPU µs/request (log off / on)`, `${fmt(f.cpu_us)} / ${fmt(c.full_log.cpu_us)}`, fmt(b.cpu_us), fmt(f.cpu_us / b.cpu_us, 1), '', '']);
     }
+  }
+  const su = out.parts.startup;
+  if (su) {
+    const l = su.listen;
+    rows.push(['startup', 'listening ms, service vs bare express in node -e (median)', fmt(l.service_median_ms), fmt(l.bare_median_ms), fmt(l.ratio, 1), `< ${TARGET.listenMs}`, mark(l.service_median_ms < TARGET.listenMs)]);
+    rows.push(['startup', 'listening ms, npm start (build up to date)', fmt(su.npm_start_ms), '', '', `< ${TARGET.listenMs}`, mark(su.npm_start_ms < TARGET.listenMs)]);
+    rows.push(['startup', `slowest first request ms (${su.slowest_first.operationId}) vs median second`, fmt(su.slowest_first.ms, 1), fmt(su.second_median_ms, 1), fmt(su.slowest_first.ratio, 1), `≤ ${TARGET.firstRequestMs}`, mark(su.slowest_first.ms <= TARGET.firstRequestMs)]);
+    rows.push(['startup', 'the process\'s first /v1 request ms (before the operations)', fmt(su.first_v1_ms, 1), '', '', '', '']);
+    rows.push(['startup', `first request ms, median of ${su.operations} operations`, fmt(su.first_median_ms, 1), fmt(su.second_median_ms, 1), fmt(su.first_median_ms / su.second_median_ms, 1), '', '']);
   }
   const m = out.parts.metrics;
   if (m) {
@@ -116,6 +137,7 @@ function table(out) {
         `${fmt(st.baseline.rss_before_mb, 1)}, ${fmt(st.baseline.live_start_mb, 1)}`, '', '', '']);
     }
   }
+  if (out.parts.scale) rows.push(...scaleRows(out.parts.scale, mark));
   const dk = out.parts.docker;
   if (dk) {
     const { local: l, docker: d } = dk;
@@ -135,6 +157,25 @@ function table(out) {
     rows.push(['backups', `archive MB/s, ours vs tar czf (${t.mb} MB world)`, fmt(t.ours_mb_s, 1), fmt(t.tar_mb_s, 1), fmt(t.ratio, 2), `≥ ${TARGET.archiveRatio}`, mark(t.ratio >= TARGET.archiveRatio)]);
     rows.push(['backups', `RSS growth MB while a ${d.mb} MB archive downloads`, fmt(d.rss_growth_mb, 1), fmt(d.rss_before_mb, 0), '', `< ${TARGET.downloadGrowthMb} MB`, mark(d.rss_growth_mb < TARGET.downloadGrowthMb)]);
   }
+  const fa = out.parts.fairness;
+  if (fa) {
+    const all = fa.attacked.delivered === fa.attacked.events;
+    const met = all && fa.attacked.p99_ms < TARGET.fairnessP99Ms && fa.ratio_p99 < TARGET.fairnessRatio;
+    rows.push(['fairness', `B's events delivered within the window (+2 s), A attacking vs A idle`, `${fa.attacked.delivered}/${fa.attacked.events}`, `${fa.idle.delivered}/${fa.idle.events}`, '', 'all', mark(all)]);
+    rows.push(['fairness', `B's delivery p50 / p99 ms, A's ${fa.dead_webhooks} webhooks to a dead receiver vs A idle`,
+      `${fmt(fa.attacked.p50_ms)} / ${fmt(fa.attacked.p99_ms)}`, `${fmt(fa.idle.p50_ms)} / ${fmt(fa.idle.p99_ms)}`, fmt(fa.ratio_p99, 2),
+      `p99 < ${TARGET.fairnessP99Ms}, < ${TARGET.fairnessRatio}×`, mark(met)]);
+    rows.push(['fairness', 'attempts under way: A (its share), all', `${fa.a_in_flight_max}, ${fa.in_flight_max}`, '', '', '', '']);
+  }
+  const ob = out.parts.outbox;
+  if (ob) {
+    const cpu = ob.idle_cpu_percent.full / ob.idle_cpu_percent.empty;
+    rows.push(['outbox', `idle CPU % of a core, ${ob.pending} pending vs none`, fmt(ob.idle_cpu_percent.full, 2), fmt(ob.idle_cpu_percent.empty, 2), fmt(cpu, 2), `≤ ${TARGET.outboxRatio}×`, mark(cpu <= TARGET.outboxRatio)]);
+    for (const q of ['p50_ms', 'p90_ms']) {
+      const r = ob.quota.ratio[q.slice(0, 3)];
+      rows.push(['outbox', `another tenant's GET /v1/quota ${q.slice(0, 3)} ms (median of ${ob.quota.rounds.length} rounds)`, fmt(ob.quota.full[q], 2), fmt(ob.quota.empty[q], 2), fmt(r, 2), `≤ ${TARGET.outboxRatio}×`, mark(r <= TARGET.outboxRatio)]);
+    }
+  }
   const nd = out.parts.nodes;
   if (nd) {
     const { backup: b, move: m } = nd;
@@ -148,6 +189,25 @@ function table(out) {
     const line = r.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd();
     return k === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
   });
+}
+
+/** The scale part's lines: the 10,000-server service against the 25-server one of the same run. */
+function scaleRows(sc, mark) {
+  const { large: l, small: s, small_with_metrics: m } = sc;
+  const q = sc.quota_p50_ms;
+  const c = sc.create_p50_ms;
+  const cpu = l.cpu_percent / s.cpu_percent;
+  return [
+    ['scale', `idle CPU % of a core over ${sc.window_s} s, 10,000 servers vs 25`, fmt(l.cpu_percent, 2), fmt(s.cpu_percent, 2), fmt(cpu, 2), `≤ ${TARGET.scaleCpuRatio}`, mark(cpu <= TARGET.scaleCpuRatio)],
+    ['scale', 'longest event-loop stall ms, own (main thread busy) / wall', `${fmt(l.stall_busy_max_ms, 1)} / ${fmt(l.stall_max_ms, 1)}`,
+      `${fmt(s.stall_busy_max_ms, 1)} / ${fmt(s.stall_max_ms, 1)}`, '', `own < ${TARGET.stallMs}`, mark(l.stall_busy_max_ms < TARGET.stallMs)],
+    ['scale', 'POST /v1/servers p50 ms (by the 5,000-server account)', fmt(c.large, 2), fmt(c.small, 2), fmt(c.large / c.small, 2), `≤ ${TARGET.createRatio}`, mark(c.large / c.small <= TARGET.createRatio)],
+    ['scale', 'GET /v1/quota p50 ms, 5,000-server account vs 25', fmt(q.large_5000, 2), fmt(q.large_25, 2), fmt(q.large_5000 / q.large_25, 2), `≤ ${TARGET.quotaRatio}`, mark(q.large_5000 / q.large_25 <= TARGET.quotaRatio)],
+    ['scale', 'GET /v1/servers?state=running p50 ms (no match) vs unfiltered', fmt(sc.list_p50_ms.state_running_none, 2), fmt(sc.list_p50_ms.unfiltered, 2), fmt(sc.list_p50_ms.state_running_none / sc.list_p50_ms.unfiltered, 2), '', ''],
+    ['scale', 'start-up ms (fork → listening)', fmt(l.start_ms), fmt(s.start_ms), fmt(l.start_ms / s.start_ms, 2), '', ''],
+    ['scale', 'RSS MB, mean over the idle window', fmt(l.rss_mean_mb), fmt(s.rss_mean_mb), fmt(l.rss_mean_mb / s.rss_mean_mb, 2), '', ''],
+    ['scale', 'idle CPU % with METRICS_PORT set, nobody scraping (25 servers)', fmt(m.cpu_percent, 2), fmt(s.cpu_percent, 2), fmt(m.cpu_percent / s.cpu_percent, 2), '', ''],
+  ];
 }
 
 main().catch((err) => {

@@ -23,6 +23,7 @@ export function versionCatalog(source: {
   get(softwareId: string): {
     userSettings: SettingDefinition[];
     playerLists: { lists: Partial<Record<PlayerListName, unknown>> } | null;
+    kickCommand: string | null;
     backup: { consistency: 'live' | 'stop' } | null;
   };
 }): VersionCatalog {
@@ -37,7 +38,7 @@ export function versionCatalog(source: {
       const lists = (['whitelist', 'operators', 'bans'] as const).filter((l) => software.playerLists?.lists[l] !== undefined);
       // Said beforehand, so a client can tell its user whether a backup will disconnect players (Backup.consistency).
       const backup = software.backup && { consistency: software.backup.consistency };
-      return { ...version, settings: software.userSettings.map(settingView), player_lists: lists, backup };
+      return { ...version, settings: software.userSettings.map(settingView), player_lists: lists, kick: software.kickCommand !== null, backup };
     },
   };
 }

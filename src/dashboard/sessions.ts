@@ -8,9 +8,11 @@ import { iso, type Clock } from '../clock';
 import type { Session } from '../store/sessions-repo';
 import type { AccountStores } from './accounts';
 import type { SignInThrottle } from './sign-in-throttle';
+import type { ScryptCost } from './passwords';
 import { checkCsrf, csrfTokenFor } from './csrf';
 import { readCookie, setSessionCookie, SESSION_COOKIE } from './cookies';
 import { addressOf } from './limits';
+import type { Actors } from '../actors';
 
 /** How long after its end a session still marks its browser as known to sign-in. */
 export const KNOWN_BROWSER_GRACE_MS = 7 * 86_400_000;
@@ -23,6 +25,10 @@ export interface SessionRouteDeps extends AccountStores {
   /** How long the page's API token lives; the page renews it before then. */
   pageTokenTtlMs: number;
   throttle: SignInThrottle;
+  /** What new password hashes cost, and an unknown user's sign-in (DashboardSettings.passwordCost). */
+  passwordCost: ScryptCost;
+  /** A password change acts as the signed-in user (its token.revoked events name them: src/actors.ts). */
+  actors: Pick<Actors, 'run'>;
 }
 
 export interface FoundSession {

@@ -33,7 +33,7 @@ async function signIn(deps: SessionRouteDeps, req: Request, res: Response): Prom
   // The same answer whether the email exists or not, and whichever count asked for the wait.
   if (!check) throw rateLimited(TOO_MANY, waitMs);
   // verifyPassword hashes even when there is no user, so both failures look and take the same.
-  const ok = await verifyPassword(body.password as string, user?.password_hash ?? null);
+  const ok = await verifyPassword(body.password as string, user?.password_hash ?? null, deps.passwordCost);
   if (!user || !ok) {
     // Inside a wait only the right password from a known place gets in; anything else is told to wait.
     if (waitMs > 0) throw rateLimited(TOO_MANY, deps.throttle.waitMs(attempt));

@@ -3,40 +3,20 @@ import type { Operation } from 'openapi-backend';
 import { AppError } from '../errors';
 import { hasScope, type Scope } from '../auth/tokens';
 import type { Principal, TokensRepo } from '../store/tokens-repo';
-import type { ServerRead } from './types';
 
 const REALM = 'gsh';
-
-/** What the request path authenticates with (app.ts builds one for the rate limiter and the dispatcher). */
-export interface Authenticator {
-  tokens: TokensRepo;
-  /** The server a request reads and answers with, when it is a getServer (dispatch.ts `serverReadOf`). */
-  serverRead(req: Request, res: Response): string | undefined;
-}
 
 /**
  * Resolves the request's bearer token once, before the rate limiter (which keys by its user) and the security
  * handler (which reuses the answer). `undefined` means no token or a token that is unknown, expired or revoked.
- * For a getServer the same statement reads the server (`res.locals.serverRead`, given to the handler as
- * `Call.serverRead`): one read transaction where two were made (BENCHMARKS.md §1).
  */
-export function resolveCaller(req: Request, res: Response, authn: Authenticator): Principal | undefined {
+export function resolveCaller(req: Request, res: Response, tokens: TokensRepo): Principal | undefined {
   if ('principal' in res.locals) return res.locals.principal as Principal | undefined;
   const header = req.headers.authorization;
   // RFC 6750 §2.1: credentials = "Bearer" 1*SP b64token; the scheme is case-insensitive (RFC 9110 §11.1).
   const match = header ? /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header) : null;
   const secret = match && match[1].length <= 200 ? match[1] : undefined;
-  let principal: Principal | undefined;
-  if (secret !== undefined) {
-    const serverId = authn.serverRead(req, res);
-    if (serverId === undefined) {
-      principal = authn.tokens.authenticate(secret);
-    } else {
-      const read = authn.tokens.authenticateWithServer(secret, serverId);
-      principal = read.principal;
-      res.locals.serverRead = { id: serverId, json: read.server } satisfies ServerRead;
-    }
-  }
+  const principal = secret === undefined ? undefined : tokens.authenticate(secret);
   res.locals.principal = principal;
   return principal;
 }
@@ -56,9 +36,9 @@ export function bearerAuth(
   operation: Operation,
   req: Request,
   res: Response,
-  authn: Authenticator,
+  tokens: TokensRepo,
 ): { principal: Principal } | { error: AppError } {
-  const principal = resolveCaller(req, res, authn);
+  const principal = resolveCaller(req, res, tokens);
   if (!principal) {
     const detail = req.headers.authorization
       ? 'The token is unknown, expired or revoked.'

@@ -1,16 +1,27 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { OpenAPIBackend, Operation, Request as ApiRequest } from 'openapi-backend';
+import type { Operation, Request as ApiRequest, ValidationResult } from 'openapi-backend';
 import { AppError } from '../errors';
-import { bearerAuth, type Authenticator } from './auth';
+import type { TokensRepo } from '../store/tokens-repo';
+import { userActor, type Actors } from '../actors';
+import { readPermissionRules, type AccessCheck, type Need } from './access';
+import { bearerAuth } from './auth';
 import { checkPercentEncoding } from './middleware';
-import { validateOnce } from './routing';
 import { fieldErrors } from './problem';
-import type { FileReply, Handlers, ServerRead, StreamReply } from './types';
+import type { OpenApi } from './openapi';
+import type { FileReply, Handlers, StreamReply } from './types';
 
 /** What the dispatcher does with the answers that are not plain JSON. */
 export interface DispatchOutlets {
   sendFile(res: Response, reply: FileReply): Promise<void>;
-  stream(req: Request, res: Response, reply: StreamReply, principal: { userId: string; tokenId: string }): void;
+  /** `need`: what the caller must keep holding on the stream's server (its operation's x-permission). */
+  stream(req: Request, res: Response, reply: StreamReply, principal: { userId: string; tokenId: string }, need?: Need): void;
+}
+
+/** Who answers for what, beside the handlers: the token lookup, the access check and the actors (src/actors.ts). */
+export interface DispatchDeps {
+  tokens: TokensRepo;
+  access: AccessCheck;
+  actors: Pick<Actors, 'run'>;
 }
 
 /** A JSON answer; `json` is a body already serialized (a repository's SQL-built view), sent as it is. */
@@ -23,61 +34,86 @@ export interface JsonReply {
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-/**
- * The `/v1` request path after express's layers (docs/architecture.md "The request path"): openapi-backend's
- * router matches the operation and parses the request, the `bearerAuth` security requirement is checked, its
- * Ajv validators check the request, and the handler registered under the operationId answers. openapi-backend
- * stays the router and validator of record; what this leaves out is `handleRequest`'s pipeline around them (a
- * context built through several awaits, a `Promise.all` over security handlers, lodash on every request), so a
- * synchronous handler's answer is written in the same tick the request arrived (issue 18, BENCHMARKS.md §1).
- * The order, and so which problem a bad request gets, is openapi-backend's: 404/405, then 401/403 (before
- * validation: an anonymous caller learns nothing about a request's shape), then 400.
- */
-export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, authn: Authenticator, outlets: DispatchOutlets) {
-  const byId = new Map(Object.entries(handlers)) as Map<string, (call: unknown) => unknown>;
-  const validate = validateOnce(api.validator, api.router); // openapi-backend's validateRequest (routing.ts)
+/** What a call leaves for its answer: what its caller must keep holding for a stream, a member's first use. */
+interface Pending {
+  need?: Need;
+  accepted?: () => void;
+}
 
-  function answer(req: Request, res: Response, operation: Operation, request: ApiRequest) {
+/** What a valid request's `coerced` holds for the handler. */
+type Coerced = { params: unknown; query: unknown };
+
+/**
+ * The `/v1` request path after express's layers (docs/architecture.md "The request path"), through
+ * openapi-backend's public interface: `router.matchOperation` finds the operation (404/405), the `bearerAuth`
+ * security requirement is checked (401/403), `validator.validateRequest` checks the request against the
+ * operation's Ajv validators (400), and the handler registered under the operationId answers with the coerced
+ * query and path. That is openapi-backend's own order, so an anonymous caller learns nothing about a request's
+ * shape; what this leaves out is `handleRequest`'s pipeline around those calls (a context built through several
+ * awaits, a `Promise.all` over security handlers), so a synchronous handler's answer is written in the same tick
+ * the request arrived (BENCHMARKS.md §1). An operation on a server then passes the one access check (access.ts:
+ * owner or member, and what its `x-permission` needs), and the handler runs as its caller (src/actors.ts).
+ * (Named for what it dispatches, operations to their handlers: the webhook dispatcher is src/webhooks/dispatcher.ts.)
+ */
+export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: DispatchDeps, outlets: DispatchOutlets) {
+  const byId = new Map(Object.entries(handlers)) as Map<string, (call: unknown) => unknown>;
+  const rules = readPermissionRules(api.router.getOperations()); // throws at start for a server operation without one
+
+  function answer(req: Request, res: Response, operation: Operation, request: ApiRequest, pending: Pending) {
     res.locals.operationId = operation.operationId; // the metrics' label (src/prometheus.ts)
-    const auth = bearerAuth(operation, req, res, authn);
+    const auth = bearerAuth(operation, req, res, deps.tokens);
     if ('error' in auth) throw auth.error;
-    const invalid = validate(request, operation);
-    if (invalid) {
-      const errors = fieldErrors(invalid);
+    // validateRequest always answers `coerced`; with coerceTypes (openapi.ts) it holds the query and the path values
+    // Ajv checked and coerced (validation.js).
+    const validation = api.validator.validateRequest(request, operation) as Required<ValidationResult<Coerced>>;
+    if (validation.errors) {
+      const errors = fieldErrors(validation.errors);
       const n = errors.length;
       throw new AppError('validation_failed', `The request has ${n} problem${n === 1 ? '' : 's'}; see errors.`, errors);
     }
-    const parsed = api.router.parseRequest(request, operation); // the parse validation just made (routing.ts)
     const handler = byId.get(operation.operationId!);
     if (!handler) throw new Error(`no handler for ${operation.operationId}`);
-    return handler({
+    const path = validation.coerced.params as Record<string, unknown>; // percent-decoded by the router
+    const rule = rules.get(operation.operationId!);
+    const checked = rule === undefined ? undefined : deps.access.check(rule, auth.principal, path, req.body);
+    pending.accepted = checked?.accepted;
+    pending.need = typeof rule === 'string' ? rule : undefined;
+    const call = {
       principal: auth.principal,
-      path: parsed.params,
-      query: parsed.query,
-      body: parsed.requestBody,
-      headers: parsed.headers,
-      serverRead: res.locals.serverRead as ServerRead | undefined,
-    });
+      path,
+      query: validation.coerced.query,
+      body: req.body, // express's JSON parse (middleware.ts jsonBody), the object validated
+      headers: req.headers, // Node gives header names in lower case
+      server: checked?.server,
+    };
+    return deps.actors.run(userActor(auth.principal.userId, auth.principal.tokenId), () => handler(call));
   }
 
-  function reply(req: Request, res: Response, result: unknown, principal: { userId: string; tokenId: string }) {
+  function reply(req: Request, res: Response, result: unknown, principal: { userId: string; tokenId: string }, pending: Pending) {
+    pending.accepted?.(); // the call succeeded: a member's first use of the server (access.ts)
     if (result && typeof result === 'object' && 'file' in result) return outlets.sendFile(res, result as FileReply);
-    if (result && typeof result === 'object' && 'stream' in result) return outlets.stream(req, res, result as StreamReply, principal);
+    if (result && typeof result === 'object' && 'stream' in result) return outlets.stream(req, res, result as StreamReply, principal, pending.need);
     sendJson(res, result as JsonReply);
   }
 
   return (req: Request, res: Response, next: NextFunction) => {
     try {
       checkPercentEncoding(req.path);
-      const { request, operation, error } = routed(api, req, res);
-      if (error) throw error;
-      const result = answer(req, res, operation!, request);
+      const request: ApiRequest = {
+        method: req.method,
+        path: req.baseUrl + req.path,
+        query: req.query as ApiRequest['query'], // read once: express 5 parses the query string on every read
+        headers: req.headers as ApiRequest['headers'],
+        body: req.body,
+      };
+      const pending: Pending = {};
+      const result = answer(req, res, route(api, request), request, pending);
       const principal = res.locals.principal as { userId: string; tokenId: string };
       if (result instanceof Promise) {
-        result.then((r) => reply(req, res, r, principal)).then(undefined, next);
+        result.then((r) => reply(req, res, r, principal, pending)).then(undefined, next);
         return;
       }
-      const sent = reply(req, res, result, principal);
+      const sent = reply(req, res, result, principal, pending);
       if (sent instanceof Promise) sent.then(undefined, next);
     } catch (err) {
       next(err);
@@ -85,61 +121,20 @@ export function createDispatcher(api: OpenAPIBackend, handlers: Handlers, authn:
   };
 }
 
-/** The request as openapi-backend takes it, and the operation its router matched or the 404/405 it gives. */
-interface Routed {
-  request: ApiRequest;
-  operation?: Operation;
-  error?: AppError;
-}
-
 /**
- * Routes a request once (`res.locals.routed`): serverReadOf does it early for a GET, and the dispatcher then uses
- * the same request object, whose parse routing.ts keeps. Only a GET is routed before its body would be parsed,
- * and no GET takes a body (middleware.ts jsonBody).
+ * The operation openapi-backend's router matches, or the problem it answers: 404 for a path no operation has, 405
+ * (with `Allow`, RFC 9110 §15.5.6) for a path whose operations take other methods. The router says which by its
+ * error's prefix (`404-notFound`, `405-methodNotAllowed`), the library's documented outcomes of a strict match.
  */
-function routed(api: OpenAPIBackend, req: Request, res: Response): Routed {
-  if (res.locals.routed) return res.locals.routed as Routed;
-  const request: ApiRequest = {
-    method: req.method,
-    path: req.baseUrl + req.path,
-    query: req.query as ApiRequest['query'], // express 5 parses the query string on every read of req.query
-    headers: req.headers as ApiRequest['headers'],
-    body: req.body,
-  };
-  let result: Routed;
+function route(api: OpenApi, request: ApiRequest): Operation {
   try {
-    result = { request, operation: api.router.matchOperation(request, true) as Operation };
+    return api.router.matchOperation(request, true);
   } catch (err) {
-    if (!String((err as Error).message).startsWith('405')) {
-      result = { request, error: new AppError('not_found', `Nothing is served at ${request.path}.`) };
-    } else {
-      const allow = METHODS.filter((m) => api.router.matchOperation({ method: m, path: request.path, headers: {} }));
-      const detail = `${request.method.toUpperCase()} is not allowed here.`;
-      result = { request, error: new AppError('method_not_allowed', detail, undefined, { Allow: allow.join(', ') }) };
-    }
+    if (!String((err as Error).message).startsWith('405')) throw new AppError('not_found', `Nothing is served at ${request.path}.`);
+    const allow = METHODS.filter((m) => api.router.matchOperation({ method: m, path: request.path, headers: {} }));
+    const detail = `${request.method.toUpperCase()} is not allowed here.`;
+    throw new AppError('method_not_allowed', detail, undefined, { Allow: allow.join(', ') });
   }
-  res.locals.routed = result;
-  return result;
-}
-
-/**
- * The server a GET reads and answers with, when openapi-backend routes it to getServer: its `server_id` as the
- * dispatcher will parse it. The token's lookup reads that server in the same statement (auth.ts resolveCaller);
- * the handler uses that read only for the same id. For any other request, or a path that does not parse, it is
- * undefined, and the dispatcher routes, refuses or answers the request as before.
- */
-export function serverReadOf(api: OpenAPIBackend): (req: Request, res: Response) => string | undefined {
-  return (req, res) => {
-    if (req.method !== 'GET') return undefined;
-    const { request, operation } = routed(api, req, res);
-    if (operation?.operationId !== 'getServer') return undefined;
-    try {
-      const id = api.router.parseRequest(request, operation).params.server_id;
-      return typeof id === 'string' ? id : undefined;
-    } catch {
-      return undefined; // a malformed percent-encoding: the dispatcher answers it (checkPercentEncoding)
-    }
-  };
 }
 
 /**

@@ -24,9 +24,10 @@ export function serveDocs(app: Express, spec: Spec, publicUrl: string): void {
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(json);
   });
+  const page = docsPage(publicUrl);
   app.get(['/docs', '/docs/'], (_req, res) => {
-    const file = docsFile();
-    if (!fs.existsSync(file)) {
+    const html = page();
+    if (html === null) {
       res.status(503).type('text/plain').send('The docs are not built; run `npm run docs`.');
       return;
     }
@@ -35,6 +36,31 @@ export function serveDocs(app: Express, spec: Spec, publicUrl: string): void {
       'Content-Security-Policy',
       "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; style-src 'self' 'unsafe-inline'; img-src 'self' data:; worker-src blob:; connect-src 'self'; font-src 'self' data:",
     );
-    res.sendFile(file);
+    res.type('html').send(html);
   });
+}
+
+/**
+ * The built page with this service's PUBLIC_URL where the spec has its placeholder host: the server the page
+ * names, the URLs of the code samples, problem `type` URIs. The contact and licence links stay as the spec gives
+ * them. Read again when the file changes (`npm run docs` while the service runs); null when it is not built.
+ */
+function docsPage(publicUrl: string): () => string | null {
+  let cached: { mtimeMs: number; html: string } | null = null;
+  // Only a plain URL is put into the page's HTML and scripts (config.ts already parsed it as a URL).
+  const url = /^https?:\/\/[^\s"'<>\\`]+$/.test(publicUrl) ? publicUrl.replace(/\/$/, '') : null;
+  return () => {
+    const file = docsFile();
+    let mtimeMs: number;
+    try {
+      mtimeMs = fs.statSync(file).mtimeMs;
+    } catch {
+      return null;
+    }
+    if (cached?.mtimeMs !== mtimeMs) {
+      const html = fs.readFileSync(file, 'utf8');
+      cached = { mtimeMs, html: url ? html.replace(/https:\/\/gsh\.example\.com(?=\/v1|\/problems\/|["'<\s])/g, url) : html };
+    }
+    return cached.html;
+  };
 }

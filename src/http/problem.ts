@@ -62,7 +62,7 @@ export function sendProblem(res: Response, err: AppError, instance: string): voi
 export function fieldErrors(errors: ErrorObject[]): FieldError[] {
   const seen = new Set<string>();
   const out: FieldError[] = [];
-  for (const e of errors) {
+  for (const e of meantBranches(errors)) {
     // oneOf/anyOf wrappers repeat what their branches already said.
     if (e.keyword === 'oneOf' || e.keyword === 'anyOf' || e.keyword === 'if') continue;
     let pointer = e.instancePath;
@@ -78,6 +78,39 @@ export function fieldErrors(errors: ErrorObject[]): FieldError[] {
     out.push({ pointer: pointer.slice(0, 300), detail: detail.slice(0, 500) });
   }
   return out.slice(0, 100);
+}
+
+/**
+ * The errors of a oneOf's branches the request was not meant for are left out. A oneOf of the spec's request schemas
+ * (an alert rule by `kind`, an action by `type`, a backup schedule or `null`) fails with the errors of every branch,
+ * and draft-07 Ajv cannot read the OpenAPI discriminator that says which branch a value meant. A branch whose own
+ * `type` the value does not have, or whose tag property (an `enum` or `const` on one of its properties) the value
+ * does not match, was not meant: its errors go, unless no branch of that oneOf is left.
+ */
+function meantBranches(errors: ErrorObject[]): ErrorObject[] {
+  // schemaPath "…/oneOf/<n>/<rest>" for each oneOf an error is under, outermost first.
+  const branchesOf = (e: ErrorObject) => [...e.schemaPath.matchAll(/\/oneOf\/(\d+)(?=\/|$)/g)].map((m) => ({
+    oneOf: e.schemaPath.slice(0, (m.index ?? 0) + '/oneOf'.length),
+    branch: `${e.schemaPath.slice(0, (m.index ?? 0) + m[0].length)}`,
+    rest: e.schemaPath.slice((m.index ?? 0) + m[0].length),
+  }));
+  const at = new Map(errors.filter((e) => e.keyword === 'oneOf').map((e) => [e.schemaPath, e.instancePath]));
+  const mismatched = new Set<string>();
+  const branches = new Map<string, Set<string>>();
+  for (const e of errors) {
+    for (const { oneOf, branch, rest } of branchesOf(e)) {
+      branches.set(oneOf, (branches.get(oneOf) ?? new Set()).add(branch));
+      const base = at.get(oneOf);
+      const tag = /^\/properties\/([^/]+)\/(enum|const)$/.exec(rest);
+      if ((rest === '/type' && e.instancePath === base) || (tag && e.instancePath === `${base}/${tag[1]}`)) mismatched.add(branch);
+    }
+  }
+  const dropped = new Set<string>();
+  for (const all of branches.values()) {
+    const meant = [...all].filter((b) => !mismatched.has(b));
+    if (meant.length > 0) for (const b of all) if (mismatched.has(b)) dropped.add(b);
+  }
+  return errors.filter((e) => !branchesOf(e).some(({ branch }) => dropped.has(branch)));
 }
 
 function escape(token: string): string {

@@ -2,7 +2,8 @@ import type { Request, Response, RequestHandler } from 'express';
 import { rateLimit, ipKeyGenerator, type Store } from 'express-rate-limit';
 import { AppError } from '../errors';
 import { sendProblem } from './problem';
-import { resolveCaller, type Authenticator } from './auth';
+import type { TokensRepo } from '../store/tokens-repo';
+import { resolveCaller } from './auth';
 
 export interface RateLimitOptions {
   /** Requests per user (all their tokens together) per window (RATE_LIMIT_PER_MINUTE, default 120). */
@@ -19,7 +20,7 @@ export interface RateLimitOptions {
  * (draft-ietf-httpapi-ratelimit-headers-08) report the user's budget. Requests without a valid token share a
  * budget per client address (IPv6 grouped by /56), so token guessing is limited too.
  */
-export function createRateLimiter(authn: Authenticator, options: RateLimitOptions): RequestHandler {
+export function createRateLimiter(tokens: TokensRepo, options: RateLimitOptions): RequestHandler {
   return rateLimit({
     windowMs: options.windowMs,
     limit: options.limit,
@@ -27,7 +28,7 @@ export function createRateLimiter(authn: Authenticator, options: RateLimitOption
     legacyHeaders: false,
     store: options.store,
     keyGenerator: (req: Request, res: Response) => {
-      const principal = resolveCaller(req, res, authn);
+      const principal = resolveCaller(req, res, tokens);
       return principal ? `user:${principal.userId}` : `addr:${ipKeyGenerator(req.ip ?? '')}`;
     },
     handler: (req: Request, res: Response) => {

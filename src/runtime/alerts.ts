@@ -3,7 +3,7 @@
 // server running again. Crash rules trigger in the crash's own transaction (AlertsRepo.crashed).
 import type { Plan } from '../catalog/plans';
 import type { Logger } from '../log';
-import type { AlertMetric, AlertRule, AlertsRepo, NewAlertRule } from '../store/alerts-repo';
+import type { AlertMetric, AlertRule, AlertsRepo } from '../store/alerts-repo';
 import type { ServersRepo } from '../store/servers-repo';
 
 /** What the evaluator reads of a telemetry sample (src/telemetry/types.ts Sample). */
@@ -15,17 +15,6 @@ export interface AlertSample {
   cpu_percent: number;
   ram_bytes: number;
   players_online: number;
-}
-
-/** The fields a rule's kind needs or refuses, beyond its schema: 400 validation_failed pointers, none if valid. */
-export function ruleErrors(rule: NewAlertRule): Array<{ pointer: string; detail: string }> {
-  const metricFields = ['metric', 'comparison', 'threshold'] as const;
-  if (rule.kind === 'metric') {
-    return metricFields.filter((f) => rule[f] === undefined).map((f) => ({ pointer: `/body/${f}`, detail: `a metric rule needs ${f}` }));
-  }
-  return [...metricFields, 'duration_seconds' as const]
-    .filter((f) => rule[f] !== undefined)
-    .map((f) => ({ pointer: `/body/${f}`, detail: `a crash rule takes no ${f}` }));
 }
 
 /** The sample's value of a metric; ram_percent is of the plan's memory. null when the sample has none (tps). */

@@ -7,20 +7,19 @@ import type { BackupSchedule, StoredSchedule } from '../store/servers-repo';
 
 /** The first time after `after` (ms) that the schedule is due (ms). */
 export function nextBackupAt(schedule: BackupSchedule, after: number): number {
-  if (schedule.every_hours !== undefined) return after + schedule.every_hours * 3_600_000;
-  return CronExpressionParser.parse(schedule.cron ?? '', { currentDate: new Date(after), tz: 'UTC' }).next().getTime();
+  if ('every_hours' in schedule) return after + schedule.every_hours * 3_600_000;
+  return CronExpressionParser.parse(schedule.cron, { currentDate: new Date(after), tz: 'UTC' }).next().getTime();
 }
 
 /**
  * The field errors of a schedule for a plan keeping `planBackups` backups (400 validation_failed, pointers under
- * `/body/backup_schedule`): exactly one of `every_hours` and `cron`, a cron expression of five fields that parses,
- * and `keep` within the plan's.
+ * `/body/backup_schedule`): a cron expression of five fields that parses, and `keep` within the plan's. That a
+ * schedule has exactly one of `every_hours` and `cron` is the schema's (openapi/v1.yaml BackupSchedule, a oneOf).
  */
 export function scheduleErrors(schedule: BackupSchedule, planBackups: number): FieldError[] {
   const at = (field: string, detail: string): FieldError => ({ pointer: `/body/backup_schedule${field}`, detail });
   const errors: FieldError[] = [];
-  if ((schedule.every_hours === undefined) === (schedule.cron === undefined)) errors.push(at('', 'needs exactly one of every_hours and cron'));
-  if (schedule.cron !== undefined) {
+  if ('cron' in schedule) {
     const fields = schedule.cron.trim().split(/\s+/).length;
     try {
       if (fields !== 5) throw new Error(`has ${fields} fields, not 5`);

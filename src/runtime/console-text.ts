@@ -72,9 +72,9 @@ export function pathMasker(masks: readonly PathMask[]): (text: string) => string
   return (text) => text.replace(pattern, (folder) => standIns.get(folder) ?? folder);
 }
 
-/** What the spec's ConsoleCommand refuses: control characters (tab too), line separators, unpaired surrogates. */
+/** What the spec's ConsoleCommand refuses: control characters (tab too), line separators, unpaired surrogates (as the range U+D7FF–U+E000, the spec's form). */
 // eslint-disable-next-line no-control-regex
-const NOT_IN_A_COMMAND = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ud800-\udfff]/u;
+const NOT_IN_A_COMMAND = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ud7ff-\ue000]/u;
 
 /** True for one line of text that is not only spaces: what a console command must be (spec: ConsoleCommand). */
 export function isCommandLine(text: string): boolean {

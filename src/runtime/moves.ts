@@ -1,3 +1,4 @@
+import { serviceActor } from '../actors';
 import type { Logger } from '../log';
 import type { Move, MovesRepo } from '../store/moves-repo';
 import type { VolumeTransfer } from './docker/nodes-environment';
@@ -39,6 +40,7 @@ export function createMoves(deps: MovesDeps) {
     return {
       kind: 'move',
       holds: true,
+      actor: serviceActor('operator'), // the operator asked (`gsh server move`): the events it raises say so
       run: (server, ctx) => carryOut(server, ctx, first.id).then(() => null),
       cancelled: (by) => repo.fail(first.id, `Cancelled before it began by ${by.kind}.`, null),
     };

@@ -1,3 +1,4 @@
+import { GAME_ACTOR as GAME, type Actor, type Actors } from '../actors';
 import { AppError, invalidState } from '../errors';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
@@ -11,6 +12,7 @@ import type { ServerStorage } from './storage';
 import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { ServerStateMachine } from './server-state';
+import type { ConsoleBuffer } from './console-buffer';
 import { canTransition, type ServerState } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
 
@@ -19,7 +21,6 @@ export interface SupervisorDeps {
   processes: ProcessesRepo;
   crashPolicy: CrashPolicy;
   environment: Environment;
-  /** The server's files (storage.ts): written at install and before each launch. */
   storage: ServerStorage;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
@@ -35,6 +36,8 @@ export interface SupervisorDeps {
   settings: LaunchSettings;
   /** After a crash is recorded: its door schedules the crash policy's restart (door.ts restartIfWanted). */
   crashed: () => void;
+  /** Whom the work under way acts for: an exit and the players' comings and goings are the game's own. */
+  actors: Actors;
 }
 
 export const CRASH_LINES = 20;
@@ -54,10 +57,13 @@ export class ServerSupervisor extends ServerStateMachine {
   private stopCause: StopCause | null = null; // why halt stops the game; null while nobody asked (an exit is a crash)
   private abortLaunch: StopCause | null = null; // a halt came while the launch had no process yet: it gives up
   private crashReason: CrashReason | null = null;
-  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.deps.playersChanged?.(this.id, joined, left, reason);
+  private stopActor: Actor = GAME; // whom halt acts for; an exit nobody asked for is the game's own (src/actors.ts)
+  /** As whoever halted the game, else as the game itself (a crash, players coming and going): not as who started it. */
+  private readonly asExit = <T>(fn: () => T): T => this.deps.actors.run(this.stopCause ? this.stopActor : GAME, fn);
+  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.asExit(() => this.deps.playersChanged?.(this.id, joined, left, reason));
 
-  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
-    super(id, initial, deps);
+  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps, console?: ConsoleBuffer) {
+    super(id, initial, deps, console);
   }
 
   /** True while a process lives or a launch is under way. */
@@ -108,9 +114,8 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   /**
-   * Starts the game and resolves once it is ready (null) or has failed (the reason). Every failure is also
-   * recorded as a crash and the state becomes `crashed`, except when a stop or kill interrupted the start.
-   * A second call while one is under way joins it: there is never a second process for one server.
+   * Starts the game and resolves once it is ready (null) or has failed (the reason), each failure also recorded as a
+   * crash (`crashed`) unless a stop or kill interrupted the start. A second call joins it: never a second process.
    */
   launch(on: 'start' | 'auto_restart'): Promise<Failure | null> {
     if (this.game && this.current === 'running') return Promise.resolve(null);
@@ -138,7 +143,7 @@ export class ServerSupervisor extends ServerStateMachine {
     let game: Game;
     try {
       const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.deps));
-      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers));
+      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers, [], this.deps.now));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
     }
@@ -184,7 +189,7 @@ export class ServerSupervisor extends ServerStateMachine {
   adopt(proc: GameProcess): void {
     const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
     const online = this.deps.onlinePlayers?.(this.id) ?? [];
-    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers, online));
+    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers, online, this.deps.now));
   }
 
   /** Boot: the game of a previous life is gone (no process is left): `stopped`, and its players left with it. */
@@ -236,7 +241,7 @@ export class ServerSupervisor extends ServerStateMachine {
     this.stopCause = null;
     this.crashReason = null;
     this.deps.processes.record({ serverId: this.id, pid: game.proc.pid, cmdline: game.proc.cmdline });
-    this.exitHandled = game.proc.exited.then((exit) => this.onExit(game, exit));
+    this.exitHandled = game.proc.exited.then((exit) => this.asExit(() => this.onExit(game, exit)));
     return game;
   }
 
@@ -271,9 +276,8 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   /**
-   * Ends the process: 'stop' sends the software's stop command and SIGKILLs after stopTimeoutMs, 'kill' SIGKILLs
-   * now. Resolves once it has exited and the state is `stopped`; clears a crash; a no-op on a stopped server.
-   * `cause` is what its players' player.left events say (PlayerLeftReason).
+   * Ends the process: 'stop' sends the software's stop command and SIGKILLs after stopTimeoutMs, 'kill' SIGKILLs now.
+   * Resolves once it exited and the state is `stopped`; clears a crash; a no-op when stopped. `cause`: its player.left.
    */
   async halt(mode: 'stop' | 'kill', cause: StopCause): Promise<void> {
     if (this.launching && !this.game) {
@@ -283,12 +287,13 @@ export class ServerSupervisor extends ServerStateMachine {
     const game = this.game;
     if (game) {
       this.stopCause = cause;
+      this.stopActor = this.deps.actors.current();
       if (this.current === 'starting' || this.current === 'running') this.setState('stopping', 'stop');
       if (mode === 'kill') {
         this.console.push('system', 'killing the process (SIGKILL)');
         await game.proc.kill();
       } else {
-        this.console.push('input', game.def.stopCommand);
+        this.console.push('input', game.def.stopCommand, this.stopActor);
         const { forced } = await game.proc.stop(game.def.stopCommand, this.deps.config.stopTimeoutMs);
         if (forced) this.console.push('system', `did not stop within ${this.deps.config.stopTimeoutMs} ms; killed`);
       }

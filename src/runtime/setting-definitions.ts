@@ -6,7 +6,8 @@ import Ajv from 'ajv';
  * next game engine gets settings by writing JSON. Parsed and checked once, when the catalog loads.
  *
  *   "motd": {
- *     "schema": { "type": "string", "maxLength": 100, "default": "…", "description": "…" },   JSON Schema (draft-07)
+ *     "schema": { "type": "string", "title": "Message of the day", "maxLength": 100, "default": "…",
+ *                 "description": "…" },   JSON Schema (draft-07); `title` (optional) is a form's label
  *     "restart": true,               a change reaches a running game only at its next start
  *     "creation_only": false,        (optional) only given when the server is created (a world's seed)
  *     "plan_limit": "player_slots",  (optional) the plan's figure is the maximum and the default
@@ -46,6 +47,7 @@ export function parseSettingDefinitions(raw: unknown, placeholders: string[], fa
     const schema = entry.schema;
     if (!isObject(schema) || !TYPES.includes(schema.type as string)) return at(`"schema.type" must be one of ${TYPES.join(', ')}`);
     if (typeof schema.description !== 'string') at('"schema.description" is required');
+    if (schema.title !== undefined && (typeof schema.title !== 'string' || schema.title.length > 100)) at('"schema.title" must be text of at most 100 characters');
     try {
       const validate = loadAjv.compile(schema);
       if (schema.default !== undefined && !validate(schema.default)) at('"schema.default" does not match the schema');

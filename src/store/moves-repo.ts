@@ -2,10 +2,10 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
 import type { NodesRepo } from './nodes-repo';
 import { parseServer, SERVER_JSON } from './server-view';
-import { createServerWrites, type ServerWrites } from './server-writes';
+import type { ServerWrites } from './server-writes';
 
 /**
  * A move's progress (docs/architecture.md "Moving a server"): `pending` (asked for), `copying` (the game stopped,
@@ -52,7 +52,7 @@ const toMove = (r: MoveRow): Move => ({
 });
 
 /**
- * The `server_moves` table (migration 025): written by the operator's `gsh server move` (request) and by the
+ * The `server_moves` table (migration 032): written by the operator's `gsh server move` (request) and by the
  * runtime's moves (moves.ts), each step its own transaction. The switch writes the server's new node and address
  * through ServersRepo's writes, with its `server.updated` event, in the step's transaction.
  */
@@ -61,8 +61,8 @@ export function createMovesRepo(
   clock: Clock,
   nodes: Pick<NodesRepo, 'get' | 'nodeOf' | 'placeOn'>,
   memoryOf: (plan: string) => number,
-  events: EventsRepo = createEventsRepo(db, clock),
-  writes: Pick<ServerWrites, 'relocate'> = createServerWrites(db, clock, events),
+  events: EventsRepo,
+  writes: Pick<ServerWrites, 'relocate'>,
 ) {
   const q = {
     insert: db.prepare(`INSERT INTO server_moves (id, server_id, from_node, to_node, status, created_at, updated_at)
@@ -132,7 +132,7 @@ export function createMovesRepo(
         const room = nodes.placeOn(move.toNode, memoryOf(server.plan));
         if ('refused' in room) return room;
         writes.relocate(move.serverId, room.place);
-        events.append(server.user_id, move.serverId, 'server.updated', { server: parseServer(q.view.get(move.serverId) as string) });
+        events.raise('server.updated', { server: parseServer(q.view.get(move.serverId) as string) }, { serverId: move.serverId });
         q.switched.run(bytes, iso(clock.now()), id);
         return { address: { host: room.place.host, port: room.place.port } };
       }).immediate();

@@ -2,7 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { capacityExhausted, portsIn, type Placer } from './placement';
-import { createServerWrites, type ServerWrites } from './server-writes';
+import type { ServerWrites } from './server-writes';
 
 /** A Docker engine game servers run on (docs/architecture.md "Nodes and placement"); operators only, never tenants. */
 export interface Node {
@@ -57,15 +57,16 @@ export const DEFAULT_NODE = 'local';
 export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt'>;
 
 /**
- * The `nodes` table and placement over it. Use is counted from `servers`, never stored, so it cannot drift
- * (as quotas-repo.ts counts an account's). `memoryOf` is the plan catalog's memory of a plan id.
+ * The `nodes` table and placement over it. Use is read from `node_counts`, which triggers on `servers` keep in every
+ * write's transaction (migration 026), so it cannot drift (as quotas-repo.ts reads an account's). `memoryOf` is the
+ * plan catalog's memory of a plan id.
  */
 export function createNodesRepo(
   db: Db,
   clock: Clock,
   memoryOf: (plan: string) => number,
   /** The servers table's writer (ServersRepo): ensureDefault places unplaced servers through it. */
-  servers: Pick<ServerWrites, 'placeUnplacedOn'> = createServerWrites(db, clock),
+  servers: Pick<ServerWrites, 'placeUnplacedOn'>,
 ) {
   const q = {
     all: db.prepare('SELECT * FROM nodes ORDER BY name'),
@@ -76,7 +77,8 @@ export function createNodesRepo(
     lost: db.prepare('UPDATE nodes SET unreachable_since = ? WHERE name = ? AND unreachable_since IS NULL'),
     back: db.prepare('UPDATE nodes SET unreachable_since = NULL WHERE name = ?'),
     remove: db.prepare('DELETE FROM nodes WHERE name = ? AND NOT EXISTS (SELECT 1 FROM servers WHERE node = ?)'),
-    plansOn: db.prepare('SELECT node, plan, COUNT(*) AS n FROM servers WHERE node IS NOT NULL GROUP BY node, plan'),
+    // Kept by triggers on `servers` in every write's transaction (migration 026): no scan of the servers.
+    plansOn: db.prepare('SELECT node, plan, servers AS n FROM node_counts'),
     nodeOf: db.prepare('SELECT node FROM servers WHERE id = ?').pluck(),
     on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
     onWithPlans: db.prepare("SELECT id, plan FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id"),
@@ -106,34 +108,37 @@ export function createNodesRepo(
 
   const list = (): Node[] => (q.all.all() as NodeRow[]).map(toNode);
 
-  /**
-   * The node with the most free plan memory that holds this plan and has a free port, among those neither
-   * drained nor unreachable; ties go to the first name, so placement is repeatable. Every server on a node counts, running or not: a stopped server may start
-   * at any time, and its plan's memory is promised to it.
-   */
-  /** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, room, a free port), else null. */
+  /** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, room), else null. */
   function room(node: Node, memoryMb: number, used: Map<string, NodeUse>): number | null {
     const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
-    if (node.draining || node.unreachableSince !== null || free < memoryMb || ports.free(...node.ports) <= 0) return null;
-    return free;
+    return node.draining || node.unreachableSince !== null || free < memoryMb ? null : free;
   }
 
-  /** The node with the most free plan memory that takes a server of `memoryMb`, but `except`; ties: the first name. */
-  function best(memoryMb: number, except?: string): Node | null {
+  /**
+   * A place for a server of `memoryMb` on the node with the most free plan memory that holds this plan and has a free
+   * port, among those neither drained nor unreachable (but `except`); ties go to the first name, so placement is
+   * repeatable. Every server on a node counts, running or not: a stopped server may start at any time, and its plan's
+   * memory is promised to it. Null when no node takes it.
+   */
+  function best(memoryMb: number, except?: string): { node: string; host: string; port: number } | null {
     const used = use();
-    let found: { node: Node; free: number } | null = null;
-    for (const node of list()) {
-      const free = node.name === except ? null : room(node, memoryMb, used);
-      if (free !== null && (!found || free > found.free)) found = { node, free };
+    const fitting = list()
+      .filter((node) => node.name !== except)
+      .map((node) => ({ node, free: room(node, memoryMb, used) }))
+      .filter((n): n is { node: Node; free: number } => n.free !== null)
+      .sort((a, b) => b.free - a.free); // stable: ties keep the names' order
+    for (const { node } of fitting) {
+      const port = ports.draw(...node.ports);
+      if (port !== null) return { node: node.name, host: node.publicHost, port };
     }
-    return found?.node ?? null;
+    return null;
   }
 
   const placer: Placer = {
     place(memoryMb) {
-      const node = best(memoryMb);
-      if (!node) throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
-      return { node: node.name, host: node.publicHost, port: ports.draw(...node.ports)! };
+      const place = best(memoryMb);
+      if (!place) throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
+      return place;
     },
     checkResize(serverId, fromMb, toMb) {
       const name = q.nodeOf.get(serverId) as string | null | undefined;
@@ -149,7 +154,7 @@ export function createNodesRepo(
   return {
     placer,
     /** Where a server of `memoryMb` on node `except` would best move (an evacuation, cli-moves.ts); null if nowhere. */
-    bestFor: (memoryMb: number, except: string): string | null => best(memoryMb, except)?.name ?? null,
+    bestFor: (memoryMb: number, except: string): string | null => best(memoryMb, except)?.node ?? null,
     /**
      * A place on node `name` for a server of `memoryMb` coming from another node (a move's switch, inside its
      * transaction, moves-repo.ts): its public host and a free port drawn from its range; null with the reason when
@@ -158,10 +163,11 @@ export function createNodesRepo(
     placeOn(name: string, memoryMb: number): { place: { node: string; host: string; port: number } } | { refused: string } {
       const node = list().find((n) => n.name === name);
       if (!node) return { refused: `there is no node ${name}` };
-      if (room(node, memoryMb, use()) === null) {
+      const port = room(node, memoryMb, use()) === null ? null : ports.draw(...node.ports);
+      if (port === null) {
         return { refused: `node ${name} does not take a server of ${memoryMb} MiB now (drained, unreachable, or out of memory or ports)` };
       }
-      return { place: { node: name, host: node.publicHost, port: ports.draw(...node.ports)! } };
+      return { place: { node: name, host: node.publicHost, port } };
     },
     list,
     get(name: string): Node | undefined {

@@ -2,11 +2,24 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Event, EventsRepo } from './events-repo';
+import type { DeliveryWrites } from './delivery-writes';
+import type { WebhookHealth } from './webhooks-repo';
+import { serviceActor } from '../actors';
+
+/** A queue's head that is due (a due scan's row): which delivery, and whose, for the dispatcher's fair queue. */
+export interface DueHead {
+  seq: number;
+  webhookId: string;
+  userId: string;
+  /** Deliveries of one webhook and one server go one at a time, in order ('' for events without a server). */
+  group: string;
+}
 
 /** A delivery the dispatcher may make now: the head of its webhook's queue for its server. */
 export interface DueDelivery {
   seq: number;
   webhookId: string;
+  userId: string;
   /** Deliveries of one webhook and one server go one at a time, in order ('' for events without a server). */
   group: string;
   serverKey: string;
@@ -19,6 +32,7 @@ export interface DueDelivery {
 interface DueRow {
   seq: number;
   webhook_id: string;
+  user_id: string;
   server_key: string;
   attempts: number;
   url: string;
@@ -42,6 +56,7 @@ function toDue(r: DueRow): DueDelivery {
   return {
     seq: r.seq,
     webhookId: r.webhook_id,
+    userId: r.user_id,
     group: `${r.webhook_id}/${r.server_key}`,
     serverKey: r.server_key,
     attempts: r.attempts,
@@ -52,61 +67,107 @@ function toDue(r: DueRow): DueDelivery {
 }
 
 /**
- * The dispatcher's statements on the outbox (src/store/migrations/013-webhooks.ts). A row stays `pending` until an
- * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
- * else is repeated. docs/architecture.md "Events and webhooks".
+ * The scans the dispatcher makes about once a second, whatever the outbox holds, so each walks only the partial
+ * indexes of queue heads (migration 025; test/integration/webhook-outbox.test.ts reads their query plans): `next`,
+ * when the earliest head is due (one index entry); `due`, for each webhook with pending deliveries, its due heads
+ * in the order they came due, at most `per_webhook` of them, so one webhook's backlog never hides another's
+ * delivery and the cost is a lookup per such webhook plus the heads returned, never the pending rows behind them.
  */
-export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
-  const q = {
-    // Heads only: a pending row with an earlier pending row of the same webhook and server waits (per-server order).
-    due: db.prepare(`SELECT d.seq, d.webhook_id, d.server_key, d.attempts, w.url, w.secret,
-        e.id AS event_id, e.type, e.server_id, e.data, e.created_at
-      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
-      WHERE d.seq IN (SELECT MIN(seq) FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id, server_key)
-        AND d.next_attempt_at <= ? ORDER BY d.seq LIMIT ?`),
+export const OUTBOX_SCANS = {
+  next: `SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND head = 1`,
+  due: `SELECT d.seq, d.webhook_id, d.server_key, w.user_id FROM webhooks w
+    JOIN webhook_deliveries d ON d.seq IN (SELECT seq FROM webhook_deliveries
+      WHERE status = 'pending' AND head = 1 AND webhook_id = w.id AND next_attempt_at <= @now
+      ORDER BY next_attempt_at LIMIT @per_webhook)
+    WHERE w.pending > 0`,
+};
+
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
+    next: db.prepare(OUTBOX_SCANS.next).pluck(),
+    due: db.prepare(OUTBOX_SCANS.due),
     // One row, fresh: still pending (a disabled or deleted webhook's rows are not), with the webhook as it is now.
-    get: db.prepare(`SELECT d.seq, d.webhook_id, d.server_key, d.attempts, w.url, w.secret,
+    get: db.prepare(`SELECT d.seq, d.webhook_id, w.user_id, d.server_key, d.attempts, w.url, w.secret,
         e.id AS event_id, e.type, e.server_id, e.data, e.created_at
       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
       WHERE d.seq = ? AND d.status = 'pending'`),
-    // One queue's head, through the deliveries_pending index.
+    // One queue's head, through deliveries_queue.
     head: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries
       WHERE status = 'pending' AND webhook_id = ? AND server_key = ? ORDER BY seq LIMIT 1`),
-    succeed: db.prepare(`UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, response_status = ?,
-      duration_ms = ?, error = NULL, next_attempt_at = NULL, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
-    retry: db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?, duration_ms = ?,
-      error = ?, next_attempt_at = ?, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
-    healthy: db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ?'),
-    failing: db.prepare('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING *'),
-    disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
-    failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
-      WHERE webhook_id = ? AND status = 'pending'`),
-    nextDue: db.prepare(`SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'`).pluck(),
-    byStatus: db.prepare('SELECT status, COUNT(*) AS count FROM webhook_deliveries GROUP BY status'),
+    // The counts the triggers of migration 025 keep: one row per webhook read, never the deliveries.
+    byStatus: db.prepare(`SELECT COALESCE(SUM(pending), 0) AS pending, COALESCE(SUM(succeeded), 0) AS succeeded,
+      COALESCE(SUM(failed), 0) AS failed FROM webhooks`),
   };
+}
 
+/** The dispatcher's reads: what is due, one delivery as it is now, and the counts. */
+function outboxReads(st: Statements, clock: Clock) {
   return {
-    /** Up to `limit` deliveries due now, oldest first, at most one per webhook and server (every queue's head). */
-    due: (limit: number): DueDelivery[] => (q.due.all(iso(clock.now()), limit) as DueRow[]).map(toDue),
+    /**
+     * The queue heads due now, at most `perWebhook` of each webhook (the ones due longest), with whose they are:
+     * nothing but one index lookup while nothing is due (OUTBOX_SCANS).
+     */
+    dueHeads(perWebhook: number): DueHead[] {
+      const now = iso(clock.now());
+      const next = st.next.get() as string | null;
+      if (next === null || next > now) return [];
+      const rows = st.due.all({ now, per_webhook: perWebhook }) as Array<Pick<DueRow, 'seq' | 'webhook_id' | 'server_key' | 'user_id'>>;
+      return rows.map((r) => ({ seq: r.seq, webhookId: r.webhook_id, userId: r.user_id, group: `${r.webhook_id}/${r.server_key}` }));
+    },
 
     /** The delivery as it is now, or null when it is no longer pending. */
     get: (seq: number): DueDelivery | null => {
-      const row = q.get.get(seq) as DueRow | undefined;
+      const row = st.get.get(seq) as DueRow | undefined;
       return row ? toDue(row) : null;
     },
 
     /** The seq of the head of one webhook's queue for one server when it is due now, else null. */
     dueHead(webhookId: string, serverKey: string): number | null {
-      const row = q.head.get(webhookId, serverKey) as { seq: number; next_attempt_at: string } | undefined;
+      const row = st.head.get(webhookId, serverKey) as { seq: number; next_attempt_at: string } | undefined;
       return row && row.next_attempt_at <= iso(clock.now()) ? row.seq : null;
     },
 
-    /** When the earliest pending delivery is due (RFC 3339), or null. */
     /** How many deliveries are in each status, all webhooks together (the operator's metrics: `pending` is the backlog). */
-    countByStatus: (): { status: string; count: number }[] => q.byStatus.all() as { status: string; count: number }[],
+    countByStatus(): { status: string; count: number }[] {
+      const counts = st.byStatus.get() as Record<'pending' | 'succeeded' | 'failed', number>;
+      return (['pending', 'succeeded', 'failed'] as const).map((status) => ({ status, count: counts[status] }));
+    },
 
-    nextDue: (): string | null => (q.nextDue.get() as string | null) ?? null,
+    /** When the earliest queue head is due (RFC 3339), or null when nothing is pending. */
+    nextDue: (): string | null => (st.next.get() as string | null) ?? null,
+  };
+}
 
+/** Writing attempts' outcomes: the delivery's row, the webhook's health and, when it is disabled, its event. */
+function outcomeWrites(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, deliveries: DeliveryWrites, health: WebhookHealth) {
+  function succeeded(d: DueDelivery, o: Outcome): void {
+    db.transaction(() => {
+      deliveries.succeed(d.seq, o.status, o.durationMs, iso(o.startedAt));
+      health.healthy(d.webhookId);
+    })();
+  }
+
+  /**
+   * A failed attempt: tried again at `retryAt`; or, when the webhook has failed without a success for
+   * `disableAfterMs`, the webhook is disabled, its pending deliveries fail and a webhook.disabled event is recorded,
+   * all in one transaction. Returns whether it was disabled.
+   */
+  function failed(d: DueDelivery, o: Outcome, retryAt: number, disableAfterMs: number): boolean {
+    return db.transaction(() => {
+      deliveries.retry(d.seq, o.status, o.durationMs, o.error?.slice(0, 500) ?? null, iso(retryAt), iso(o.startedAt));
+      const hook = health.failing(d.webhookId, iso(o.startedAt));
+      if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
+      if (!health.disable(d.webhookId, iso(clock.now()))) return false;
+      deliveries.failPending(d.webhookId);
+      events.raise('webhook.disabled', { webhook_id: d.webhookId, url: hook.url }, { userId: hook.user_id }, serviceActor('webhooks'));
+      return true;
+    })();
+  }
+
+  return {
     /**
      * Records many outcomes in one transaction (one fsync for all: the dispatcher batches the attempts that ended
      * in one turn of the event loop). `retryAt` says when each failed one is tried again. Returns the webhooks disabled.
@@ -115,37 +176,25 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
       return db.transaction(() => {
         const disabled: string[] = [];
         for (const { d, o, retryAt } of list) {
-          if (o.status !== null && o.status >= 200 && o.status < 300) this.succeeded(d, o);
-          else if (this.failed(d, o, retryAt, disableAfterMs)) disabled.push(d.webhookId);
+          if (o.status !== null && o.status >= 200 && o.status < 300) succeeded(d, o);
+          else if (failed(d, o, retryAt, disableAfterMs)) disabled.push(d.webhookId);
         }
         return disabled;
       })();
     },
-
-    succeeded(d: DueDelivery, o: Outcome): void {
-      db.transaction(() => {
-        q.succeed.run(o.status, o.durationMs, iso(o.startedAt), d.seq);
-        q.healthy.run(d.webhookId);
-      })();
-    },
-
-    /**
-     * A failed attempt: tried again at `retryAt`; or, when the webhook has failed without a success for
-     * `disableAfterMs`, the webhook is disabled, its pending deliveries fail and a webhook.disabled event is recorded,
-     * all in one transaction. Returns whether it was disabled.
-     */
-    failed(d: DueDelivery, o: Outcome, retryAt: number, disableAfterMs: number): boolean {
-      return db.transaction(() => {
-        q.retry.run(o.status, o.durationMs, o.error?.slice(0, 500) ?? null, iso(retryAt), iso(o.startedAt), d.seq);
-        const hook = q.failing.get(iso(o.startedAt), d.webhookId) as { user_id: string; url: string; failing_since: string } | undefined;
-        if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
-        if (q.disable.run(iso(clock.now()), d.webhookId).changes === 0) return false;
-        q.failPending.run(d.webhookId);
-        events.append(hook.user_id, null, 'webhook.disabled', { webhook_id: d.webhookId, url: hook.url });
-        return true;
-      })();
-    },
+    succeeded,
+    failed,
   };
+}
+
+/**
+ * The dispatcher's side of the outbox (src/store/migrations/013-webhooks.ts): its reads, and each attempt's outcome
+ * written through the outbox's one writer (delivery-writes.ts) and the webhook's health through its owner
+ * (WebhooksRepo's WebhookHealth), in one transaction. A row stays `pending` until an attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
+ * else is repeated. docs/architecture.md "Events and webhooks".
+ */
+export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, deliveries: DeliveryWrites, health: WebhookHealth) {
+  return { ...outboxReads(statements(db), clock), ...outcomeWrites(db, clock, events, deliveries, health) };
 }
 
 export type OutboxRepo = ReturnType<typeof createOutboxRepo>;

@@ -42,13 +42,18 @@ export interface Plan {
 }
 
 /**
- * Picks the level and the output resolution for a range. The resolution is the smallest nice width w with
- * floor(range / w) + 1 ≤ MAX_POINTS (the +1 is the partial bucket at the window start), never finer than the
- * level, and a whole number of the level's buckets (raw samples can fall in any bucket width).
+ * Picks the level and the output resolution for a window `rangeS` long whose start is `ageS` before now (a
+ * window that ends now: `ageS` = `rangeS`). The level is the finest that answers the length in ROW_BUDGET rows
+ * and still keeps rows that old (retentionFor), so last week's hour is read from hourly rows, not from samples
+ * long deleted. The resolution is the smallest nice width w with floor(range / w) + 1 ≤ MAX_POINTS (the +1 is
+ * the partial bucket at the window start), never finer than the level, and a whole number of the level's buckets
+ * (raw samples can fall in any bucket width).
  */
-export function planFor(rangeS: number, intervalS: number): Plan {
+export function planFor(rangeS: number, intervalS: number, ageS = rangeS): Plan {
+  const kept = retentionFor(intervalS);
   const level: Level =
-    rangeS <= ROW_BUDGET * intervalS ? 'raw' : rangeS <= ROW_BUDGET * MINUTE_S ? 'minute' : 'hour';
+    rangeS <= ROW_BUDGET * intervalS && ageS <= kept.rawS ? 'raw'
+      : rangeS <= ROW_BUDGET * MINUTE_S && ageS <= kept.minuteS ? 'minute' : 'hour';
   const floor = level === 'raw' ? intervalS : level === 'minute' ? MINUTE_S : HOUR_S;
   const needed = Math.max(floor, rangeS / (MAX_POINTS - 1));
   const resolutionS = NICE_S.find((w) => w >= needed && (level === 'raw' || w % floor === 0)) ?? Math.ceil(needed / HOUR_S) * HOUR_S;

@@ -1,7 +1,8 @@
 import { AppError } from '../errors';
 
 /**
- * The `range` query parameter of the metrics endpoints: how far back from now a history window reaches.
+ * The window query parameters of getServerMetrics: `range`, how far back from the window's end it reaches
+ * (parsed here, not by a schema pattern, so a bad value is answered in words), or `from`, and `to`.
  *
  * Grammar: `<n><unit>`, n a positive decimal integer without sign, leading zero, spaces or fraction, unit one
  * of `m` (minute), `h` (hour), `d` (day), lower case only. Bounds: 5m..60d. 60 days is where the hourly
@@ -46,4 +47,39 @@ export function rangeOrThrow(value: string | undefined): { range: string; ms: nu
   const r = parseRange(value);
   if (!r.ok) throw new AppError('validation_failed', r.detail, [{ pointer: '/query/range', detail: r.detail }]);
   return { range: r.range, ms: r.ms };
+}
+
+/** A history window: `ms` long, ending at `endMs`; `range` is its length as asked, or in the `range` form. */
+export interface MetricsWindowSpec {
+  range: string;
+  ms: number;
+  endMs: number;
+}
+
+/**
+ * The window of `getServerMetrics` from its query (the spec's description): it ends at `to` (default `nowMs`)
+ * and starts at `from`, or `range` before `to` (default 1h). `from` and `to` are RFC 3339 times the spec's
+ * `date-time` format already checked. Throws validation_failed pointing at the parameter at fault, in words.
+ */
+export function windowOrThrow(query: { range?: string; from?: string; to?: string }, nowMs: number): MetricsWindowSpec {
+  const fail = (name: string, detail: string): never => {
+    throw new AppError('validation_failed', detail, [{ pointer: `/query/${name}`, detail }]);
+  };
+  const endMs = query.to === undefined ? nowMs : Date.parse(query.to);
+  if (query.from === undefined) return { ...rangeOrThrow(query.range), endMs };
+  if (query.range !== undefined) fail('from', 'give either from or range, not both');
+  const ms = endMs - Date.parse(query.from);
+  if (ms <= 0) fail('from', `from must be before to (${query.to ?? 'now'}); got ${query.from}`);
+  if (ms < RANGE_MIN_MS || ms > RANGE_MAX_MS) {
+    fail('from', `the window from ${query.from} to ${query.to ?? 'now'} must be ${RANGE_MIN} to ${RANGE_MAX} long`);
+  }
+  return { range: formatRange(ms), ms, endMs };
+}
+
+/** The shortest `<n><unit>` spelling of a duration, rounded down to whole minutes. */
+export function formatRange(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s % 86_400 === 0) return `${s / 86_400}d`;
+  if (s % 3_600 === 0) return `${s / 3_600}h`;
+  return `${Math.floor(s / 60)}m`;
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../store/db';
-import { planFor } from './levels';
+import { HOUR_S, MINUTE_S, planFor } from './levels';
 import type { Watermarks } from './rollup';
 import type { MetricsPoint, MetricsSummary, MetricsWindow, Sample, Stat } from './types';
 
@@ -45,6 +45,8 @@ export interface WindowRequest {
   key: number | null;
   range: string;
   rangeS: number;
+  /** The window's end (unix seconds); `nowS` is now, which says which levels still hold its start. */
+  toS: number;
   nowS: number;
   marks: Watermarks;
   now: Sample | null;
@@ -62,17 +64,20 @@ export function createWindowReader(db: Db, intervalS: number) {
   let lastRowsRead = 0;
 
   function read(req: WindowRequest): MetricsWindow {
-    const plan = planFor(req.rangeS, intervalS);
+    const plan = planFor(req.rangeS, intervalS, req.nowS - (req.toS - req.rangeS));
     const res = plan.resolutionS;
-    const from = Math.floor((req.nowS - req.rangeS) / res) * res;
-    // Where each level's slice ends; a level the plan skips (or that has never rolled up) gets none.
-    const minuteEnd = plan.level === 'raw' ? from : Math.max(from, req.marks.minute ?? from);
-    const hourEnd = plan.level === 'hour' ? Math.min(minuteEnd, Math.max(from, req.marks.hour ?? from)) : from;
+    const from = Math.floor((req.toS - req.rangeS) / res) * res;
+    // Where each level's slice ends; a level the plan skips (or that has never rolled up) gets none. A window that
+    // ends in the past takes a rolled-up row only if the row ends by `toS`; the next finer level fills the rest, as
+    // far as it still holds it (for a window ending now the caps are past the watermarks and change nothing).
+    const capAt = (bucketS: number) => Math.floor((req.toS + 1) / bucketS) * bucketS;
+    const minuteEnd = plan.level === 'raw' ? from : Math.max(from, Math.min(req.marks.minute ?? from, capAt(MINUTE_S)));
+    const hourEnd = plan.level === 'hour' ? Math.min(minuteEnd, Math.max(from, Math.min(req.marks.hour ?? from, capAt(HOUR_S)))) : from;
     const buckets =
       req.key === null
         ? []
         : (select.all({
-            key: req.key, res, from, to: req.nowS, hourEnd,
+            key: req.key, res, from, to: req.toS, hourEnd,
             minuteFrom: hourEnd, minuteEnd, rawFrom: minuteEnd,
           }) as Bucket[]);
     lastRowsRead = buckets.reduce((sum, b) => sum + b[1], 0);
@@ -80,7 +85,7 @@ export function createWindowReader(db: Db, intervalS: number) {
       server_id: req.serverId,
       range: req.range,
       from: new Date(from * 1000).toISOString(),
-      to: new Date(req.nowS * 1000).toISOString(),
+      to: new Date(req.toS * 1000).toISOString(),
       resolution_seconds: res,
       now: req.now,
       summary: summarize(buckets),

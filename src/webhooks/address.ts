@@ -11,8 +11,10 @@ export const systemLookup: Lookup = (hostname) => dns.promises.lookup(hostname, 
  * networks and cloud metadata services. IPv4: RFC 6890 special-purpose blocks that are not global (this network,
  * RFC 1918 private, RFC 6598 shared, loopback, link-local incl. 169.254.169.254 metadata, IETF protocol
  * assignments, benchmarking, multicast, reserved, broadcast). IPv6: unspecified, loopback, unique local (RFC 4193,
- * incl. fd00:ec2::254 metadata), link-local, multicast, documentation; IPv4-mapped and NAT64 addresses are
- * judged by the IPv4 address they carry.
+ * incl. fd00:ec2::254 metadata), link-local, site-local (RFC 3879), multicast, documentation (RFC 3849, RFC 9637),
+ * discard, and local-use NAT64 (64:ff9b:1::/48, RFC 8215: never global, and where it carries its IPv4 address
+ * depends on a prefix length only its network knows). IPv6 forms that carry an IPv4 address are judged by that
+ * address (embeddedV4s).
  */
 const blocked = new net.BlockList();
 for (const [net4, prefix] of [
@@ -21,17 +23,41 @@ for (const [net4, prefix] of [
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(net4, prefix, 'ipv4');
 for (const [net6, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['2001:db8::', 32], ['100::', 64],
+  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32],
+  ['3fff::', 20], ['100::', 64], ['64:ff9b:1::', 48],
 ] as const) blocked.addSubnet(net6, prefix, 'ipv6');
 
-/** The IPv4 address an IPv6 address carries (::ffff:a.b.c.d, 64:ff9b::/96), or null. */
-function embeddedV4(address: string): string | null {
-  const m = /^(?:::ffff:|64:ff9b::)(?:(\d+\.\d+\.\d+\.\d+)|([0-9a-f]{1,4}):([0-9a-f]{1,4}))$/i.exec(address);
-  if (!m) return null;
-  if (m[1]) return m[1];
-  const hi = parseInt(m[2], 16);
-  const lo = parseInt(m[3], 16);
-  return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+/** The eight 16-bit groups of an IPv6 address (RFC 4291 §2.2, with a trailing dotted IPv4 part), or null. */
+function groups(address: string): number[] | null {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const part = (s: string | undefined) => (s ? s.split(':').map((h) => parseInt(h, 16)) : []);
+  const front = part(head);
+  const back = part(tail);
+  const all = tail === undefined ? front : [...front, ...Array(8 - front.length - back.length).fill(0), ...back];
+  return all.length === 8 && all.every((g) => g >= 0 && g <= 0xffff) ? all : null;
+}
+
+const v4 = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
+
+/**
+ * The IPv4 addresses an IPv6 address carries, each of which must be allowed for it to be: IPv4-compatible
+ * ::a.b.c.d and IPv4-mapped ::ffff:a.b.c.d (RFC 4291 §2.5.5), NAT64 64:ff9b::a.b.c.d (RFC 6052 §2.1), 6to4
+ * 2002:AABB:CCDD:: (RFC 3056 §2), and Teredo 2001:0:SSSS:SSSS::…:CCCC:CCCC, its server and its client (stored
+ * inverted, RFC 4380 §4). An address the network may translate to IPv4 reaches that IPv4 address.
+ */
+function embeddedV4s(g: number[]): string[] {
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return [v4(g[6], g[7])];
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [v4(g[6], g[7])];
+  if (g[0] === 0x2002) return [v4(g[1], g[2])];
+  if (g[0] === 0x2001 && g[1] === 0) return [v4(g[2], g[3]), v4(g[6] ^ 0xffff, g[7] ^ 0xffff)];
+  return [];
 }
 
 /** True when the address is one a webhook may not reach by default. */
@@ -39,9 +65,19 @@ export function isForbiddenAddress(address: string): boolean {
   const family = net.isIP(address);
   if (family === 4) return blocked.check(address, 'ipv4');
   if (family !== 6) return true;
-  const v4 = embeddedV4(address);
-  return v4 !== null ? blocked.check(v4, 'ipv4') : blocked.check(address, 'ipv6');
+  const g = groups(address);
+  if (!g) return true;
+  const carried = embeddedV4s(g);
+  if (carried.length > 0) return carried.some((a) => blocked.check(a, 'ipv4'));
+  return blocked.check(address, 'ipv6');
 }
+
+/**
+ * The ports a webhook may use unless WEBHOOK_ALLOW_PRIVATE=true: https's own (443) and its usual alternative (8443).
+ * A receiver needs no other, and any other would let a tenant knock on other services of outside hosts (SMTP,
+ * SSH, databases) from this service's address (SECURITY.md, SSRF).
+ */
+export const WEBHOOK_PORTS = ['443', '8443'];
 
 /** Why a URL may not be used as given (scheme, credentials), or null. Checked at creation and at each delivery. */
 export function urlProblem(raw: string, allowPrivate: boolean): string | null {
@@ -53,6 +89,7 @@ export function urlProblem(raw: string, allowPrivate: boolean): string | null {
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return 'must use https:';
   if (url.username || url.password) return 'must not carry a user name or password';
+  if (!allowPrivate && url.port !== '' && !WEBHOOK_PORTS.includes(url.port)) return `port must be ${WEBHOOK_PORTS.join(' or ')}`;
   return null;
 }
 
@@ -71,7 +108,9 @@ export async function resolveTarget(raw: string, allowPrivate: boolean, lookup: 
   if (addresses.length === 0) throw new Error(`${host} does not resolve`);
   if (!allowPrivate) {
     const bad = addresses.find((a) => isForbiddenAddress(a.address));
-    if (bad) throw new Error(`${host} resolves to ${bad.address}, a loopback, private, link-local or metadata address`);
+    // The address itself is not named: it is this service's resolver's answer (internal names), not the tenant's.
+    const kinds = 'loopback, private, link-local, metadata or another non-global one';
+    if (bad) throw new Error(family !== 0 ? `${host} is a forbidden address (${kinds})` : `${host} resolves to a forbidden address (${kinds})`);
   }
   return addresses[0];
 }

@@ -1,23 +1,23 @@
-// A server's backups from the dashboard in Debian's Chromium: back up a real flying-squid server's world, download
-// the archive (its bytes match the backup's SHA-256), restore it (after the confirmation), delete it.
-// Game ports 29410-29414.
+// A server's backups from the dashboard in Debian's Chromium, on a phone in the dark scheme (the other sizes and
+// schemes: looks.test.ts): back up a real flying-squid server's world, hear how it ended with its size in the unit
+// that reads best, download the archive (its bytes match the backup's SHA-256), restore it (after the
+// confirmation), delete it.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import type { Locator } from 'playwright-core';
-import { dashboardPerTest, EMAIL, signInThroughUi } from './helpers';
+import { PHONE_DARK, dashboardPerTest, EMAIL, sizeText, waitForText } from './helpers';
 import { until } from '../helpers/wait';
 
-const ctx = dashboardPerTest({ boot: true, env: { GAME_PORT_RANGE: '29410-29414' } });
+const ctx = dashboardPerTest({ boot: true });
 
 test('back up, download, restore and delete a backup from the server page', async () => {
-  const { page } = ctx.browser;
+  const p = await ctx.open(PHONE_DARK);
+  const { page } = p;
   const token = ctx.service.token(EMAIL);
   const auth = { Authorization: `Bearer ${token}` };
   const { id } = (await ctx.service.http.post('/v1/servers').set(auth).send({ name: 'Kept', plan: 'micro', version: 'flying-squid-1.20' })).body;
   await until('installed', async () => (await ctx.service.http.get(`/v1/servers/${id}`).set(auth)).body.state === 'stopped');
 
-  await signInThroughUi(page, ctx.service.origin);
-  await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
+  await page.goto(`${ctx.service.origin}/#/servers`);
   await page.getByRole('link', { name: 'Kept' }).click();
   await page.getByRole('heading', { name: 'Backups', level: 2 }).waitFor();
   await page.getByText('No backups yet.').waitFor();
@@ -30,7 +30,13 @@ test('back up, download, restore and delete a backup from the server page', asyn
   await waitForText(row.locator('.backup-status'), /^ready$/, 60_000);
   const backup = (await ctx.service.http.get(`/v1/servers/${id}/backups`).set(auth)).body.data[0];
   expect(backup).toMatchObject({ name: 'first', status: 'ready' });
-  await ctx.browser.screenshot('backups');
+  // How it ended, with its size in the unit that reads best (a fresh world's archive is bytes, not "0 MiB").
+  const size = sizeText(backup.size_bytes);
+  expect(size).toMatch(/^\d+ B$|^[\d.]+ KiB$/);
+  await waitForText(page.locator('section[aria-labelledby="backups-title"] .outcome'), /^The backup “first” of Kept is ready/);
+  expect(await page.locator('section[aria-labelledby="backups-title"] .outcome').textContent()).toBe(`The backup “first” of Kept is ready (${size}).`);
+  expect(await row.locator('.backup-size').textContent()).toBe(size);
+  await p.screenshot('backups');
 
   // The download is the archive itself.
   const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download first' }).click()]);
@@ -49,18 +55,6 @@ test('back up, download, restore and delete a backup from the server page', asyn
   await page.getByText('No backups yet.').waitFor();
   expect((await ctx.service.http.get(`/v1/servers/${id}/backups`).set(auth)).body.data).toEqual([]);
 
-  expect(ctx.browser.foreignRequests(ctx.service.origin)).toEqual([]);
-  expect(ctx.browser.consoleErrors).toEqual([]);
+  expect(p.foreignRequests()).toEqual([]);
+  expect(p.consoleErrors).toEqual([]);
 }, 180_000);
-
-async function waitForText(locator: Locator, want: RegExp, timeout: number) {
-  await locator.first().waitFor({ timeout });
-  const deadline = Date.now() + timeout;
-  let text = '';
-  while (Date.now() < deadline) {
-    text = (await locator.first().textContent()) ?? '';
-    if (want.test(text)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`expected ${want} in "${text}"`);
-}

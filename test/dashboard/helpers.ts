@@ -1,21 +1,36 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { createTestApp, tempDir, type TestAppOptions } from '../helpers/app';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { createTestApp, type TestAppOptions } from '../helpers/app';
+import { launchChromium } from '../helpers/browser';
 import { createUsersRepo } from '../../src/store/users-repo';
 import { hashPasswordSync } from '../../src/dashboard/passwords';
+import type { Db } from '../../src/store/db';
 
 export const EMAIL = 'owner@example.com';
 export const PASSWORD = 'correct horse battery';
 export const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
+/** How long a message stays in the page (dom.js TOAST_MS). */
+export const TOAST_MS = 6000;
+/** A real scrypt hash at a low cost: these tests sign in often; test/dashboard/cli-user.test.ts checks the real cost. */
+const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
+
+/** A dashboard account with PASSWORD (EMAIL's is made by startDashboard); returns its user id. */
+export function addAccount(db: Db, email: string): string {
+  const users = createUsersRepo(db, { now: () => Date.now() });
+  const id = users.ensure(email).id;
+  users.setPasswordHash(id, hashPasswordSync(PASSWORD, CHEAP));
+  return id;
+}
 
 /** A real listening service (built like `npm start`) with one dashboard account. */
 export async function startDashboard(options: TestAppOptions = {}) {
   const app = await createTestApp(options);
-  const users = createUsersRepo(app.db, { now: () => Date.now() });
-  users.setPasswordHash(users.ensure(EMAIL).id, hashPasswordSync(PASSWORD));
+  addAccount(app.db, EMAIL);
   const server: Server = app.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -34,51 +49,69 @@ export async function startDashboard(options: TestAppOptions = {}) {
 
 export type Dashboard = Awaited<ReturnType<typeof startDashboard>>;
 
+/** How the page is looked at (issue 29): a desktop and a phone, each in the light and the dark scheme. */
+export interface Look {
+  name: string;
+  viewport: { width: number; height: number };
+  colorScheme: 'light' | 'dark';
+  phone: boolean;
+}
+export const DESKTOP_LIGHT: Look = { name: 'desktop, light', viewport: { width: 1280, height: 900 }, colorScheme: 'light', phone: false };
+export const DESKTOP_DARK: Look = { ...DESKTOP_LIGHT, name: 'desktop, dark', colorScheme: 'dark' };
+export const PHONE_LIGHT: Look = { name: 'phone, light', viewport: { width: 390, height: 844 }, colorScheme: 'light', phone: true };
+export const PHONE_DARK: Look = { ...PHONE_LIGHT, name: 'phone, dark', colorScheme: 'dark' };
+export const LOOKS: Look[] = [DESKTOP_LIGHT, DESKTOP_DARK, PHONE_LIGHT, PHONE_DARK];
+/** Not UTC, so a time without its zone would be wrong to the reader and the tests would see it. */
+export const TIME_ZONE = 'Europe/Berlin';
+
 /**
- * Debian's Chromium, headless, with a fresh profile. Every request the page makes and every console error is
- * recorded, so tests can assert the page talked to nobody but the service and logged no errors.
+ * A page in a fresh browser context (its own cookies) with `look`. Every request the page makes and every console
+ * error is recorded, so tests can assert the page talked to nobody but the service and logged no errors (a CSP
+ * violation is a console error too). Dialogs (confirm) are recorded and answered with `answer.yes`. Signed in
+ * through the session endpoint unless `signedIn: false` (tests about signing in use the form).
  */
-export async function openBrowser() {
-  const profile = tempDir('chromium');
-  // Playwright refuses --user-data-dir in `args`; launchPersistentContext passes the fresh profile folder itself.
-  const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run',
-    ],
-    viewport: { width: 1280, height: 900 },
+export async function openPage(browser: Browser, service: Dashboard, look: Look = DESKTOP_LIGHT, { signedIn = true, email = EMAIL } = {}) {
+  const context: BrowserContext = await browser.newContext({
+    viewport: look.viewport, colorScheme: look.colorScheme, isMobile: look.phone, hasTouch: look.phone,
+    locale: 'en-US', timezoneId: TIME_ZONE, acceptDownloads: true,
   });
-  const page: Page = context.pages()[0] ?? (await context.newPage());
+  if (signedIn) {
+    // The context's request client shares its cookie jar: the session cookie lands where the page will send it.
+    const res = await context.request.post(`${service.origin}/dashboard/sign-in`, { headers: { Origin: service.origin }, data: { email, password: PASSWORD } });
+    if (res.status() !== 200) throw new Error(`sign-in answered ${res.status()}`);
+  }
+  const page: Page = await context.newPage();
   const requests: string[] = [];
   const consoleErrors: string[] = [];
+  const dialogs: string[] = [];
+  const answer = { yes: true };
   page.on('request', (r) => requests.push(r.url()));
   page.on('console', (m) => {
     if (m.type() === 'error') consoleErrors.push(`${m.text()} @ ${m.location().url}`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));
-  // Delete and revoke ask for confirmation with confirm(); the tests always mean it.
-  page.on('dialog', (d) => void d.accept());
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    void (answer.yes ? d.accept() : d.dismiss());
+  });
   return {
-    page,
-    requests,
-    consoleErrors,
+    page, context, requests, consoleErrors, dialogs, answer, look,
     /** Hosts other than the service that the page tried to reach. */
-    foreignRequests(origin: string) {
-      return requests.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith('data:'));
+    foreignRequests() {
+      return requests.filter((u) => !u.startsWith(`${service.origin}/`) && !u.startsWith('data:') && !u.startsWith('blob:'));
     },
     async screenshot(name: string) {
       fs.mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
     },
     async close() {
+      await page.goto('about:blank').catch(() => undefined); // nothing in it keeps calling a service about to close
       await context.close();
-      fs.rmSync(profile, { recursive: true, force: true });
     },
   };
 }
 
-export type TestBrowser = Awaited<ReturnType<typeof openBrowser>>;
+export type TestPage = Awaited<ReturnType<typeof openPage>>;
 
 export async function signInThroughUi(page: Page, origin: string, password = PASSWORD) {
   await page.goto(`${origin}/`);
@@ -88,27 +121,111 @@ export async function signInThroughUi(page: Page, origin: string, password = PAS
 }
 
 /**
- * One Chromium for the file (it is slow to launch) and a service and database of its own for every test
- * (docs/conventions.md "Tests"). Each test starts signed out (cookies are per host, not per port, so the previous
- * test's session cookie is dropped) with an empty record of the page's requests and console errors; after it, the
- * page leaves (so nothing in it keeps calling a service about to close) and the contract is checked.
+ * One Chromium for the file and a service and database of its own for every test (docs/conventions.md "Tests").
+ * `open(look)` gives a signed-in page in a fresh context; every page opened is closed after the test, then the
+ * contract is checked.
  */
-export function dashboardPerTest(options: TestAppOptions): { browser: TestBrowser; service: Dashboard } {
-  const current = {} as { browser: TestBrowser; service: Dashboard };
+export function dashboardPerTest(options: TestAppOptions) {
+  const current = { pages: [] as TestPage[] } as { browser: Browser; service: Dashboard; pages: TestPage[]; open: (look?: Look, o?: { signedIn?: boolean; email?: string }) => Promise<TestPage> };
+  current.open = async (look = DESKTOP_LIGHT, o = {}) => {
+    const p = await openPage(current.browser, current.service, look, o);
+    current.pages.push(p);
+    return p;
+  };
   beforeAll(async () => {
-    current.browser = await openBrowser();
+    current.browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await current.browser?.close();
   }, 60_000);
   beforeEach(async () => {
     current.service = await startDashboard(options);
-    await current.browser.page.context().clearCookies();
-    current.browser.requests.length = 0;
-    current.browser.consoleErrors.length = 0;
   }, 60_000);
   afterEach(async () => {
-    await current.browser.page.goto('about:blank').finally(() => current.service.finish());
+    try {
+      for (const p of current.pages.splice(0)) await p.close();
+    } finally {
+      await current.service.finish();
+    }
   }, 90_000);
   return current;
+}
+
+/** Every page must fit the viewport: no horizontal scrolling (issue 29; tables become cards on a phone). */
+export async function expectFits(page: Page, where: string) {
+  const { scroll, width, wide } = await page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    const offenders = [...document.querySelectorAll('body *')]
+      .filter((el) => el.getBoundingClientRect().right > w + 1 && !el.closest('.console, .sr-only, [hidden]'))
+      .slice(0, 5).map((el) => `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}.${el.className}`);
+    return { scroll: document.documentElement.scrollWidth, width: w, wide: offenders };
+  });
+  expect({ where, scroll, wide }).toEqual({ where, scroll: width, wide: [] });
+}
+
+const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/**
+ * axe-core's rules over the page as it is now: no serious or critical violation. Evaluated through the DevTools
+ * protocol, which the page's CSP does not govern, so the page runs under its real CSP.
+ */
+export async function expectAccessible(page: Page, where: string) {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
+    const result = await axe.run(document, { resultTypes: ['violations'] });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => JSON.stringify(n.target)).join(', ')}`);
+  });
+  expect({ where, violations }).toEqual({ where, violations: [] });
+}
+
+/** The page is drawn in the look's scheme: a dark page background in dark mode, a light one otherwise. */
+export async function expectScheme(page: Page, look: Look) {
+  const lightness = await page.evaluate(() => {
+    const [r, g, b] = getComputedStyle(document.body).backgroundColor.match(/\d+/g)!.map(Number);
+    return (r + g + b) / 3;
+  });
+  if (look.colorScheme === 'dark') expect(lightness).toBeLessThan(60);
+  else expect(lightness).toBeGreaterThan(200);
+}
+
+/** One time format everywhere (issue 29): a 24-hour clock naming its zone, the date when it is not today's. */
+export const TIME_TEXT = /^(?:[A-Z][a-z]{2} \d{1,2}, \d{4}, )?\d{2}:\d{2}:\d{2} (?:GMT[+-]\d{1,2}|UTC|CES?T)$/;
+export async function expectOneTimeFormat(page: Page, where: string) {
+  const times = await page.locator('time').allTextContents();
+  const bad = times.filter((t) => !TIME_TEXT.test(t));
+  const twelveHour = /\b\d{1,2}:\d{2}(:\d{2})?\s?[AP]M\b/.test(await page.locator('main').innerText());
+  expect({ where, bad, twelveHour }).toEqual({ where, bad: [], twelveHour: false });
+}
+
+/** What the page writes for `n` bytes (format.js fmtBytes: B, KiB, MiB, GiB), to compare with. */
+export function sizeText(n: number) {
+  const units = ['B', 'KiB', 'MiB', 'GiB'];
+  let i = 0;
+  while (i < 3 && n >= 1024 ** (i + 1)) i++;
+  return i === 0 ? `${n} B` : `${(n / 1024 ** i).toFixed(i >= 3 ? 2 : 1).replace(/\.?0+$/, '')} ${units[i]}`;
+}
+
+export async function waitForText(locator: Locator, want: RegExp, timeout = 20_000) {
+  await locator.first().waitFor({ timeout });
+  const deadline = Date.now() + timeout;
+  let text = '';
+  while (Date.now() < deadline) {
+    text = (await locator.first().textContent()) ?? '';
+    if (want.test(text)) return text;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`expected ${want} in "${text}"`);
+}
+
+export async function waitForAttribute(locator: Locator, name: string, ok: (value: string | null) => boolean, timeout = 30_000) {
+  const deadline = Date.now() + timeout;
+  let value: string | null = null;
+  while (Date.now() < deadline) {
+    value = await locator.getAttribute(name);
+    if (ok(value)) return value;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} stayed "${value}"`);
 }

@@ -16,7 +16,6 @@ beforeEach(async () => {
       DASHBOARD_FILES_PER_MINUTE: String(LIMIT),
       DASHBOARD_SESSION_PER_MINUTE: String(LIMIT),
       TRUST_PROXY: 'true',
-      GAME_PORT_RANGE: '28570-28573',
     },
   });
 }, 60_000);

@@ -11,7 +11,7 @@ let service: Dashboard;
 
 beforeEach(async () => {
   clock = manualClock(Date.now());
-  service = await startDashboard({ clock, env: { GAME_PORT_RANGE: '27440-27444' } });
+  service = await startDashboard({ clock });
 }, 60_000);
 afterEach(() => service.finish(), 60_000);
 
@@ -75,5 +75,28 @@ test('signing in again ends the previous session of that browser and revokes its
   expect(second.csrf_token).not.toBe(first.csrf_token);
   await http.get('/v1/servers').set('Authorization', `Bearer ${token.token}`).expect(401);
   await sessionToken(http, second.csrf_token).expect(201);
+  service.expectContract();
+});
+
+test("listTokens leaves out the pages' own tokens, across renewals and sessions; the customer's tokens stay listed", async () => {
+  const http = supertest.agent(service.origin);
+  const session = await signIn(http);
+  const first = (await sessionToken(http, session.csrf_token).expect(201)).body as { id: string; token: string };
+  const second = (await sessionToken(http, session.csrf_token).send({ replaces: first.id }).expect(201)).body as { id: string; token: string };
+  const otherTab = (await sessionToken(http, session.csrf_token).expect(201)).body as { id: string };
+  const page = { Authorization: `Bearer ${second.token}` };
+  const made = (await http.post('/v1/tokens').set(page).send({ name: 'ci deploy', scopes: ['servers:read'] }).expect(201)).body as { id: string };
+  const own = service.token(EMAIL, ['servers:read', 'servers:write', 'tokens:manage']); // an API token of the same user with every scope, as the CLI makes them (it sees all the user's tokens: the Tokens tag)
+
+  const listed = (await http.get('/v1/tokens?limit=100').set(page).expect(200)).body as { data: { id: string; name: string }[] };
+  expect(listed.data.map((t) => t.name).sort()).toEqual(['ci deploy', 'test']);
+  expect(listed.data.map((t) => t.id)).not.toEqual(expect.arrayContaining([second.id]));
+  expect(listed.data.map((t) => t.id)).not.toContain(otherTab.id);
+  expect(listed.data.map((t) => t.id)).toContain(made.id);
+  // The same list whichever token asks, and page by page.
+  const byApiToken = (await http.get('/v1/tokens?limit=1').set('Authorization', `Bearer ${own}`).expect(200)).body as { data: { id: string }[]; has_more: boolean; next_cursor: string };
+  expect(byApiToken).toMatchObject({ data: [{ id: listed.data[0].id }], has_more: true });
+  const next = (await http.get(`/v1/tokens?limit=1&starting_after=${byApiToken.next_cursor}`).set('Authorization', `Bearer ${own}`).expect(200)).body;
+  expect(next).toMatchObject({ data: [{ id: listed.data[1].id }], has_more: false });
   service.expectContract();
 });

@@ -20,7 +20,7 @@ let service: Dashboard;
 
 async function start(env: Record<string, string> = {}) {
   clock = manualClock(Date.now());
-  service = await startDashboard({ clock, env: { TRUST_PROXY: 'true', GAME_PORT_RANGE: '28574-28577', ...env } });
+  service = await startDashboard({ clock, env: { TRUST_PROXY: 'true', ...env } });
   // Cheap hashes for the two accounts, since these tests check their passwords dozens of times.
   const users = createUsersRepo(service.db, clock);
   for (const email of [VICTIM, OTHER]) users.setPasswordHash(users.ensure(email).id, hashPasswordSync(PASSWORD, CHEAP));

@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { dashboardPerTest, EMAIL, signInThroughUi } from './helpers';
+import { DESKTOP_DARK, PHONE_LIGHT, dashboardPerTest, EMAIL } from './helpers';
 import { until } from '../helpers/wait';
 
 const ctx = dashboardPerTest({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, webhooks: { pollMs: 50 } });
@@ -24,8 +24,9 @@ test('create a webhook, keep its secret, send a test, see the delivery, switch i
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   ctx.service.dispatcher.start();
   try {
-    const { page } = ctx.browser;
-    await signInThroughUi(page, ctx.service.origin);
+    const p = await ctx.open(PHONE_LIGHT);
+    const { page } = p;
+    await page.goto(`${ctx.service.origin}/#/servers`);
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
     await page.getByText('No webhooks.').waitFor();
@@ -34,7 +35,7 @@ test('create a webhook, keep its secret, send a test, see the delivery, switch i
     await page.getByRole('button', { name: 'Create webhook' }).click();
     const secret = (await page.locator('#new-webhook-secret').textContent())!;
     expect(secret).toMatch(/^whsec_/);
-    await ctx.browser.screenshot('webhook-created');
+    await p.screenshot('webhook-created');
     await page.getByRole('button', { name: 'Done' }).click();
     expect(await page.locator('#new-webhook-secret').count()).toBe(0); // shown once, then gone
 
@@ -43,20 +44,20 @@ test('create a webhook, keep its secret, send a test, see the delivery, switch i
     expect(hook).toMatchObject({ url, enabled: true });
     expect(hook.event_types).toEqual(expect.arrayContaining(['server.crashed', 'alert.triggered', 'webhook.disabled']));
 
-    await page.getByRole('button', { name: `Send a test event to ${url}` }).click();
+    await page.getByRole('button', { name: `Send test event to ${url}` }).click();
     await until('the test delivery', async () => got.length === 1, 15_000);
     const verified = new Webhook(secret.slice('whsec_'.length)).verify(got[0].body, got[0].headers as Record<string, string>) as { type: string };
     expect(verified.type).toBe('webhook.test');
     await until('the delivery to show as succeeded', async () => {
-      await page.getByRole('button', { name: `Show deliveries to ${url}` }).click();
+      await page.getByRole('button', { name: `Deliveries to ${url}` }).click();
       return (await page.locator('.delivery-status').first().textContent()) === 'succeeded';
     }, 15_000);
     await page.getByRole('row', { name: /webhook\.test/ }).getByText('204').waitFor();
 
-    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('button', { name: `Disable the webhook to ${url}` }).click();
     await page.getByText('disabled', { exact: true }).waitFor();
     expect((await ctx.service.http.get(`/v1/webhooks/${hook.id}`).set({ Authorization: `Bearer ${token}` })).body.enabled).toBe(false);
-    expect(ctx.browser.consoleErrors).toEqual([]);
+    expect(p.consoleErrors).toEqual([]);
   } finally {
     receiver.closeAllConnections();
     await new Promise<void>((r) => receiver.close(() => r()));
@@ -64,13 +65,14 @@ test('create a webhook, keep its secret, send a test, see the delivery, switch i
 }, 120_000);
 
 test('an alert rule added on the server page fires on a crash; the timeline shows what happened', async () => {
-  const { page } = ctx.browser;
+  const p = await ctx.open(DESKTOP_DARK);
+  const { page } = p;
   const token = ctx.service.token(EMAIL);
   const auth = { Authorization: `Bearer ${token}` };
   const { id } = (await ctx.service.http.post('/v1/servers').set(auth).send({ name: 'Watched', plan: 'micro', version: 'flying-squid-1.20' })).body;
   await until('installed', async () => (await ctx.service.http.get(`/v1/servers/${id}`).set(auth)).body.state === 'stopped');
 
-  await signInThroughUi(page, ctx.service.origin);
+  await page.goto(`${ctx.service.origin}/#/servers`);
   await page.getByRole('link', { name: 'Watched' }).click();
   await page.getByRole('heading', { name: 'Alerts', level: 2 }).waitFor();
   await page.getByText('No alert rules.').waitFor();
@@ -94,9 +96,9 @@ test('an alert rule added on the server page fires on a crash; the timeline show
   await page.locator('#timeline li[data-event-type="alert.triggered"]').waitFor({ timeout: 15_000 });
   const timeline = await page.locator('#timeline li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-event-type')));
   expect(timeline.slice(0, 2)).toEqual(['alert.triggered', 'server.crashed']); // newest first
-  await ctx.browser.screenshot('alerts-timeline');
+  await p.screenshot('alerts-timeline');
 
   await page.getByRole('button', { name: 'Delete the rule “Lag” (tps below 15 for 120 s)' }).click();
   await until('the rule gone', async () => (await ctx.service.http.get(`/v1/servers/${id}/alerts`).set(auth)).body.data.length === 1, 15_000);
-  expect(ctx.browser.consoleErrors).toEqual([]);
+  expect(p.consoleErrors).toEqual([]);
 }, 120_000);

@@ -1,4 +1,4 @@
-// The spec is the product for client authors (issue 15; docs/conventions.md "The contract"): five independent
+// The spec is the product for client authors (issue 15; docs/conventions.md "The contract"): six independent
 // npm generators, none needing a JVM or a download, make clients from openapi/v1.yaml; each must compile under
 // `tsc --strict` with no `any` in the types made from our schemas, and one of them drives create → start →
 // metrics → stop → delete against a listening service running the fake game (game ports 29160-29169).
@@ -69,6 +69,29 @@ const generators: Generator[] = [
     name: '@hey-api/openapi-ts 0.90.8',
     generate: (dir) => run('@hey-api/openapi-ts/bin/run.js', ['-i', spec, '-o', dir]),
     types: (dir) => fs.readFileSync(path.join(dir, 'types.gen.ts'), 'utf8'),
+  },
+  {
+    // kubb reads a config file, not flags: its ts and fetch client plugins, the client's runtime bundled into the
+    // output, no formatter or linter run, and `unknown` (not `any`) where a response has no body.
+    name: 'kubb 4.39.3',
+    generate: (dir) => {
+      const nm = (pkg: string) => JSON.stringify(path.join(root, 'node_modules', pkg));
+      fs.writeFileSync(path.join(dir, 'kubb.config.cjs'), [
+        `const { defineConfig } = require(${nm('@kubb/core')});`,
+        `const { pluginOas } = require(${nm('@kubb/plugin-oas')});`,
+        `const { pluginTs } = require(${nm('@kubb/plugin-ts')});`,
+        `const { pluginClient } = require(${nm('@kubb/plugin-client')});`,
+        'module.exports = defineConfig({',
+        `  root: ${JSON.stringify(dir)},`,
+        `  input: { path: ${JSON.stringify(spec)} },`,
+        "  output: { path: './gen', clean: true, format: false, lint: false, extension: { '.ts': '' } },",
+        "  plugins: [pluginOas({ generators: [] }), pluginTs({ unknownType: 'unknown', emptySchemaType: 'unknown' }), pluginClient({ client: 'fetch', bundle: true })],",
+        '});',
+      ].join('\n'));
+      // Silent: its log names every file written (FieldError.ts…); a failure is its exit status.
+      return run('@kubb/cli/bin/kubb.cjs', ['generate', '--config', path.join(dir, 'kubb.config.cjs'), '--logLevel', 'silent'], dir);
+    },
+    types: (dir) => tsFiles(path.join(dir, 'gen', 'types')).map((f) => fs.readFileSync(f, 'utf8')).join('\n'),
   },
   {
     name: 'orval 7.13.2',

@@ -8,8 +8,10 @@ import { buildService, type BuildOptions } from '../../src/service';
 import { createLogger, silentLogger, type Logger } from '../../src/log';
 import type { Scope } from '../../src/auth/tokens';
 import type { Clock } from '../../src/clock';
-import { createContractChecker } from './contract';
+import { createContractChecker, type ContractChecker } from './contract';
 import { answerClientErrors } from '../../src/http/client-errors';
+import { loadSpec, type Spec } from '../../src/spec';
+import { createOpenApi, type OpenApi } from '../../src/http/openapi';
 
 export const allScopes: Scope[] = ['servers:read', 'servers:write', 'tokens:manage'];
 
@@ -35,6 +37,24 @@ export interface TestAppOptions extends BuildOptions {
 }
 
 /**
+ * What every test app of a test file shares, built by its first app: the parsed spec, openapi-backend's router and
+ * the request validators it compiles as operations are used (src/http/openapi.ts), and the contract checker with
+ * the response validators it compiles. None of them changes once built, so sharing them cannot carry one test's
+ * state into another; each app still gets its own database, DATA_DIR, service and clock (docs/conventions.md
+ * "Tests"). Jest gives every test file its own module registry, so this module's state lives as long as the file:
+ * within a worker, each file builds these once.
+ */
+let shared: Promise<{ spec: Spec; openapi: OpenApi; check: ContractChecker }> | undefined;
+
+function sharedParts() {
+  shared ??= (async () => {
+    const spec = loadSpec();
+    return { spec, openapi: await createOpenApi(spec), check: await createContractChecker(spec) };
+  })();
+  return shared;
+}
+
+/**
  * A fresh service, built by the same wiring as `npm start` (src/service.ts), on its own SQLite file and
  * DATA_DIR, with every response checked against the spec. Game ports default to a range per test file
  * (from JEST_WORKER_ID) so files running in parallel never collide; GSH_TEST_PORT_BASE (default 40000) moves the
@@ -52,13 +72,17 @@ export async function createTestApp(options: TestAppOptions = {}) {
     QUOTA_RUNNING_SERVERS: '100000',
     QUOTA_MEMORY_MB: '100000000',
     GAME_PORT_RANGE: `${base}-${base + 99}`,
+    // Password hashes at 2^10 instead of 2^17 (128 MiB and a good part of a second each): taken only in tests.
+    NODE_ENV: 'test',
+    PASSWORD_SCRYPT_N: '1024',
     ...options.env,
   });
   if (options.software) fs.cpSync(options.software, path.join(config.dataDir, 'software'), { recursive: true });
-  const check = await createContractChecker();
+  const { spec, openapi, check } = await sharedParts();
   const contractFailures: string[] = [];
   const service = await buildService(config, options.logger ?? (process.env.DEBUG_LOG ? createLogger() : silentLogger), {
-    lazyValidators: true,
+    spec,
+    openapi,
     ...options,
     onResponse: (sent) => contractFailures.push(...check(sent)),
   });
@@ -86,7 +110,12 @@ export async function createTestApp(options: TestAppOptions = {}) {
       await new Promise((r) => server.once('listening', r));
       return {
         base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        close: () => new Promise<void>((r) => server.close(() => r())),
+        // Connections a client left open (a proxy's keep-alive, a stream it stopped reading) are ended too: the
+        // test is over, and server.close() alone waits for every one of them.
+        close: () => new Promise<void>((r) => {
+          server.close(() => r());
+          server.closeAllConnections();
+        }),
       };
     },
     async close() {

@@ -42,6 +42,22 @@ describe('GET /v1/servers/{server_id}/metrics?range=', () => {
       expect([...new Set(res.body.errors.map((e: { pointer: string }) => e.pointer))]).toEqual(['/query/range']);
     });
 
+    // Issue 29: the answer says what is wrong in words, not with the regular expression of a schema pattern.
+    test.each([
+      ['range=1w', '/query/range', 'range must be a whole number followed by m, h or d (for example 15m, 24h, 7d); got "1w"'],
+      ['range=61d', '/query/range', 'range must be between 5m and 60d; got 61d'],
+      ['from=2026-11-22T07:00:00Z&range=1h', '/query/from', 'give either from or range, not both'],
+      ['from=2026-11-22T07:00:00Z&to=2026-11-22T06:00:00Z', '/query/from', 'from must be before to (2026-11-22T06:00:00Z); got 2026-11-22T07:00:00Z'],
+      ['from=2026-11-22T07:58:00Z&to=2026-11-22T08:00:00Z', '/query/from', 'the window from 2026-11-22T07:58:00Z to 2026-11-22T08:00:00Z must be 5m to 60d long'],
+      ['from=yesterday', '/query/from', 'must match format "date-time"'],
+      ['to=2026-11-22 08:00', '/query/to', 'must match format "date-time"'],
+    ])('%s → 400 with a short message at the parameter', async (query, pointer, detail) => {
+      const res = await t.http.get(`/v1/servers/${serverId}/metrics?${query.replace(/ /g, '%20')}`).set(auth());
+      expect(res.status).toBe(400);
+      expect(res.body.errors).toEqual([{ pointer, detail }]);
+      expect(JSON.stringify(res.body)).not.toMatch(/\(\?:/);
+    });
+
     test('a server with no samples: an empty window with the default range', async () => {
       const res = await t.http.get(`/v1/servers/${serverId}/metrics`).set(auth());
       expect(res.status).toBe(200);
@@ -75,6 +91,20 @@ describe('GET /v1/servers/{server_id}/metrics?range=', () => {
       const day = await t.http.get(`/v1/servers/${serverId}/metrics?range=24h`).set(auth());
       expect(day.body.summary.sample_count).toBe(60);
       expect(day.body.points.length).toBeLessThanOrEqual(500);
+
+      // from/to: the window between them only (samples are whole seconds; the 5 s ones between 100 s and 40 s ago).
+      const iso = (agoS: number) => new Date(Math.floor(now / 1000) * 1000 - agoS * 1000).toISOString();
+      const between = await t.http.get(`/v1/servers/${serverId}/metrics`).query({ from: iso(400), to: iso(40) }).set(auth());
+      expect(between.status).toBe(200);
+      expect(between.body).toMatchObject({ range: '6m', to: iso(40), resolution_seconds: 5 });
+      const times = between.body.points.map((p: { at: string }) => Date.parse(p.at));
+      expect(Math.max(...times)).toBeLessThanOrEqual(Date.parse(iso(40)));
+      const storedAt = (x: { at: string }) => Math.floor(Date.parse(x.at) / 1000) * 1000;
+      expect(between.body.summary.sample_count).toBe(samples.filter((x) => storedAt(x) >= Date.parse(iso(400)) && storedAt(x) <= Date.parse(iso(40))).length);
+      expect(between.body.summary.sample_count).toBeLessThan(60);
+      const back = await t.http.get(`/v1/servers/${serverId}/metrics`).query({ range: '5m', to: iso(200) }).set(auth());
+      expect(back.body).toMatchObject({ range: '5m', to: iso(200) });
+      expect(back.body.summary.sample_count).toBe(samples.filter((x) => storedAt(x) <= Date.parse(iso(200))).length);
     });
   });
 });

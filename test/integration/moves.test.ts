@@ -4,6 +4,7 @@
 // takes it. No engine is needed: the copy itself is test/docker/moves.test.ts's.
 import fs from 'node:fs';
 import path from 'node:path';
+import { serviceActor } from '../../src/actors';
 import { systemClock } from '../../src/clock';
 import { plans } from '../../src/catalog/plans';
 import { runCli } from '../../src/cli';
@@ -21,7 +22,7 @@ let userId: string;
 beforeEach(() => {
   dir = tempDir('moves');
   db = openDb(path.join(dir, 'gsh.sqlite'));
-  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29600, 29699], nodes: true }, { defaults: noQuotas, plans });
+  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29600, 29699], nodes: true }, { defaults: noQuotas, plans }, () => serviceActor('operator'));
   userId = store.users.ensure('alice@example.com').id;
   for (const [name, memoryMb, ports] of [['a', 2048, [29600, 29609]], ['b', 2048, [29610, 29619]], ['c', 600, [29620, 29629]]] as const) {
     store.nodes.add({ name, dockerHost: `unix:///run/${name}.sock`, publicHost: `${name}.example.net`, memoryMb, ports: [...ports] } satisfies NewNode);
@@ -80,6 +81,7 @@ test('the switch gives the server its new node, host and a port of that node, wi
   expect(store.moves.get(asked.move.id)).toMatchObject({ status: 'switched', bytes: 12345, leftover: 'a' });
   const updated = store.events.page(userId, { limit: 10, desc: true }).data.find((e) => e.type === 'server.updated');
   expect(updated?.data).toMatchObject({ server: { id, address: server.address } });
+  expect(updated?.actor).toEqual(serviceActor('operator')); // as whoever's work ran it: the operator's move
   store.moves.finish(asked.move.id);
   store.moves.dropped(asked.move.id);
   expect(store.moves.get(asked.move.id)).toMatchObject({ status: 'done', leftover: null });

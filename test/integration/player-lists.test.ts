@@ -38,7 +38,8 @@ const refused: Array<[string, { method: 'put' | 'patch' | 'get'; path: string; b
   ['a name with a space', { method: 'put', path: 'whitelist/bad%20name', status: 400, pointer: '/path/name' }],
   ['a name too long', { method: 'put', path: `whitelist/${'a'.repeat(17)}`, status: 400, pointer: '/path/name' }],
   ['an unknown list', { method: 'get', path: 'admins', status: 400, pointer: '/path/list' }],
-  ['a switch for the bans', { method: 'patch', path: 'bans', body: { enabled: true }, status: 400, pointer: '/body/enabled' }],
+  // Only the whitelist has a switch: the schema's rule (updateServerPlayerList's list is SwitchablePlayerListName).
+  ['a switch for the bans', { method: 'patch', path: 'bans', body: { enabled: true }, status: 400, pointer: '/path/list' }],
   ['a switch that is not a boolean', { method: 'patch', path: 'whitelist', body: { enabled: 'yes' }, status: 400, pointer: '/body/enabled' }],
 ];
 

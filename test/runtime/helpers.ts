@@ -15,6 +15,7 @@ import type { Environment } from '../../src/runtime/environment';
 import { createLocalStorage } from '../../src/runtime/local-storage';
 import type { ServerStorage } from '../../src/runtime/storage';
 import type { ServerState } from '../../src/runtime/states';
+import { createActors, serviceActor, userActor } from '../../src/actors';
 
 export const fixtureSoftwareDir = path.join(__dirname, 'fixtures', 'software');
 
@@ -123,23 +124,27 @@ export function makeRuntime(
     warn: (msg, fields) => void warnings.push(`${msg} ${JSON.stringify(fields)}`),
     error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
   };
+  // Runtime tests act as the service itself, unless a test runs its work as someone (src/actors.ts).
+  const actors = createActors(serviceActor('unknown'));
   const local = () => ({
     environment: createLocalEnvironment({ gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' }, cgroupRoot, instance: instanceName(config.dataDir), log }),
     storage: createLocalStorage(config.dataDir),
   });
   return composeRuntime({
-    store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }),
+    store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }, actors.current),
     clock: systemClock,
     ...(environment?.(log, config) ?? local()),
     catalog: loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir }),
     config,
     plans: testPlans,
     log,
+    actors,
+    schedules: { perServer: 10, tasksPerSchedule: 10, checkMs: 60_000, secondMs: 10 },
   });
 }
 
 /** Who sends console commands in runtime tests: the test user, with a token id as the API would pass it. */
-export const sender = { userId: 'usr_test', tokenId: 'tok_runtimetest1' };
+export const sender = userActor('usr_test', 'tok_runtimetest1');
 
 let serial = 0;
 

@@ -34,11 +34,14 @@ const invalid: [string, { given: Record<string, unknown>; want: RegExp }][] = [
   ['ready missing', { given: { ...valid, ready: undefined }, want: /at \/ready: "ready" must be/ }],
   ['ready regex broken', { given: { ...valid, ready: { console: '(' } }, want: /at \/ready\/console: .*not a valid regex/ }],
   ['no stop command', { given: { ...valid, stop_command: '' }, want: /at \/stop_command: "stop_command" must be a non-empty string/ }],
+  ['a kick command without the name', { given: { ...valid, kick_command: 'kick' }, want: /at \/kick_command: "kick_command" must be one line of console text with "\{name\}"/ }],
+  ['a kick command over two lines', { given: { ...valid, kick_command: 'kick {name}\nsay bye' }, want: /at \/kick_command: / }],
   ['negative timeout', { given: { ...valid, start_timeout_ms: -1 }, want: /at \/start_timeout_ms: "start_timeout_ms" must be a positive number/ }],
   ['bad transport', { given: { ...valid, transport: 'sctp' }, want: /at \/transport: "transport" must be "tcp" or "udp"/ }],
   ['relative image file', { given: { ...valid, image_files: ['bin/server'] }, want: /at \/image_files: .*absolute paths/ }],
   ['a setting of an unknown type', { given: withSetting({ schema: { type: 'object', description: 'd' } }), want: /"user_settings.motd": "schema.type" must be/ }],
   ['a setting without a description', { given: withSetting({ schema: { type: 'string' } }), want: /"schema.description" is required/ }],
+  ['a title that is not text', { given: withSetting({ schema: { type: 'string', title: 7, description: 'd' } }), want: /"schema.title" must be text/ }],
   ['a default the schema refuses', { given: withSetting({ schema: { type: 'string', maxLength: 2, default: 'long', description: 'd' } }), want: /"schema.default" does not match/ }],
   ['a broken schema', { given: withSetting({ schema: { type: 'string', maxLength: 'two', description: 'd' } }), want: /not a valid JSON Schema/ }],
   ['a setting that reaches the game nowhere', { given: withSetting({ via: {} }), want: /"via" needs "file", "argument" or "console"/ }],
@@ -99,6 +102,14 @@ test('built-in flying-squid offers exactly the versions flying-squid declares te
     description: 'flying-squid 1.8.8: a Minecraft Java Edition server written in Node.js (offline mode)',
   });
   expect(builtIn.get('flying-squid').launcherPath).toBe(path.join(packageRoot(), 'src', 'runtime', 'software', 'flying-squid-launcher.cjs'));
+});
+
+test('every built-in setting has a title for forms (the dashboard labels fields with it)', () => {
+  const builtIn = loadSoftwareCatalog();
+  for (const software of ['flying-squid', 'luanti']) {
+    const untitled = builtIn.get(software).userSettings.filter((s) => typeof s.schema.title !== 'string' || s.schema.title === '');
+    expect({ software, untitled: untitled.map((s) => s.name) }).toEqual({ software, untitled: [] });
+  }
 });
 
 test('an operator file with a built-in id replaces the built-in one', () => {

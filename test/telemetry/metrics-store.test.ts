@@ -109,6 +109,29 @@ describe('metrics store over 3 days of 5 s samples', () => {
     });
   }
 
+  // Windows that end in the past (getServerMetrics `from`/`to`): each is read from the finest level that still
+  // keeps its start, and must equal the brute force over the samples between its start and end. The ends are one
+  // second before an hour, so every rolled-up row the window takes ends inside it.
+  const past: [string, { lengthS: number; endsAgoH: number; level: string; res: number }][] = [
+    ['1h ending 1h ago, from samples', { lengthS: H, endsAgoH: 1, level: 'raw', res: 10 }],
+    ['2h ending 10h ago, from minutes (its samples are gone)', { lengthS: 2 * H, endsAgoH: 10, level: 'minute', res: 60 }],
+    ['3h ending 2 days ago, from hours (its minutes are gone)', { lengthS: 3 * H, endsAgoH: 48, level: 'hour', res: H }],
+    ['24h ending 1 day ago, from hours', { lengthS: D, endsAgoH: 24, level: 'hour', res: H }],
+  ];
+  for (const [name, { lengthS, endsAgoH, level, res }] of past) {
+    test(`a past window, ${name}: matches the brute force`, () => {
+      const toS = Math.floor(nowS() / H) * H - endsAgoH * H - 1;
+      expect(planFor(lengthS, 5, nowS() - (toS - lengthS))).toEqual({ level, resolutionS: res });
+      const w = store.query('srv_1', lengthS * 1000, undefined, toS * 1000);
+      const from = Math.floor((toS - lengthS) / res) * res;
+      expect(w).toMatchObject({ resolution_seconds: res, from: new Date(from * 1000).toISOString(), to: new Date(toS * 1000).toISOString() });
+      const want = oracle(times, 1, from, toS, res);
+      expect(want.points.length).toBeGreaterThan(0);
+      expect(w.points).toEqual(want.points);
+      expect(w.summary).toEqual(want.summary);
+    });
+  }
+
   test('resolution follows the range: raw for 1h, minutes for 24h, hours for 7d and 30d', () => {
     expect(store.query('srv_1', H * 1000).resolution_seconds).toBe(10);
     expect(store.debug().lastRowsRead).toBe(720); // raw rows, one per 5 s

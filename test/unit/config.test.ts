@@ -49,3 +49,23 @@ describe('metrics settings (README "Metrics")', () => {
     if (name === 'METRICS_TOKEN') expect(() => loadConfig({ [name]: value })).not.toThrow(value);
   });
 });
+
+describe('password hashing cost (PASSWORD_SCRYPT_N, SECURITY.md)', () => {
+  test.each([
+    ['left out: OWASP\'s minimum', {}, 2 ** 17],
+    ['raised', { PASSWORD_SCRYPT_N: '262144' }, 2 ** 18],
+    ['lowered in tests', { PASSWORD_SCRYPT_N: '1024', NODE_ENV: 'test' }, 2 ** 10],
+  ])('%s', (_name, env, N) => {
+    expect(loadConfig(env).dashboard.passwordCost).toEqual({ N, r: 8, p: 1 });
+  });
+
+  test.each([
+    ['lowered outside tests', { PASSWORD_SCRYPT_N: '1024' }, /only in tests/],
+    ['lowered in production', { PASSWORD_SCRYPT_N: '65536', NODE_ENV: 'production' }, /only in tests/],
+    ['not a power of two', { PASSWORD_SCRYPT_N: '100000', NODE_ENV: 'test' }, /power of two/],
+    ['below the lowest, even in tests', { PASSWORD_SCRYPT_N: '512', NODE_ENV: 'test' }, /power of two/],
+  ])('%s is refused at start', (_name, env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});

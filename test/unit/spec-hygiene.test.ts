@@ -76,19 +76,24 @@ export function openRequestSchemas(spec: Json): string[] {
 }
 
 /**
- * text/event-stream answers whose events are not a named schema with `event` types, a stream id (StreamEventId,
- * or the events stream's own EventId) and a named `data`.
+ * text/event-stream answers not described as a named oneOf of the stream's text (EventStreamText, a string, which
+ * tools that read a body whole validate: Prism's proxy, API testers) and a named event schema with `event` types,
+ * a stream id (StreamEventId, or the events stream's own EventId) and a named `data` (what typed clients parse each
+ * event into). openapi/v1.yaml ConsoleLineStream says why.
  */
 export function untypedStreams(spec: Json): string[] {
+  const named = (ref: unknown) => (typeof ref === 'string' && ref.startsWith('#/components/schemas/') ? spec.components.schemas[ref.replace('#/components/schemas/', '')] : undefined);
   const out: string[] = [];
   for (const [path, item] of Object.entries(spec.paths as Json)) {
     for (const [method, op] of Object.entries(item as Json)) {
       const media = op?.responses?.['200']?.content?.['text/event-stream'];
       if (!media) continue;
-      const ref: string = media.schema?.$ref ?? '';
-      const event = spec.components.schemas[ref.replace('#/components/schemas/', '')];
+      const branches: Json[] = named(media.schema?.$ref)?.oneOf ?? [];
+      const text = branches.some((b) => named(b.$ref)?.type === 'string');
+      const event = branches.map((b) => named(b.$ref)).find((s) => s?.type === 'object');
       const ok =
-        ref.startsWith('#/components/schemas/') &&
+        branches.length === 2 &&
+        text &&
         (event?.properties?.event?.enum?.length > 0 || enumOf(spec, event?.properties?.event?.$ref)) &&
         ['#/components/schemas/StreamEventId', '#/components/schemas/EventId'].includes(event.properties.id?.$ref) &&
         /^#\/components\/schemas\/\w+$/.test(event.properties.data?.$ref ?? '');
@@ -101,6 +106,36 @@ export function untypedStreams(spec: Json): string[] {
 /** True when `ref` names a schema with a non-empty enum (an event type list shared with other operations). */
 function enumOf(spec: Json, ref: string | undefined): boolean {
   return (spec.components.schemas[(ref ?? '').replace('#/components/schemas/', '')]?.enum?.length ?? 0) > 0;
+}
+
+/**
+ * Schemas whose `type` lists several non-null types (`[string, number, boolean]`): kubb recurses on them until its
+ * stack runs out. A value of several types is a oneOf of one branch per type (SettingValue); `[x, 'null']` is fine.
+ */
+export function multiTypeLists(node: unknown, at = '#', out: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((v, i) => multiTypeLists(v, `${at}/${i}`, out));
+  else if (node && typeof node === 'object') {
+    const o = node as Json;
+    if (Array.isArray(o.type) && o.type.filter((t: string) => t !== 'null').length > 1) out.push(at);
+    for (const [k, v] of Object.entries(o)) multiTypeLists(v, `${at}/${k}`, out);
+  }
+  return out;
+}
+
+/**
+ * Discriminator mappings that name one schema under several tags: openapi-typescript-codegen then types that
+ * schema's tag as the last of them alone (a `server.created` event typed `server.updated`). Such a oneOf goes
+ * without a discriminator, each branch's tag an enum.
+ */
+export function sharedMappings(node: unknown, at = '#', out: string[] = []): string[] {
+  if (Array.isArray(node)) node.forEach((v, i) => sharedMappings(v, `${at}/${i}`, out));
+  else if (node && typeof node === 'object') {
+    const o = node as Json;
+    const targets = Object.values((o.discriminator?.mapping ?? {}) as Record<string, string>);
+    if (new Set(targets).size !== targets.length) out.push(at);
+    for (const [k, v] of Object.entries(o)) sharedMappings(v, `${at}/${k}`, out);
+  }
+  return out;
 }
 
 /** Integer schemas without a `format` (int32, int64) and both bounds: generators then pick a type that fits. */
@@ -148,6 +183,14 @@ describe('openapi/v1.yaml is safe for any generator', () => {
   test('every integer has a format and both bounds', () => {
     expect(unboundedIntegers(spec)).toEqual([]);
   });
+  test('no discriminator maps two tags to one schema', () => {
+    expect(sharedMappings(spec)).toEqual([]);
+    expect(sharedMappings({ a: { discriminator: { propertyName: 't', mapping: { x: '#/S', y: '#/S' } } } })).toEqual(['#/a']);
+  });
+  test('no type lists several non-null types', () => {
+    expect(multiTypeLists(spec)).toEqual([]);
+    expect(multiTypeLists({ a: { type: ['string', 'number'] }, b: { type: ['string', 'null'] } })).toEqual(['#/a']);
+  });
   test('every event stream names its event schema, its event types, a stream id and a named data schema', () => {
     expect(untypedStreams(spec)).toEqual([]);
   });
@@ -185,10 +228,14 @@ describe('the checks fail on the spec mistakes they guard against', () => {
     const s = broken((c) => delete c.paths['/v1/webhooks/{webhook_id}/test'].post.responses['415']);
     expect(undocumentedBodyErrors(s)).toEqual(['testWebhook: 415']);
   });
-  test('a stream described as a plain string', () => {
+  test('a stream described as a plain string, or as its events alone', () => {
     const s = broken((c) => {
       c.paths['/v1/servers/{server_id}/console/stream'].get.responses['200'].content['text/event-stream'].schema = { type: 'string' };
     });
     expect(untypedStreams(s)).toEqual(['GET /v1/servers/{server_id}/console/stream']);
+    const events = broken((c) => {
+      c.paths['/v1/servers/{server_id}/metrics/stream'].get.responses['200'].content['text/event-stream'].schema = { $ref: '#/components/schemas/SampleEvent' };
+    });
+    expect(untypedStreams(events)).toEqual(['GET /v1/servers/{server_id}/metrics/stream']);
   });
 });

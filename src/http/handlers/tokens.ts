@@ -6,13 +6,16 @@ import type { Handlers } from '../types';
 import { idempotent } from './idempotent';
 import { page, withCursor } from './paging';
 
-/** Tokens tag: listTokens, createToken, getToken, revokeToken. A user only ever sees their own tokens. */
+/**
+ * Tokens tag: listTokens, createToken, getToken, revokeToken. A user only ever sees their own tokens, and a token
+ * only those in its reach (src/store/token-tree.ts): another one answers 404 like a missing one.
+ */
 export function tokenHandlers(deps: { tokens: TokensRepo; tokensPerUser: number; idempotency: IdempotencyRepo }): Handlers {
   const { tokens } = deps;
   return {
     listTokens: ({ principal, query }) => {
       const { limit, startingAfter } = page(query);
-      return { status: 200, body: withCursor(tokens.list(principal.userId, limit, startingAfter)) };
+      return { status: 200, body: withCursor(tokens.list(principal.userId, limit, startingAfter, principal)) };
     },
 
     createToken: (call) => {
@@ -37,13 +40,13 @@ export function tokenHandlers(deps: { tokens: TokensRepo; tokensPerUser: number;
     },
 
     getToken: ({ principal, path }) => {
-      const token = tokens.get(principal.userId, path.token_id);
+      const token = tokens.get(principal.userId, path.token_id, principal);
       if (!token) throw new AppError('token_not_found', `There is no token ${path.token_id}.`);
       return { status: 200, body: token };
     },
 
     revokeToken: ({ principal, path }) => {
-      if (!tokens.revoke(principal.userId, path.token_id)) {
+      if (!tokens.revoke(principal.userId, path.token_id, principal)) {
         throw new AppError('token_not_found', `There is no token ${path.token_id}.`);
       }
       return { status: 204, body: undefined };

@@ -70,7 +70,32 @@ function readSettings(dir) {
   }
 }
 
-/** minetest.conf: the settings, then what the supervisor decides (port, address, slots), which win. */
+/**
+ * One `name = value` entry of minetest.conf, read back by the engine exactly as given, under its own name and no
+ * other (Luanti 5.6.1 src/settings.cpp, Settings::parseConfigObject and getMultiline): a line's name and value are
+ * trimmed of C whitespace (isspace: space, \t, \n, \v, \f, \r); a value of exactly `{` opens a group that runs
+ * to a line `}`, and one of exactly `"""` a multi-line value that runs to a line `"""`, whose lines are taken as
+ * they are. So a value with whitespace at either end, or one that is `{` or `"""` once trimmed, is written as a
+ * multi-line value; everything else (`}`, `=`, `#`, backslashes, any other character) is plain text after ` = `.
+ * Throws, naming the setting, for what the file cannot hold: a line break or NUL (the settings' validation refuses
+ * control characters before they get here) and the value `"""` itself, which would end its own multi-line value.
+ */
+function configEntry(name, raw) {
+  const value = String(raw);
+  if (!/^[A-Za-z0-9_.]+$/.test(name)) throw new Error(`setting ${JSON.stringify(name)}: not a name minetest.conf can hold`);
+  if (/[\0\r\n]/.test(value) || value === '"""') {
+    throw new Error(`setting ${name}: its value cannot be written to minetest.conf (a line break, a NUL, or exactly """)`);
+  }
+  const trimmed = value.replace(/^[ \t\v\f]+|[ \t\v\f]+$/g, '');
+  const multiline = trimmed !== value || trimmed === '{' || trimmed === '"""';
+  return multiline ? `${name} = """\n${value}\n"""` : `${name} = ${value}`;
+}
+
+/**
+ * minetest.conf: the settings, then what the supervisor decides (port, address, slots), which win (a later line
+ * replaces an earlier one of the same name). Every entry is checked before the file is written: a value the file
+ * cannot hold stops the launch and writes nothing.
+ */
 function writeConfig(dir, args, settings) {
   const values = {
     server_name: 'A Luanti server',
@@ -87,7 +112,7 @@ function writeConfig(dir, args, settings) {
     // The world's own folder only: never the packaged defaults, nor the service's user's ~/.minetest.
     world: path.join(dir, 'world'),
   };
-  const lines = Object.entries(values).map(([k, v]) => `${k} = ${String(v).replace(/[\r\n]/g, ' ')}`);
+  const lines = Object.entries(values).map(([k, v]) => configEntry(k, v));
   fs.writeFileSync(path.join(dir, 'minetest.conf'), lines.join('\n') + '\n');
 }
 

@@ -1,10 +1,58 @@
 // Power actions, shared by the server list and the server page. POST /v1/servers/{id}/actions answers 202 with
-// a pending action; we poll it until it ends, and show a failure with the service's own explanation.
+// a pending action; we poll it until it ends and say how it ended. Only the actions the server's state allows are
+// offered (the spec's Servers tag: the state machine), and the ones that throw players out ask first, naming how
+// many are online (issue 29).
 import { api } from './api.js';
 import { h, announce } from './dom.js';
+import { plural } from './format.js';
 
-export const POWER = ['start', 'stop', 'restart', 'kill'];
 const POLL_MS = 1000;
+
+/** What each state allows: a start once stopped or crashed, a stop or kill while a game lives. */
+const ALLOWED = {
+  installing: [],
+  stopped: ['start'],
+  crashed: ['start', 'stop'],
+  starting: ['stop', 'kill'],
+  running: ['stop', 'restart', 'kill'],
+  stopping: ['kill'],
+  deleting: [],
+  unreachable: [],
+};
+const DONE = { start: 'Started', stop: 'Stopped', restart: 'Restarted', kill: 'Killed' };
+
+export function label(type) {
+  return type[0].toUpperCase() + type.slice(1);
+}
+
+/** Who is online, for a confirmation: [] unless the game runs and can tell. */
+export async function onlinePlayers(server) {
+  if (server.state !== 'running') return [];
+  try {
+    return (await api('GET', `/v1/servers/${server.id}/players`)).players.map((p) => p.name);
+  } catch {
+    return [];
+  }
+}
+
+/** "2 players are online (Alex, Steve)", or '' when nobody is. */
+export function whoIsOnline(names) {
+  if (!names.length) return '';
+  const list = names.length <= 5 ? ` (${names.join(', ')})` : '';
+  return `${plural(names.length, 'player')} ${names.length === 1 ? 'is' : 'are'} online${list}`;
+}
+
+/** Asks before an action that ends the game abruptly or throws players out; true to go ahead. */
+export async function confirmAction(server, type) {
+  if (type === 'start') return true;
+  const online = whoIsOnline(await onlinePlayers(server));
+  if (type === 'kill') {
+    return confirm(`Kill ${server.name}? The game is ended at once, without saving the world.${online ? ` ${online}; they are disconnected.` : ''}`);
+  }
+  if (!online) return true;
+  const what = type === 'restart' ? 'Restart' : 'Stop';
+  return confirm(`${what} ${server.name}? ${online}; they are disconnected${type === 'restart' ? ' until it is back' : ''}.`);
+}
 
 /** Runs one action and resolves with the finished action; `report` gets progress and the outcome as text. */
 export async function runAction(server, type, report, signal) {
@@ -16,32 +64,30 @@ export async function runAction(server, type, report, signal) {
     action = await api('GET', `/v1/servers/${server.id}/actions/${action.id}`);
     if (action.status === 'running') report(`${label(type)} ${server.name}: running…`, false);
   }
-  if (action.status === 'failed') report(`${label(type)} ${server.name} failed: ${action.error?.detail ?? 'no reason given'}`, true);
-  else report(`${label(type)} ${server.name}: done.`, false);
+  if (action.status === 'failed') report(`Could not ${type} ${server.name}: ${action.error?.detail ?? 'no reason given'}`, true);
+  else report(`${DONE[type]} ${server.name}.`, false, true);
   return action;
 }
 
-export function label(type) {
-  return type[0].toUpperCase() + type.slice(1);
-}
-
 /**
- * The Start/Stop/Restart/Kill/Delete buttons for one server. `out` is the element that shows the outcome
- * (failures as role=alert); `changed` is called after each action so the caller can refresh, `deleted` once the
- * service accepted a delete.
+ * The power buttons the server's state allows, and Delete; on a server shared with the reader, power only with the
+ * `power` permission and Delete never (Server.access). `out` shows progress and the outcome (failures as
+ * role=alert); `changed` is called after each action so the caller can refresh, `deleted` once the service
+ * accepted a delete.
  */
 export function powerButtons(server, out, changed, signal, deleted = changed) {
-  const report = (text, failed) => {
+  const report = (text, failed, final = false) => {
     out.replaceChildren(h('span', failed ? { class: 'error', role: 'alert' } : {}, text));
-    if (!failed) announce(text);
+    if (failed || final) announce(text, failed);
   };
   const act = (type) => async (event) => {
     const button = event.currentTarget;
+    if (!(await confirmAction(server, type))) return;
     button.disabled = true;
     try {
       await runAction(server, type, report, signal);
     } catch (e) {
-      report(`${label(type)} ${server.name} failed: ${e.message}`, true);
+      report(`Could not ${type} ${server.name}: ${e.message}`, true);
     } finally {
       button.disabled = false;
       changed();
@@ -51,19 +97,21 @@ export function powerButtons(server, out, changed, signal, deleted = changed) {
     if (!confirm(`Delete ${server.name}? Its world and files are removed for good.`)) return;
     try {
       await api('DELETE', `/v1/servers/${server.id}`);
-      report(`Deleting ${server.name}…`, false);
+      report(`Deleting ${server.name}…`, false, true);
       deleted();
     } catch (e) {
-      report(`Delete ${server.name} failed: ${e.message}`, true);
+      report(`Could not delete ${server.name}: ${e.message}`, true);
       changed();
     }
   };
+  const owner = server.access.role === 'owner';
+  const allowed = server.access.permissions.includes('power') ? (ALLOWED[server.state] ?? []) : [];
   return h(
     'div',
     { class: 'buttons', role: 'group', 'aria-label': `Actions for ${server.name}` },
-    POWER.map((type) =>
+    allowed.map((type) =>
       h('button', { type: 'button', class: type === 'kill' ? 'danger' : '', 'aria-label': `${label(type)} ${server.name}`, onclick: act(type) }, label(type)),
     ),
-    h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${server.name}`, onclick: remove }, 'Delete'),
+    server.state === 'deleting' || !owner ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${server.name}`, onclick: remove }, 'Delete'),
   );
 }

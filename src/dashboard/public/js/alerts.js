@@ -2,8 +2,8 @@
 // (GET /v1/events?server_id=…&order=desc, newest first, kept fresh while the page is open). Both are plain API
 // reads and writes, like any client's.
 import { api, listAll } from './api.js';
-import { h, fill, announce, errorBox, every, fmtTime } from './dom.js';
-import { field } from './servers.js';
+import { h, fill, announce, errorBox, every, field, table } from './dom.js';
+import { actorText, timeEl } from './format.js';
 
 const REFRESH_MS = 3000;
 const TIMELINE = 30; // the newest events shown
@@ -63,14 +63,12 @@ export function alertsSection(server, signal) {
 
   async function refresh() {
     const rules = await listAll(`/v1/servers/${server.id}/alerts`);
-    fill(list, rules.length ? h('table', {},
-      h('caption', { class: 'sr-only' }, `Alert rules of ${server.name}`),
-      h('thead', {}, h('tr', {}, ['Rule', 'State', 'Since', ''].map((c) => h('th', { scope: 'col' }, c || h('span', { class: 'sr-only' }, 'Actions'))))),
-      h('tbody', {}, rules.map((r) => h('tr', { 'data-alert-id': r.id },
-        h('th', { scope: 'row' }, describe(r)),
-        h('td', { class: 'alert-state' }, h('span', { class: `badge alert-${r.state}` }, r.state)),
-        h('td', {}, r.state_since ? fmtTime(r.state_since) : '—'),
-        h('td', {}, h('button', { type: 'button', class: 'danger', 'aria-label': `Delete the rule ${describe(r)}`, onclick: remove(r) }, 'Delete'))))))
+    fill(list, rules.length ? table(`Alert rules of ${server.name}`, ['Rule', 'State', 'Since', ''], rules.map((r) => [
+      describe(r),
+      h('span', { class: `badge alert-${r.state} alert-state` }, r.state),
+      r.state_since ? timeEl(r.state_since) : '—',
+      h('button', { type: 'button', class: 'danger', 'aria-label': `Delete the rule ${describe(r)}`, onclick: remove(r) }, 'Delete'),
+    ]), (i) => ({ 'data-alert-id': rules[i].id }))
       : h('p', { class: 'muted' }, 'No alert rules.'));
   }
   every(REFRESH_MS, signal, refresh);
@@ -85,11 +83,19 @@ export function alertsSection(server, signal) {
 export function timelineSection(server, signal) {
   const list = h('ol', { class: 'timeline', id: 'timeline' });
   const error = h('div');
+  /** Whom the events name: the members by email and the schedules by name, as far as the reader may know them. */
+  async function names() {
+    const [members, schedules] = await Promise.all([
+      server.access.role === 'owner' ? listAll(`/v1/servers/${server.id}/members`) : [],
+      listAll(`/v1/servers/${server.id}/schedules`),
+    ]);
+    return new Map([...members.filter((m) => m.user_id).map((m) => [m.user_id, m.email]), ...schedules.map((s) => [s.id, `the schedule ${s.name}`])]);
+  }
   async function refresh() {
-    const page = await api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`);
+    const [page, known] = await Promise.all([api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`), names()]);
     error.replaceChildren();
     fill(list, page.data.length ? page.data.map((e) => h('li', { 'data-event-type': e.type },
-      h('time', { datetime: e.created_at }, fmtTime(e.created_at)), ' ', h('strong', {}, e.type), ' ', summary(e)))
+      timeEl(e.created_at), ' ', h('strong', {}, e.type), ' ', summary(e), ' ', h('span', { class: 'by' }, `by ${actorText(e.actor, known)}`)))
       : h('li', { class: 'muted' }, 'Nothing yet.'));
   }
   every(REFRESH_MS, signal, refresh);
@@ -114,6 +120,8 @@ function summary(e) {
       return d.player.name;
     case 'backup':
       return d.backup.name ?? d.backup.id;
+    case 'schedule':
+      return `${d.schedule.name}: ${d.run.status}${d.run.detail ? ` (${d.run.detail})` : ''}`;
     default:
       if (e.type === 'server.state_changed') return `${d.from} → ${d.to}`;
       if (e.type === 'server.crashed') return d.crash.reason;

@@ -1,15 +1,18 @@
 // A server's backups, through /v1/servers/{id}/backups: make one, download its archive, restore it (an action,
-// after a confirmation) or delete it. The list is read again every few seconds while a backup is being made.
+// after a confirmation) or delete it. The list is read again every few seconds while a backup is being made, and
+// its end is said with its outcome. A backup stops a running game while the archive is made (the spec's
+// createServerBackup), so it asks first when players are online.
 import { api, download, listAll } from './api.js';
-import { h, fill, announce, errorBox, every, busyWhile, fmtBytes, fmtTime } from './dom.js';
-import { field } from './servers.js';
+import { h, fill, announce, errorBox, every, busyWhile, field, table } from './dom.js';
+import { fmtBytes, timeEl } from './format.js';
+import { onlinePlayers, whoIsOnline } from './actions.js';
 
 const REFRESH_MS = 3000;
 const POLL_MS = 1000;
 
-export function backupsSection(server, signal) {
+export function backupsSection(server, signal, latest = () => server) {
   const list = h('div');
-  const outcome = h('div');
+  const outcome = h('div', { class: 'outcome' });
   const name = h('input', { id: 'backup-name', name: 'name', maxlength: 100, autocomplete: 'off' });
   const form = h('form', { class: 'row' }, field('Backup name (optional)', name), h('button', { type: 'submit' }, 'Back up now'));
   // Said before the click: whether a backup of a running server disconnects its players (VersionDetail.backup).
@@ -21,15 +24,20 @@ export function backupsSection(server, signal) {
   }, () => undefined);
   const say = (text, failed = false) => {
     outcome.replaceChildren(failed ? errorBox(text) : h('span', {}, text));
-    if (!failed) announce(text);
+    announce(text, failed);
   };
+  let waiting = new Set(); // ids of backups this page started and has not told the end of yet
 
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
+    const s = latest();
+    const online = whoIsOnline(await onlinePlayers(s));
+    if (online && !confirm(`Back up ${s.name} now? The game stops while the archive is made: ${online}; they are disconnected until it is back.`)) return;
     try {
-      await api('POST', `/v1/servers/${server.id}/backups`, name.value ? { name: name.value } : {});
+      const made = await api('POST', `/v1/servers/${server.id}/backups`, name.value ? { name: name.value } : {});
+      waiting.add(made.id);
       name.value = '';
-      say(`Backing up ${server.name}…`);
+      say(`Backing up ${s.name}…`);
       await refresh();
     } catch (e) {
       say(`Could not back up: ${e.message}`, true);
@@ -59,33 +67,35 @@ export function backupsSection(server, signal) {
 
   const save = (b) => act(async () => {
     await download(`/v1/servers/${server.id}/backups/${b.id}/archive`, `${b.id}.tar.gz`);
-    say(`Downloading ${label(b)}.`);
+    say(`Downloading ${label(b)} (${fmtBytes(b.size_bytes)}).`);
   });
 
-  function table(backups) {
+  function render(backups) {
     if (!backups.length) return h('p', { class: 'muted' }, 'No backups yet.');
-    return h('table', {},
-      h('caption', { class: 'sr-only' }, `Backups of ${server.name}`),
-      h('thead', {}, h('tr', {}, ['Backup', 'Made', 'Status', 'Size', ''].map((c) =>
-        h('th', { scope: 'col' }, c || h('span', { class: 'sr-only' }, 'Actions'))))),
-      h('tbody', {}, backups.map((b) => h('tr', { 'data-backup-id': b.id },
-        h('th', { scope: 'row' }, label(b)),
-        h('td', {}, fmtTime(b.created_at)),
-        h('td', { class: 'backup-status' }, b.status === 'failed' ? `failed: ${b.error ?? ''}` : b.status),
-        h('td', {}, b.size_bytes === null ? '—' : fmtBytes(b.size_bytes)),
-        h('td', { class: 'row' },
-          b.status === 'ready' ? h('button', { type: 'button', 'aria-label': `Download ${label(b)}`, onclick: save(b) }, 'Download') : null,
-          b.status === 'ready' ? h('button', { type: 'button', 'aria-label': `Restore ${label(b)}`, onclick: restore(b) }, 'Restore') : null,
-          b.status !== 'pending' ? h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${label(b)}`, onclick: remove(b) }, 'Delete') : null)))));
+    return table(`Backups of ${server.name}`, ['Backup', 'Made', 'Status', 'Size', ''], backups.map((b) => [
+      label(b),
+      timeEl(b.created_at),
+      h('span', { class: 'backup-status' }, b.status === 'failed' ? `failed: ${b.error ?? ''}` : b.status),
+      h('span', { class: 'backup-size' }, b.size_bytes === null ? '—' : fmtBytes(b.size_bytes)),
+      h('span', { class: 'buttons' },
+        b.status === 'ready' ? h('button', { type: 'button', 'aria-label': `Download ${label(b)}`, onclick: save(b) }, 'Download') : null,
+        b.status === 'ready' ? h('button', { type: 'button', 'aria-label': `Restore ${label(b)}`, onclick: restore(b) }, 'Restore') : null,
+        b.status !== 'pending' ? h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${label(b)}`, onclick: remove(b) }, 'Delete') : null),
+    ]), (i) => ({ 'data-backup-id': backups[i].id }));
   }
 
   let pending = true;
   async function refresh() {
     const backups = await listAll(`/v1/servers/${server.id}/backups`);
-    const was = outcome.textContent.startsWith('Backing up') && pending;
     pending = backups.some((b) => b.status === 'pending');
-    if (was && !pending) say(`The backup of ${server.name} ended: see its status below.`);
-    fill(list, table(backups.reverse())); // newest first
+    for (const b of backups) {
+      if (!waiting.has(b.id) || b.status === 'pending') continue;
+      waiting.delete(b.id);
+      if (b.status === 'ready') say(`The backup ${quoted(b)} of ${server.name} is ready (${fmtBytes(b.size_bytes)}).`);
+      else say(`The backup ${quoted(b)} of ${server.name} failed: ${b.error ?? 'no reason given'}`, true);
+    }
+    waiting = new Set([...waiting].filter((id) => backups.some((b) => b.id === id)));
+    fill(list, render(backups.reverse())); // newest first
   }
   every(REFRESH_MS, signal, () => (pending ? refresh() : Promise.resolve()));
   refresh().catch((e) => say(`Could not list backups: ${e.message}`, true));
@@ -94,3 +104,4 @@ export function backupsSection(server, signal) {
 }
 
 const label = (b) => b.name ?? b.id;
+const quoted = (b) => (b.name ? `“${b.name}”` : b.id);

@@ -31,13 +31,19 @@ export function fill(el, ...children) {
   return el;
 }
 
-/** Tells assistive technology (and everyone) what just happened, in the page's polite live region. */
-let clearTimer;
-export function announce(message) {
-  const status = document.getElementById('status');
-  status.textContent = message;
-  clearTimeout(clearTimer);
-  clearTimer = setTimeout(() => (status.textContent = ''), 8000);
+/** How long a message stays (issue 29: messages leave by themselves); a failure stays longer. */
+export const TOAST_MS = 6000;
+
+/**
+ * Tells everyone (and assistive technology, through the polite live region) what just happened, as a message at
+ * the bottom that leaves by itself and never takes a click meant for what is under it (app.css .toasts).
+ */
+export function announce(message, failed = false) {
+  const box = document.getElementById('status');
+  const toast = h('div', { class: failed ? 'toast failed' : 'toast' }, message);
+  box.append(toast);
+  while (box.childElementCount > 3) box.firstElementChild.remove();
+  setTimeout(() => toast.remove(), failed ? 2 * TOAST_MS : TOAST_MS);
 }
 
 /** An inline error next to the thing that failed; role=alert so it is read out at once. */
@@ -45,23 +51,56 @@ export function errorBox(message) {
   return h('p', { class: 'error', role: 'alert' }, message);
 }
 
-export function fmtTime(iso) {
-  if (!iso) return 'never';
-  const d = new Date(iso);
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+/** A labelled form control: a visible <label for>, then the help, limit and error lines it is described by. */
+export function field(text, control, { help, limit } = {}) {
+  const id = control.id;
+  const helpEl = help ? h('p', { class: 'help', id: `${id}-help` }, help) : null;
+  const limitEl = limit ? h('p', { class: 'limit', id: `${id}-limit` }, limit) : null;
+  const errorEl = h('p', { class: 'field-error', id: `${id}-error`, hidden: true });
+  const described = [helpEl, limitEl, errorEl].filter(Boolean).map((e) => e.id).join(' ');
+  control.setAttribute('aria-describedby', described);
+  return h('div', { class: 'field', 'data-field': id }, h('label', { for: id }, text), control, limitEl, helpEl, errorEl);
 }
 
-export function fmtClock(ms) {
-  return new Date(ms).toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+/**
+ * Puts each problem's `errors` (RFC 9457 extension, docs/conventions.md "Errors") at its field: `controls` maps a
+ * JSON Pointer (`/body/max_players`) to the control. Returns the problems no field took. `[]` clears every field.
+ */
+export function showFieldErrors(container, controls, errors) {
+  for (const el of container.querySelectorAll('.field-error')) {
+    el.hidden = true;
+    el.textContent = '';
+  }
+  for (const el of container.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  const left = [];
+  for (const e of errors) {
+    const control = controls.get(e.pointer);
+    const out = control && document.getElementById(`${control.id}-error`);
+    if (!out) {
+      left.push(e);
+      continue;
+    }
+    out.textContent = out.textContent ? `${out.textContent}; ${e.detail}` : e.detail;
+    out.hidden = false;
+    control.setAttribute('aria-invalid', 'true');
+  }
+  container.querySelector('[aria-invalid="true"]')?.focus();
+  return left;
 }
 
-export function fmtBytes(n) {
-  if (n === null || n === undefined) return '–';
-  return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(2)} GiB` : `${(n / 1024 ** 2).toFixed(0)} MiB`;
-}
-
-export function fmtNumber(n, digits = 1) {
-  return n === null || n === undefined ? '–' : Number(n).toFixed(digits);
+/**
+ * A table that becomes one card per row on a phone (app.css table.cards): `columns` are the header texts (an empty
+ * one is read out as "Actions"), each row an array of cells, the first a row header. `attrs(row index)` adds row
+ * attributes.
+ */
+export function table(caption, columns, rows, rowAttrs = () => ({})) {
+  return h('table', { class: 'cards' },
+    h('caption', { class: 'sr-only' }, caption),
+    h('thead', {}, h('tr', {}, columns.map((c) => h('th', { scope: 'col' }, c || h('span', { class: 'sr-only' }, 'Actions'))))),
+    h('tbody', {}, rows.map((cells, i) => h('tr', rowAttrs(i),
+      cells.map((cell, j) => (j === 0
+        ? h('th', { scope: 'row' }, cell)
+        : h('td', columns[j] ? { 'data-label': columns[j] } : {}, cell)))))));
 }
 
 /**
@@ -85,6 +124,6 @@ export function busyWhile(fn, fail, after = async () => {}) {
 
 /** Runs `fn` every `ms` until `signal` aborts; errors are shown, not thrown (the next round may succeed). */
 export function every(ms, signal, fn) {
-  const timer = setInterval(() => fn().catch((e) => announce(e.message)), ms);
+  const timer = setInterval(() => fn().catch((e) => announce(e.message, true)), ms);
   signal.addEventListener('abort', () => clearInterval(timer), { once: true });
 }

@@ -2,8 +2,7 @@
 // this one carries on in a new session), and the box revokes every API token as well, for when a token or the
 // old password may have leaked.
 import { changePassword } from './api.js';
-import { h, fill, announce, errorBox } from './dom.js';
-import { field } from './servers.js';
+import { h, fill, announce, errorBox, field } from './dom.js';
 
 export async function passwordView(main) {
   const outcome = h('div');

@@ -1,43 +1,55 @@
-// One server: its state and power buttons, live charts of TPS, RAM, CPU and players (history from
-// GET …/metrics?range=, kept live by the SSE stream …/metrics/stream), and the console (recent lines, live
-// lines from …/console/stream, and a command input), its settings and player lists (server-data.js), its
-// backups (backups.js), its alert rules and its event timeline (alerts.js).
+// One server: its state, the power buttons its state allows, who is online with quick actions (players.js), live
+// charts (metrics.js), the console (recent lines, live lines from …/console/stream, and a command input), its
+// settings and player lists, its backups (backups.js), its alert rules and its event timeline (alerts.js), its
+// schedules (schedules.js) and, for its owner, its members (members.js). On a server shared with the reader, only
+// the sections and controls their permissions allow are shown (Server.access).
 import { api, follow } from './api.js';
-import { h, fill, announce, errorBox, every, fmtBytes, fmtNumber, fmtClock } from './dom.js';
+import { h, fill, announce, errorBox, every, field } from './dom.js';
+import { fmtMiB, timeEl } from './format.js';
 import { powerButtons } from './actions.js';
-import { addressText, field, gameOf, stateBadge } from './servers.js';
-import { lineChart } from './chart.js';
+import { addressText, stateBadge } from './servers.js';
+import { catalog, planFigures, planName, versionName } from './catalog.js';
+import { metricsSection } from './metrics.js';
+import { playersSection } from './players.js';
 import { backupsSection } from './backups.js';
 import { alertsSection, timelineSection } from './alerts.js';
-import { playerListsSection, settingsSection } from './server-data.js';
+import { settingsSection } from './settings.js';
+import { playerListsSection } from './player-lists.js';
+import { membersSection } from './members.js';
+import { schedulesSection } from './schedules.js';
+import { actorText } from './format.js';
 
-const RANGES = [['15m', '15 minutes', 15 * 60e3], ['1h', '1 hour', 3600e3], ['24h', '24 hours', 86400e3], ['7d', '7 days', 7 * 86400e3], ['30d', '30 days', 30 * 86400e3]];
-const SERIES = [
-  { key: 'tps', title: 'TPS (ticks per second; Luanti: server steps per second, nominally 11)', format: (v) => fmtNumber(v), floorMax: 20, pick: (x) => x.tps },
-  { key: 'ram_bytes', title: 'RAM', format: fmtBytes, floorMax: 64 * 1024 ** 2, pick: (x) => x.ram_bytes },
-  { key: 'cpu_percent', title: 'CPU (% of one core)', format: (v) => `${fmtNumber(v)}%`, floorMax: 10, pick: (x) => x.cpu_percent },
-  { key: 'players_online', title: 'Players online', format: (v) => fmtNumber(v, 0), floorMax: 1, pick: (x) => x.players_online },
-];
-const LIVE_KEEP = 2000; // live samples kept per page (the right end of the chart, finer than history)
 const REFRESH_MS = 3000;
 const CONSOLE_KEEP = 1000;
 
 export async function serverView(main, signal, id) {
-  const [server, versions] = await Promise.all([api('GET', `/v1/servers/${id}`), api('GET', '/v1/versions')]);
-  const game = gameOf(versions.data);
+  const [server, cat] = await Promise.all([api('GET', `/v1/servers/${id}`), catalog()]);
+  const version = cat.version(server.version);
+  const plan = cat.plan(server.plan);
   const heading = h('h1', {}, server.name);
   const facts = h('dl', { class: 'facts' });
   const outcome = h('div', { class: 'outcome' });
   const buttons = h('div');
-  const metrics = metricsSection(id, signal);
-  const consoleBox = consoleSection(id, signal);
-  const data = [settingsSection(server), playerListsSection(server), backupsSection(server, signal), alertsSection(server, signal), timelineSection(server, signal)];
-  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, facts, buttons, outcome, metrics.el, consoleBox, ...data);
+  const current = { server }; // the latest read, for sections that ask before acting (backups)
+  const may = (p) => server.access.permissions.includes(p);
+  const lists = may('players') ? playerListsSection(server, { changed: () => players.refresh().catch(() => undefined) }) : null;
+  const players = may('players') ? playersSection(server, signal, { listsChanged: () => lists.render().catch(() => undefined) }) : null;
+  const metrics = metricsSection(id, signal, { game: version?.game, plan });
+  const data = [
+    may('settings') && settingsSection(server), lists?.el, may('backups') && backupsSection(server, signal, () => current.server),
+    may('alerts') && alertsSection(server, signal), schedulesSection(server, signal), timelineSection(server, signal),
+    server.access.role === 'owner' && membersSection(server, signal),
+  ];
+  const shared = server.access.role === 'member' ? h('p', { class: 'muted', id: 'shared-note' }, 'Shared with you by its owner.') : null;
+  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, shared, facts, buttons, outcome, players?.el, metrics.el,
+    may('console') && consoleSection(id, signal), ...data);
   document.title = `${server.name} · Dashboard`;
 
   let shown = '';
   const show = (s) => {
-    const key = JSON.stringify([s.name, s.state, s.address]);
+    current.server = s;
+    players?.update(s);
+    const key = JSON.stringify([s.name, s.state, s.address, s.disk_used_mb]);
     if (key === shown) return;
     shown = key;
     heading.textContent = s.name;
@@ -45,10 +57,11 @@ export async function serverView(main, signal, id) {
     fill(facts,
       h('dt', {}, 'State'), h('dd', { id: 'server-state' }, stateBadge(s.state)),
       h('dt', {}, 'Address'), h('dd', {}, addressText(s.address)),
-      h('dt', {}, 'Game'), h('dd', {}, game(s)),
-      h('dt', {}, 'Plan'), h('dd', {}, s.plan),
-      h('dt', {}, 'Version'), h('dd', {}, s.version));
-    const changed = () => refresh().catch((e) => announce(e.message));
+      h('dt', {}, 'Game'), h('dd', { id: 'server-game' }, versionName(cat, s.version)),
+      h('dt', {}, 'Plan'), h('dd', { id: 'server-plan' }, plan ? `${plan.name}: ${planFigures(plan)}` : planName(cat, s.plan)),
+      h('dt', {}, 'Disk'), h('dd', { id: 'server-disk' }, s.disk_used_mb === null ? 'not measured yet' : `${fmtMiB(s.disk_used_mb)} used${plan ? ` of ${fmtMiB(plan.disk_mb)}` : ''}`),
+      h('dt', {}, 'Created'), h('dd', {}, timeEl(s.created_at)));
+    const changed = () => refresh().catch((e) => announce(e.message, true));
     fill(buttons, powerButtons(s, outcome, changed, signal, () => (location.hash = '#/servers')));
   };
   async function refresh() {
@@ -64,82 +77,6 @@ export async function serverView(main, signal, id) {
   await metrics.start();
 }
 
-function metricsSection(id, signal) {
-  const charts = SERIES.map((s) => ({ ...s, chart: lineChart(s) }));
-  const now = h('dl', { class: 'now', id: 'metrics-now' });
-  const error = h('div');
-  let range = RANGES[1];
-  let history = []; // points from GET …/metrics, { t, tps, ram_bytes, cpu_percent, players_online }
-  let live = []; // samples from the stream
-  let from = Date.now() - range[2];
-
-  const picker = h('fieldset', { class: 'ranges' }, h('legend', {}, 'Range'),
-    RANGES.map(([value, text]) => h('label', {},
-      h('input', { type: 'radio', name: 'range', value, checked: value === range[0], onchange: () => pick(value) }), ` ${text}`)));
-
-  function draw() {
-    const to = Math.max(Date.now(), live.length ? live[live.length - 1].t : 0);
-    const lastHistory = history.length ? history[history.length - 1].t : -Infinity;
-    const all = history.concat(live.filter((s) => s.t > lastHistory));
-    for (const c of charts) c.chart.update(all.map((p) => ({ t: p.t, v: c.pick(p) ?? null })), Math.min(from, to - range[2]), to);
-  }
-
-  function showNow(sample) {
-    if (!sample) return void fill(now, h('dt', {}, 'Now'), h('dd', {}, 'not running'));
-    now.setAttribute('data-sample-id', sample.id);
-    fill(now,
-      h('dt', {}, 'Sampled'), h('dd', {}, fmtClock(Date.parse(sample.at))),
-      h('dt', {}, 'TPS'), h('dd', { id: 'now-tps' }, fmtNumber(sample.tps)),
-      h('dt', {}, 'RAM'), h('dd', {}, fmtBytes(sample.ram_bytes)),
-      h('dt', {}, 'CPU'), h('dd', {}, `${fmtNumber(sample.cpu_percent)}%`),
-      h('dt', {}, 'Players'), h('dd', {}, `${sample.players_online} / ${sample.players_max}`));
-  }
-
-  async function load() {
-    const m = await api('GET', `/v1/servers/${id}/metrics?range=${range[0]}`);
-    from = Date.parse(m.from);
-    history = m.points.map((p) => ({
-      t: Date.parse(p.at),
-      tps: p.tps?.avg ?? null,
-      ram_bytes: p.ram_bytes.avg,
-      cpu_percent: p.cpu_percent.avg,
-      players_online: p.players_online.avg,
-    }));
-    error.replaceChildren();
-    draw();
-    return m;
-  }
-
-  async function pick(value) {
-    range = RANGES.find((r) => r[0] === value);
-    try {
-      await load();
-      announce(`Showing the last ${range[1]}.`);
-    } catch (e) {
-      error.replaceChildren(errorBox(`Could not load metrics: ${e.message}`));
-    }
-  }
-
-  async function start() {
-    const m = await load();
-    showNow(m.now);
-    // Resume the stream after the newest sample we already have, so none is lost in between.
-    follow(`/v1/servers/${id}/metrics/stream`, (e) => {
-      if (e.event !== 'sample') return;
-      const s = JSON.parse(e.data);
-      live.push({ ...s, t: Date.parse(s.at) });
-      if (live.length > LIVE_KEEP) live = live.slice(-LIVE_KEEP);
-      showNow(s);
-      draw();
-    }, signal, m.now?.id).catch((e) => error.replaceChildren(errorBox(`The live metrics stopped: ${e.message}`)));
-  }
-
-  const el = h('section', { 'aria-labelledby': 'metrics-title' },
-    h('h2', { id: 'metrics-title' }, 'Metrics'), picker, now, error,
-    h('div', { class: 'charts' }, charts.map((c) => c.chart.el)));
-  return { el, start, notRunning: () => showNow(null) };
-}
-
 function consoleSection(id, signal) {
   const log = h('div', { class: 'console', role: 'log', 'aria-label': 'Console output', tabindex: 0 });
   const error = h('div');
@@ -148,7 +85,8 @@ function consoleSection(id, signal) {
 
   const add = (line) => {
     const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
-    log.append(h('div', { class: `line ${line.stream}` }, line.text));
+    const by = line.stream === 'input' && line.actor ? h('span', { class: 'by' }, actorText(line.actor)) : null;
+    log.append(h('div', { class: `line ${line.stream}` }, timeEl(line.at, true), by, h('span', { class: 'text' }, line.text)));
     while (log.childElementCount > CONSOLE_KEEP) log.firstElementChild.remove();
     if (atBottom) log.scrollTop = log.scrollHeight; // follow the tail unless the reader scrolled up
   };

@@ -1,37 +1,51 @@
-// Servers: the list (state and address, refreshed every few seconds), the create form, and power buttons.
+// Servers: the account's quota use, the create form (plans and game versions by name, and the settings that can
+// only be chosen now, such as a world's seed), and the list (state, address, game, plan, the power buttons the
+// state allows), refreshed every few seconds.
 import { api, listAll, newKey } from './api.js';
-import { h, fill, announce, errorBox, every } from './dom.js';
+import { h, fill, announce, errorBox, every, field, showFieldErrors, table } from './dom.js';
+import { fmtMiB, plural } from './format.js';
 import { powerButtons } from './actions.js';
+import { catalog, planFigures, planName, versionDetail, versionName } from './catalog.js';
+import { settingField } from './settings.js';
 
 const REFRESH_MS = 3000;
 
 export async function serversView(main, signal) {
-  const [plans, versions] = await Promise.all([api('GET', '/v1/plans'), api('GET', '/v1/versions')]);
-  const tableBox = h('div', {}, h('p', { class: 'muted' }, 'Loading servers…'));
+  const cat = await catalog();
+  const quota = h('section', { class: 'card', 'aria-labelledby': 'quota-title' }, h('h2', { id: 'quota-title' }, 'Your account'), h('p', { class: 'muted' }, 'Loading…'));
+  const listBox = h('div', {}, h('p', { class: 'muted' }, 'Loading servers…'));
   const outcome = h('div', { class: 'outcome' });
   fill(
     main,
     h('h1', {}, 'Servers'),
-    createForm(plans.data, versions.data, () => refresh()),
-    h('section', { 'aria-labelledby': 'your-servers' }, h('h2', { id: 'your-servers' }, 'Your servers'), outcome, tableBox),
+    quota,
+    h('section', { 'aria-labelledby': 'your-servers' }, h('h2', { id: 'your-servers' }, 'Your servers'), outcome, listBox),
+    createForm(cat, () => refresh()),
   );
 
   let shown = '';
   async function refresh() {
-    const servers = await listAll('/v1/servers');
-    const key = JSON.stringify(servers.map((s) => [s.id, s.name, s.state, s.address]));
+    const [servers, use] = await Promise.all([listAll('/v1/servers'), api('GET', '/v1/quota')]);
+    const key = JSON.stringify([servers.map((s) => [s.id, s.name, s.state, s.address, s.access]), use]);
     if (key === shown) return; // unchanged: keep the DOM (and the keyboard focus) as it is
     shown = key;
-    fill(tableBox, servers.length ? table(servers, gameOf(versions.data), outcome, refresh, signal) : h('p', { class: 'muted' }, 'No servers yet. Create one above.'));
+    fill(quota, h('h2', { id: 'quota-title' }, 'Your account'), quotaUse(use));
+    fill(listBox, servers.length ? serverTable(servers, cat, outcome, refresh, signal) : h('p', { class: 'muted' }, 'No servers yet. Create one below.'));
   }
   await refresh();
   every(REFRESH_MS, signal, refresh);
 }
 
-/** The game of each version id (Version.game), so every server says which client its players need. */
-export function gameOf(versions) {
-  const games = new Map(versions.map((v) => [v.id, v.game]));
-  return (server) => games.get(server.version) ?? server.software;
+/** GET /v1/quota as three meters: servers, running, memory (docs/conventions.md "Quotas"). */
+function quotaUse(use) {
+  const item = (id, title, used, limit, text) => h('div', { class: 'quota', 'data-quota': id },
+    h('label', { for: `quota-${id}` }, title), ' ',
+    h('meter', { id: `quota-${id}`, min: 0, max: limit, value: Math.min(used, limit), high: limit * 0.9, optimum: 0 }),
+    h('div', { class: 'muted' }, text));
+  return h('div', { class: 'quotas' },
+    item('servers', 'Servers', use.servers.used, use.servers.limit, `${use.servers.used} of ${use.servers.limit}`),
+    item('running', 'Running', use.running.used, use.running.limit, `${use.running.used} of ${use.running.limit}`),
+    item('memory', 'Memory', use.memory_mb.used, use.memory_mb.limit, `${fmtMiB(use.memory_mb.used)} of ${fmtMiB(use.memory_mb.limit)}`));
 }
 
 /** host:port, with the transport when it is not TCP (a Luanti server is UDP). */
@@ -40,67 +54,90 @@ export function addressText(address) {
   return h('code', {}, `${address.host}:${address.port}${address.transport === 'udp' ? ' (UDP)' : ''}`);
 }
 
-function table(servers, game, outcome, refresh, signal) {
-  const changed = () => refresh().catch((e) => announce(e.message));
-  return h(
-    'table',
-    {},
-    h('caption', { class: 'sr-only' }, 'Your servers with their state and address'),
-    h('thead', {}, h('tr', {}, ['Name', 'State', 'Address', 'Game', 'Plan', 'Version', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
-    h(
-      'tbody',
-      {},
-      servers.map((s) =>
-        h(
-          'tr',
-          { 'data-server-id': s.id },
-          h('th', { scope: 'row' }, h('a', { href: `#/servers/${s.id}` }, s.name)),
-          h('td', {}, stateBadge(s.state)),
-          h('td', {}, addressText(s.address)),
-          h('td', {}, game(s)),
-          h('td', {}, s.plan),
-          h('td', {}, s.version),
-          h('td', {}, powerButtons(s, outcome, changed, signal)),
-        ),
-      ),
-    ),
-  );
-}
-
 export function stateBadge(state) {
   return h('span', { class: `badge state-${state}` }, state);
 }
 
-function createForm(plans, versions, created) {
+function serverTable(servers, cat, outcome, refresh, signal) {
+  const changed = () => refresh().catch((e) => announce(e.message, true));
+  return table('Your servers with their state and address', ['Name', 'State', 'Address', 'Game', 'Plan', ''],
+    servers.map((s) => [
+      h('span', {}, h('a', { href: `#/servers/${s.id}` }, s.name), s.access.role === 'member' ? h('span', { class: 'badge shared', title: 'Shared with you by its owner' }, 'shared') : null),
+      stateBadge(s.state),
+      addressText(s.address),
+      versionName(cat, s.version),
+      planName(cat, s.plan),
+      powerButtons(s, outcome, changed, signal),
+    ]),
+    (i) => ({ 'data-server-id': servers[i].id }));
+}
+
+function createForm(cat, created) {
   const error = h('div');
-  const form = h(
-    'form',
-    { class: 'card', 'aria-labelledby': 'create-server' },
+  const name = h('input', { id: 'server-name', name: 'name', required: true, maxlength: 64, autocomplete: 'off' });
+  const plan = h('select', { id: 'server-plan', name: 'plan', required: true },
+    cat.plans.map((p) => h('option', { value: p.id }, `${p.name}: ${planFigures(p)}`)));
+  const version = versionPicker(cat.versions);
+  const world = h('fieldset', { id: 'creation-settings', hidden: true });
+  let worldFields = [];
+  const controls = new Map([['/body/name', name], ['/body/plan', plan], ['/body/version', version]]);
+  const form = h('form', { class: 'card', 'aria-labelledby': 'create-server', novalidate: true },
     h('h2', { id: 'create-server' }, 'Create a server'),
-    h('div', { class: 'row' },
-      field('Name', h('input', { id: 'server-name', name: 'name', required: true, maxlength: 64, autocomplete: 'off' })),
-      field('Plan', h('select', { id: 'server-plan', name: 'plan', required: true },
-        plans.map((p) => h('option', { value: p.id }, `${p.name} — ${p.memory_mb} MiB, ${p.player_slots} players`)))),
-      field('Version', versionPicker(versions)),
-    ),
+    h('div', { class: 'row' }, field('Name', name), field('Plan', plan), field('Version', version)),
+    world,
     h('button', { type: 'submit' }, 'Create server'),
-    error,
-  );
+    error);
+
+  /**
+   * The version's creation-only settings (a world's generator and seed): chosen here or never. Only the answer for
+   * the version picked last is shown (an earlier, slower answer would put back the previous version's fields), and
+   * what the person already chose stays chosen where the new version has the same setting and allows the value.
+   */
+  let asked = 0;
+  async function showWorld() {
+    const ask = ++asked;
+    const detail = await versionDetail(version.value);
+    if (ask !== asked) return;
+    const chosen = new Map(worldFields.map(([d, f]) => [d.name, f.read()]));
+    const keep = (d) => {
+      const v = chosen.get(d.name);
+      return v !== undefined && v !== null && (!Array.isArray(d.schema.enum) || d.schema.enum.includes(v)) ? v : d.schema.default;
+    };
+    const only = detail.settings.filter((d) => d.creation_only);
+    for (const key of [...controls.keys()]) if (key.startsWith('/body/settings/')) controls.delete(key);
+    worldFields = only.map((d) => [d, settingField(d, keep(d), cat.plan(plan.value), { prefix: 'create', creating: true })]);
+    for (const [d, f] of worldFields) controls.set(`/body/settings/${d.name}`, f.control);
+    fill(world, h('legend', {}, 'World: chosen now, it cannot change later'), worldFields.map(([, f]) => f.el));
+    world.hidden = only.length === 0;
+  }
+  version.addEventListener('change', () => showWorld().catch((e) => error.replaceChildren(errorBox(e.message))));
+  showWorld().catch((e) => error.replaceChildren(errorBox(e.message)));
+
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const data = new FormData(form);
-    const body = { name: String(data.get('name')).trim(), plan: data.get('plan'), version: data.get('version') };
+    const body = { name: name.value.trim(), plan: plan.value, version: version.value };
+    const settings = {};
+    for (const [d, f] of worldFields) {
+      const value = f.read();
+      if (value !== null && value !== undefined && value !== d.schema.default) settings[d.name] = value;
+    }
+    if (Object.keys(settings).length) body.settings = settings;
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;
     error.replaceChildren();
+    showFieldErrors(form, controls, []);
     try {
       // The key makes a double submit (or a retry after a lost answer) create one server, not two.
       const server = await api('POST', '/v1/servers', body, { 'Idempotency-Key': newKey() });
-      form.reset();
+      name.value = '';
       announce(`Created ${server.name}; it is ${server.state}.`);
       await created();
     } catch (e) {
-      error.replaceChildren(errorBox(`Could not create the server: ${e.message}`));
+      const left = showFieldErrors(form, controls, e.problem?.errors ?? []);
+      const atFields = (e.problem?.errors?.length ?? 0) - left.length;
+      error.replaceChildren(errorBox(atFields && !left.length
+        ? `Not created: ${plural(atFields, 'field')} ${atFields === 1 ? 'needs' : 'need'} a change.`
+        : `Could not create the server: ${e.message}`));
     } finally {
       button.disabled = false;
     }
@@ -109,19 +146,14 @@ function createForm(plans, versions, created) {
 }
 
 /**
- * The versions grouped by game (one <optgroup> each, in catalog order). The catalog lists each software's
- * versions oldest first; the newest of the first game is offered by default.
+ * The versions grouped by game (one <optgroup> each, in catalog order), each by its game version, newest first:
+ * the catalog lists each software's versions oldest first. The newest of the first game is the default.
  */
 function versionPicker(versions) {
   const games = [...new Set(versions.map((v) => v.game))];
   const first = versions.filter((v) => v.game === games[0]).at(-1);
   return h('select', { id: 'server-version', name: 'version', required: true },
     games.map((game) => h('optgroup', { label: game },
-      versions.filter((v) => v.game === game)
-        .map((v) => h('option', { value: v.id, selected: v === first }, `${v.software} ${v.game_version}`)))));
-}
-
-/** A labelled form control (every input has a visible <label for>). */
-export function field(text, control) {
-  return h('div', { class: 'field' }, h('label', { for: control.id }, text), control);
+      versions.filter((v) => v.game === game).reverse()
+        .map((v) => h('option', { value: v.id, selected: v === first, title: v.description }, `${game} ${v.game_version}`)))));
 }

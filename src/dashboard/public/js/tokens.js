@@ -1,8 +1,8 @@
 // Settings → API tokens, through /v1/tokens: the same store and rules as for any API client, so a token
 // revoked here is refused by the API from its next request on. The secret is shown once and never kept.
-import { api, listAll, session } from './api.js';
-import { h, fill, announce, errorBox, fmtTime } from './dom.js';
-import { field } from './servers.js';
+import { api, listAll } from './api.js';
+import { h, fill, announce, errorBox, field, table } from './dom.js';
+import { timeEl } from './format.js';
 
 const SCOPES = [
   ['servers:read', 'Read servers, catalog, consoles, players and metrics'],
@@ -26,46 +26,32 @@ export async function tokensView(main) {
 
   async function refresh() {
     const tokens = await listAll('/v1/tokens');
-    fill(listBox, tokens.length ? table(tokens, outcome, refresh) : h('p', { class: 'muted' }, 'No tokens.'));
+    fill(listBox, tokens.length ? tokenTable(tokens, outcome, refresh) : h('p', { class: 'muted' }, 'No tokens.'));
   }
   await refresh();
 }
 
-function table(tokens, outcome, refresh) {
+function tokenTable(tokens, outcome, refresh) {
   const revoke = (t) => async () => {
     if (!confirm(`Revoke the token “${t.name}” (${t.prefix}…)? Anything using it stops working at once.`)) return;
     try {
       await api('DELETE', `/v1/tokens/${t.id}`);
-      announce(`Revoked ${t.name}.`);
+      announce(`Revoked ${t.name}: it no longer works.`);
       outcome.replaceChildren();
     } catch (e) {
       outcome.replaceChildren(errorBox(`Could not revoke ${t.name}: ${e.message}`));
     }
     await refresh();
   };
-  return h(
-    'table',
-    {},
-    h('caption', { class: 'sr-only' }, 'Your API tokens'),
-    h('thead', {}, h('tr', {}, ['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', ''].map((c) =>
-      c ? h('th', { scope: 'col' }, c) : h('th', { scope: 'col' }, h('span', { class: 'sr-only' }, 'Actions'))))),
-    h('tbody', {}, tokens.map((t) => {
-      const own = t.id === session.tokenId;
-      return h(
-        'tr',
-        { 'data-token-id': t.id, class: own ? 'own' : '' },
-        h('th', { scope: 'row' }, t.name, own ? h('span', { class: 'badge' }, 'this dashboard tab') : null),
-        h('td', {}, h('code', {}, `${t.prefix}…`)),
-        h('td', {}, t.scopes.join(', ')),
-        h('td', {}, fmtTime(t.created_at)),
-        h('td', {}, fmtTime(t.last_used_at)),
-        h('td', {}, t.expires_at ? fmtTime(t.expires_at) : 'never'),
-        h('td', {}, own
-          ? h('span', { class: 'muted' }, 'Revoked when you sign out')
-          : h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${t.name} (${t.prefix}…)`, onclick: revoke(t) }, 'Revoke')),
-      );
-    })),
-  );
+  return table('Your API tokens', ['Name', 'Prefix', 'Scopes', 'Created', 'Last used', 'Expires', ''], tokens.map((t) => [
+    t.name,
+    h('code', {}, `${t.prefix}…`),
+    t.scopes.join(', '),
+    timeEl(t.created_at),
+    timeEl(t.last_used_at),
+    t.expires_at ? timeEl(t.expires_at) : 'never',
+    h('button', { type: 'button', class: 'danger', 'aria-label': `Revoke ${t.name} (${t.prefix}…)`, onclick: revoke(t) }, 'Revoke'),
+  ]), (i) => ({ 'data-token-id': tokens[i].id }));
 }
 
 function createForm(reveal, created) {

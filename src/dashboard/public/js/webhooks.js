@@ -2,8 +2,8 @@
 // send a test event, see its recent deliveries, delete it. The same rules as for any API client: https only and
 // no private addresses unless the operator allows them (the service answers 400 with the reason).
 import { api, listAll } from './api.js';
-import { h, fill, announce, errorBox, busyWhile, fmtTime } from './dom.js';
-import { field } from './servers.js';
+import { h, fill, announce, errorBox, busyWhile, field, table } from './dom.js';
+import { timeEl } from './format.js';
 
 /** The spec's EventType values, by group (openapi/v1.yaml EventType). */
 const EVENT_GROUPS = [
@@ -13,6 +13,7 @@ const EVENT_GROUPS = [
   ['Alerts', ['alert.triggered', 'alert.resolved']],
   ['Backups', ['backup.created', 'backup.ready', 'backup.failed', 'backup.deleted']],
   ['Disk', ['quota.disk_warning', 'quota.disk_exceeded']],
+  ['Schedules', ['schedule.ran', 'schedule.failed']],
   ['Account', ['token.created', 'token.revoked', 'webhook.disabled']],
 ];
 const DEFAULT = new Set(['server.state_changed', 'server.crashed', 'action.failed', 'alert.triggered', 'alert.resolved']);
@@ -43,16 +44,15 @@ export async function webhooksView(main) {
     const deliveries = h('div', { class: 'deliveries' });
     const showDeliveries = async () => {
       const page = await api('GET', `/v1/webhooks/${w.id}/deliveries?limit=10`);
-      fill(deliveries, page.data.length ? h('table', {},
-        h('caption', {}, `Recent deliveries to ${w.url}`),
-        h('thead', {}, h('tr', {}, ['Event', 'Status', 'Attempts', 'Answer', 'Took', 'Next try'].map((c) => h('th', { scope: 'col' }, c)))),
-        h('tbody', {}, page.data.map((d) => h('tr', { 'data-delivery-id': d.id },
-          h('th', { scope: 'row' }, d.event_type),
-          h('td', { class: 'delivery-status' }, d.status),
-          h('td', {}, String(d.attempts)),
-          h('td', {}, d.response_status ?? (d.error ? `error: ${d.error}` : '—')),
-          h('td', {}, d.duration_ms === null ? '—' : `${d.duration_ms} ms`),
-          h('td', {}, d.next_attempt_at ? fmtTime(d.next_attempt_at) : '—')))))
+      fill(deliveries, page.data.length ? h('div', {},
+        table(`Recent deliveries to ${w.url}`, ['Event', 'Status', 'Attempts', 'Answer', 'Took', 'Next try'], page.data.map((d) => [
+          d.event_type,
+          h('span', { class: 'delivery-status' }, d.status),
+          String(d.attempts),
+          d.response_status ?? (d.error ? `error: ${d.error}` : '—'),
+          d.duration_ms === null ? '—' : `${d.duration_ms} ms`,
+          d.next_attempt_at ? timeEl(d.next_attempt_at) : '—',
+        ]), (i) => ({ 'data-delivery-id': page.data[i].id })))
         : h('p', { class: 'muted' }, 'No deliveries yet.'));
     };
     const toggle = act(async () => {
@@ -74,11 +74,11 @@ export async function webhooksView(main) {
     return h('article', { class: 'card', 'data-webhook-id': w.id },
       h('h3', {}, w.url, ' ', h('span', { class: `badge alert-${w.enabled ? 'ok' : 'firing'}` }, w.enabled ? 'enabled' : 'disabled')),
       w.disabled_reason ? h('p', { class: 'error' }, w.disabled_reason) : null,
-      h('p', { class: 'muted' }, `Events: ${w.event_types.join(', ')} · created ${fmtTime(w.created_at)}`),
+      h('p', { class: 'muted' }, `Events: ${w.event_types.join(', ')} · created `, timeEl(w.created_at)),
       h('div', { class: 'row' },
-        h('button', { type: 'button', onclick: test, 'aria-label': `Send a test event to ${w.url}` }, 'Send test'),
-        h('button', { type: 'button', onclick: act(showDeliveries), 'aria-label': `Show deliveries to ${w.url}` }, 'Deliveries'),
-        h('button', { type: 'button', onclick: toggle }, w.enabled ? 'Disable' : 'Enable'),
+        h('button', { type: 'button', onclick: test, 'aria-label': `Send test event to ${w.url}` }, 'Send test'),
+        h('button', { type: 'button', onclick: act(showDeliveries), 'aria-label': `Deliveries to ${w.url}` }, 'Deliveries'),
+        h('button', { type: 'button', onclick: toggle, 'aria-label': `${w.enabled ? 'Disable' : 'Enable'} the webhook to ${w.url}` }, w.enabled ? 'Disable' : 'Enable'),
         h('button', { type: 'button', class: 'danger', onclick: remove, 'aria-label': `Delete the webhook to ${w.url}` }, 'Delete')),
       deliveries);
   }

@@ -1,0 +1,108 @@
+// Who is online (GET …/players, while the game runs) with quick actions on each player: whitelist, operator and
+// ban, each offered only where the software keeps that list (VersionDetail.player_lists), and kick where the
+// software can (VersionDetail.kick; kickServerPlayer). A ban or a kick of a player who is online disconnects them
+// (docs/architecture.md "Player lists"); both ask first.
+import { api, newKey } from './api.js';
+import { h, fill, announce, errorBox } from './dom.js';
+import { versionDetail } from './catalog.js';
+
+const REFRESH_MS = 5000;
+
+const QUICK = {
+  whitelist: { add: 'Whitelist', remove: 'Remove from whitelist', done: (n, on) => `${on ? 'Added' : 'Removed'} ${n} ${on ? 'to' : 'from'} the whitelist.` },
+  operators: { add: 'Make operator', remove: 'Remove operator', done: (n, on) => (on ? `${n} is an operator now.` : `${n} is no longer an operator.`) },
+  bans: { add: 'Ban', remove: 'Unban', done: (n, on) => (on ? `Banned ${n}; they were disconnected.` : `Unbanned ${n}.`) },
+};
+
+/**
+ * The section and `update(server)`, which the page calls with each fresh read of the server. `listsChanged()`
+ * tells the player lists section to redraw after a quick action.
+ */
+export function playersSection(serverAtStart, signal, hooks = {}) {
+  let server = serverAtStart;
+  const body = h('div', { id: 'players-online' }, h('p', { class: 'muted' }, 'Loading…'));
+  const outcome = h('div', { class: 'outcome' });
+  const say = (text, failed = false) => {
+    outcome.replaceChildren(failed ? errorBox(text) : h('span', {}, text));
+    announce(text, failed);
+  };
+  let shown = '';
+
+  async function refresh() {
+    if (server.state !== 'running') {
+      shown = '';
+      return void fill(body, h('p', { class: 'muted' }, `Nobody: the server is ${server.state}.`));
+    }
+    const [online, detail] = await Promise.all([api('GET', `/v1/servers/${server.id}/players`), versionDetail(server.version)]);
+    const lists = {};
+    for (const list of detail.player_lists) lists[list] = new Set((await api('GET', `/v1/servers/${server.id}/players/${list}`)).data.map((e) => e.name.toLowerCase()));
+    const key = JSON.stringify([online.online, online.max, online.players.map((p) => p.name), Object.entries(lists).map(([k, v]) => [k, [...v]])]);
+    if (key === shown) return; // unchanged: keep the DOM (and the keyboard focus) as it is
+    shown = key;
+    fill(body,
+      h('p', {}, h('strong', { id: 'players-count' }, `${online.online} of ${online.max}`), ' players online'),
+      online.players.length
+        ? h('ul', { class: 'players' }, online.players.map((p) => h('li', { 'data-player': p.name },
+          h('span', { class: 'name' }, p.name),
+          h('span', { class: 'buttons', role: 'group', 'aria-label': `Quick actions for ${p.name}` },
+            detail.player_lists.filter((l) => QUICK[l]).map((list) => quickButton(p.name, list, lists[list].has(p.name.toLowerCase()))),
+            detail.kick ? kickButton(p.name) : null))))
+        : h('p', { class: 'muted' }, 'Nobody is playing right now.'));
+  }
+
+  function quickButton(name, list, on) {
+    const q = QUICK[list];
+    const put = !on;
+    const click = async (event) => {
+      if (list === 'bans' && put && !confirm(`Ban ${name} from ${server.name}? They are disconnected at once and cannot join again until unbanned.`)) return;
+      event.currentTarget.disabled = true;
+      try {
+        await api(put ? 'PUT' : 'DELETE', `/v1/servers/${server.id}/players/${list}/${encodeURIComponent(name)}`);
+        say(q.done(name, put));
+      } catch (e) {
+        say(`Could not change ${name}: ${e.message}`, true);
+      }
+      shown = '';
+      hooks.listsChanged?.();
+      await refresh().catch((e) => say(e.message, true));
+    };
+    const text = put ? q.add : q.remove;
+    // The visible text starts the accessible name (WCAG 2.5.3 Label in Name): "Make operator Steve".
+    return h('button', { type: 'button', class: list === 'bans' && put ? 'danger' : 'quiet', 'aria-label': `${text} ${name}`, onclick: click }, text);
+  }
+
+  function kickButton(name) {
+    const click = async (event) => {
+      if (!confirm(`Kick ${name} from ${server.name}? They are disconnected, and may join again.`)) return;
+      event.currentTarget.disabled = true;
+      try {
+        // The key makes a double click (or a retry after a lost answer) one kick.
+        await api('POST', `/v1/servers/${server.id}/kicks`, { player: name }, { 'Idempotency-Key': newKey() });
+        say(`Kicked ${name}.`);
+      } catch (e) {
+        say(`Could not kick ${name}: ${e.message}`, true);
+      }
+      shown = '';
+      await refresh().catch((e) => say(e.message, true));
+    };
+    return h('button', { type: 'button', class: 'danger', 'aria-label': `Kick ${name}`, onclick: click }, 'Kick');
+  }
+
+  refresh().catch((e) => fill(body, errorBox(`Could not load who is online: ${e.message}`)));
+  let last = Date.now();
+  return {
+    el: h('section', { 'aria-labelledby': 'online-title' }, h('h2', { id: 'online-title' }, 'Who is online'), body, outcome),
+    /**
+     * The page's fresh read of the server: who is online is read right after it (not on a timer of its own), so
+     * it is asked only of a server just seen running. It can still stop in between: the 409 counts as nobody.
+     */
+    update(s) {
+      const was = server.state;
+      server = s;
+      if (signal.aborted || (s.state === was && (s.state !== 'running' || Date.now() - last < REFRESH_MS))) return;
+      last = Date.now();
+      refresh().catch(() => undefined);
+    },
+    refresh,
+  };
+}
