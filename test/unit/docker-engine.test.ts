@@ -2,7 +2,7 @@
 // engine's multiplexed stdio, its stats, and the container's definition. test/docker/ runs them on a real engine.
 import { PassThrough } from 'node:stream';
 import { ConfigError, loadConfig } from '../../src/config';
-import { containerConfig, type NetworkMode } from '../../src/runtime/docker/docker-environment';
+import { containerConfig, GAME_TMP, type NetworkMode } from '../../src/runtime/docker/docker-environment';
 import { usageFromStats } from '../../src/runtime/docker/container-process';
 import { IMAGE_NODE } from '../../src/runtime/docker/image';
 import { createEngine, demux, parseDockerHost } from '../../src/runtime/docker/engine';
@@ -66,17 +66,19 @@ test('the container definition holds every limit and confinement, and publishes 
   const options = { engine: createEngine('unix:///nowhere.sock'), instance: 'i1', gameEnv: { PATH: '/usr/bin' }, user: { uid: 1000, gid: 1000 } };
   const config = containerConfig(spec, options, 'gsh-game:test') as Record<string, unknown> & { HostConfig: Record<string, unknown> };
   expect(config).toMatchObject({ User: '1000:1000', Labels: { 'io.gsh.server': 'srv_1', 'io.gsh.instance': 'i1' }, ExposedPorts: { '25570/tcp': {} } });
-  expect(config.Env).toEqual(['PATH=/usr/bin', 'HOME=/srv/game', 'GSH_SERVER_ID=srv_1']);
+  expect(config.Env).toEqual(['PATH=/usr/bin', 'HOME=/srv/game', `TMPDIR=${GAME_TMP}`, 'GSH_SERVER_ID=srv_1']);
   expect(config.HostConfig).toMatchObject({
     Memory: 256 * 1024 * 1024, MemorySwap: 256 * 1024 * 1024, CpuPeriod: 100_000, CpuQuota: 150_000, PidsLimit: 512,
     ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'],
+    // Scratch space off /tmp, where a checkout (a CI clone) may live: the image holds its files at their host paths.
+    Tmpfs: { '/run/gsh-tmp': 'rw,nosuid,nodev,noexec,size=64m' },
     PortBindings: { '25570/tcp': [{ HostIp: '203.0.113.7', HostPort: '25570' }] },
   });
   // Its volume on the node, and no path of the control plane's host.
   expect(config.HostConfig.Mounts).toEqual([{ Type: 'volume', Source: 'gsh-i1-srv_1', Target: '/srv/game', ReadOnly: false }]);
   const other = containerConfig({ ...spec, argv: ['/opt/game/bin/server', '--port', '25570'] }, options, 'gsh-game:test') as { Cmd: string[] };
   expect(other.Cmd).toEqual(['/opt/game/bin/server', '--port', '25570']); // a native game (image_files): run as given
-  // This service's Node runs as the image's copy, wherever it is on the host (a /tmp path would be under the tmpfs).
+  // This service's Node runs as the image's copy, wherever it is on the host.
   const own = containerConfig({ ...spec, argv: [process.execPath, 'game.js'] }, options, 'gsh-game:test') as { Cmd: string[] };
   expect(own.Cmd).toEqual([IMAGE_NODE, 'game.js']);
 });

@@ -13,6 +13,12 @@ export const LABEL_SERVER = 'io.gsh.server';
 export const LABEL_INSTANCE = 'io.gsh.instance';
 const MIB = 1024 * 1024;
 const CPU_PERIOD_US = 100_000;
+/**
+ * The game's writable scratch space (a tmpfs; the root file system is read-only), named to the game by TMPDIR. Not
+ * /tmp: the image holds this service's files at their paths on the host (image.ts), and a checkout under /tmp (a CI
+ * clone, say) would be hidden under a tmpfs mounted there, so no launcher would be found.
+ */
+export const GAME_TMP = '/run/gsh-tmp';
 
 export interface DockerEnvironmentOptions {
   /** The one engine (one node) this environment runs containers on; placement picks among environments. */
@@ -192,7 +198,7 @@ export function containerConfig(spec: LaunchSpec, options: Pick<DockerEnvironmen
   const memory = spec.limits.memoryMb * MIB;
   const port = `${spec.address.port}/${spec.address.transport ?? 'tcp'}`;
   const publishIp = net.isIP(spec.address.host) ? spec.address.host : '0.0.0.0';
-  const env = { ...options.gameEnv, HOME: spec.cwd, [SERVER_ID_ENV]: spec.serverId };
+  const env = { ...options.gameEnv, HOME: spec.cwd, TMPDIR: GAME_TMP, [SERVER_ID_ENV]: spec.serverId };
   return {
     Image: image,
     Cmd: spec.argv[0] === process.execPath ? [IMAGE_NODE, ...spec.argv.slice(1)] : spec.argv, // image.ts IMAGE_NODE
@@ -212,7 +218,7 @@ export function containerConfig(spec: LaunchSpec, options: Pick<DockerEnvironmen
       CapDrop: ['ALL'],
       SecurityOpt: ['no-new-privileges'],
       Init: true, // docker-init as pid 1: signals and zombies handled, the game's death by signal reported as 128+n
-      Tmpfs: { '/tmp': 'rw,nosuid,nodev,noexec,size=64m' },
+      Tmpfs: { [GAME_TMP]: 'rw,nosuid,nodev,noexec,size=64m' },
       // The server's volume on this node, and nothing of the control plane's host (the image holds the rest).
       Mounts: [{ Type: 'volume', Source: volumeName(options.instance, spec.serverId), Target: spec.cwd, ReadOnly: false }],
       NetworkMode: network,
