@@ -337,6 +337,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/kicks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Kick a player
+         * @description Disconnects a player who is online, with a reason they see; they may join again (to keep them out, add
+         *     them to the bans list: `…/players/bans/{name}`). The server must be `running`, and its software able to
+         *     kick (`VersionDetail.kick`): otherwise `409 invalid_state`. The player must be online now, their name in
+         *     any case: otherwise `409 player_not_online`. The game is told at once, and the player's `player.left`
+         *     event follows with `reason: kick`. The command shows on the console as an `input` line naming the caller.
+         */
+        post: operations["kickServerPlayer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/backups": {
         parameters: {
             query?: never;
@@ -561,6 +588,249 @@ export interface paths {
          * @description Deletes the rule. A firing rule ends without an `alert.resolved` event.
          */
         delete: operations["deleteServerAlertRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's members
+         * @description The accounts this server is shared with, oldest first, invited ones included. Only its owner sees them.
+         */
+        get: operations["listServerMembers"];
+        put?: never;
+        /**
+         * Share a server with an account
+         * @description Adds the account with this `email` as a member, with `permissions` (empty: the member only reads the
+         *     server, its metrics and its streams). The answer is the same whether or not an account with that email
+         *     exists: a membership without one waits, `invited`, and applies once the account is made. The owner's own
+         *     email is refused (`400 validation_failed`), an email already a member is `409 member_exists`. At most 20
+         *     members per server (the operator may set another figure; `403 quota_exceeded`, quota `members`).
+         */
+        post: operations["createServerMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/members/{member_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a member
+         * @description One member of the server, with their permissions.
+         */
+        get: operations["getServerMember"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Ends the membership: from now on the account gets `404` for this server, as for any server not theirs,
+         *     its events no longer reach them, and their open streams of it end within a second.
+         */
+        delete: operations["deleteServerMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's permissions
+         * @description Replaces the member's permissions. Their open streams that the new permissions no longer allow (a console
+         *     stream without `console`) end within a second.
+         */
+        patch: operations["updateServerMember"];
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a server's schedules
+         * @description The server's schedules, oldest first, each with when it runs next.
+         */
+        get: operations["listServerSchedules"];
+        put?: never;
+        /**
+         * Create a schedule
+         * @description A schedule runs its `tasks` in order at each time its `cron` (five fields: minute, hour, day of month,
+         *     month, day of week) names in its `time_zone` (an IANA name; `UTC` when left out), while `enabled`. Each
+         *     task waits its `delay_seconds` after the previous one ended: a power action until it succeeded or failed, a
+         *     backup until its archive is ready, a command once sent. A task that fails ends the run (the rest are
+         *     `skipped`). With `only_when`, a run whose time comes while the server is not `running` (or, for
+         *     `players_online`, has nobody online) is recorded as `skipped` and does nothing.
+         *
+         *     A member needs the permission of every task's type: `console` for a command, `power` for a power action,
+         *     `backups` for a backup (`403 missing_permission`). At most 10 schedules per server and 10 tasks per
+         *     schedule (the operator may set other figures; `403 quota_exceeded`, quota `schedules` or
+         *     `schedule_tasks`).
+         */
+        post: operations["createServerSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a schedule
+         * @description One of the server's schedules, with when it runs next.
+         */
+        get: operations["getServerSchedule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a schedule
+         * @description Deletes the schedule and its runs' records. A run under way ends after the task it is on; the tasks after
+         *     it are `skipped`. A member needs the permission of every task (`403 missing_permission`).
+         */
+        delete: operations["deleteServerSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule
+         * @description Changes the fields given (at least one); `tasks` replaces the whole list. A new `cron`, `time_zone` or
+         *     `enabled` sets the next run from now. A member needs the permission of every task, of the schedule as it
+         *     is and as it becomes (`403 missing_permission`). More tasks than a schedule may have are
+         *     `403 quota_exceeded` (quota `schedule_tasks`). A run under way goes on as it began.
+         */
+        patch: operations["updateServerSchedule"];
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a schedule now
+         * @description Starts a run now, whatever its `cron`, `enabled` and `only_when` say, and answers `202` with the run,
+         *     `running`; its tasks run in the background (poll the run, or follow `schedule.ran` and `schedule.failed`
+         *     events). The run's next scheduled time does not change. While a run of this schedule is under way the
+         *     answer is `409 schedule_running`; on a server being deleted `409 invalid_state`. A member needs the
+         *     permission of every task (`403 missing_permission`).
+         */
+        post: operations["runServerSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a schedule's runs
+         * @description The schedule's recorded runs, newest first, each with every task's outcome: the last 100 are kept.
+         */
+        get: operations["listServerScheduleRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/schedules/{schedule_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+                /** @description The run's id. */
+                run_id: components["schemas"]["ScheduleRunId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a schedule's run
+         * @description One run of the schedule, with every task's outcome so far.
+         */
+        get: operations["getServerScheduleRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedule-times": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The next times a cron names
+         * @description The next `count` times (UTC) a schedule with this `cron` and `time_zone` would run, from now: to check an
+         *     expression before a schedule uses it (the dashboard's cron helper does). A cron or time zone a schedule
+         *     would refuse answers `400 validation_failed` naming the parameter.
+         */
+        get: operations["listScheduleTimes"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1479,6 +1749,48 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "schedule.ran": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * schedule.ran
+         * @description A schedule's run ended `succeeded` or `skipped`; `data.run` says how each task went. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["scheduleRanWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "schedule.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * schedule.failed
+         * @description A schedule's run ended `failed`; `data.run` says which task failed and why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["scheduleFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1594,6 +1906,7 @@ export interface components {
             idle_stop_minutes: components["schemas"]["IdleStopMinutes"];
             /** @description Automatic backups (`BackupSchedule`), or `null` for none. */
             backup_schedule: components["schemas"]["BackupSchedule"] | null;
+            access: components["schemas"]["ServerAccess"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1923,6 +2236,11 @@ export interface components {
             settings: components["schemas"]["SettingDefinition"][];
             /** @description The player lists a server of this version keeps (`…/players/{list}`); the others answer `404`. */
             player_lists: components["schemas"]["PlayerListName"][];
+            /**
+             * @description Whether a server of this version can kick a player (`kickServerPlayer`).
+             * @example true
+             */
+            kick: boolean;
         };
         /**
          * @description A player list.
@@ -1941,6 +2259,22 @@ export interface components {
          * @example Steve
          */
         PlayerName: string;
+        /** @description Who to kick, and what they are told. */
+        KickRequest: {
+            player: components["schemas"]["PlayerName"];
+            reason?: components["schemas"]["KickReason"];
+        };
+        /**
+         * @description What the player is told: one line of text without control characters (as `ConsoleCommand.command`).
+         *     Absent: "Kicked from the server."
+         * @example Please keep the chat friendly.
+         */
+        KickReason: string;
+        /** @description A kick the game was told to carry out. */
+        Kick: {
+            player: components["schemas"]["Player"];
+            reason: components["schemas"]["KickReason"];
+        };
         /** @description A name on a list. */
         PlayerListEntry: {
             name: components["schemas"]["PlayerName"];
@@ -2172,6 +2506,7 @@ export interface components {
             type: "alert.triggered" | "alert.resolved";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The rule as it is after the change, and what changed it. */
             data: {
                 alert: components["schemas"]["AlertRule"];
@@ -2187,6 +2522,490 @@ export interface components {
                 reason: string | null;
             };
         };
+        /**
+         * @description What a member may do on a shared server besides reading it, its metrics, its actions and its schedules
+         *     (which every member may): `console` (read the console, its crashes' last lines, and send commands),
+         *     `power` (start, stop, restart, kill), `settings` (read and change the game settings), `players` (who is
+         *     online, the player lists), `backups` (make, download, delete and restore backups), `alerts` (the alert
+         *     rules). More may be added within v1.
+         * @example console
+         * @enum {string}
+         */
+        MemberPermission: "console" | "power" | "settings" | "players" | "backups" | "alerts";
+        /**
+         * @description Permissions, each at most once; empty for a member who only reads.
+         * @example [
+         *       "console",
+         *       "power"
+         *     ]
+         */
+        MemberPermissions: components["schemas"]["MemberPermission"][];
+        /**
+         * @description `missing_permission` only (an RFC 9457 §3.2 extension member of `Problem`): the permission the operation
+         *     needs on this shared server, a `MemberPermission`, or `owner` for what only the owner may do (delete or
+         *     change the server, manage its members).
+         * @example power
+         * @enum {string}
+         */
+        RequiredPermission: "owner" | "console" | "power" | "settings" | "players" | "backups" | "alerts";
+        /**
+         * @description What you may do on this server: as its `owner`, everything (its `permissions` list them all); as a
+         *     `member` (it is shared with you), read it and what `permissions` lists.
+         * @example {
+         *       "role": "member",
+         *       "permissions": [
+         *         "console",
+         *         "power"
+         *       ]
+         *     }
+         */
+        ServerAccess: {
+            /**
+             * @description `owner`: the server is yours; `member`: its owner shares it with you.
+             * @example owner
+             * @enum {string}
+             */
+            role: "owner" | "member";
+            permissions: components["schemas"]["MemberPermissions"];
+        };
+        /**
+         * @description A member's id.
+         * @example mem_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        MemberId: string;
+        /**
+         * Format: email
+         * @description The email of the account the server is shared with (compared without regard to case).
+         * @example friend@example.com
+         */
+        MemberEmail: string;
+        /** @description An account a server is shared with. */
+        Member: {
+            id: components["schemas"]["MemberId"];
+            server_id: components["schemas"]["ServerId"];
+            email: components["schemas"]["MemberEmail"];
+            /**
+             * @description `invited` until the member first uses the server (the membership applies as soon as an account with
+             *     that email exists, but whether one does is not shown), `active` from then on.
+             * @example active
+             * @enum {string}
+             */
+            status: "invited" | "active";
+            /**
+             * @description The member's account id once `active` (events name it as their `actor`); `null` while `invited`.
+             * @example usr_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            user_id: string | null;
+            permissions: components["schemas"]["MemberPermissions"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description A page of members. */
+        MemberList: {
+            /** @description The members on this page, oldest first. */
+            data: components["schemas"]["Member"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * @description Whom to share the server with, and what they may do.
+         * @example {
+         *       "email": "friend@example.com",
+         *       "permissions": [
+         *         "console",
+         *         "power"
+         *       ]
+         *     }
+         */
+        CreateMemberRequest: {
+            email: components["schemas"]["MemberEmail"];
+            permissions: components["schemas"]["MemberPermissions"];
+        };
+        /**
+         * @description The member's new permissions (all of them).
+         * @example {
+         *       "permissions": [
+         *         "console",
+         *         "power",
+         *         "backups"
+         *       ]
+         *     }
+         */
+        UpdateMemberRequest: {
+            permissions: components["schemas"]["MemberPermissions"];
+        };
+        /**
+         * @description A schedule's id.
+         * @example sch_mi9x2k3q1b9Jr3MsU6wCo8d
+         */
+        ScheduleId: string;
+        /**
+         * @description A schedule run's id.
+         * @example run_mi9x2k3r2c0Ks4NtV7xDp9e
+         */
+        ScheduleRunId: string;
+        /**
+         * @description A name for people; no control characters, not only spaces.
+         * @example Nightly restart
+         */
+        ScheduleName: string;
+        /**
+         * @description When it runs: a cron expression of five fields, minute, hour, day of month, month and day of week
+         *     (`0 4 * * *`: every day at 04:00; `*\/30 * * * *`: every half hour), read in the schedule's `time_zone`.
+         * @example 0 4 * * *
+         */
+        ScheduleCron: string;
+        /**
+         * @description An IANA time zone name (`Europe/Berlin`, `America/New_York`) or `UTC`.
+         * @example Europe/Berlin
+         */
+        TimeZone: string;
+        /**
+         * @description When a scheduled run does its tasks: `running`, only while the server is `running`; `players_online`, only
+         *     while someone is online on it. Otherwise the run is recorded as `skipped`.
+         * @example running
+         * @enum {string}
+         */
+        ScheduleCondition: "running" | "players_online";
+        /**
+         * Format: int32
+         * @description Seconds to wait after the previous task ended (for the first task, after the run began).
+         * @default 0
+         * @example 300
+         */
+        TaskDelaySeconds: number;
+        /**
+         * @description `start`, `stop`, `restart` or `kill` (createServerAction says what each does).
+         * @example start
+         * @enum {string}
+         */
+        PowerActionType: "start" | "stop" | "restart" | "kill";
+        /** @description One step of a schedule, by its `type`. */
+        ScheduleTask: components["schemas"]["CommandTask"] | components["schemas"]["PowerTask"] | components["schemas"]["BackupTask"];
+        /** @description Sends a line to the game's console (as sendServerCommand does); fails unless the server is `running`. */
+        CommandTask: {
+            /**
+             * @description `command`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "command";
+            command: components["schemas"]["CommandText"];
+            delay_seconds?: components["schemas"]["TaskDelaySeconds"];
+        };
+        /** @description A power action (as createServerAction asks for one); the task ends when the action does. */
+        PowerTask: {
+            /**
+             * @description `power`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "power";
+            action: components["schemas"]["PowerActionType"];
+            delay_seconds?: components["schemas"]["TaskDelaySeconds"];
+        };
+        /**
+         * @description A backup (as createServerBackup makes one, marked `automatic`, so the oldest automatic backups make room
+         *     under the plan's `backups`); the task ends when the archive is ready.
+         */
+        BackupTask: {
+            /**
+             * @description `backup`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "backup";
+            delay_seconds?: components["schemas"]["TaskDelaySeconds"];
+        };
+        /**
+         * @description The tasks, in the order they run.
+         * @example [
+         *       {
+         *         "type": "command",
+         *         "command": "say Restarting in 5 minutes"
+         *       },
+         *       {
+         *         "type": "power",
+         *         "action": "restart",
+         *         "delay_seconds": 300
+         *       }
+         *     ]
+         */
+        ScheduleTasks: components["schemas"]["ScheduleTask"][];
+        /** @description Tasks a server runs on a cron (the Schedules tag). */
+        Schedule: {
+            id: components["schemas"]["ScheduleId"];
+            server_id: components["schemas"]["ServerId"];
+            name: components["schemas"]["ScheduleName"];
+            cron: components["schemas"]["ScheduleCron"];
+            time_zone: components["schemas"]["TimeZone"];
+            /**
+             * @description Whether it runs at its times; a disabled schedule runs only when asked (runServerSchedule).
+             * @example true
+             */
+            enabled: boolean;
+            /** @description A condition a scheduled run needs (`ScheduleCondition`), or `null` for none. */
+            only_when: components["schemas"]["ScheduleCondition"] | null;
+            tasks: components["schemas"]["ScheduleTasks"];
+            /**
+             * Format: date-time
+             * @description When it runs next (UTC); `null` while disabled.
+             * @example 2026-11-23T03:00:00.000Z
+             */
+            next_run_at: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        /** @description The next times a cron names (listScheduleTimes). */
+        ScheduleTimes: {
+            /** @description The times, earliest first, in UTC. */
+            data: string[];
+        };
+        /** @description A page of schedules. */
+        ScheduleList: {
+            /** @description The schedules on this page, oldest first. */
+            data: components["schemas"]["Schedule"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
+         * @description A new schedule.
+         * @example {
+         *       "name": "Nightly restart",
+         *       "cron": "0 4 * * *",
+         *       "time_zone": "Europe/Berlin",
+         *       "only_when": "running",
+         *       "tasks": [
+         *         {
+         *           "type": "command",
+         *           "command": "say Restarting in 5 minutes"
+         *         },
+         *         {
+         *           "type": "power",
+         *           "action": "restart",
+         *           "delay_seconds": 300
+         *         }
+         *       ]
+         *     }
+         */
+        CreateScheduleRequest: {
+            name: components["schemas"]["ScheduleName"];
+            cron: components["schemas"]["ScheduleCron"];
+            time_zone?: components["schemas"]["TimeZone"];
+            /**
+             * @description Whether it runs at its times; `true` when left out.
+             * @example true
+             */
+            enabled?: boolean;
+            /** @description A condition a scheduled run needs (`ScheduleCondition`); none when left out or `null`. */
+            only_when?: components["schemas"]["ScheduleCondition"] | null;
+            tasks: components["schemas"]["ScheduleTasks"];
+        };
+        /**
+         * @description The fields to change (at least one).
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        UpdateScheduleRequest: {
+            name?: components["schemas"]["ScheduleName"];
+            cron?: components["schemas"]["ScheduleCron"];
+            time_zone?: components["schemas"]["TimeZone"];
+            /**
+             * @description Whether it runs at its times.
+             * @example false
+             */
+            enabled?: boolean;
+            /** @description A condition a scheduled run needs (`ScheduleCondition`), or `null` for none. */
+            only_when?: components["schemas"]["ScheduleCondition"] | null;
+            tasks?: components["schemas"]["ScheduleTasks"];
+        };
+        /** @description Why a task failed, as a problem's `code` and `detail` would say it. */
+        TaskError: {
+            code: components["schemas"]["ProblemCode"];
+            /**
+             * @description What went wrong, for people.
+             * @example The server is stopped; commands need it running.
+             */
+            detail: string;
+        };
+        /** @description How one task of a run went, in the order of the schedule's tasks. */
+        TaskOutcome: {
+            /**
+             * @description The task's type.
+             * @example power
+             * @enum {string}
+             */
+            type: "command" | "power" | "backup";
+            /**
+             * @description `pending` (not begun: waiting for the task before it or its delay), `running`, `succeeded`, `failed`
+             *     (`error` says why), or `skipped` (a task before it failed, the schedule was deleted, or the service
+             *     stopped).
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed" | "skipped";
+            /**
+             * Format: date-time
+             * @description When the task began; `null` until then.
+             * @example 2026-11-23T03:05:00.000Z
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it ended; `null` until then.
+             * @example 2026-11-23T03:05:12.000Z
+             */
+            finished_at: string | null;
+            /** @description Why it failed; `null` unless `failed`. */
+            error: components["schemas"]["TaskError"] | null;
+            /**
+             * @description The power action a `power` task asked for (getServerAction), else `null`.
+             * @example act_mi9x2k3q1b9Jr3MsU6wCo8d
+             */
+            action_id: string | null;
+            /**
+             * @description The backup a `backup` task made (getServerBackup), else `null`.
+             * @example null
+             */
+            backup_id: string | null;
+        };
+        /** @description One run of a schedule and how each of its tasks went. */
+        ScheduleRun: {
+            id: components["schemas"]["ScheduleRunId"];
+            schedule_id: components["schemas"]["ScheduleId"];
+            server_id: components["schemas"]["ServerId"];
+            /**
+             * @description `scheduled`: at its time; `missed`: its time passed while the service was down, and it ran once when the
+             *     service was back (however many times were missed); `manual`: runServerSchedule.
+             * @example scheduled
+             * @enum {string}
+             */
+            trigger: "scheduled" | "missed" | "manual";
+            /**
+             * @description `running`; `succeeded` (every task did); `failed` (a task failed, or the service stopped during the
+             *     run); `skipped` (nothing was done: `detail` says why, its `only_when` did not hold or the previous run
+             *     was still under way).
+             * @example succeeded
+             * @enum {string}
+             */
+            status: "running" | "succeeded" | "failed" | "skipped";
+            /**
+             * Format: date-time
+             * @description The scheduled time it ran for; `null` for a `manual` run.
+             * @example 2026-11-23T03:00:00.000Z
+             */
+            due_at: string | null;
+            started_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When it ended; `null` while `running`.
+             * @example 2026-11-23T03:05:12.000Z
+             */
+            finished_at: string | null;
+            /**
+             * @description Why it was skipped or failed, for people; `null` otherwise.
+             * @example null
+             */
+            detail: string | null;
+            /** @description Each task's outcome, in the schedule's order. */
+            tasks: components["schemas"]["TaskOutcome"][];
+        };
+        /** @description A page of a schedule's runs. */
+        ScheduleRunList: {
+            /** @description The runs on this page, newest first. */
+            data: components["schemas"]["ScheduleRun"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /** @description `schedule.ran` (a run ended, `succeeded` or `skipped`) and `schedule.failed` (a run ended `failed`). */
+        ScheduleEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type.
+             * @enum {string}
+             */
+            type: "schedule.ran" | "schedule.failed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+            /** @description The schedule as it is, and the run as it ended. */
+            data: {
+                schedule: components["schemas"]["Schedule"];
+                run: components["schemas"]["ScheduleRun"];
+            };
+        };
+        /**
+         * @description Who did it: an account (`UserActor`, with the token it used), or the service itself (`ServiceActor`,
+         *     with what made it act).
+         */
+        Actor: components["schemas"]["UserActor"] | components["schemas"]["ServiceActor"];
+        /** @description An account that asked, through the API (or the dashboard, which uses it). */
+        UserActor: {
+            /**
+             * @description `user`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "user";
+            /**
+             * @description The account's id (the owner's, or a member's: `Member.user_id`).
+             * @example usr_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            user_id: string;
+            /**
+             * @description The token it used; shown only to the account the token belongs to, `null` to everyone else.
+             * @example tok_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            token_id: string | null;
+        };
+        /** @description The service acting on its own. */
+        ServiceActor: {
+            /**
+             * @description `service`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "service";
+            cause: components["schemas"]["ServiceCause"];
+            /**
+             * @description The schedule that acted (`cause` `schedule`), else `null`.
+             * @example sch_mi9x2k3q1b9Jr3MsU6wCo8d
+             */
+            schedule_id: string | null;
+        };
+        /**
+         * @description What made the service act: `schedule` (a schedule's run), `backup_schedule` (the server's
+         *     `backup_schedule`), `crash_restart` (the automatic restart after a crash), `idle_stop` (nobody online for
+         *     the server's `idle_stop_minutes`), `disk_quota` (the disk watcher), `reconcile` (keeping a server at its
+         *     `desired_state`), `boot` and `shutdown` (the service starting and stopping), `node` (the machine a
+         *     server runs on stopped or started answering), `game` (what the game did on its own: an exit, players
+         *     joining and leaving), `alerts` (an alert rule's evaluation), `webhooks` (a failing webhook disabled),
+         *     `operator` (the operator's command line), `unknown` (events recorded before actors were). More may be
+         *     added within v1.
+         * @example schedule
+         * @enum {string}
+         */
+        ServiceCause: "schedule" | "backup_schedule" | "crash_restart" | "idle_stop" | "disk_quota" | "reconcile" | "boot" | "shutdown" | "node" | "game" | "alerts" | "webhooks" | "operator" | "unknown";
         /** @description A backup kept with the account after its server was deleted (`keep_backups=true`); always whole. */
         KeptBackup: {
             id: components["schemas"]["BackupId"];
@@ -2394,11 +3213,13 @@ export interface components {
          *     API tokens a user may hold (createToken); `kept_backups`: the backups kept from deleted servers
          *     (deleteServer with `keep_backups=true`); `webhooks`: webhooks per account (createWebhook);
          *     `alert_rules`: alert rules per server (createServerAlertRule); `player_list_entries`: names per player
-         *     list (addServerPlayerListEntry). More may be added within v1.
+         *     list (addServerPlayerListEntry); `members`: members per server (createServerMember); `schedules`:
+         *     schedules per server (createServerSchedule); `schedule_tasks`: tasks per schedule (createServerSchedule,
+         *     updateServerSchedule). More may be added within v1.
          * @example servers
          * @enum {string}
          */
-        QuotaName: "servers" | "running" | "memory_mb" | "tokens" | "kept_backups" | "webhooks" | "alert_rules" | "player_list_entries";
+        QuotaName: "servers" | "running" | "memory_mb" | "tokens" | "kept_backups" | "webhooks" | "alert_rules" | "player_list_entries" | "members" | "schedules" | "schedule_tasks";
         /**
          * @description A stable machine-readable code; switch on this, not on `title` or `detail`. Its page is `type`. The
          *     list is open: codes may be added within v1 (CHANGELOG.md lists each), and a client treats an unknown
@@ -2406,7 +3227,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "member_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -2459,6 +3280,7 @@ export interface components {
             used?: number;
             state?: components["schemas"]["ServerState"];
             action_id?: components["schemas"]["ActionId"];
+            permission?: components["schemas"]["RequiredPermission"];
         };
         /**
          * @description An action id.
@@ -2485,12 +3307,7 @@ export interface components {
         CreateActionRequest: components["schemas"]["PowerActionRequest"] | components["schemas"]["RestoreActionRequest"];
         /** @description A power action. */
         PowerActionRequest: {
-            /**
-             * @description `start`, `stop`, `restart` or `kill` (createServerAction says what each does).
-             * @example start
-             * @enum {string}
-             */
-            type: "start" | "stop" | "restart" | "kill";
+            type: components["schemas"]["PowerActionType"];
         };
         /** @description A restore of a backup into the server (createServerAction). */
         RestoreActionRequest: {
@@ -2508,8 +3325,9 @@ export interface components {
             server_id: components["schemas"]["ServerId"];
             type: components["schemas"]["ActionType"];
             /**
-             * @description Who asked for it: `requested` (a client of this API, the dashboard, or the game's own stop command typed
-             *     in the console), or `idle` (the service, after `idle_stop_minutes` without a player). The set may grow.
+             * @description Who asked for it: `requested` (a client of this API, the dashboard, the game's own stop command typed in
+             *     the console, or a schedule's power task: its events' `actor` names the schedule), or `idle` (the service,
+             *     after `idle_stop_minutes` without a player). The set may grow.
              * @example requested
              * @enum {string}
              */
@@ -2641,12 +3459,19 @@ export interface components {
              */
             text: string;
             /**
-             * @description Who sent an `input` line: the id of the API token it was sent with (`sendServerCommand`). `null` for
-             *     the game's output, the service's own lines, and commands the service sends itself (the stop command
-             *     of a stop action).
+             * @description Who sent an `input` line: the id of the API token it was sent with (`sendServerCommand`), shown only to
+             *     the account the token belongs to (`actor` names the account). `null` for the game's output, the
+             *     service's own lines, commands the service sends itself (the stop command of a stop action), and lines
+             *     sent with another account's token.
              * @example tok_mi9x2k3p0a8Hq2LrT5vBn7c
              */
             token_id: string | null;
+            /**
+             * @description Who sent an `input` line (`Actor`): an account, or the service itself (a schedule's command, the stop
+             *     command of a stop action the idle stop asked for, …). `null` for the game's output and the service's
+             *     own lines.
+             */
+            actor: components["schemas"]["Actor"] | null;
         };
         /** @description Console lines, oldest first. */
         ConsoleLineList: {
@@ -2655,15 +3480,16 @@ export interface components {
         };
         /** @description A console command. */
         ConsoleCommand: {
-            /**
-             * @description One line of text, without the line break, and not only spaces. Control characters (U+0000–U+001F,
-             *     U+007F–U+009F, tab included), the line separators U+2028 and U+2029 and unpaired surrogates are
-             *     refused: a command is stored in the console, which operators read in terminals. (Surrogates are refused
-             *     as the range U+D7FF–U+E000, as in `ServerName`.)
-             * @example say Welcome!
-             */
-            command: string;
+            command: components["schemas"]["CommandText"];
         };
+        /**
+         * @description One line of text, without the line break, and not only spaces. Control characters (U+0000–U+001F,
+         *     U+007F–U+009F, tab included), the line separators U+2028 and U+2029 and unpaired surrogates are
+         *     refused: a command is stored in the console, which operators read in terminals. (Surrogates are refused
+         *     as the range U+D7FF–U+E000, as in `ServerName`.)
+         * @example say Welcome!
+         */
+        CommandText: string;
         /** @description Who is online. */
         Players: {
             /**
@@ -2760,7 +3586,7 @@ export interface components {
          *     open. Its length has no bound: the stream goes on until one of its limits ends it.
          * @example event: line
          *     id: 42
-         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null,"actor":null}
          */
         EventStreamText: string;
         /**
@@ -2791,7 +3617,7 @@ export interface components {
          *     ```
          *     event: line
          *     id: 42
-         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null}
+         *     data: {"seq":42,"at":"2026-11-22T08:15:30.000Z","stream":"stdout","text":"Steve joined the game","token_id":null,"actor":null}
          *     ```
          *
          *     Event types may be added within v1; a client skips an event whose `event` it does not know.
@@ -2916,13 +3742,13 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*`, `alert.*` and `server.crashed` carry the
+         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*`, `alert.*`, `schedule.*` and `server.crashed` carry the
          *     server's id;
          *     `token.*` and `webhook.*` do not.
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -2930,7 +3756,7 @@ export interface components {
          *     ```
          *     event: server.state_changed
          *     id: evt_mi9x2k3p0a8Hq2LrT5vBn7c
-         *     data: {"id":"evt_mi9x2k3p0a8Hq2LrT5vBn7c","type":"server.state_changed","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","created_at":"2026-11-22T08:15:30.000Z","data":{"from":"starting","to":"running"}}
+         *     data: {"id":"evt_mi9x2k3p0a8Hq2LrT5vBn7c","type":"server.state_changed","server_id":"srv_mi9x2k3p0a8Hq2LrT5vBn7c","created_at":"2026-11-22T08:15:30.000Z","actor":{"type":"user","user_id":"usr_mi9x2k3p0a8Hq2LrT5vBn7c","token_id":"tok_mi9x2k3p0a8Hq2LrT5vBn7c"},"data":{"from":"starting","to":"running"}}
          *     ```
          *
          *     Resume with `Last-Event-ID` set to the last id received. Event types may be added within v1; a client
@@ -2946,7 +3772,7 @@ export interface components {
          *     lists the types it carries. (No `discriminator`: several types share a branch, and some generators,
          *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
          */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
@@ -2957,6 +3783,7 @@ export interface components {
             type: "server.created" | "server.updated";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The server. */
             data: {
                 server: components["schemas"]["Server"];
@@ -2972,6 +3799,7 @@ export interface components {
             type: "server.deleted";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description What the server was called. */
             data: {
                 name: components["schemas"]["ServerName"];
@@ -2987,6 +3815,7 @@ export interface components {
             type: "server.state_changed";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The state before and after. */
             data: {
                 from: components["schemas"]["ServerState"];
@@ -3003,6 +3832,7 @@ export interface components {
             type: "server.crashed";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The crash, with its reason. */
             data: {
                 crash: components["schemas"]["Crash"];
@@ -3018,6 +3848,7 @@ export interface components {
             type: "action.succeeded" | "action.failed";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The action as it ended. */
             data: {
                 action: components["schemas"]["Action"];
@@ -3037,6 +3868,7 @@ export interface components {
             type: "player.joined" | "player.left";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The player, and for `player.left` why they left. */
             data: {
                 player: components["schemas"]["Player"];
@@ -3052,11 +3884,12 @@ export interface components {
          *     being asked; see `server.crashed`), `delete` (the server was deleted), `shutdown` (the service shut down and
          *     stopped it, or stopped without warning and found it gone when it started again; a game in a container
          *     keeps running through a restart of the service, and its players stay), `unreachable` (its node stopped
-         *     answering, and when it answered again the game was gone). The set may grow within v1.
+         *     answering, and when it answered again the game was gone). `kick`: the game ran on and the player left
+         *     within 30 seconds of a kick through the API (`kickServerPlayer`). The set may grow within v1.
          * @example stop
          * @enum {string}
          */
-        PlayerLeftReason: "left" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable";
+        PlayerLeftReason: "left" | "kick" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable";
         /** @description `token.created` and `token.revoked`: an API token of yours (never its secret; the dashboard page's own tokens are left out). */
         TokenEvent: {
             id: components["schemas"]["EventId"];
@@ -3068,6 +3901,7 @@ export interface components {
             /** @description Always `null`. */
             server_id: null;
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The token. */
             data: {
                 token: components["schemas"]["Token"];
@@ -3084,6 +3918,7 @@ export interface components {
             /** @description Always `null`. */
             server_id: null;
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description Which webhook. */
             data: {
                 webhook_id: components["schemas"]["WebhookId"];
@@ -3104,6 +3939,7 @@ export interface components {
             type: "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The backup as it is then (as it was, for `backup.deleted`). */
             data: {
                 backup: components["schemas"]["Backup"];
@@ -3124,6 +3960,7 @@ export interface components {
             type: "quota.disk_warning" | "quota.disk_exceeded";
             server_id: components["schemas"]["ServerId"];
             created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
             /** @description The measurement. */
             data: {
                 /**
@@ -3393,7 +4230,11 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The token lacks a scope the operation needs. */
+        /**
+         * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or, on a
+         *     server shared with you, you lack the permission it needs (`missing_permission`: `permission` names it,
+         *     `owner` for what only the owner may do).
+         */
         Forbidden: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WwwAuthenticate"];
@@ -3418,9 +4259,11 @@ export interface components {
             };
         };
         /**
-         * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`), or the request
-         *     would take your account past one of its quotas (`quota_exceeded`): `quota` names it (`QuotaName`: the
-         *     operation's description says which it can meet), `limit` is its limit and `used` what is in use now.
+         * @description The token lacks a scope the operation needs (`insufficient_scope`, with `WWW-Authenticate`); on a server
+         *     shared with you, you lack the permission it needs (`missing_permission`: `permission` names it); or the
+         *     request would take the account past one of its quotas (`quota_exceeded`; on a shared server, its owner's):
+         *     `quota` names it (`QuotaName`: the operation's description says which it can meet), `limit` is its limit
+         *     and `used` what is in use now.
          */
         ForbiddenOrOverQuota: {
             headers: {
@@ -3450,7 +4293,8 @@ export interface components {
         };
         /**
          * @description No such resource, or it belongs to someone else: `server_not_found`, `action_not_found`,
-         *     `backup_not_found`, `alert_rule_not_found`, `token_not_found`, `webhook_not_found`, or `not_found` (a path
+         *     `backup_not_found`, `alert_rule_not_found`, `member_not_found`, `schedule_not_found`,
+         *     `schedule_run_not_found`, `token_not_found`, `webhook_not_found`, or `not_found` (a path
          *     that names nothing, a version the catalog lacks, a player list the software does not keep, a name not on
          *     a list, backups of software that has none).
          */
@@ -3479,7 +4323,9 @@ export interface components {
         /**
          * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`,
          *     `backup_limit_reached`: the server holds as many backups as its plan keeps), with an action in progress
-         *     (`action_conflict`), or with a request still in progress (`idempotency_in_flight`). Besides
+         *     (`action_conflict`), with a schedule's run under way (`schedule_running`), with a member already there
+         *     (`member_exists`), with who is online (`player_not_online`: the player to kick is not), or with a request
+         *     still in progress (`idempotency_in_flight`). Besides
          *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
          *     and `action_conflict`), and `action_id`, the action still open (with `action_conflict`).
          */
@@ -3739,6 +4585,10 @@ export interface components {
         PlayerListParam: components["schemas"]["PlayerListName"];
         /** @description The server's id. */
         ServerIdParam: components["schemas"]["ServerId"];
+        /** @description The member's id. */
+        MemberIdParam: components["schemas"]["MemberId"];
+        /** @description The schedule's id. */
+        ScheduleIdParam: components["schemas"]["ScheduleId"];
         /** @description The token's id. */
         TokenIdParam: components["schemas"]["TokenId"];
         /** @description How many items a page holds at most. */
@@ -4490,6 +5340,52 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    kickServerPlayer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KickRequest"];
+            };
+        };
+        responses: {
+            /** @description The game was told to disconnect the player. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Kick"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listServerBackups: {
         parameters: {
             query?: {
@@ -4998,6 +5894,552 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerMembers: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this member. */
+                starting_after?: components["schemas"]["MemberId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of members. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member, `invited` until they first use the server. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description The URL of the new member. */
+                    Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member is removed. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The member's id. */
+                member_id: components["parameters"]["MemberIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateMemberRequest"];
+            };
+        };
+        responses: {
+            /** @description The member as changed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerSchedules: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this schedule. */
+                starting_after?: components["schemas"]["ScheduleId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of schedules. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule, with its next run. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description The URL of the new schedule. */
+                    Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schedule is deleted. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateScheduleRequest"];
+            };
+        };
+        responses: {
+            /** @description The schedule as changed. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Schedule"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    runServerSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A unique key (a UUID is a good choice) that makes this request safe to retry for 24 hours. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run has begun. */
+            202: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    /** @description The URL of the run, to poll. */
+                    Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRun"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listServerScheduleRuns: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after (before, in time) this run. */
+                starting_after?: components["schemas"]["ScheduleRunId"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of runs. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRunList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerScheduleRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+                /** @description The schedule's id. */
+                schedule_id: components["parameters"]["ScheduleIdParam"];
+                /** @description The run's id. */
+                run_id: components["schemas"]["ScheduleRunId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleRun"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listScheduleTimes: {
+        parameters: {
+            query: {
+                /** @description A cron expression of five fields, as a schedule's `cron`. */
+                cron: components["schemas"]["ScheduleCron"];
+                /** @description The time zone it is read in; `UTC` when left out. */
+                time_zone?: components["schemas"]["TimeZone"];
+                /** @description How many times (1–10, default 5). */
+                count?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The next times, earliest first. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleTimes"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -6766,6 +8208,100 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AlertEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scheduleRanWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scheduleFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleEvent"];
             };
         };
         responses: {

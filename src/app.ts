@@ -6,6 +6,7 @@ import type { Clock } from './clock';
 import type { Spec } from './spec';
 import type { DashboardSettings } from './config';
 import type { Logger } from './log';
+import type { Plan } from './catalog/plans';
 import type { VersionCatalog } from './catalog/versions';
 import type { Runtime } from './service';
 import type { Telemetry } from './telemetry';
@@ -34,11 +35,15 @@ import { webhookHandlers } from './http/handlers/webhooks';
 import type { Lookup } from './webhooks/address';
 import type { EventFeed } from './events/feed';
 import type { Handlers } from './http/types';
-import { createDispatcher } from './http/dispatch';
+import { createOperationDispatch } from './http/dispatch';
 import { createOpenApi, type OpenApi } from './http/openapi';
 import { sendFile } from './http/send-file';
 import { backupHandlers } from './http/handlers/backups';
 import { alertHandlers } from './http/handlers/alerts';
+import { memberHandlers } from './http/handlers/members';
+import { scheduleHandlers } from './http/handlers/schedules';
+import { createAccessCheck } from './http/access';
+import type { Actors } from './actors';
 import type { StreamRegistry } from './http/sse';
 import { metricsRoute, type Prometheus } from './prometheus';
 
@@ -61,6 +66,8 @@ export interface AppConfig {
   dashboard: DashboardSettings;
   /** Webhooks per user, and what a webhook URL may resolve to (SECURITY.md, SSRF). */
   webhooks: { perUser: number; allowPrivate: boolean; lookup: Lookup };
+  /** Members one server may have (MEMBERS_PER_SERVER). */
+  membersPerServer: number;
 }
 
 export type { SentResponse } from './http/middleware';
@@ -74,12 +81,16 @@ export interface AppDeps {
   spec: Spec;
   log: Logger;
   versions: VersionCatalog;
+  /** The plans servers are created on (GET /v1/plans), the same the runtime and quotas are given. */
+  plans: readonly Plan[];
   runtime: Runtime;
   telemetry: Pick<Telemetry, 'store' | 'sampler'>;
   /** Where open SSE streams are tracked, so shutdown can end them. */
   streams: StreamRegistry;
   /** New events as they are committed, for GET /v1/events/stream. */
   feed: EventFeed;
+  /** Each request runs as its caller, so what it changes names them (src/actors.ts). */
+  actors: Actors;
   rateLimitStore?: RateLimitStore;
   /**
    * The operator's metrics when METRICS_PORT or METRICS_TOKEN is set: every answer is timed, and with a token the
@@ -96,35 +107,52 @@ export interface AppDeps {
   openapi?: OpenApi;
 }
 
-/**
- * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
- * bearerAuth) → the handler under the operation's operationId → a repository or the runtime.
- */
-export async function createApp(deps: AppDeps) {
-  const { servers, tokens, idempotency, quotas } = deps.store;
+/** The handlers by operationId (one module per tag), each given only the services it calls. */
+function apiHandlers(deps: AppDeps): Handlers {
+  const { servers, tokens, idempotency, quotas, members } = deps.store;
   const { runtime } = deps;
-  const handlers: Handlers = {
+  return {
     ...catalogHandlers(deps),
-    ...serverHandlers({ servers, idempotency, versions: deps.versions, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
+    ...serverHandlers({ servers, idempotency, versions: deps.versions, plans: deps.plans, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
-    ...actionHandlers({ servers, idempotency, power: runtime.power }),
-    ...consoleHandlers({ servers, idempotency, consoles: runtime.consoles }),
-    ...playerHandlers({ servers, consoles: runtime.consoles, playerLists: runtime.playerLists }),
-    ...settingsHandlers({ servers, settings: runtime.settings }),
-    ...backupHandlers({ servers, backups: runtime.backups, keptBackups: runtime.keptBackups }),
-    ...alertHandlers({ servers, alerts: deps.store.alerts }),
-    ...metricsHandlers({ servers, telemetry: deps.telemetry }),
+    ...actionHandlers({ idempotency, power: runtime.power }),
+    ...consoleHandlers({ idempotency, consoles: runtime.consoles }),
+    ...playerHandlers({ consoles: runtime.consoles, playerLists: runtime.playerLists, idempotency }),
+    ...settingsHandlers({ settings: runtime.settings }),
+    ...backupHandlers({ backups: runtime.backups, keptBackups: runtime.keptBackups }),
+    ...alertHandlers({ alerts: deps.store.alerts }),
+    ...memberHandlers({ members, idempotency, perServer: deps.config.membersPerServer }),
+    ...scheduleHandlers({ schedules: runtime.schedules, idempotency }),
+    ...metricsHandlers({ telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
     ...webhookHandlers({ webhooks: deps.store.webhooks, ...deps.config.webhooks }),
   };
-  const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
-  const dispatch = createDispatcher(openapi, handlers, tokens, {
-    sendFile,
-    stream: (req, res, stream, principal) =>
-      deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId }),
-  });
+}
 
+/**
+ * The last step of /v1: openapi-backend's routing and Ajv validation, bearerAuth and the access check, then the
+ * handler under the operation's operationId (src/http/dispatch.ts).
+ */
+async function apiDispatch(deps: AppDeps, handlers: Handlers) {
+  const { tokens, members } = deps.store;
+  const openapi = deps.openapi ?? (await createOpenApi(deps.spec, { precompile: true }));
+  // Who may do what on a server: its owner, or a member with what the operation's x-permission needs.
+  const access = createAccessCheck({ members, scheduleTasks: (serverId, id) => deps.store.schedules.taskTypes(serverId, id) });
+  return createOperationDispatch(openapi, handlers, { tokens, access, actors: deps.actors }, {
+    sendFile,
+    stream: (req, res, stream, principal, need) =>
+      deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId, need }),
+  });
+}
+
+/**
+ * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
+ * bearerAuth) → the handler under the operation's operationId → a repository or the runtime. The handlers and the
+ * dispatcher are built first; the middleware below is mounted in the order requests pass it.
+ */
+export async function createApp(deps: AppDeps) {
+  const dispatch = await apiDispatch(deps, apiHandlers(deps));
   const app = express();
   app.disable('x-powered-by');
   app.locals.problemBase = `${deps.config.publicUrl}/problems/`; // read by sendProblem (src/http/problem.ts)
@@ -155,7 +183,7 @@ export async function createApp(deps: AppDeps) {
     '/v1',
     series(
       cors(deps.config.corsOrigins),
-      createRateLimiter(tokens, {
+      createRateLimiter(deps.store.tokens, {
         limit: deps.config.rateLimitPerMinute,
         windowMs: deps.config.rateLimitWindowMs,
         store: deps.rateLimitStore,
@@ -171,7 +199,7 @@ export async function createApp(deps: AppDeps) {
   if (deps.prometheus?.token) app.get('/metrics', metricsRoute(deps.prometheus.registry, deps.prometheus.token));
   serveDocs(app, deps.spec, deps.config.publicUrl);
   serveProblemPages(app);
-  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard });
+  mountDashboard(app, { db: deps.db, clock: deps.clock, log: deps.log, settings: deps.config.dashboard, store: deps.store, actors: deps.actors });
   app.get('/favicon.ico', (_req, res) => {
     res.status(204).end(); // browsers ask for it on every page; no icon is better than a logged 404
   });

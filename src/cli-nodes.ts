@@ -5,7 +5,8 @@ import { loadConfig, portRange } from './config';
 import { openDb } from './store/db';
 import { systemClock } from './clock';
 import { plans } from './catalog/plans';
-import { createNodesRepo, type Node, type NodesRepo } from './store/nodes-repo';
+import type { Node, NodesRepo } from './store/nodes-repo';
+import { createOperatorStore } from './store';
 import { createEngine, parseDockerHost } from './runtime/docker/engine';
 
 export const NODE_USAGE = `  gsh node add --name <name> --docker-host <url> [--public-host <host>] [--memory-mb <n>] [--ports <low>-<high>]
@@ -43,8 +44,7 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
     const [command, name] = positionals;
     const config = loadConfig(env);
     db = openDb(config.dbFile);
-    const memoryOf = (plan: string) => plans.find((p) => p.id === plan)?.memory_mb ?? 0;
-    const nodes = createNodesRepo(db, systemClock, memoryOf);
+    const { nodes } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
     switch (command) {
       case 'add':
         return await add(nodes, values, config, out, err);

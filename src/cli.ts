@@ -3,10 +3,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, QUOTA_MAX, type Config } from './config';
 import { openDb, type Db } from './store/db';
 import { systemClock } from './clock';
-import { createUsersRepo, type UsersRepo } from './store/users-repo';
-import { createTokensRepo, type TokensRepo } from './store/tokens-repo';
-import { createSessionsRepo } from './store/sessions-repo';
-import { createKnownAddressesRepo } from './store/known-addresses-repo';
+import type { UsersRepo } from './store/users-repo';
+import type { TokensRepo } from './store/tokens-repo';
 import { scopes as allScopes, type Scope } from './auth/tokens';
 import { hashPasswordSync, PASSWORD_LENGTH } from './dashboard/passwords';
 import { setPassword } from './dashboard/accounts';
@@ -18,7 +16,8 @@ import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
 import { hasControlCharacters, printable } from './printable';
-import { createQuotasRepo, quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
+import { createOperatorStore, type OperatorStore } from './store';
+import { quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
   gsh token create --email <email> --name <name> [--scopes servers:read,servers:write,tokens:manage] [--expires-in 30d]
@@ -81,6 +80,8 @@ interface CommandContext {
   users: UsersRepo;
   tokens: TokensRepo;
   quotas: QuotasRepo;
+  /** Every repository a command may use (createOperatorStore); the three above are its most used. */
+  store: OperatorStore;
   config: Config;
   /** TOKENS_PER_USER, which binds the CLI as it binds the API. */
   tokensPerUser: number;
@@ -137,13 +138,7 @@ function newPassword(c: CommandContext): string {
 
 /** Sets the password the one way the dashboard does too (src/dashboard/accounts.ts); says what it ended. */
 function changePassword(c: CommandContext, userId: string, password: string): string {
-  const stores = {
-    db: c.db,
-    users: c.users,
-    tokens: c.tokens,
-    sessions: createSessionsRepo(c.db, systemClock, c.tokens),
-    knownAddresses: createKnownAddressesRepo(c.db, systemClock),
-  };
+  const stores = { db: c.db, ...c.store };
   const revokeTokens = c.values['revoke-tokens'] === true;
   const { sessionsEnded, tokensRevoked } = setPassword(stores, userId, hashPasswordSync(password, c.config.dashboard.passwordCost), { revokeTokens });
   const revoked = revokeTokens ? `; revoked ${tokensRevoked} API token(s)` : '';
@@ -264,8 +259,8 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, rawOut: (s: strin
     try {
       const email = required(values.email, '--email');
       if (!/^[^\s@]{1,64}@[^\s@]{1,255}$/.test(email)) throw new UsageError(`"${email}" is not an email address.`);
-      const quotas = createQuotasRepo(db, systemClock, { defaults: config.quotas, plans });
-      command({ values, email, db, users: createUsersRepo(db, systemClock), tokens: createTokensRepo(db, systemClock), quotas, config, tokensPerUser: config.tokensPerUser, out });
+      const store = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
+      command({ values, email, db, users: store.users, tokens: store.tokens, quotas: store.quotas, store, config, tokensPerUser: config.tokensPerUser, out });
       return 0;
     } finally {
       db.close();

@@ -53,6 +53,8 @@ export interface Config {
   eventRetentionMs: number;
   /** Webhooks (docs/architecture.md "Events and webhooks"; SECURITY.md, SSRF). */
   webhooks: { allowPrivate: boolean; timeoutMs: number; disableAfterMs: number; perUser: number; pendingPerWebhook: number; pendingPerUser: number };
+  /** Members per server, schedules per server and tasks per schedule (docs/architecture.md "Sharing", "Schedules"). */
+  sharing: { membersPerServer: number; schedulesPerServer: number; tasksPerSchedule: number };
   /** How often the purge of old token rows runs. */
   tokenPurgeIntervalMs: number;
   /** The dashboard's request limits, sign-in throttle and page token lifetime (docs/conventions.md "Authentication"). */
@@ -252,6 +254,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perUser: int(env, 'WEBHOOKS_PER_USER', 10, 1, 1000),
       pendingPerWebhook: int(env, 'WEBHOOK_PENDING_PER_WEBHOOK', 10_000, 1, 10_000_000),
       pendingPerUser: int(env, 'WEBHOOK_PENDING_PER_USER', 25_000, 1, 100_000_000),
+    },
+    sharing: {
+      membersPerServer: int(env, 'MEMBERS_PER_SERVER', 20, 1, 1000),
+      schedulesPerServer: int(env, 'SCHEDULES_PER_SERVER', 10, 1, 1000),
+      // The spec's ScheduleTasks allows 50 at most: more is a 400 before any quota is read.
+      tasksPerSchedule: int(env, 'TASKS_PER_SCHEDULE', 10, 1, 50),
     },
     tokenPurgeIntervalMs: int(env, 'TOKEN_PURGE_INTERVAL_S', 3600, 1, 86_400) * 1000,
     dashboard: {

@@ -55,12 +55,22 @@ export const errorRegistry = {
   // RFC 9110 §15.5.17: a download's Range starts past the end of the file (src/http/send-file.ts).
   range_not_satisfiable: { status: 416, title: 'The range is not within the archive' },
   alert_rule_not_found: { status: 404, title: 'No such alert rule' },
+  // A member of a shared server lacks the permission an operation needs (its `x-permission` in openapi/v1.yaml;
+  // docs/conventions.md "Sharing"): carries the extension member `permission` (missingPermission below).
+  missing_permission: { status: 403, title: 'You lack the permission this operation needs on this server' },
+  member_not_found: { status: 404, title: 'No such member' },
+  member_exists: { status: 409, title: 'That email is already a member of this server' },
+  schedule_not_found: { status: 404, title: 'No such schedule' },
+  schedule_run_not_found: { status: 404, title: 'No such schedule run' },
+  schedule_running: { status: 409, title: 'A run of this schedule is under way' },
+  player_not_online: { status: 409, title: 'The player is not online on this server' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;
 
 type ServerState = components['schemas']['ServerState'];
 type QuotaName = components['schemas']['QuotaName'];
+type RequiredPermission = components['schemas']['RequiredPermission'];
 
 
 /** One entry of a validation failure: a JSON Pointer into the request and what is wrong there. */
@@ -81,6 +91,8 @@ export interface ProblemExtensions {
   used?: number;
   state?: ServerState;
   action_id?: string;
+  /** `missing_permission` only: what the operation needs on the shared server. */
+  permission?: RequiredPermission;
 }
 
 /**
@@ -114,4 +126,9 @@ export function invalidState(state: ServerState, detail: string): AppError {
 
 export function quotaExceeded(quota: QuotaName, limit: number, used: number, detail: string): AppError {
   return new AppError('quota_exceeded', detail, undefined, undefined, { quota, limit, used });
+}
+
+/** 403 missing_permission, naming what the operation needs on this shared server (docs/conventions.md "Sharing"). */
+export function missingPermission(permission: RequiredPermission, detail: string): AppError {
+  return new AppError('missing_permission', detail, undefined, undefined, { permission });
 }

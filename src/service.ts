@@ -5,39 +5,29 @@ import type { Logger } from './log';
 import { systemClock, type Clock } from './clock';
 import { openDb } from './store/db';
 import { createStore, type Store } from './store';
+import type { Db } from './store/db';
 import { loadSpec, type Spec } from './spec';
 import { createApp, type AppDeps } from './app';
-import { plans, type Plan } from './catalog/plans';
+import { plans } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
 import { createStreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
-import { loadSoftwareCatalog, type SoftwareCatalog } from './runtime/software-catalog';
+import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
 import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/types';
-import type { Environment } from './runtime/environment';
-import { createWork } from './runtime/work';
-import { createRuntimeEvents } from './runtime/runtime-events';
-import { createCrashPolicy } from './runtime/crash-policy';
-import { createDoors } from './runtime/doors';
-import { createLaunchFiles } from './runtime/launch-files';
-import { createServerSettings } from './runtime/server-settings';
-import { createPlayerLists } from './runtime/player-lists';
-import { createKeptBackups } from './runtime/kept-backups';
-import { createBackups } from './runtime/backups';
-import { createLifecycle } from './runtime/lifecycle';
-import { createPower } from './runtime/power';
-import { createConsoles } from './runtime/consoles';
-import { createReconciler } from './runtime/reconcile';
-import { createNodeLoss } from './runtime/node-loss';
-import { createDiskWatcher } from './runtime/disk-watcher';
-import { createBackupScheduler } from './runtime/backup-schedule';
-import { createTelemetry, type Telemetry } from './telemetry';
+import { composeRuntime, type Runtime } from './runtime/compose';
+import { createTelemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
 import { createIdleStop } from './runtime/idle-stop';
 import { createRetention } from './retention';
 import { createAlerts } from './runtime/alerts';
+import type { SchedulesConfig } from './runtime/schedules';
+import { createActors, serviceActor, type Actors } from './actors';
+
+// The runtime is composed in src/runtime/compose.ts; tests and tools import it from here too.
+export { composeRuntime, type Runtime, type RuntimeDeps } from './runtime/compose';
 
 export interface BuildOptions {
   clock?: Clock;
@@ -54,6 +44,8 @@ export interface BuildOptions {
   webhooks?: Partial<DispatcherConfig>;
   /** How long a minute of `idle_stop_minutes` is (IdleStopDeps.minuteMs); 60,000 ms unless a test shortens it. */
   idleMinuteMs?: number;
+  /** Schedule timings (SchedulesConfig: how often due schedules are looked for, how long a task's second is). */
+  schedules?: Partial<Pick<SchedulesConfig, 'checkMs' | 'secondMs'>>;
 }
 
 /**
@@ -63,12 +55,14 @@ export interface BuildOptions {
  */
 export async function buildService(config: Config, log: Logger, options: BuildOptions = {}) {
   const clock = options.clock ?? systemClock;
+  // Whom the work under way acts for (src/actors.ts); outside any, `unknown`, which no path of ours should meet.
+  const actors = createActors(serviceActor('unknown'));
   const db = openDb(config.dbFile);
   const { prometheus: promSettings } = config;
   const prometheus = promSettings.port !== null || promSettings.token !== null ? createPrometheus() : undefined;
   const pool = { host: config.gameHost, portRange: config.gamePortRange, nodes: config.runtime === 'docker' };
   const outboxLimits = { perWebhook: config.webhooks.pendingPerWebhook, perUser: config.webhooks.pendingPerUser };
-  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, prometheus?.observer, outboxLimits);
+  const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, actors.current, prometheus?.observer, outboxLimits);
   warnIfOneAccountFillsThePorts(config, log);
   const operatorSoftware = path.join(config.dataDir, 'software');
   const catalog = loadSoftwareCatalog({
@@ -82,15 +76,16 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog.imageFiles()),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
+    schedules: { perServer: config.sharing.schedulesPerServer, tasksPerSchedule: config.sharing.tasksPerSchedule, checkMs: 5_000, secondMs: 1_000, ...options.schedules },
     plans,
     log,
+    actors,
   });
-  const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
-  const { alerts, idleStop } = sampleWatchers(telemetry, store, runtime, log, options.idleMinuteMs);
+  const { telemetry, alerts, idleStop } = watchSamples(config, options, { db, clock, store, runtime, log, actors });
   const streams = createStreamRegistry({
     perUser: config.streamsPerUser,
     maxLifetimeMs: config.streamMaxLifetimeMs,
-    authority: { activeTokens: (ids) => store.tokens.activeIds(ids), liveServers: (ids) => store.servers.liveIds(ids) },
+    authority: { activeTokens: (ids) => store.tokens.activeIds(ids), holding: (pairs) => store.members.holding(pairs) },
   });
   prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, outbox: store.outbox, dbFile: config.dbFile });
   // Polled every 250 ms while anyone listens: an event reaches a stream well within the spec's second.
@@ -106,6 +101,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     spec: options.spec ?? loadSpec(),
     log,
     versions: versionCatalog(catalog),
+    plans,
     runtime,
     telemetry,
     streams,
@@ -114,6 +110,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     openapi: options.openapi,
     rateLimitStore: options.rateLimitStore,
     prometheus: prometheus && { ...prometheus, token: promSettings.token },
+    actors,
   });
   const retention = createRetention(store, config, log);
 
@@ -144,84 +141,38 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   }
 
   return {
-    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher,
+    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
     boot, shutdown, purge: retention.run,
   };
 }
 
-/** What watches the telemetry samples: alert rules (alerts.ts) and the idle stop (idle-stop.ts). */
-function sampleWatchers(telemetry: Telemetry, store: Store, runtime: ReturnType<typeof composeRuntime>, log: Logger, idleMinuteMs = 60_000) {
-  const subscribe: Telemetry['sampler']['subscribe'] = (listener) => telemetry.sampler.subscribe(listener);
-  return {
-    alerts: createAlerts({ subscribe, repo: store.alerts, servers: store.servers, plans, log }),
-    idleStop: createIdleStop({ subscribe, servers: store.servers, requestAction: runtime.power.requestAction, log, minuteMs: idleMinuteMs }),
-  };
-}
-
-export interface RuntimeDeps {
-  store: Store;
-  clock: Clock;
-  environment: Environment;
-  catalog: SoftwareCatalog;
-  config: RuntimeConfig;
-  plans: readonly Plan[];
-  log: Logger;
-}
-
 /**
- * The runtime as named services, each built once with what it needs, in an order where nothing is used before it
- * exists (docs/architecture.md "Wiring"): the servers' doors first (every command on a server goes through its
- * door), then the services that submit commands or read through them. Tests build the runtime through here too.
+ * Telemetry, and what acts on its samples (docs/architecture.md "Alerts", "Idle stop"): the alert rules and the
+ * idle stop, each acting as itself (src/actors.ts).
  */
-export function composeRuntime(deps: RuntimeDeps) {
-  const { store, environment, catalog, config, plans, log } = deps;
-  const now = () => deps.clock.now();
-  const work = createWork();
-  const events = createRuntimeEvents();
-  const crashPolicy = createCrashPolicy({ crashes: store.crashes, actions: store.actions, servers: store.servers, config, now, log });
-  const doors = createDoors({
-    servers: store.servers, processes: store.processes, crashPolicy, environment, catalog, plans, log, config, now, track: work.track,
-    emitState: (e) => events.emit('state', e),
-    playersChanged: (id, joined, left, reason) => store.events.playersChanged(id, joined, left, reason),
-    onlinePlayers: (id) => store.events.onlinePlayers(id),
-    settings: createLaunchFiles({ settings: store.settings, playerLists: store.playerLists }),
+function watchSamples(
+  config: Config,
+  options: BuildOptions,
+  deps: { db: Db; clock: Clock; store: Store; runtime: Runtime; log: Logger; actors: Actors },
+) {
+  const { store, runtime, log, actors } = deps;
+  const telemetry = createTelemetry({ db: deps.db, clock: deps.clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
+  const alerts = createAlerts({
+    subscribe: (listener) => telemetry.sampler.subscribe((sample) => actors.run(serviceActor('alerts'), () => listener(sample))),
+    repo: store.alerts,
+    servers: store.servers,
+    plans,
+    log,
   });
-  const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans, doors });
-  const playerLists = createPlayerLists({ repo: store.playerLists, servers: store.servers, catalog, doors });
-  const keptBackups = createKeptBackups({ repo: store.keptBackups, dataDir: config.dataDir, perUser: config.keptBackupsPerUser, inUse: doors.usingBackup });
-  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, dataDir: config.dataDir, log, track: work.track });
-  const lifecycle = createLifecycle({
-    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, backups, events, log, track: work.track,
+  const idleStop = createIdleStop({
+    subscribe: (listener) => telemetry.sampler.subscribe(listener),
+    servers: store.servers,
+    requestAction: (...args) => actors.run(serviceActor('idle_stop'), () => runtime.power.requestAction(...args)),
+    log,
+    minuteMs: options.idleMinuteMs ?? 60_000,
   });
-  const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
-  const consoles = createConsoles({ doors, power, now });
-  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
-  environment.onReachability?.(createNodeLoss({ doors, environment, log }));
-  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, backupsFolder: backups.folder });
-  const backupScheduler = createBackupScheduler({
-    scheduled: () => store.backups.scheduled(), backUp: (id) => void backups.create(id, null, true), now, log, everyMs: config.backupScheduleMs,
-  });
-  return {
-    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, events,
-    /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
-    async start(): Promise<void> {
-      await backups.recover();
-      await reconciler.start();
-      diskWatcher.start();
-      backupScheduler.start();
-    },
-    /** Graceful shutdown: fails open actions, stops every game (a container: lets it go, to adopt), resolves after. */
-    async close(): Promise<void> {
-      backupScheduler.stop();
-      await diskWatcher.stop();
-      await reconciler.close();
-    },
-    /** Resolves once no install, command or removal that began earlier is still under way. */
-    idle: work.idle,
-  };
+  return { telemetry, alerts, idleStop };
 }
-
-export type Runtime = ReturnType<typeof composeRuntime>;
 
 /** The part of the configuration the HTTP app reads (AppDeps.config). */
 function appConfig(config: Config, webhooks: DispatcherConfig): AppDeps['config'] {
@@ -236,6 +187,7 @@ function appConfig(config: Config, webhooks: DispatcherConfig): AppDeps['config'
     tokensPerUser: config.tokensPerUser,
     dashboard: config.dashboard,
     webhooks: { perUser: config.webhooks.perUser, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
+    membersPerServer: config.sharing.membersPerServer,
   };
 }
 

@@ -23,8 +23,6 @@ async function full(withLog) {
   const { loadConfig } = dist('config');
   const { startService } = dist('service');
   const { silentLogger, createLogger } = dist('log');
-  const { createUsersRepo } = dist('store/users-repo');
-  const { createTokensRepo } = dist('store/tokens-repo');
   const dir = tempDir('api');
   const config = loadConfig({
     DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', RATE_LIMIT_PER_MINUTE: '1000000', GAME_PORT_RANGE: '27700-27799',
@@ -32,9 +30,8 @@ async function full(withLog) {
     QUOTA_SERVERS: '1000', QUOTA_RUNNING_SERVERS: '1000', QUOTA_MEMORY_MB: '10000000',
   });
   const service = await startService(config, withLog ? createLogger() : silentLogger);
-  const clock = { now: () => Date.now() };
-  const user = createUsersRepo(service.db, clock).ensure('bench@example.com');
-  const { token } = createTokensRepo(service.db, clock).create(user.id, {
+  const user = service.store.users.ensure('bench@example.com');
+  const { token } = service.store.tokens.create(user.id, {
     name: 'bench', scopes: ['servers:read', 'servers:write', 'tokens:manage'],
   });
   return {

@@ -44,7 +44,7 @@ async function runFairness({ windowS = 30 } = {}) {
   const { silentLogger } = dist('log');
   const clock = { now: () => Date.now() };
   const db = openDb(path.join(tempDir('fairness'), 'gsh.sqlite'));
-  const store = createStore(db, clock, { host: '127.0.0.1', portRange: [30000, 60000] }, { defaults: { servers: 1e9, running: 1e9, memory_mb: 1e9 }, plans });
+  const store = createStore(db, clock, { host: '127.0.0.1', portRange: [30000, 60000] }, { defaults: { servers: 1e9, running: 1e9, memory_mb: 1e9 }, plans }, () => dist('actors').serviceActor('operator'));
   const a = store.users.ensure('a@example.com').id;
   const b = store.users.ensure('b@example.com').id;
   const sentAt = new Map();
@@ -65,7 +65,7 @@ async function runFairness({ windowS = 30 } = {}) {
     const end = Date.now() + windowS * 1000;
     let n = 0;
     while (Date.now() < end) {
-      const e = store.events.append(b, null, 'token.created', { token: { id: `tok_bench${n++}`, name: 'b', prefix: 'gsh_bench', scopes: ['servers:read'], created_at: new Date().toISOString(), expires_at: null, last_used_at: null } });
+      const e = store.events.raise('token.created', { token: { id: `tok_bench${n++}`, name: 'b', prefix: 'gsh_bench', scopes: ['servers:read'], created_at: new Date().toISOString(), expires_at: null, last_used_at: null } }, { userId: b });
       sentAt.set(e.id, Date.now());
       await sleep(150);
     }
@@ -77,9 +77,9 @@ async function runFairness({ windowS = 30 } = {}) {
   console.log(`  B alone: p50 ${fmt(idle.p50_ms)} ms, p99 ${fmt(idle.p99_ms)} ms (${idle.delivered}/${idle.events})`);
   inFlightMax = 0;
   for (let k = 0; k < 10; k++) store.webhooks.create(a, { url: dead.url, event_types: ['server.state_changed', 'token.created'] }, 10);
-  const changed = (i) => store.events.append(a, `srv_a${i % 10}`, 'server.state_changed', { from: 'stopped', to: 'starting' });
+  const changed = (i) => store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId: a, serverId: `srv_a${i % 10}` });
   for (let i = 0; i < 10; i++) changed(i);
-  store.events.append(a, null, 'token.created', { token: { id: 'tok_a', name: 'a', prefix: 'gsh_aaaa', scopes: ['servers:read'], created_at: new Date().toISOString(), expires_at: null, last_used_at: null } });
+  store.events.raise('token.created', { token: { id: 'tok_a', name: 'a', prefix: 'gsh_aaaa', scopes: ['servers:read'], created_at: new Date().toISOString(), expires_at: null, last_used_at: null } }, { userId: a });
   let i = 0;
   const attacker = setInterval(() => changed(i++), 500);
   const attacked = await measureB();

@@ -1,7 +1,7 @@
 'use strict';
 /**
- * `npm run bench` (builds first): node scripts/bench/run.js [api] [startup] [metrics] [runtime] [streams] [docker] [--quick]
- * [--no-profile]. No part named = the first five (docker needs an engine: name it). Prints one table and writes bench-results/latest.json (the parts of
+ * `npm run bench` (builds first): node scripts/bench/run.js [api] [startup] [metrics] [runtime] [streams] [scale] [docker] [--quick]
+ * [--no-profile]. No part named = the first six (docker needs an engine: name it). Prints one table and writes bench-results/latest.json (the parts of
  * this run, the machine, the load average before and after each part: other work on the host shows up there).
  * BENCHMARKS.md says what each number means and records a full run.
  *
@@ -10,6 +10,7 @@
  *   metrics  ~2 min   1,000 servers × 30 days: range queries, ingest vs plain insert, bytes (metrics.js)
  *   runtime  ~5 min   start → running via API vs direct; service CPU/RSS at 0/1/10/30 games (runtime.js)
  *   streams  ~4 min   service memory: console spam alone vs spam + 60 never-reading streams (streams.js)
+ *   scale    ~5 min   10,000 registered servers vs 25: idle CPU, stalls, create, quota, start-up, RSS (scale.js)
  *   docker   ~5 min   RUNTIME=docker vs local: start → running, service CPU and game memory per game (docker.js)
  *   webhooks ~4 min   event write overhead on create, delivery throughput, outbox backlog drain (webhooks.js)
  *   backups  ~1 min   archive MB/s vs tar czf; service RSS while a 200 MB archive downloads (backups.js)
@@ -26,6 +27,7 @@ const { runStartup } = require('./startup');
 const { runMetrics } = require('./metrics');
 const { runRuntime } = require('./runtime');
 const { runStreams } = require('./streams');
+const { runScale } = require('./scale');
 const { runDocker } = require('./docker');
 const { runWebhooks } = require('./webhooks');
 const { runBackups } = require('./backups');
@@ -33,8 +35,8 @@ const { runFairness } = require('./fairness');
 const { runOutbox } = require('./outbox');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
-const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
-const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams'];
+const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
+const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams', 'scale'];
 const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox'];
 
 async function main() {
@@ -51,6 +53,7 @@ async function main() {
     metrics: () => runMetrics(quick ? { servers: 200, days: 3, queries: 50, steadyRounds: 60 } : {}),
     runtime: () => runRuntime(quick ? { startRuns: 1, levels: [1, 3], windowS: 5 } : {}),
     streams: () => runStreams({ windowS: quick ? 10 : 60 }),
+    scale: () => runScale(quick ? { windowS: 5, creates: 5, quotaReads: 10 } : {}),
     docker: () => runDocker(quick ? { runs: 1, running: 2, windowS: 5 } : {}),
     webhooks: () => runWebhooks(quick ? { creates: 200, deliveries: 500 } : {}),
     backups: () => runBackups(quick ? { worldMb: 20, downloadMb: 20, rounds: 1 } : {}),
@@ -131,6 +134,7 @@ function table(out) {
         `${fmt(st.baseline.rss_before_mb, 1)}, ${fmt(st.baseline.live_start_mb, 1)}`, '', '', '']);
     }
   }
+  if (out.parts.scale) rows.push(...scaleRows(out.parts.scale, mark));
   const dk = out.parts.docker;
   if (dk) {
     const { local: l, docker: d } = dk;
@@ -174,6 +178,25 @@ function table(out) {
     const line = r.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd();
     return k === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
   });
+}
+
+/** The scale part's lines: the 10,000-server service against the 25-server one of the same run. */
+function scaleRows(sc, mark) {
+  const { large: l, small: s, small_with_metrics: m } = sc;
+  const q = sc.quota_p50_ms;
+  const c = sc.create_p50_ms;
+  const cpu = l.cpu_percent / s.cpu_percent;
+  return [
+    ['scale', `idle CPU % of a core over ${sc.window_s} s, 10,000 servers vs 25`, fmt(l.cpu_percent, 2), fmt(s.cpu_percent, 2), fmt(cpu, 2), `≤ ${TARGET.scaleCpuRatio}`, mark(cpu <= TARGET.scaleCpuRatio)],
+    ['scale', 'longest event-loop stall ms, own (main thread busy) / wall', `${fmt(l.stall_busy_max_ms, 1)} / ${fmt(l.stall_max_ms, 1)}`,
+      `${fmt(s.stall_busy_max_ms, 1)} / ${fmt(s.stall_max_ms, 1)}`, '', `own < ${TARGET.stallMs}`, mark(l.stall_busy_max_ms < TARGET.stallMs)],
+    ['scale', 'POST /v1/servers p50 ms (by the 5,000-server account)', fmt(c.large, 2), fmt(c.small, 2), fmt(c.large / c.small, 2), `≤ ${TARGET.createRatio}`, mark(c.large / c.small <= TARGET.createRatio)],
+    ['scale', 'GET /v1/quota p50 ms, 5,000-server account vs 25', fmt(q.large_5000, 2), fmt(q.large_25, 2), fmt(q.large_5000 / q.large_25, 2), `≤ ${TARGET.quotaRatio}`, mark(q.large_5000 / q.large_25 <= TARGET.quotaRatio)],
+    ['scale', 'GET /v1/servers?state=running p50 ms (no match) vs unfiltered', fmt(sc.list_p50_ms.state_running_none, 2), fmt(sc.list_p50_ms.unfiltered, 2), fmt(sc.list_p50_ms.state_running_none / sc.list_p50_ms.unfiltered, 2), '', ''],
+    ['scale', 'start-up ms (fork → listening)', fmt(l.start_ms), fmt(s.start_ms), fmt(l.start_ms / s.start_ms, 2), '', ''],
+    ['scale', 'RSS MB, mean over the idle window', fmt(l.rss_mean_mb), fmt(s.rss_mean_mb), fmt(l.rss_mean_mb / s.rss_mean_mb, 2), '', ''],
+    ['scale', 'idle CPU % with METRICS_PORT set, nobody scraping (25 servers)', fmt(m.cpu_percent, 2), fmt(s.cpu_percent, 2), fmt(m.cpu_percent / s.cpu_percent, 2), '', ''],
+  ];
 }
 
 main().catch((err) => {

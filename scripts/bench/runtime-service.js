@@ -19,9 +19,8 @@ async function main() {
     ...(process.argv[3] ? JSON.parse(process.argv[3]) : {}),
   });
   const service = await dist('service').startService(config, dist('log').silentLogger);
-  const clock = { now: () => Date.now() };
-  const user = dist('store/users-repo').createUsersRepo(service.db, clock).ensure('bench@example.com');
-  const { token } = dist('store/tokens-repo').createTokensRepo(service.db, clock).create(user.id, {
+  const user = service.store.users.ensure('bench@example.com');
+  const { token } = service.store.tokens.create(user.id, {
     name: 'bench', scopes: ['servers:read', 'servers:write'],
   });
   process.on('message', async (m) => {

@@ -104,9 +104,8 @@ async function firstRequests() {
   // In this process, as `npm start` would run it: nothing compiled before the first request to an operation.
   const service = await startService(loadConfig(serviceEnv(dir)), silentLogger);
   try {
-    const clock = { now: () => Date.now() };
-    const user = dist('store/users-repo').createUsersRepo(service.db, clock).ensure('bench@example.com');
-    const { token } = dist('store/tokens-repo').createTokensRepo(service.db, clock).create(user.id, {
+    const user = service.store.users.ensure('bench@example.com');
+    const { token } = service.store.tokens.create(user.id, {
       name: 'bench', scopes: ['servers:read', 'servers:write', 'tokens:manage'],
     });
     const base = `http://127.0.0.1:${service.http.address().port}`;

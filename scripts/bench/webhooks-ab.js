@@ -3,7 +3,7 @@
  * `node scripts/bench/webhooks-ab.js <other dist/src>` (after `npm run build` here and in the other checkout):
  * this build's webhook write path and delivery against another's, in one process, 6 alternated rounds, so other
  * work on the host weighs on both alike (BENCHMARKS.md §9):
- * - what `EventsRepo.append` costs per event with one webhook listening, in a transaction of its own, with
+ * - what appending an event (`EventsRepo.raise`, `append` before 1.3.0) costs per event with one webhook listening, in a transaction of its own, with
  *   `synchronous = OFF`, so the statements are measured, not the fsync that dominates a real commit;
  * - deliveries per second to a local receiver answering 204 at once, 3,000 events over 100 servers, one webhook.
  * Prints the medians.
@@ -21,16 +21,24 @@ function setup(tree) {
   const { plans } = load(tree, 'catalog/plans');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ab-'));
   const db = openDb(path.join(dir, 'gsh.sqlite'));
-  const store = createStore(db, { now: () => Date.now() }, { host: '127.0.0.1', portRange: [30000, 60000] }, { defaults: { servers: 1e9, running: 1e9, memory_mb: 1e9 }, plans });
+  // A tree with actors (1.3.0 on) takes the actor after the quota settings and raises events; an older one appends.
+  let actors;
+  try { actors = load(tree, 'actors'); } catch { actors = undefined; }
+  const pool = { host: '127.0.0.1', portRange: [30000, 60000] };
+  const quotas = { defaults: { servers: 1e9, running: 1e9, memory_mb: 1e9 }, plans };
+  const store = actors ? createStore(db, { now: () => Date.now() }, pool, quotas, () => actors.serviceActor('operator')) : createStore(db, { now: () => Date.now() }, pool, quotas);
   const userId = store.users.ensure('bench@example.com').id;
-  return { db, store, userId };
+  const changed = (serverId) => actors
+    ? store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId, serverId })
+    : store.events.append(userId, serverId, 'server.state_changed', { from: 'stopped', to: 'starting' });
+  return { db, store, userId, changed };
 }
 function appendCost(tree, n) {
   const s = setup(tree);
   s.db.pragma('synchronous = OFF');
   s.store.webhooks.create(s.userId, { url: 'http://127.0.0.1:9/', event_types: ['server.state_changed'] }, 10);
   const t0 = process.hrtime.bigint();
-  for (let i = 0; i < n; i++) s.db.transaction(() => s.store.events.append(s.userId, `srv_${i % 10}`, 'server.state_changed', { from: 'stopped', to: 'starting' }))();
+  for (let i = 0; i < n; i++) s.db.transaction(() => s.changed(`srv_${i % 10}`))();
   const us = Number(process.hrtime.bigint() - t0) / 1e3 / n;
   s.db.close();
   return us;
@@ -47,7 +55,7 @@ async function throughput(tree, n) {
   const s = setup(tree);
   const rx = await receiver();
   s.store.webhooks.create(s.userId, { url: rx.url, event_types: ['server.state_changed'] }, 10);
-  s.db.transaction(() => { for (let i = 0; i < n; i++) s.store.events.append(s.userId, `srv_bench${i % 100}`, 'server.state_changed', { from: 'stopped', to: 'starting' }); })();
+  s.db.transaction(() => { for (let i = 0; i < n; i++) s.changed(`srv_bench${i % 100}`); })();
   const feed = createEventFeed({ events: s.store.events, pollMs: 250, log: silentLogger });
   const d = createDispatcher({ outbox: s.store.outbox, feed, clock: { now: () => Date.now() }, log: silentLogger, config: { ...dispatcherDefaults, allowPrivate: true, timeoutMs: 10000, disableAfterMs: 3 * 86400000 } });
   const t0 = Date.now();

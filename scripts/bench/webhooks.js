@@ -35,7 +35,7 @@ function setup(label) {
   const db = openDb(path.join(tempDir(label), 'gsh.sqlite'));
   const store = createStore(db, { now: () => Date.now() }, { host: '127.0.0.1', portRange: [30000, 60000] }, {
     defaults: { servers: 1e9, running: 1e9, memory_mb: 1e9 }, plans,
-  });
+  }, () => dist('actors').serviceActor('operator'));
   const userId = store.users.ensure('bench@example.com').id;
   return { db, store, userId };
 }
@@ -53,16 +53,18 @@ function createsPerSecond(servers, userId, n) {
 function writeOverhead(n) {
   const { createServersRepo } = dist('store/servers-repo');
   const { singleHostPlacer } = dist('store/placement');
+  const { createServerWrites } = dist('store/server-writes');
   const { plans } = dist('catalog/plans');
   const memoryOf = (id) => plans.find((p) => p.id === id)?.memory_mb ?? 0;
-  const repo = (s, events) => createServersRepo(s.db, { now: () => Date.now() }, singleHostPlacer(s.db, { host: '127.0.0.1', portRange: [30000, 60000] }), s.store.quotas, memoryOf, events);
+  const clock = { now: () => Date.now() };
+  const repo = (s, events) => createServersRepo(s.db, clock, singleHostPlacer(s.db, { host: '127.0.0.1', portRange: [30000, 60000] }), s.store.quotas, memoryOf, events, createServerWrites(s.db, clock, events));
   const rounds = [];
   for (let round = 0; round < 3; round++) {
     const a = setup('events-on');
     a.store.webhooks.create(a.userId, { url: 'http://127.0.0.1:9/', event_types: ['server.created'] }, 10);
     const on = createsPerSecond(repo(a, a.store.events), a.userId, n);
     const b = setup('events-off');
-    const off = createsPerSecond(repo(b, { append() {} }), b.userId, n);
+    const off = createsPerSecond(repo(b, { raise: () => null }), b.userId, n);
     rounds.push({ on, off });
     a.db.close();
     b.db.close();
@@ -81,7 +83,7 @@ async function drain(n, servers, retried) {
   const rx = await receiver();
   store.webhooks.create(userId, { url: rx.url, event_types: ['server.state_changed'] }, 10);
   db.transaction(() => {
-    for (let i = 0; i < n; i++) store.events.append(userId, `srv_bench${i % servers}`, 'server.state_changed', { from: 'stopped', to: 'starting' });
+    for (let i = 0; i < n; i++) store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId, serverId: `srv_bench${i % servers}` });
   })();
   if (retried) db.prepare("UPDATE webhook_deliveries SET attempts = 8, error = 'connect ECONNREFUSED'").run();
   const feed = createEventFeed({ events: store.events, pollMs: 250, log: silentLogger });

@@ -49,7 +49,3 @@ export const plans: readonly Plan[] = [
     backups: 20,
   },
 ];
-
-export function findPlan(id: string): Plan | undefined {
-  return plans.find((p) => p.id === id);
-}

@@ -6,10 +6,8 @@ import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { DashboardSettings } from '../config';
 import { packageRoot } from '../paths';
-import { createUsersRepo } from '../store/users-repo';
-import { createTokensRepo } from '../store/tokens-repo';
-import { createSessionsRepo } from '../store/sessions-repo';
-import { createKnownAddressesRepo } from '../store/known-addresses-repo';
+import type { Store as ServiceStore } from '../store';
+import type { Actors } from '../actors';
 import { sessionRoutes } from './session-routes';
 import { createSignInThrottle } from './sign-in-throttle';
 import { addressOf, perMinute } from './limits';
@@ -20,6 +18,12 @@ export interface DashboardDeps {
   db: Db;
   clock: Clock;
   log: Logger;
+  /**
+   * The service's repositories (createStore): users and tokens (a token the dashboard revokes raises the service's
+   * events), the sign-ins' sessions and known addresses.
+   */
+  store: Pick<ServiceStore, 'users' | 'tokens' | 'sessions' | 'knownAddresses'>;
+  actors: Pick<Actors, 'run'>;
   /** Request limits, sign-in throttle, page token lifetime (README "Configuration"). */
   settings: DashboardSettings;
   /** How long a sign-in lasts (absolute, not sliding); default 12 hours. */
@@ -63,9 +67,7 @@ function csp(_req: Request, res: Response, next: NextFunction) {
  */
 export function mountDashboard(app: Express, deps: DashboardDeps): void {
   const { settings } = deps;
-  const users = createUsersRepo(deps.db, deps.clock);
-  const tokens = createTokensRepo(deps.db, deps.clock);
-  const sessions = createSessionsRepo(deps.db, deps.clock, tokens);
+  const { users, tokens, sessions } = deps.store;
   const dir = publicDir();
   const files = perMinute({
     name: 'dashboard-files',
@@ -97,11 +99,12 @@ export function mountDashboard(app: Express, deps: DashboardDeps): void {
       users,
       tokens,
       sessions,
-      knownAddresses: createKnownAddressesRepo(deps.db, deps.clock),
+      knownAddresses: deps.store.knownAddresses,
       clock: deps.clock,
       sessionTtlMs: deps.sessionTtlMs ?? 12 * 3600_000,
       pageTokenTtlMs: settings.pageTokenTtlMs,
       passwordCost: settings.passwordCost,
+      actors: deps.actors,
       throttle: createSignInThrottle(deps.clock, {
         freeFailures: settings.signInFreeFailures,
         maxDelayMs: settings.signInMaxDelayMs,

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
+import { userActor } from '../actors';
 import { hashPassword, verifyPassword, PASSWORD_LENGTH } from './passwords';
 import { setPassword } from './accounts';
 import { addressOf, rateLimited } from './limits';
@@ -42,7 +43,7 @@ async function changePassword(deps: SessionRouteDeps, req: Request, res: Respons
   deps.throttle.succeeded(attempt, 'browser');
 
   const hash = await hashPassword(body.new_password as string, deps.passwordCost);
-  const outcome = setPassword(deps, user.id, hash, { revokeTokens: body.revoke_tokens === true });
+  const outcome = deps.actors.run(userActor(user.id, null), () => setPassword(deps, user.id, hash, { revokeTokens: body.revoke_tokens === true }));
   res.json({
     ...startSession(deps, req, res, user.id),
     sessions_ended: outcome.sessionsEnded,

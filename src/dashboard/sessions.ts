@@ -12,6 +12,7 @@ import type { ScryptCost } from './passwords';
 import { checkCsrf, csrfTokenFor } from './csrf';
 import { readCookie, setSessionCookie, SESSION_COOKIE } from './cookies';
 import { addressOf } from './limits';
+import type { Actors } from '../actors';
 
 /** How long after its end a session still marks its browser as known to sign-in. */
 export const KNOWN_BROWSER_GRACE_MS = 7 * 86_400_000;
@@ -26,6 +27,8 @@ export interface SessionRouteDeps extends AccountStores {
   throttle: SignInThrottle;
   /** What new password hashes cost, and an unknown user's sign-in (DashboardSettings.passwordCost). */
   passwordCost: ScryptCost;
+  /** A password change acts as the signed-in user (its token.revoked events name them: src/actors.ts). */
+  actors: Pick<Actors, 'run'>;
 }
 
 export interface FoundSession {

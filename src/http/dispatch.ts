@@ -2,6 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Operation, Request as ApiRequest, ValidationResult } from 'openapi-backend';
 import { AppError } from '../errors';
 import type { TokensRepo } from '../store/tokens-repo';
+import { userActor, type Actors } from '../actors';
+import { readPermissionRules, type AccessCheck, type Need } from './access';
 import { bearerAuth } from './auth';
 import { checkPercentEncoding } from './middleware';
 import { fieldErrors } from './problem';
@@ -11,7 +13,15 @@ import type { FileReply, Handlers, StreamReply } from './types';
 /** What the dispatcher does with the answers that are not plain JSON. */
 export interface DispatchOutlets {
   sendFile(res: Response, reply: FileReply): Promise<void>;
-  stream(req: Request, res: Response, reply: StreamReply, principal: { userId: string; tokenId: string }): void;
+  /** `need`: what the caller must keep holding on the stream's server (its operation's x-permission). */
+  stream(req: Request, res: Response, reply: StreamReply, principal: { userId: string; tokenId: string }, need?: Need): void;
+}
+
+/** Who answers for what, beside the handlers: the token lookup, the access check and the actors (src/actors.ts). */
+export interface DispatchDeps {
+  tokens: TokensRepo;
+  access: AccessCheck;
+  actors: Pick<Actors, 'run'>;
 }
 
 /** A JSON answer; `json` is a body already serialized (a repository's SQL-built view), sent as it is. */
@@ -24,6 +34,12 @@ export interface JsonReply {
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
+/** What a call leaves for its answer: what its caller must keep holding for a stream, a member's first use. */
+interface Pending {
+  need?: Need;
+  accepted?: () => void;
+}
+
 /** What a valid request's `coerced` holds for the handler. */
 type Coerced = { params: unknown; query: unknown };
 
@@ -35,14 +51,17 @@ type Coerced = { params: unknown; query: unknown };
  * query and path. That is openapi-backend's own order, so an anonymous caller learns nothing about a request's
  * shape; what this leaves out is `handleRequest`'s pipeline around those calls (a context built through several
  * awaits, a `Promise.all` over security handlers), so a synchronous handler's answer is written in the same tick
- * the request arrived (BENCHMARKS.md §1).
+ * the request arrived (BENCHMARKS.md §1). An operation on a server then passes the one access check (access.ts:
+ * owner or member, and what its `x-permission` needs), and the handler runs as its caller (src/actors.ts).
+ * (Named for what it dispatches, operations to their handlers: the webhook dispatcher is src/webhooks/dispatcher.ts.)
  */
-export function createDispatcher(api: OpenApi, handlers: Handlers, tokens: TokensRepo, outlets: DispatchOutlets) {
+export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: DispatchDeps, outlets: DispatchOutlets) {
   const byId = new Map(Object.entries(handlers)) as Map<string, (call: unknown) => unknown>;
+  const rules = readPermissionRules(api.router.getOperations()); // throws at start for a server operation without one
 
-  function answer(req: Request, res: Response, operation: Operation, request: ApiRequest) {
+  function answer(req: Request, res: Response, operation: Operation, request: ApiRequest, pending: Pending) {
     res.locals.operationId = operation.operationId; // the metrics' label (src/prometheus.ts)
-    const auth = bearerAuth(operation, req, res, tokens);
+    const auth = bearerAuth(operation, req, res, deps.tokens);
     if ('error' in auth) throw auth.error;
     // validateRequest always answers `coerced`; with coerceTypes (openapi.ts) it holds the query and the path values
     // Ajv checked and coerced (validation.js).
@@ -54,18 +73,26 @@ export function createDispatcher(api: OpenApi, handlers: Handlers, tokens: Token
     }
     const handler = byId.get(operation.operationId!);
     if (!handler) throw new Error(`no handler for ${operation.operationId}`);
-    return handler({
+    const path = validation.coerced.params as Record<string, unknown>; // percent-decoded by the router
+    const rule = rules.get(operation.operationId!);
+    const checked = rule === undefined ? undefined : deps.access.check(rule, auth.principal, path, req.body);
+    pending.accepted = checked?.accepted;
+    pending.need = typeof rule === 'string' ? rule : undefined;
+    const call = {
       principal: auth.principal,
-      path: validation.coerced.params, // percent-decoded by the router
+      path,
       query: validation.coerced.query,
       body: req.body, // express's JSON parse (middleware.ts jsonBody), the object validated
       headers: req.headers, // Node gives header names in lower case
-    });
+      server: checked?.server,
+    };
+    return deps.actors.run(userActor(auth.principal.userId, auth.principal.tokenId), () => handler(call));
   }
 
-  function reply(req: Request, res: Response, result: unknown, principal: { userId: string; tokenId: string }) {
+  function reply(req: Request, res: Response, result: unknown, principal: { userId: string; tokenId: string }, pending: Pending) {
+    pending.accepted?.(); // the call succeeded: a member's first use of the server (access.ts)
     if (result && typeof result === 'object' && 'file' in result) return outlets.sendFile(res, result as FileReply);
-    if (result && typeof result === 'object' && 'stream' in result) return outlets.stream(req, res, result as StreamReply, principal);
+    if (result && typeof result === 'object' && 'stream' in result) return outlets.stream(req, res, result as StreamReply, principal, pending.need);
     sendJson(res, result as JsonReply);
   }
 
@@ -79,13 +106,14 @@ export function createDispatcher(api: OpenApi, handlers: Handlers, tokens: Token
         headers: req.headers as ApiRequest['headers'],
         body: req.body,
       };
-      const result = answer(req, res, route(api, request), request);
+      const pending: Pending = {};
+      const result = answer(req, res, route(api, request), request, pending);
       const principal = res.locals.principal as { userId: string; tokenId: string };
       if (result instanceof Promise) {
-        result.then((r) => reply(req, res, r, principal)).then(undefined, next);
+        result.then((r) => reply(req, res, r, principal, pending)).then(undefined, next);
         return;
       }
-      const sent = reply(req, res, result, principal);
+      const sent = reply(req, res, result, principal, pending);
       if (sent instanceof Promise) sent.then(undefined, next);
     } catch (err) {
       next(err);

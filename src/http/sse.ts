@@ -16,19 +16,26 @@ export const HEARTBEAT_MS = 15_000;
  */
 export const MAX_TOTAL_QUEUED_BYTES = 16 * 1024 * 1024;
 
-/** Whose a stream is and what it shows: it stays open only while the token is valid and the server exists. */
+/**
+ * Whose a stream is and what it shows: it stays open only while the token is valid and, for a server's stream, the
+ * caller still holds `need` on that server (its owner, or a member with that permission; `member`: any member).
+ */
 export interface StreamOwner {
   userId: string;
   tokenId: string;
   serverId?: string;
+  need?: string;
 }
 
 /** What the registry asks of the store while streams are open, to end those that lost their authority. */
 export interface StreamAuthority {
   /** The ids among `tokenIds` that are neither revoked nor expired. */
   activeTokens(tokenIds: string[]): Set<string>;
-  /** The ids among `serverIds` whose server exists and is not being deleted. */
-  liveServers(serverIds: string[]): Set<string>;
+  /**
+   * Which of these [user id, server id, need] still hold, as JSON keys (`JSON.stringify` of each): the server
+   * exists, is not being deleted, and is the user's, or shared with them with that permission.
+   */
+  holding(pairs: Array<[string, string, string]>): Set<string>;
 }
 
 export interface StreamRegistryOptions {
@@ -56,7 +63,8 @@ interface OpenStream {
 /**
  * The streams one service has open (docs/conventions.md "Real-time"): at most `perUser` per user, each for at most
  * `maxLifetimeMs`, and none past its authority: every `sweepMs` (500 ms, so within a second) one query finds the
- * tokens revoked or expired and the servers deleted since, and their streams end. The sweep also covers
+ * tokens revoked or expired and another the servers deleted or no longer shared with the stream's user (a member
+ * removed, or a permission taken away) since, and their streams end. The sweep also covers
  * revocations made by another process (the CLI) on the same database. Graceful shutdown ends them all.
  */
 export function createStreamRegistry(options: StreamRegistryOptions = {}) {
@@ -86,10 +94,11 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
     if (!authority) return;
     const streams = [...open];
     const tokens = authority.activeTokens([...new Set(streams.map((s) => s.owner.tokenId))]);
-    const serverIds = [...new Set(streams.flatMap((s) => (s.owner.serverId ? [s.owner.serverId] : [])))];
-    const servers = serverIds.length > 0 ? authority.liveServers(serverIds) : new Set<string>();
+    const key = (o: StreamOwner) => JSON.stringify([o.userId, o.serverId, o.need ?? 'member']);
+    const pairs = [...new Set(streams.flatMap((s) => (s.owner.serverId ? [key(s.owner)] : [])))];
+    const holding = pairs.length > 0 ? authority.holding(pairs.map((p) => JSON.parse(p) as [string, string, string])) : new Set<string>();
     for (const s of streams) {
-      if (!tokens.has(s.owner.tokenId) || (s.owner.serverId && !servers.has(s.owner.serverId))) s.end();
+      if (!tokens.has(s.owner.tokenId) || (s.owner.serverId && !holding.has(key(s.owner)))) s.end();
     }
   }
 

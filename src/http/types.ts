@@ -1,5 +1,6 @@
 import type { operations } from '../../generated/v1';
 import type { Principal } from '../store/tokens-repo';
+import type { ServerCaller } from './access';
 
 export type OperationId = keyof operations;
 
@@ -35,13 +36,18 @@ export type Reply<Op extends OperationId> = {
     : never;
 }[keyof operations[Op]['responses']];
 
-/** The request as a handler sees it: validated by openapi-backend against the spec, with its caller. */
+/**
+ * The request as a handler sees it: validated by openapi-backend against the spec, with its caller; for an
+ * operation on a server, the server as the access check found it (access.ts: the caller is its owner or a member
+ * with what the operation needs), so a handler never looks up whose it is.
+ */
 export interface Call<Op extends OperationId> {
   principal: Principal;
   path: PathOf<Op>;
   query: QueryOf<Op>;
   body: RequestBody<Op>;
   headers: Record<string, string | string[] | undefined>;
+  server: PathOf<Op> extends { server_id: string } ? ServerCaller : undefined;
 }
 
 /** One Server-Sent Event (HTML Living Standard §9.2): `event`, `id`, and `data` as JSON. */

@@ -45,7 +45,8 @@ export interface RestoreTarget {
 
 export interface BackupsDeps {
   repo: BackupsRepo;
-  servers: Pick<ServersRepo, 'find'>;
+  /** Reads the server and its owner; `filesChanged` tells the disk watcher an archive or the world changed (docs/architecture.md "Disk"). */
+  servers: Pick<ServersRepo, 'find' | 'ownerOf' | 'filesChanged'>;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
   /** The account's kept backups: a restore may use one, and a removal hands the promised ones over. */
@@ -89,6 +90,7 @@ export function createBackups(deps: BackupsDeps) {
           await fs.promises.rm(`${file}.partial`, { force: true });
           deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
         }
+        deps.servers.filesChanged(server.id); // its archives count toward its disk use
         ctx.release(); // the backup has ended: an action asked for now waits for the start below, not refused
         if (wasRunning && !ctx.overtaken) {
           const failure = await server.start(); // not after a kill, a removal or the shutdown overtook it
@@ -117,6 +119,7 @@ export function createBackups(deps: BackupsDeps) {
       failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
       server.console.push('system', `restoring backup ${id} failed; nothing was changed`);
     }
+    deps.servers.filesChanged(server.id);
     return wasRunning && !ctx.overtaken ? ((await server.start()) ?? failure) : failure;
   }
 
@@ -125,11 +128,14 @@ export function createBackups(deps: BackupsDeps) {
     /**
      * A restore action's backup, checked before the action is recorded: `backupId` of a ready backup of this server
      * (backup_not_found, invalid_state), or of a backup its owner kept from a deleted server of the same version
-     * (invalid_state otherwise). Undefined for any other action (checkRestoreShape checked that none takes one).
+     * (invalid_state otherwise), which only the owner may restore: kept backups are the owner's account's, never
+     * a member's to see (docs/architecture.md "Sharing"; to anyone else one is backup_not_found). Undefined for any
+     * other action (checkRestoreShape checked that none takes one).
      */
-    restoreTarget(serverId: string, type: ActionType, backupId: string | undefined): RestoreTarget | undefined {
+    restoreTarget(serverId: string, type: ActionType, backupId: string | undefined, requester: string): RestoreTarget | undefined {
       if (type !== 'restore' || backupId === undefined) return undefined;
-      const kept = deps.repo.get(serverId, backupId) ? undefined : deps.kept.forServer(serverId, backupId);
+      const ownerAsks = deps.servers.ownerOf(serverId) === requester;
+      const kept = deps.repo.get(serverId, backupId) || !ownerAsks ? undefined : deps.kept.forServer(serverId, backupId);
       if (kept) {
         const version = deps.servers.find(serverId)?.version;
         if (kept.version !== version) {
@@ -150,6 +156,10 @@ export function createBackups(deps: BackupsDeps) {
      * no automatic backup to delete (BackupsRepo.create deletes the oldest automatic ones to make room).
      */
     create(serverId: string, name: string | null, automatic = false): Backup {
+      return this.begin(serverId, name, automatic).backup;
+    },
+    /** create, also answering when the backup's command has ended (a schedule's task waits for it). */
+    begin(serverId: string, name: string | null, automatic = false): { backup: Backup; done: Promise<unknown> } {
       const server = deps.servers.find(serverId);
       if (!server) throw new AppError('server_not_found', `No server ${serverId}.`);
       const def = deps.catalog.get(server.software).backup;
@@ -165,10 +175,9 @@ export function createBackups(deps: BackupsDeps) {
       if ('busy' in created) throw new AppError('action_conflict', `Backup ${created.busy.id} is still pending.`);
       for (const id of created.pruned) {
         door.console.push('system', `backup ${id} deleted to make room (the oldest automatic one)`);
-        deps.track(fs.promises.rm(archivePath(serverId, id), { force: true }));
+        deps.track(fs.promises.rm(archivePath(serverId, id), { force: true }).then(() => deps.servers.filesChanged(serverId)));
       }
-      void door.submit(backupCommand(def, created.backup.id));
-      return created.backup;
+      return { backup: created.backup, done: door.submit(backupCommand(def, created.backup.id)) };
     },
     list: (serverId: string, opts: { limit: number; startingAfter?: string }) => deps.repo.page(serverId, opts),
     get(serverId: string, id: string): Backup {
@@ -187,6 +196,7 @@ export function createBackups(deps: BackupsDeps) {
       if (backup.status === 'pending') throw new AppError('invalid_state', `Backup ${id} is still pending.`);
       deps.repo.remove(serverId, id);
       await fs.promises.rm(archivePath(serverId, id), { force: true });
+      deps.servers.filesChanged(serverId);
     },
     /**
      * Boot: backups a previous life left `pending` were interrupted; they fail, and their partial files go. A restore

@@ -1,6 +1,7 @@
 // The commands that drive a server through its door (door.ts), apart from those of the services that own their
 // data: a backup and a restore (backups.ts), the removal (lifecycle.ts), a power action (power.ts). Each is a plain
 // value; docs/architecture.md "The door" lists them all.
+import { serviceActor } from '../actors';
 import type { Command } from './door';
 import type { Environment, GameProcess } from './environment';
 import type { Logger } from '../log';
@@ -17,12 +18,13 @@ export const install: Command = {
 };
 
 /** The reconcile loop's start of a server whose desired state is `running` (no action: nobody asked just now). */
-export const reconcileStart: Command = { kind: 'reconcile', holds: false, run: (server) => server.launch('start') };
+export const reconcileStart: Command = { kind: 'reconcile', holds: false, actor: serviceActor('reconcile'), run: (server) => server.launch('start') };
 
 /** The reconcile loop's stop of a running server whose desired state is `stopped` (after a previous life). */
 export const reconcileStop: Command = {
   kind: 'reconcile',
   holds: false,
+  actor: serviceActor('reconcile'),
   run: async (server) => {
     await server.halt('stop', 'stop');
     return null;
@@ -30,7 +32,7 @@ export const reconcileStop: Command = {
 };
 
 /** Boot: a previous life left the server live and no game is left of it: `stopped`. */
-export const resetAtBoot: Command = { kind: 'boot', holds: false, begin: (server) => server.resetAtBoot() };
+export const resetAtBoot: Command = { kind: 'boot', holds: false, actor: serviceActor('boot'), begin: (server) => server.resetAtBoot() };
 
 /**
  * Boot: a game a previous life left running is taken over (Environment.adopt; the state stays or becomes `running`).
@@ -40,6 +42,7 @@ export function adoptAtBoot(proc: GameProcess): Command {
   return {
     kind: 'boot',
     holds: false,
+    actor: serviceActor('boot'),
     begin: (server) => {
       server.adopt(proc);
       server.console.push('system', `adopted process ${proc.pid}, left running by a previous service life`);
@@ -49,7 +52,7 @@ export function adoptAtBoot(proc: GameProcess): Command {
 }
 
 /** Its node stopped answering (node-loss.ts): `unreachable` at once, whatever waits or runs. */
-export const nodeLost: Command = { kind: 'node_lost', holds: false, begin: (server) => server.nodeLost() };
+export const nodeLost: Command = { kind: 'node_lost', holds: false, actor: serviceActor('node'), begin: (server) => server.nodeLost() };
 
 /**
  * Its node answers again (node-loss.ts): a game still running there is let go and adopted again (its console
@@ -59,6 +62,7 @@ export function nodeReturned(environment: Pick<Environment, 'adopt' | 'killLefto
   return {
     kind: 'node_returned',
     holds: false,
+    actor: serviceActor('node'),
     run: async (server) => {
       if (server.state !== 'unreachable') return null;
       server.console.push('system', 'the machine this server runs on answers again');
@@ -89,6 +93,7 @@ export function diskStop(record: () => void): Command {
   return {
     kind: 'disk_stop',
     holds: true,
+    actor: serviceActor('disk_quota'),
     begin: record,
     run: async (server) => {
       await server.whenInstalled();
@@ -107,6 +112,7 @@ export const shutdown: Command = {
   kind: 'shutdown',
   holds: true,
   overtakes: true,
+  actor: serviceActor('shutdown'),
   run: async (server, ctx) => {
     await server.whenInstalled();
     if (server.hasProcess && server.detach() === null) await server.halt('stop', 'shutdown');

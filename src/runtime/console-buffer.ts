@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { components } from '../../generated/v1';
+import type { Actor } from '../actors';
 import { hostPathMasks, pathMasker, stripTerminalControls, type PathMask } from './console-text';
 
 /**
@@ -35,8 +36,13 @@ export const CONSOLE_LOG_ROTATION: LogRotation = { maxBytes: 1024 * 1024, keep: 
  * (so it cannot fill the server's disk either).
  */
 export class ConsoleBuffer {
-  /** `capacity` slots used as a ring: the oldest held line is at `head`, the newest `count - 1` slots after it. */
-  private readonly slots: (ConsoleLine | undefined)[];
+  /**
+   * Up to `capacity` slots used as a ring: the oldest held line is at `head`, the newest `count - 1` slots after it.
+   * It grows with the lines pushed, so a console nothing was printed to costs no slots (docs/architecture.md
+   * "At scale").
+   */
+  private readonly slots: ConsoleLine[] = [];
+  private readonly capacity: number;
   private head = 0;
   private count = 0;
   private readonly listeners = new Set<ConsoleListener>();
@@ -50,26 +56,28 @@ export class ConsoleBuffer {
 
   /** `masks`: the host's folders that lines show replaced (console-text.ts hostPathMasks). */
   constructor(
-    private readonly capacity: number,
+    capacity: number,
     private readonly logFile: string | null,
     private readonly now: () => string,
     masks: readonly PathMask[] = [],
     private readonly rotation: LogRotation = CONSOLE_LOG_ROTATION,
   ) {
-    this.slots = new Array<ConsoleLine | undefined>(Math.max(0, Math.floor(capacity) || 0));
+    this.capacity = Math.max(0, Math.floor(capacity) || 0);
     this.maskPaths = pathMasker(masks);
   }
 
   /**
    * Records one line. Its text is stored without terminal controls and with the masked folders replaced
    * (console-text.ts), whoever produced it: an Environment may pass a game's escape sequences through, a system
-   * line may quote a path, and the stored text reaches API clients and operators' terminals. `tokenId`: the API
-   * token that sent an `input` line, recorded with it (and in the log file); null for every other line.
+   * line may quote a path, and the stored text reaches API clients and operators' terminals. `actor`: who sent an
+   * `input` line (src/actors.ts), recorded with it (its token, if any, in the log file too); null for every other
+   * line.
    */
-  push(stream: ConsoleStream, text: string, tokenId: string | null = null): ConsoleLine {
+  push(stream: ConsoleStream, text: string, actor: Actor | null = null): ConsoleLine {
     // The spec bounds ConsoleLine.text (and a crash's last_lines) at MAX_LINE_CHARS; a longer game line is cut.
     const clean = this.maskPaths(stripTerminalControls(text)).slice(0, MAX_LINE_CHARS);
-    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId };
+    const tokenId = actor?.type === 'user' ? actor.token_id : null;
+    const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId, actor };
     this.store(line);
     this.appendToFile(line);
     for (const fn of this.listeners) {
@@ -119,11 +127,24 @@ export class ConsoleBuffer {
 
   /** Closes the log file; resolves once it (and any rotated-out file) is flushed and its descriptor closed. */
   async close(): Promise<void> {
+    this.listeners.clear();
+    await this.closeFile();
+  }
+
+  /**
+   * Closes the log file but keeps the lines and the subscribers: the next line opens it again. For a console kept
+   * while its server has no door (doors.ts), so a stopped server holds no file descriptor.
+   */
+  async closeFile(): Promise<void> {
     const file = this.file;
     this.file = null;
-    this.listeners.clear();
     if (file) this.retire(file);
     await Promise.all([...this.retiring]);
+  }
+
+  /** True while nothing is held and nobody listens: dropping this console loses nothing. */
+  get empty(): boolean {
+    return this.count === 0 && this.listeners.size === 0;
   }
 
   /** Ends a log file stream; the promise settles once it is flushed and closed. */
@@ -140,21 +161,28 @@ export class ConsoleBuffer {
 
   /** The `i`-th held line, 0 being the oldest. */
   private at(i: number): ConsoleLine {
-    return this.slots[(this.head + i) % this.slots.length] as ConsoleLine;
+    return this.slots[(this.head + i) % this.slots.length];
   }
 
-  /** Writes into the slot after the newest; when full, that slot is the oldest's, so the oldest is dropped. */
+  /**
+   * Appends until `capacity` lines are held (head stays 0); from then on writes into the slot after the newest,
+   * which is the oldest's, so the oldest is dropped.
+   */
   private store(line: ConsoleLine): void {
-    const size = this.slots.length;
-    if (size === 0) return;
-    this.slots[(this.head + this.count) % size] = line;
-    if (this.count < size) this.count++;
-    else this.head = (this.head + 1) % size;
+    if (this.capacity === 0) return;
+    if (this.count < this.capacity) {
+      this.slots.push(line);
+      this.count++;
+      return;
+    }
+    this.slots[this.head] = line;
+    this.head = (this.head + 1) % this.capacity;
   }
 
   private appendToFile(line: ConsoleLine): void {
     if (!this.logFile) return;
-    const source = line.token_id ? `${line.stream} ${line.token_id}` : line.stream;
+    const by = line.actor === null ? null : line.actor.type === 'user' ? line.actor.token_id : (line.actor.schedule_id ?? line.actor.cause);
+    const source = by ? `${line.stream} ${by}` : line.stream;
     const text = `${line.at} [${source}] ${line.text}\n`;
     const bytes = Buffer.byteLength(text);
     if (!this.file) this.file = this.openLogFile(this.logFile);

@@ -3,16 +3,26 @@ import type { ConsoleLine, ConsoleListener } from './console-buffer';
 import { isCommandLine } from './console-text';
 import type { Doors } from './doors';
 import type { PowerService } from './power';
+import type { Player } from './game';
 import type { Players } from './probes';
 import { isStopCommand } from './software-catalog';
 import type { CommandSender } from './types';
+
+/** What a kicked player is told when the caller gives no reason (the spec's KickReason). */
+export const DEFAULT_KICK_REASON = 'Kicked from the server.';
 
 /**
  * The servers' consoles and who is online (docs/architecture.md "Streams"): lines read from each server's ring
  * buffer, commands written to its running game, players as the game reports them. Each method takes a server id
  * its caller has checked is the caller's.
  */
-export function createConsoles(deps: { doors: Pick<Doors, 'of'>; power: Pick<PowerService, 'requestAction'>; now: () => number }) {
+export function createConsoles(deps: {
+  doors: Pick<Doors, 'of'>;
+  power: Pick<PowerService, 'requestAction'>;
+  /** The server's owner: a stop command the service itself sends (a schedule's) is a stop action recorded for them. */
+  ownerOf: (serverId: string) => string | undefined;
+  now: () => number;
+}) {
   const { doors } = deps;
   return {
     /** The newest `limit` lines (default 100), oldest first. */
@@ -25,8 +35,9 @@ export function createConsoles(deps: { doors: Pick<Doors, 'of'>; power: Pick<Pow
 
     /**
      * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
-     * line of text. Echoed as an `input` line that records the sender's token. The software's stop command is a
-     * stop action by the sender instead (refused like one: action_conflict while another action holds the server).
+     * line of text. Echoed as an `input` line that records its sender (an account and its token, or a schedule).
+     * The software's stop command is a stop action by the sender instead (refused like one: action_conflict while
+     * another action holds the server).
      */
     sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine {
       const door = doors.of(serverId);
@@ -39,12 +50,29 @@ export function createConsoles(deps: { doors: Pick<Doors, 'of'>; power: Pick<Pow
       if (isStopCommand(game.def, text)) {
         // The game would exit on it as on a crash (and be restarted): it is this user's stop action instead, so
         // desired state becomes `stopped` with the action and the exit is expected. The action sends the stop.
-        deps.power.requestAction(serverId, sender.userId, 'stop');
-        return door.console.push('input', text, sender.tokenId);
+        deps.power.requestAction(serverId, sender.type === 'user' ? sender.user_id : (deps.ownerOf(serverId) ?? ''), 'stop');
+        return door.console.push('input', text, sender);
       }
-      const line = door.console.push('input', text, sender.tokenId);
+      const line = door.console.push('input', text, sender);
       game.send(text);
       return line;
+    },
+
+    /**
+     * Disconnects a player the game reports online (kickServerPlayer), telling them `reason`: invalid_state unless
+     * the game runs and its software can kick, player_not_online unless `name` (in any case) is in the game's
+     * last report (Game.online). Echoed as an `input` line naming its sender; the player's leaving
+     * is reported with reason `kick`. Synchronous, so that it runs inside an Idempotency-Key's transaction.
+     */
+    kick(serverId: string, name: string, reason: string | undefined, sender: CommandSender): { player: Player; reason: string } {
+      const door = doors.of(serverId);
+      const game = door.running('a player can be kicked only while it runs');
+      if (game.def.kickCommand === null) throw new AppError('invalid_state', `${game.def.id} cannot kick a player.`);
+      const player = game.online().find((p) => p.name.toLowerCase() === name.toLowerCase());
+      if (!player) throw new AppError('player_not_online', `No player named ${name} is online on this server.`);
+      const told = reason ?? DEFAULT_KICK_REASON;
+      door.console.push('input', game.kick(player, told), sender);
+      return { player, reason: told };
     },
 
     /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */

@@ -3,7 +3,7 @@ import type { Plan } from '../catalog/plans';
 import type { DiskRow, ServersRepo } from '../store/servers-repo';
 import { diskStop } from './commands';
 import type { CrashPolicy } from './crash-policy';
-import { folderBytes, MIB } from './disk-usage';
+import { MIB } from './disk-usage';
 import type { ServerDoor } from './door';
 import type { Doors } from './doors';
 import { CRASH_LINES } from './server-supervisor';
@@ -13,20 +13,39 @@ import type { RuntimeConfig } from './types';
 export const DISK_NEAR_RATIO = 0.9;
 
 export interface DiskWatcherDeps {
-  servers: Pick<ServersRepo, 'diskRows' | 'recordDisk' | 'find' | 'stopWanted'>;
+  servers: Pick<ServersRepo, 'diskDue' | 'recordDisk' | 'filesChanged' | 'planOf' | 'stopWanted'>;
   crashPolicy: CrashPolicy;
-  doors: Pick<Doors, 'forServer' | 'isClosing'>;
+  doors: Pick<Doors, 'of' | 'isClosing'>;
   plans: readonly Plan[];
   config: Pick<RuntimeConfig, 'diskCheckMs'>;
   log: Logger;
-  /** Where a server's backup archives are (backups.ts): they count toward its disk use. */
-  backupsFolder: (serverId: string) => string;
+  /**
+   * One server's disk use in bytes, or null when it has nothing to measure (not installed, being deleted) or when
+   * `stop()` turned true: the one call a pass makes per server, so how a server is measured (disk-usage.ts
+   * serverDiskUsage: its folder and its backup archives) can change without touching which servers are, and when.
+   */
+  measure(serverId: string, stop: () => boolean): Promise<number | null>;
 }
 
 /**
- * Measures every server's folder, one folder at a time, every `diskCheckMs` after the previous pass ended, so at
- * most one walk runs; records each measurement on its row; warns on the console when a server crosses
- * DISK_NEAR_RATIO of its plan's disk; stops a server over it that should run (docs/architecture.md "Disk").
+ * A pass records its measurements in one transaction, or one per this many in a pass that measures more (the first
+ * after an upgrade measures every server), so no write holds the event loop for long.
+ */
+const RECORD_EVERY = 100;
+
+/** A server measured in a pass, before the pass records it. */
+interface Measured {
+  row: DiskRow;
+  bytes: number;
+}
+
+/**
+ * Measures the servers whose disk use may have changed (docs/architecture.md "Disk"): those whose game may run, and
+ * those whose files changed since their last measurement (a state change, a backup, a restore: servers.disk_changes),
+ * one at a time, every `diskCheckMs` after the previous pass ended, so at most one walk runs; a stopped server is
+ * measured once after it stops and not again until something changes it. A pass records its measurements in one
+ * transaction (RECORD_EVERY); then it warns on the console of a server that crossed DISK_NEAR_RATIO of its plan's
+ * disk and stops one over it that should run.
  */
 export function createDiskWatcher(deps: DiskWatcherDeps) {
   let timer: NodeJS.Timeout | null = null;
@@ -34,42 +53,55 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
   let closed = false;
   let running: Promise<void> | null = null;
   let queued: Promise<void> | null = null;
+  const stopping = () => closed || deps.doors.isClosing();
 
   async function pass(): Promise<void> {
     try {
-      for (const row of deps.servers.diskRows()) {
-        if (closed || deps.doors.isClosing()) return;
-        if (row.state !== 'deleting') await measure(row);
+      let measured: Measured[] = [];
+      for (const row of deps.servers.diskDue()) {
+        if (stopping()) return; // what a pass cut short has not recorded yet is dropped
+        const bytes = await deps.measure(row.id, () => closed);
+        if (bytes !== null) measured.push({ row, bytes });
+        if (measured.length >= RECORD_EVERY) {
+          record(measured);
+          measured = [];
+        }
       }
+      if (!stopping()) record(measured);
     } catch (err) {
       deps.log.error('measuring server folders failed', { error: String(err) });
     }
   }
 
-  async function measure(row: DiskRow): Promise<void> {
-    const door = deps.doors.forServer(row);
-    const own = await folderBytes(door.dir, () => closed);
-    // Its backups count too (a missing folder, no backup yet, is 0); a walk cut short by closing counts nothing.
-    const archives = await folderBytes(deps.backupsFolder(row.id), () => closed);
-    if (own === null || closed) return;
-    const bytes = own + (archives ?? 0);
-    const server = deps.servers.find(row.id); // fresh after the walk: plan and desired state may have changed
-    const plan = server && deps.plans.find((p) => p.id === server.plan);
-    const limit = plan ? plan.disk_mb * MIB : Infinity;
-    const near = DISK_NEAR_RATIO * limit;
-    const crossed = bytes >= near && (row.disk_used_bytes === null || row.disk_used_bytes < near);
-    // The crossing's quota.disk_warning event is written with the measurement (one transaction).
-    if (!deps.servers.recordDisk(row.id, bytes, crossed ? { limitBytes: limit } : null)) return;
-    if (!server || !plan) return;
-    if (crossed) {
-      const percent = Math.floor((bytes / limit) * 100);
-      door.console.push('system', `disk use at ${percent}% of ${plan.disk_mb} MB`);
-      deps.log.warn('server near its disk quota', { serverId: row.id, percent, limit_mb: plan.disk_mb });
-    }
-    // What holds the server is left to finish (after a stop nothing is needed; a start is looked at next pass).
-    if (bytes > limit && server.desired_state === 'running' && door.holder() === null && !deps.doors.isClosing()) {
-      deps.log.warn('server over its disk quota; stopping it', { serverId: row.id, used_bytes: bytes, limit_mb: plan.disk_mb });
-      void door.submit(diskStop(() => recordStop(door, bytes, plan)));
+  /** One transaction for these measurements (and their quota.disk_warning events), then what each calls for. */
+  function record(measured: Measured[]): void {
+    if (measured.length === 0) return;
+    const checked = measured.map(({ row, bytes }) => {
+      const server = deps.servers.planOf(row.id); // fresh after the walk: plan and desired state may have changed
+      const plan = server && deps.plans.find((p) => p.id === server.plan);
+      const limit = plan ? plan.disk_mb * MIB : Infinity;
+      const near = DISK_NEAR_RATIO * limit;
+      const crossed = bytes >= near && (row.disk_used_bytes === null || row.disk_used_bytes < near);
+      return { row, bytes, server, plan, limit, crossed };
+    });
+    const recorded = deps.servers.recordDisk(checked.map((m) => ({
+      id: m.row.id, bytes: m.bytes, seenChanges: m.row.disk_changes, warnLimitBytes: m.crossed ? m.limit : null,
+    })));
+    for (const { row, bytes, server, plan, limit, crossed } of checked) {
+      if (!recorded.has(row.id) || !server || !plan) continue;
+      const over = bytes > limit && server.desired_state === 'running';
+      if (!crossed && !over) continue;
+      const door = deps.doors.of(row.id);
+      if (crossed) {
+        const percent = Math.floor((bytes / limit) * 100);
+        door.console.push('system', `disk use at ${percent}% of ${plan.disk_mb} MB`);
+        deps.log.warn('server near its disk quota', { serverId: row.id, percent, limit_mb: plan.disk_mb });
+      }
+      // What holds the server is left to finish (after a stop nothing is needed; a start is looked at next pass).
+      if (over && door.holder() === null && !deps.doors.isClosing()) {
+        deps.log.warn('server over its disk quota; stopping it', { serverId: row.id, used_bytes: bytes, limit_mb: plan.disk_mb });
+        void door.submit(diskStop(() => recordStop(door, bytes, plan)));
+      }
     }
   }
 
@@ -102,6 +134,11 @@ export function createDiskWatcher(deps: DiskWatcherDeps) {
   }
 
   return {
+    /**
+     * The server's files changed without a state change (a backup made or deleted, a restore): its next pass
+     * measures it again, even if no game runs. Stored (servers.disk_changes), so a restart forgets nothing.
+     */
+    changed: (serverId: string): void => deps.servers.filesChanged(serverId),
     /** Measures now, then every diskCheckMs after each pass ends. */
     start(): void {
       if (looping || closed) return;

@@ -1,6 +1,8 @@
+import { serviceActor, type Actor, type Actors } from '../actors';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import { actionFailure, type Failure } from '../store/actions-repo';
+import type { ConsoleBuffer } from './console-buffer';
 import type { CrashPolicy } from './crash-policy';
 import { ServerSupervisor, type SupervisorDeps } from './server-supervisor';
 import type { ServerState } from './states';
@@ -50,6 +52,11 @@ export interface Command {
   overtakes?: boolean;
   /** An install or a backup leaves a crash restart the crash policy scheduled; every other command cancels it. */
   keepsRestart?: boolean;
+  /**
+   * Whom it acts for (src/actors.ts): whoever submitted it (the actor current at submit) unless it says, as the
+   * crash policy's restart does. Its `begin` and `run`, and every event they raise, name this actor.
+   */
+  actor?: Actor;
   begin?(server: ServerSupervisor): void;
   run?(server: ServerSupervisor, ctx: CommandContext): Promise<Failure | null>;
   /** Instead of run, when an overtaking command cancelled it while it waited. */
@@ -62,10 +69,12 @@ export interface DoorDeps {
   log: Logger;
   /** Tracks a command until it ends (Runtime idle()). */
   track(p: Promise<unknown>): void;
+  actors: Actors;
 }
 
 interface Entry {
   command: Command;
+  actor: Actor;
   overtaken: boolean;
   released: boolean;
   done: Promise<Failure | null>;
@@ -77,6 +86,7 @@ const autoRestart: Command = {
   kind: 'auto_restart',
   holds: false,
   keepsRestart: true,
+  actor: serviceActor('crash_restart'),
   run: async (server) => (server.state === 'crashed' ? server.launch('auto_restart') : null),
 };
 
@@ -92,9 +102,12 @@ export class ServerDoor {
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly server: ServerSupervisor;
 
-  /** Makes the server's supervisor, which only this door holds; a crash it records schedules the restart here. */
-  constructor(id: string, initial: ServerState, supervisor: Omit<SupervisorDeps, 'crashed'>, private readonly deps: DoorDeps) {
-    this.server = new ServerSupervisor(id, initial, { ...supervisor, crashed: () => this.restartIfWanted() });
+  /**
+   * Makes the server's supervisor, which only this door holds; a crash it records schedules the restart here.
+   * `console`: the server's console of this life, when an earlier door had one (doors.ts).
+   */
+  constructor(id: string, initial: ServerState, supervisor: Omit<SupervisorDeps, 'crashed'>, private readonly deps: DoorDeps, console?: ConsoleBuffer) {
+    this.server = new ServerSupervisor(id, initial, { ...supervisor, crashed: () => this.restartIfWanted() }, console);
   }
 
   get id() { return this.server.id; }
@@ -116,12 +129,13 @@ export class ServerDoor {
    * action_cancelled. Throws only what `begin` throws.
    */
   submit(command: Command): Promise<Failure | null> {
+    const actor = command.actor ?? this.deps.actors.current();
     if (!command.keepsRestart) this.cancelRestart();
-    command.begin?.(this.server);
+    if (command.begin) this.deps.actors.run(actor, () => command.begin!(this.server));
     if (!command.run) return Promise.resolve(null);
     let resolve!: (failure: Failure | null) => void;
     const done = new Promise<Failure | null>((r) => (resolve = r));
-    const entry: Entry = { command, overtaken: false, released: false, done, resolve };
+    const entry: Entry = { command, actor, overtaken: false, released: false, done, resolve };
     this.deps.track(done);
     if (command.overtakes) {
       for (const waiting of this.queue.splice(0)) this.cancel(waiting, command);
@@ -143,6 +157,14 @@ export class ServerDoor {
   /** Nothing waits or runs and no crash restart is scheduled: the reconcile loop and the disk watcher may act. */
   get idle(): boolean {
     return this.underway.size === 0 && this.queue.length === 0 && this.restartTimer === null;
+  }
+
+  /**
+   * Nothing to watch: idle, no process nor launch, and `stopped` (a crashed server keeps its door, for its crash
+   * restart or a failed install to retry). Its door may go (doors.ts dropSettled); the row says all it knows.
+   */
+  get settled(): boolean {
+    return this.idle && !this.server.hasProcess && this.server.state === 'stopped';
   }
 
   /** True while a waiting or running command matches (a restore of a backup, a removal under way). */
@@ -181,7 +203,8 @@ export class ServerDoor {
       othersSettled: () => this.othersSettled(entry),
       release: () => void (entry.released = true),
     };
-    setImmediate(() => void this.runOne(entry, ctx));
+    // As its submitter: the one that started it, not whichever command ended before it (src/actors.ts).
+    setImmediate(() => void this.deps.actors.run(entry.actor, () => this.runOne(entry, ctx)));
   }
 
   private async runOne(entry: Entry, ctx: CommandContext): Promise<void> {

@@ -1,5 +1,6 @@
 import { AppError } from '../errors';
 import type { Server } from '../store/servers-repo';
+import type { ConsoleBuffer } from './console-buffer';
 import { ServerDoor } from './door';
 import type { SupervisorDeps } from './server-supervisor';
 import type { LiveServer } from './types';
@@ -10,19 +11,27 @@ export type DoorsDeps = Omit<SupervisorDeps, 'isClosing' | 'crashed'> & {
 };
 
 /**
- * The doors of this host's servers, one per server, each made on first use from the server's row with its
- * supervisor, which no one else holds (docs/architecture.md "The door"). Also whether the service is shutting down:
+ * The doors of this host's servers, one per server that needs one, each made on first use from the server's row
+ * with its supervisor, which no one else holds (docs/architecture.md "The door"). A door whose server has settled
+ * (stopped, nothing waiting, running or scheduled) is dropped by the reconcile loop's sweep, so memory follows the
+ * servers in play, not the servers registered (docs/architecture.md "At scale"); its console, if it holds lines
+ * of this life or has subscribers, is kept for the server's next door. Also whether the service is shutting down:
  * from then on no launch begins and no crash restart is scheduled.
  */
 export function createDoors(deps: DoorsDeps) {
   const map = new Map<string, ServerDoor>();
+  /** Consoles of servers without a door: getServerConsole promises this life's lines (openapi/v1.yaml). */
+  const consoles = new Map<string, ConsoleBuffer>();
   let closing = false;
   const isClosing = () => closing;
 
   function forServer(server: Pick<Server, 'id' | 'state'>): ServerDoor {
     let door = map.get(server.id);
     if (!door) {
-      door = new ServerDoor(server.id, server.state, { ...deps, isClosing }, { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track });
+      const kept = consoles.get(server.id);
+      consoles.delete(server.id);
+      const doorDeps = { crashPolicy: deps.crashPolicy, isClosing, log: deps.log, track: deps.track, actors: deps.actors };
+      door = new ServerDoor(server.id, server.state, { ...deps, isClosing }, doorDeps, kept);
       map.set(server.id, door);
     }
     return door;
@@ -39,8 +48,26 @@ export function createDoors(deps: DoorsDeps) {
       return forServer(server);
     },
     all: (): ServerDoor[] => [...map.values()],
-    /** Drops a removed server's door (the removal's last step). */
-    forget: (serverId: string): void => void map.delete(serverId),
+    /** How many doors and kept consoles are in memory (tests, docs/architecture.md "At scale"). */
+    size: (): { doors: number; consoles: number } => ({ doors: map.size, consoles: consoles.size }),
+    /**
+     * Drops the doors of settled servers (ServerDoor.settled), on its own tick: every caller of `of` uses the door
+     * it got within its own synchronous step, so no command can reach a dropped door. A console worth keeping stays,
+     * its log file closed until its next line.
+     */
+    dropSettled(): void {
+      for (const [id, door] of map) {
+        if (!door.settled) continue;
+        map.delete(id);
+        if (!door.console.empty) consoles.set(id, door.console);
+        deps.track(door.console.closeFile());
+      }
+    },
+    /** Drops a removed server's door and console (the removal's last step). */
+    forget(serverId: string): void {
+      map.delete(serverId);
+      consoles.delete(serverId);
+    },
     /** Every running game, for the telemetry sampler. */
     live: (): LiveServer[] => [...map.values()].flatMap((d) => d.live ?? []),
     /** True while a restore waits or runs with this backup (a kept backup cannot be deleted then). */

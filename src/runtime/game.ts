@@ -21,6 +21,8 @@ import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './
 
 /** How often a ping-probed game (no IPC) is asked who is online. */
 const PING_EVERY_MS = 5_000;
+/** How long after a kick a player's leaving is put down to it (PlayerLeftReason `kick`). */
+export const KICK_WINDOW_MS = 30_000;
 
 export type { GameAddress } from './environment';
 
@@ -128,6 +130,8 @@ export class Game {
   private reported: Players | null = null;
   /** When the players were last asked for by a Minecraft ping (ping-probed software only). */
   private lastPingAt = 0;
+  /** Players kicked through kick(), by uuid, with when: their next leaving is a `kick`, if it comes soon enough. */
+  private readonly kicked = new Map<string, number>();
   readonly ready: Promise<void>;
 
   constructor(
@@ -141,6 +145,8 @@ export class Game {
     private readonly onPlayers: PlayersChanged = () => undefined,
     /** Who is online already, for a game taken over while it runs (the events say so): not joined again. */
     online: Player[] = [],
+    /** The clock a kick's window is measured on (the supervisor's). */
+    private readonly now: () => number = Date.now,
   ) {
     this.reported = online.length > 0 ? { online: online.length, max: plan.player_slots, players: online } : null;
     let signalReady = () => undefined as void;
@@ -156,11 +162,17 @@ export class Game {
       const players = playersFromMessage(msg);
       if (players) {
         const was = new Set((this.reported?.players ?? []).map((p) => p.uuid));
-        const now = new Set(players.players.map((p) => p.uuid));
+        const still = new Set(players.players.map((p) => p.uuid));
         const joined = players.players.filter((p) => !was.has(p.uuid));
-        const left = (this.reported?.players ?? []).filter((p) => !now.has(p.uuid));
+        const left = (this.reported?.players ?? []).filter((p) => !still.has(p.uuid));
         this.reported = players;
-        if (joined.length + left.length > 0) onPlayers(joined, left, 'left');
+        const at = this.now();
+        const byKick = (p: Player) => at - (this.kicked.get(p.uuid) ?? -Infinity) <= KICK_WINDOW_MS;
+        const kicked = left.filter(byKick);
+        const quit = left.filter((p) => !byKick(p));
+        for (const p of left) this.kicked.delete(p.uuid);
+        if (kicked.length > 0) onPlayers([], kicked, 'kick');
+        if (joined.length + quit.length > 0) onPlayers(joined, quit, 'left');
       }
       this.tps = tpsFromMessage(msg) ?? this.tps;
     });
@@ -210,6 +222,14 @@ export class Game {
     return this.reported ?? { online: 0, max: this.plan.player_slots, players: [] };
   }
 
+  /**
+   * Who the game last said is online: its last IPC report, or for ping-probed software the last ping's list,
+   * polled while it runs (at most PING_EVERY_MS old). Empty before the first report.
+   */
+  online(): Player[] {
+    return this.reported?.players ?? [];
+  }
+
   /** For ping-probed software, pings when the last ping is older than PING_EVERY_MS (failures are ignored). */
   pollPlayers(now: number): void {
     if (this.def.players === 'minecraft-ping' && now - this.lastPingAt > PING_EVERY_MS) this.ping(now).catch(() => undefined);
@@ -226,6 +246,19 @@ export class Game {
     this.proc.detach();
     console.push('system', `process ${this.proc.pid} let go, still running, to be adopted again`);
     return true;
+  }
+
+  /**
+   * Tells the game to disconnect a player it reported online (the definition's kick_command, which the caller
+   * checked it has), with `reason`; their leaving within KICK_WINDOW_MS is reported as `kick`. Returns the text
+   * sent, for the console's input line; invalid_state as send().
+   */
+  kick(player: Player, reason: string): string {
+    // Functions, not strings, as replacements: a reason's `$&` or `$'` must reach the player as typed.
+    const text = this.def.kickCommand!.replace('{name}', () => player.name).replace('{reason}', () => reason).trimEnd();
+    this.send(text);
+    this.kicked.set(player.uuid, this.now());
+    return text;
   }
 
   /** Writes one console command; invalid_state when the process's console is already closed (it is exiting). */

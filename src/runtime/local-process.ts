@@ -29,35 +29,7 @@ export function wrapChild(child: ChildProcess, options: WrapOptions): GameProces
     for (const fn of messageFns) fn(msg);
   });
   child.stdin!.on('error', () => undefined); // writing to a dying process: the exit tells the story
-  const exited = new Promise<ExitInfo>((resolve) => {
-    child.once('exit', (code, signal) => {
-      // 'close' comes once stdout/stderr are drained, so the last lines are in before anyone reads them; a
-      // grandchild holding the pipes open must not delay the exit for long.
-      let done = false;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        alive = false;
-        options.release({ code, signal }).then(resolve, () => resolve({ code, signal }));
-      };
-      const timer = setTimeout(finish, CLOSE_GRACE_MS);
-      child.once('close', () => {
-        clearTimeout(timer);
-        finish();
-      });
-    });
-  });
-  const killGroup = () => {
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      try {
-        child.kill('SIGKILL');
-      } catch {
-        /* already gone */
-      }
-    }
-  };
+  const exited = exitOf(child, options.release, () => (alive = false));
   return {
     pid,
     cmdline: options.argv,
@@ -72,29 +44,72 @@ export function wrapChild(child: ChildProcess, options: WrapOptions): GameProces
     },
     async stop(stopCommand, timeoutMs) {
       if (!alive) return { ...(await exited), forced: false };
-      let forced = false;
-      const timer = setTimeout(() => {
-        forced = true;
-        killGroup();
-      }, timeoutMs);
-      try {
-        child.stdin!.write(stopCommand + '\n');
-      } catch {
-        forced = true;
-        killGroup();
-      }
-      const exit = await exited;
-      clearTimeout(timer);
-      return { ...exit, forced };
+      return stopOrKill(child, exited, stopCommand, timeoutMs);
     },
     async kill() {
-      if (alive) killGroup();
+      if (alive) killGroup(child);
       return exited;
     },
     rssBytes: () => readRss(pid),
     onLine: (fn) => void lineFns.push(fn),
     onMessage: (fn) => void messageFns.push(fn),
   };
+}
+
+/**
+ * The child's exit, once its output is in and `release` has run; `gone` is called at that moment (before
+ * `exited` resolves), so isAlive() turns false with it.
+ */
+function exitOf(child: ChildProcess, release: WrapOptions['release'], gone: () => void): Promise<ExitInfo> {
+  return new Promise<ExitInfo>((resolve) => {
+    child.once('exit', (code, signal) => {
+      // 'close' comes once stdout/stderr are drained, so the last lines are in before anyone reads them; a
+      // grandchild holding the pipes open must not delay the exit for long.
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        gone();
+        release({ code, signal }).then(resolve, () => resolve({ code, signal }));
+      };
+      const timer = setTimeout(finish, CLOSE_GRACE_MS);
+      child.once('close', () => {
+        clearTimeout(timer);
+        finish();
+      });
+    });
+  });
+}
+
+/** GameProcess.stop on a live child: the stop command, then the whole process group killed after timeoutMs. */
+async function stopOrKill(child: ChildProcess, exited: Promise<ExitInfo>, stopCommand: string, timeoutMs: number) {
+  let forced = false;
+  const timer = setTimeout(() => {
+    forced = true;
+    killGroup(child);
+  }, timeoutMs);
+  try {
+    child.stdin!.write(stopCommand + '\n');
+  } catch {
+    forced = true;
+    killGroup(child);
+  }
+  const exit = await exited;
+  clearTimeout(timer);
+  return { ...exit, forced };
+}
+
+/** SIGKILL to the child's process group (it was spawned detached, so its pid is the group's), else to the child. */
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-child.pid!, 'SIGKILL');
+  } catch {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
 }
 
 function splitLines(stream: NodeJS.ReadableStream, onLine: (text: string) => void): void {

@@ -40,7 +40,7 @@ export function createPlayerLists(deps: PlayerListsDeps) {
     if (slot.state === 'deleting') throw new AppError('invalid_state', 'The server is being deleted.');
     const command = write(c);
     if (command === null || slot.state !== 'running') return; // the next launch's file carries it
-    slot.console.push('input', command, sender.tokenId);
+    slot.console.push('input', command, sender);
     slot.running('lists are applied live only while it runs').send(command);
   }
 

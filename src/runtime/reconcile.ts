@@ -10,7 +10,7 @@ import type { Lifecycle } from './lifecycle';
 import type { RuntimeConfig } from './types';
 
 export interface ReconcilerDeps {
-  servers: Pick<ServersRepo, 'all' | 'idsInState'>;
+  servers: Pick<ServersRepo, 'notStopped' | 'unsettled' | 'idsInState'>;
   actions: Pick<ActionsRepo, 'allOpen' | 'finish'>;
   processes: ProcessesRepo;
   environment: Environment;
@@ -24,7 +24,8 @@ export interface ReconcilerDeps {
 /**
  * The runtime's own loops: boot (adopt or clean up what a previous life left, even after kill -9), the reconcile
  * loop (actual state follows desired state), the RSS watchdog, and graceful shutdown. Each acts on a server through
- * its door. Each pass reads the database once: one query for every server (docs/architecture.md "Reconcile").
+ * its door. Each pass reads only the servers it may act on, through an index (docs/architecture.md "Reconcile"):
+ * a stopped server meant to be stopped costs a pass nothing, however many there are.
  */
 export function createReconciler(deps: ReconcilerDeps) {
   const { doors, config } = deps;
@@ -68,11 +69,12 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   /**
    * Service boot: cleans up the previous life, resets transient states, resumes installs, deletions and crash
-   * backoffs, then starts the loops; the first pass starts every server whose desired state is running.
+   * backoffs, then starts the loops; the first pass starts every server whose desired state is running. A stopped
+   * server needs none of this, and gets no door until something asks for it.
    */
   async function start(): Promise<void> {
     const adopted = await cleanUpPreviousLife();
-    for (const server of deps.servers.all()) {
+    for (const server of deps.servers.notStopped()) {
       const door = doors.forServer(server);
       const proc = adopted.get(server.id);
       if (proc && adoptInto(door, proc)) continue;
@@ -105,12 +107,14 @@ export function createReconciler(deps: ReconcilerDeps) {
 
   /**
    * Makes actual follow desired for servers whose door is idle (no command waits or runs, no crash restart is
-   * scheduled): one query, then in-memory decisions, each a command on the server's door.
+   * scheduled): one indexed query for the servers whose observed state is off their desired one (a start or stop
+   * a previous life or a crash policy left undone), then a command on each one's door. First it drops the doors of
+   * settled servers (doors.ts dropSettled), so memory follows the servers in play.
    */
   function reconcile(): void {
     if (doors.isClosing()) return;
-    for (const server of deps.servers.all()) {
-      if (server.state === 'deleting') continue;
+    doors.dropSettled();
+    for (const server of deps.servers.unsettled()) {
       const door = doors.forServer(server);
       if (!door.idle) continue;
       if (server.desired_state === 'running' && door.state === 'stopped') void door.submit(reconcileStart);

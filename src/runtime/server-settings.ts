@@ -85,7 +85,7 @@ export function createServerSettings(deps: ServerSettingsDeps): SettingsService 
     if (live && stored.launched) {
       const game = slot.running('settings are applied live only while it runs');
       for (const { command } of live) {
-        slot.console.push('input', command, sender.tokenId);
+        slot.console.push('input', command, sender);
         game.send(command);
       }
       deps.repo.recordLaunched(serverId, { ...stored.launched, ...Object.fromEntries(live.map((c) => [c.name, c.value])) });

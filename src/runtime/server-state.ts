@@ -11,6 +11,11 @@ export interface ServerStateDeps {
   emitState: (e: StateChange) => void;
 }
 
+/** A server's folder: world, settings, logs (README "Game servers"). */
+export function serverDir(dataDir: string, serverId: string): string {
+  return path.join(dataDir, 'servers', serverId);
+}
+
 /**
  * A server's observed state and its one writer (servers.state, through ServersRepo.setState), with the console its
  * changes are told on; the transitions that involve no game process live here too (a reset at boot, the start of a
@@ -22,10 +27,11 @@ export class ServerStateMachine {
   readonly dir: string;
   protected current: ServerState;
 
-  constructor(readonly id: string, initial: ServerState, private readonly stateDeps: ServerStateDeps) {
+  /** `console`: the one this life already has for the server (doors.ts keeps it while the server has no door). */
+  constructor(readonly id: string, initial: ServerState, private readonly stateDeps: ServerStateDeps, console?: ConsoleBuffer) {
     this.current = initial;
-    this.dir = path.join(stateDeps.config.dataDir, 'servers', id);
-    this.console = serverConsole(this.dir, stateDeps.config.dataDir, stateDeps.now);
+    this.dir = serverDir(stateDeps.config.dataDir, id);
+    this.console = console ?? serverConsole(this.dir, stateDeps.config.dataDir, stateDeps.now);
   }
 
   get state(): ServerState {

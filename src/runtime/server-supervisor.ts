@@ -1,3 +1,4 @@
+import { GAME_ACTOR as GAME, type Actor, type Actors } from '../actors';
 import { AppError, invalidState } from '../errors';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
@@ -10,6 +11,7 @@ import type { Environment, ExitInfo, GameProcess } from './environment';
 import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { ServerStateMachine } from './server-state';
+import type { ConsoleBuffer } from './console-buffer';
 import { canTransition, type ServerState } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
 
@@ -32,6 +34,8 @@ export interface SupervisorDeps {
   settings: LaunchSettings;
   /** After a crash is recorded: its door schedules the crash policy's restart (door.ts restartIfWanted). */
   crashed: () => void;
+  /** Whom the work under way acts for: an exit and the players' comings and goings are the game's own. */
+  actors: Actors;
 }
 
 export const CRASH_LINES = 20;
@@ -51,10 +55,13 @@ export class ServerSupervisor extends ServerStateMachine {
   private stopCause: StopCause | null = null; // why halt stops the game; null while nobody asked (an exit is a crash)
   private abortLaunch: StopCause | null = null; // a halt came while the launch had no process yet: it gives up
   private crashReason: CrashReason | null = null;
-  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.deps.playersChanged?.(this.id, joined, left, reason);
+  private stopActor: Actor = GAME; // whom halt acts for; an exit nobody asked for is the game's own (src/actors.ts)
+  /** As whoever halted the game, else as the game itself (a crash, players coming and going): not as who started it. */
+  private readonly asExit = <T>(fn: () => T): T => this.deps.actors.run(this.stopCause ? this.stopActor : GAME, fn);
+  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.asExit(() => this.deps.playersChanged?.(this.id, joined, left, reason));
 
-  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps) {
-    super(id, initial, deps);
+  constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps, console?: ConsoleBuffer) {
+    super(id, initial, deps, console);
   }
 
   /** True while a process lives or a launch is under way. */
@@ -135,7 +142,7 @@ export class ServerSupervisor extends ServerStateMachine {
     let game: Game;
     try {
       const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.dir, this.deps));
-      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers));
+      game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers, [], this.deps.now));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
     }
@@ -181,7 +188,7 @@ export class ServerSupervisor extends ServerStateMachine {
   adopt(proc: GameProcess): void {
     const launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
     const online = this.deps.onlinePlayers?.(this.id) ?? [];
-    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers, online));
+    this.watch(new Game(proc, launch.def, launch.plan, launch.address, this.console, () => false, this.onPlayers, online, this.deps.now));
   }
 
   /** Boot: the game of a previous life is gone (no process is left): `stopped`, and its players left with it. */
@@ -233,7 +240,7 @@ export class ServerSupervisor extends ServerStateMachine {
     this.stopCause = null;
     this.crashReason = null;
     this.deps.processes.record({ serverId: this.id, pid: game.proc.pid, cmdline: game.proc.cmdline });
-    this.exitHandled = game.proc.exited.then((exit) => this.onExit(game, exit));
+    this.exitHandled = game.proc.exited.then((exit) => this.asExit(() => this.onExit(game, exit)));
     return game;
   }
 
@@ -280,12 +287,13 @@ export class ServerSupervisor extends ServerStateMachine {
     const game = this.game;
     if (game) {
       this.stopCause = cause;
+      this.stopActor = this.deps.actors.current();
       if (this.current === 'starting' || this.current === 'running') this.setState('stopping', 'stop');
       if (mode === 'kill') {
         this.console.push('system', 'killing the process (SIGKILL)');
         await game.proc.kill();
       } else {
-        this.console.push('input', game.def.stopCommand);
+        this.console.push('input', game.def.stopCommand, this.stopActor);
         const { forced } = await game.proc.stop(game.def.stopCommand, this.deps.config.stopTimeoutMs);
         if (forced) this.console.push('system', `did not stop within ${this.deps.config.stopTimeoutMs} ms; killed`);
       }

@@ -21,6 +21,8 @@ import { parseSettingDefinitions, type SettingDefinition } from './setting-defin
  *   ipc              true for Node launchers that report over the IPC channel
  *   ready            { "ipc": "ready" } (message type) or { "console": "Done \\(.*\\)!" } (regex on a line)
  *   stop_command     console text that stops the game gracefully, e.g. "stop"
+ *   kick_command     (optional) console text that disconnects a player: "{name}" and "{reason}" are filled in
+ *                    (kickServerPlayer); without it the software cannot kick
  *   players          "ipc" | "minecraft-ping" | "none": how to learn who is online
  *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
  *   settings         (optional) object written as settings.json into the server folder at install and launch
@@ -52,6 +54,8 @@ export interface SoftwareDefinition {
   ipc: boolean;
   ready: ReadySignal;
   stopCommand: string;
+  /** The kick's console text with {name} and {reason}, or null when the software cannot kick. */
+  kickCommand: string | null;
   players: PlayersProbe;
   startTimeoutMs: number;
   settings: Record<string, unknown> | null;
@@ -205,6 +209,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     ipc: ipc as boolean,
     ready: parseReady(raw.ready, fail),
     stopCommand: str('stop_command'),
+    kickCommand: parseKickCommand(raw.kick_command, fail),
     players: players as PlayersProbe,
     startTimeoutMs: timeout as number,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
@@ -216,6 +221,14 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     imageFiles: imageFiles as string[],
     source,
   };
+}
+
+function parseKickCommand(raw: unknown, fail: (msg: string) => never): string | null {
+  if (raw === undefined) return null;
+  if (typeof raw !== 'string' || !raw.includes('{name}') || /[\r\n]/.test(raw)) {
+    return fail('"kick_command" must be one line of console text with "{name}" in it (and "{reason}" where the game takes one)');
+  }
+  return raw;
 }
 
 function parseReady(raw: unknown, fail: (msg: string) => never): ReadySignal {

@@ -1,5 +1,6 @@
 // Types of the runtime's own (not in the spec): its configuration and what it reports to the rest of the service.
 import type { ServerState } from './states';
+import type { Actor } from '../actors';
 
 export interface RuntimeConfig {
   /** Server folders live in `<dataDir>/servers/<id>`. */
@@ -63,8 +64,5 @@ export interface RuntimeEvents {
   removed: { serverId: string };
 }
 
-/** Who sends a console command: the user it acts for, and the API token it came with (null without one). */
-export interface CommandSender {
-  userId: string;
-  tokenId: string | null;
-}
+/** Who sends a console command (src/actors.ts): an account and its token, or the service itself (a schedule). */
+export type CommandSender = Actor;

@@ -5,7 +5,7 @@ import { newId } from '../ids';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { StoreObserver } from './observer';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
 import type { ServerWrites } from './server-writes';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
@@ -65,17 +65,11 @@ function toAction(row: ActionRow): Action {
   };
 }
 
-/** The `actions` table: power actions and how they ended (failures are recorded here, never only logged). */
-export function createActionsRepo(
-  db: Db,
-  clock: Clock,
-  quotas: Pick<QuotasRepo, 'checkStart'>,
-  /** The servers table's writer (ServersRepo): an action's desired state is written through it. */
-  servers: Pick<ServerWrites, 'setDesired'>,
-  events: EventsRepo = createEventsRepo(db, clock),
-  observer: StoreObserver = {},
-) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, reason, status, created_at)
       VALUES (@id, @server_id, @user_id, @type, @reason, 'pending', @created_at)`),
     one: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
@@ -90,7 +84,21 @@ export function createActionsRepo(
       started_at = COALESCE(started_at, ?) WHERE id = ? AND status IN ('pending', 'running') RETURNING type`).pluck(),
     lastUserStart: db.prepare(`SELECT MAX(created_at) FROM actions WHERE server_id = ? AND type IN ('start', 'restart')`).pluck(),
   };
+}
 
+/** What an action's life needs besides the statements: createActionsRepo's parameters. */
+interface LifeDeps {
+  db: Db;
+  clock: Clock;
+  quotas: Pick<QuotasRepo, 'checkStart'>;
+  /** The servers table's writer (ServersRepo): an action's desired state is written through it. */
+  servers: Pick<ServerWrites, 'setDesired'>;
+  events: Pick<EventsRepo, 'raise'>;
+  observer: StoreObserver;
+}
+
+/** An action's life: created with the desired state it implies, marked running, finished with its event. */
+function actionLife(st: Statements, { db, clock, quotas, servers, events, observer }: LifeDeps) {
   return {
     /**
      * Records a pending action and the desired state it implies (start/restart → running, stop/kill → stopped)
@@ -102,37 +110,14 @@ export function createActionsRepo(
       const desired: DesiredState = type === 'start' || type === 'restart' ? 'running' : 'stopped';
       db.transaction(() => {
         if (desired === 'running') quotas.checkStart(serverId);
-        q.insert.run(row);
+        st.insert.run(row);
         // A restore starts the server again only if it ran: what its owner wants stays as it was.
         if (type !== 'restore') servers.setDesired(serverId, desired, row.created_at);
       }).immediate();
       return toAction({ ...row, status: 'pending', error_code: null, error_detail: null, started_at: null, completed_at: null });
     },
 
-    get(serverId: string, id: string): Action | undefined {
-      const row = q.one.get(serverId, id) as ActionRow | undefined;
-      return row && toAction(row);
-    },
-
-    /** True while the action is pending or running. */
-    isOpen(id: string): boolean {
-      const status = q.status.get(id);
-      return status === 'pending' || status === 'running';
-    },
-
-    /** This server's pending and running actions, oldest first (at most one, or a kill and what it overtakes). */
-    open: (serverId: string): Action[] => (q.open.all(serverId) as ActionRow[]).map(toAction),
-    allOpen: (): Action[] => (q.allOpen.all() as ActionRow[]).map(toAction),
-
-    /** A page, newest first, after the action `startingAfter` (docs/conventions.md "Collections"). */
-    page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Action[]; has_more: boolean } {
-      const rows = (
-        opts.startingAfter ? q.after.all(serverId, opts.startingAfter, opts.limit + 1) : q.first.all(serverId, opts.limit + 1)
-      ) as ActionRow[];
-      return { data: rows.slice(0, opts.limit).map(toAction), has_more: rows.length > opts.limit };
-    },
-
-    markRunning: (id: string): void => void q.markRunning.run(iso(clock.now()), id),
+    markRunning: (id: string): void => void st.markRunning.run(iso(clock.now()), id),
 
     /**
      * Completes an action unless it already completed (a kill may have failed it first), with its action.succeeded
@@ -142,19 +127,61 @@ export function createActionsRepo(
       const t = iso(clock.now());
       const status = failure ? 'failed' : 'succeeded';
       const finished = db.transaction(() => {
-        const type = q.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id) as ActionType | undefined;
+        const type = st.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id) as ActionType | undefined;
         if (type === undefined) return undefined;
-        const row = q.byId.get(id) as ActionRow;
-        events.append(row.user_id, row.server_id, failure ? 'action.failed' : 'action.succeeded', { action: toAction(row) });
+        const row = st.byId.get(id) as ActionRow;
+        events.raise(failure ? 'action.failed' : 'action.succeeded', { action: toAction(row) }, { serverId: row.server_id });
         return type;
       })();
       if (finished !== undefined) observer.actionFinished?.(finished, status); // after the commit: counts what happened
       return finished !== undefined;
     },
+  };
+}
+
+/** Reading actions: one, whether it is open, a server's open ones, a page, and the last start asked for. */
+function actionReads(st: Statements) {
+  return {
+    get(serverId: string, id: string): Action | undefined {
+      const row = st.one.get(serverId, id) as ActionRow | undefined;
+      return row && toAction(row);
+    },
+
+    /** True while the action is pending or running. */
+    isOpen(id: string): boolean {
+      const status = st.status.get(id);
+      return status === 'pending' || status === 'running';
+    },
+
+    /** This server's pending and running actions, oldest first (at most one, or a kill and what it overtakes). */
+    open: (serverId: string): Action[] => (st.open.all(serverId) as ActionRow[]).map(toAction),
+    allOpen: (): Action[] => (st.allOpen.all() as ActionRow[]).map(toAction),
+
+    /** A page, newest first, after the action `startingAfter` (docs/conventions.md "Collections"). */
+    page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Action[]; has_more: boolean } {
+      const rows = (
+        opts.startingAfter ? st.after.all(serverId, opts.startingAfter, opts.limit + 1) : st.first.all(serverId, opts.limit + 1)
+      ) as ActionRow[];
+      return { data: rows.slice(0, opts.limit).map(toAction), has_more: rows.length > opts.limit };
+    },
 
     /** When the user last asked this server to start (start or restart), or null. */
-    lastUserStart: (serverId: string): string | null => (q.lastUserStart.get(serverId) as string | null) ?? null,
+    lastUserStart: (serverId: string): string | null => (st.lastUserStart.get(serverId) as string | null) ?? null,
   };
+}
+
+/** The `actions` table: power actions and how they ended (failures are recorded here, never only logged). */
+export function createActionsRepo(
+  db: Db,
+  clock: Clock,
+  quotas: Pick<QuotasRepo, 'checkStart'>,
+  /** The servers table's writer (ServersRepo): an action's desired state is written through it. */
+  servers: Pick<ServerWrites, 'setDesired'>,
+  events: Pick<EventsRepo, 'raise'>,
+  observer: StoreObserver = {},
+) {
+  const st = statements(db);
+  return { ...actionLife(st, { db, clock, quotas, servers, events, observer }), ...actionReads(st) };
 }
 
 export type ActionsRepo = ReturnType<typeof createActionsRepo>;

@@ -4,6 +4,7 @@ import { iso } from '../clock';
 import { newId } from '../ids';
 import { quotaExceeded } from '../errors';
 import type { EventsRepo } from './events-repo';
+import { serviceActor } from '../actors';
 import type { components } from '../../generated/v1';
 
 export type AlertRule = components['schemas']['AlertRule'];
@@ -47,7 +48,7 @@ function toRule(row: RuleRow): AlertRule {
  * (the evaluator, src/runtime/alerts.ts) and `crashed` (CrashesRepo.record, inside the crash's transaction), each
  * with its alert.* event in the same transaction, so an event exists exactly when its state change does.
  */
-export function createAlertsRepo(db: Db, clock: Clock, events: EventsRepo) {
+export function createAlertsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     count: db.prepare('SELECT COUNT(*) FROM alert_rules WHERE server_id = ?').pluck(),
     insert: db.prepare(`INSERT INTO alert_rules (id, server_id, name, kind, metric, comparison, threshold, duration_seconds, created_at)
@@ -65,7 +66,7 @@ export function createAlertsRepo(db: Db, clock: Clock, events: EventsRepo) {
   function change(id: string, to: AlertRule['state'], value: number | null, reason: string | null): AlertRule | null {
     if (q.setState.run(to, iso(clock.now()), id, to).changes === 0) return null;
     const rule = toRule(q.byId.get(id) as RuleRow);
-    events.appendForServer(rule.server_id, to === 'firing' ? 'alert.triggered' : 'alert.resolved', { alert: rule, value, reason });
+    events.raise(to === 'firing' ? 'alert.triggered' : 'alert.resolved', { alert: rule, value, reason }, { serverId: rule.server_id }, serviceActor('alerts'));
     return rule;
   }
 

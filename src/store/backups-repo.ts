@@ -3,7 +3,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
 import { AppError } from '../errors';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
 import type { StoredSchedule } from './servers-repo';
 import type { components } from '../../generated/v1';
 
@@ -42,7 +42,7 @@ function toBackup(row: BackupRow): Backup {
  * change writes its `backup.*` event for the server's owner in its own transaction (docs/architecture.md "Events
  * and webhooks").
  */
-export function createBackupsRepo(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
+export function createBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     insert: db.prepare(`INSERT INTO backups (id, server_id, name, automatic, status, created_at) VALUES (?, ?, ?, ?, 'pending', ?)`),
     // Retention (openapi/v1.yaml Backup.automatic): the oldest ready automatic backup goes first.
@@ -64,7 +64,7 @@ export function createBackupsRepo(db: Db, clock: Clock, events: EventsRepo = cre
   /** The backup's event, as the row is now. */
   function announce(id: string, type: 'backup.ready' | 'backup.failed'): void {
     const row = q.byId.get(id) as BackupRow;
-    events.appendForServer(row.server_id, type, { backup: toBackup(row) });
+    events.raise(type, { backup: toBackup(row) }, { serverId: row.server_id });
   }
 
   return {
@@ -89,13 +89,13 @@ export function createBackupsRepo(db: Db, clock: Clock, events: EventsRepo = cre
             throw new AppError('backup_limit_reached', `The server keeps ${kept} backups, as many as its plan allows (${opts.limit}); delete one first.`);
           }
           q.remove.run(serverId, oldest.id);
-          events.appendForServer(serverId, 'backup.deleted', { backup: toBackup(oldest) });
+          events.raise('backup.deleted', { backup: toBackup(oldest) }, { serverId: serverId });
           pruned.push(oldest.id);
         }
         const id = newId('bkp', clock.now());
         q.insert.run(id, serverId, name, opts.automatic ? 1 : 0, iso(clock.now()));
         const backup = toBackup(q.get.get(serverId, id) as BackupRow);
-        events.appendForServer(serverId, 'backup.created', { backup });
+        events.raise('backup.created', { backup }, { serverId: serverId });
         return { backup, pruned };
       }).immediate();
     },
@@ -129,7 +129,7 @@ export function createBackupsRepo(db: Db, clock: Clock, events: EventsRepo = cre
       db.transaction(() => {
         const row = q.get.get(serverId, id) as BackupRow | undefined;
         if (!row || q.remove.run(serverId, id).changes === 0) return false;
-        events.appendForServer(serverId, 'backup.deleted', { backup: toBackup(row) });
+        events.raise('backup.deleted', { backup: toBackup(row) }, { serverId: serverId });
         return true;
       })(),
   };

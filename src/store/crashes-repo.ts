@@ -4,7 +4,7 @@ import { iso } from '../clock';
 import { newId } from '../ids';
 import type { components } from '../../generated/v1';
 import type { StoreObserver } from './observer';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
 
 /** A crash as the API shows it (the spec's Crash schema). */
 export type Crash = components['schemas']['Crash'];
@@ -36,7 +36,7 @@ function toCrash(row: CrashRow): Crash {
 export function createCrashesRepo(
   db: Db,
   clock: Clock,
-  events: EventsRepo = createEventsRepo(db, clock),
+  events: Pick<EventsRepo, 'raise'>,
   observer: StoreObserver = {},
   /** Crash rules trigger in the crash's own transaction (AlertsRepo.crashed). */
   alerts?: { crashed(serverId: string, reason: string): void },
@@ -60,7 +60,7 @@ export function createCrashesRepo(
       };
       const recorded = db.transaction(() => {
         q.insert.run(row);
-        events.appendForServer(serverId, 'server.crashed', { crash: toCrash(row) });
+        events.raise('server.crashed', { crash: toCrash(row) }, { serverId });
         alerts?.crashed(serverId, crash.reason);
         return toCrash(row);
       })();

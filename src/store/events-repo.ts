@@ -3,6 +3,9 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
 import type { components } from '../../generated/v1';
+import { actorFor, serviceActor, type Actor } from '../actors';
+import type { MemberPermission, ServerAccess } from './server-view';
+import type { DeliveryWrites } from './delivery-writes';
 
 /** An event as the API shows it (the spec's Event schema, one variant per type). */
 export type Event = components['schemas']['Event'];
@@ -10,6 +13,43 @@ export type EventType = components['schemas']['EventType'];
 type Player = components['schemas']['Player'];
 type PlayerLeftReason = components['schemas']['PlayerLeftReason'];
 type DataOf<T extends EventType> = Extract<Event, { type: T }> extends { data: infer D } ? D : never;
+
+/**
+ * Who of a server's people gets an event of each type (openapi/v1.yaml, the Events tag): its owner always; a member
+ * when `member` (everyone) or when they hold the permission that shows what it is about. `owner` types are an
+ * account's own (tokens, webhooks) and never about a server. A Record over EventType: a new type must say.
+ */
+export const EVENT_AUDIENCE: Record<EventType, MemberPermission | 'member' | 'owner'> = {
+  'server.created': 'member',
+  'server.updated': 'member',
+  'server.deleted': 'member',
+  'server.state_changed': 'member',
+  'server.crashed': 'console', // it carries the console's last lines
+  'action.succeeded': 'member',
+  'action.failed': 'member',
+  'player.joined': 'players',
+  'player.left': 'players',
+  'token.created': 'owner',
+  'token.revoked': 'owner',
+  'webhook.disabled': 'owner',
+  'webhook.test': 'owner',
+  'backup.created': 'backups',
+  'backup.ready': 'backups',
+  'backup.failed': 'backups',
+  'backup.deleted': 'backups',
+  'quota.disk_warning': 'member',
+  'quota.disk_exceeded': 'member',
+  'alert.triggered': 'alerts',
+  'alert.resolved': 'alerts',
+  'schedule.ran': 'member',
+  'schedule.failed': 'member',
+};
+
+/**
+ * Whom an event is about: a server (its owner and the members who may see it), or one account (its tokens and
+ * webhooks, a kept backup whose server is gone; `onlyWebhook`: webhook.test goes to that webhook alone).
+ */
+export type EventScope = { serverId: string } | { userId: string; serverId?: string | null; onlyWebhook?: string };
 
 /** An event with its place in the log: `seq` orders every event of the service (never shown to clients). */
 export interface StoredEvent {
@@ -26,6 +66,8 @@ interface EventRow {
   type: EventType;
   data: string;
   created_at: string;
+  /** Migration 028; NULL for events recorded before it. */
+  actor: string | null;
 }
 
 export interface EventFilter {
@@ -33,49 +75,26 @@ export interface EventFilter {
   serverId?: string;
 }
 
-/**
- * What one webhook and one user may have pending in the outbox (WEBHOOK_PENDING_PER_WEBHOOK,
- * WEBHOOK_PENDING_PER_USER): a receiver that is down or slow fills it, and nothing else bounds player events (the
- * API's rate limit does not see them). Past a bound the oldest pending delivery is dropped, recorded as `failed`
- * with the reason in its `error` (docs/architecture.md "Events and webhooks").
- */
-export interface OutboxLimits {
-  perWebhook: number;
-  perUser: number;
-}
-
-export const outboxLimitDefaults: OutboxLimits = { perWebhook: 10_000, perUser: 25_000 };
+const UNKNOWN_ACTOR = JSON.stringify(serviceActor('unknown'));
 
 function toStored(row: EventRow): StoredEvent {
-  const event = { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, data: JSON.parse(row.data) };
+  const actor = JSON.parse(row.actor ?? UNKNOWN_ACTOR) as Actor;
+  const event = { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, actor, data: JSON.parse(row.data) };
   return { seq: row.seq, userId: row.user_id, event: event as Event };
 }
 
-/**
- * The `events` table (docs/architecture.md "Events and webhooks"). `append` is called by the repository that makes
- * a change, inside that change's transaction (its statements join it; outside one it opens its own), so an event exists
- * exactly when its change does, across kill -9. It also writes the webhook outbox rows the event owes, in the same
- * transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events.
- * Built from (db, clock) alone, so every writer (the service, the CLI, the dashboard) records the same events.
- */
-export function createEventsRepo(db: Db, clock: Clock, limits: OutboxLimits = outboxLimitDefaults) {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
   const filters = `(@type IS NULL OR type = @type) AND (@server_id IS NULL OR server_id = @server_id)`;
-  const q = {
-    insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at)
-      VALUES (@id, @user_id, @server_id, @type, @data, @created_at)`),
+  return {
+    insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at, actor)
+      VALUES (@id, @user_id, @server_id, @type, @data, @created_at, @actor)`),
     ownerOf: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
-    // The user's webhooks with pending deliveries (webhooks_by_user: at most WEBHOOKS_PER_USER rows).
-    pendingOf: db.prepare('SELECT id, pending FROM webhooks WHERE user_id = ? AND pending > 0'),
-    // A webhook's oldest pending deliveries (deliveries_oldest); the triggers of migration 025 keep the counts and heads.
-    drop: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = @reason
-      WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND webhook_id = @webhook_id ORDER BY seq LIMIT @n)`),
-    // One outbox row per enabled webhook of the user that wants this type (src/store/migrations/013-webhooks.ts),
-    // the head of its queue when the queue has no pending row (deliveries_queue; migration 025).
-    outbox: db.prepare(`INSERT INTO webhook_deliveries (id, webhook_id, event_seq, server_key, next_attempt_at, created_at, head)
-      SELECT 'dlv_' || @time || substr(lower(hex(randomblob(8))), 1, 13), w.id, @seq, @server_key, @created_at, @created_at,
-        NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.status = 'pending' AND p.webhook_id = w.id AND p.server_key = @server_key)
-      FROM webhooks w WHERE w.user_id = @user_id AND ((w.enabled = 1 AND @only IS NULL
-        AND EXISTS (SELECT 1 FROM json_each(w.event_types) WHERE value = @type)) OR w.id = @only)`),
+    // The server's members with an account (the membership applies once one exists: migration 027).
+    members: db.prepare(`SELECT u.id AS user_id, m.permissions FROM members m JOIN users u ON u.email = m.email
+      WHERE m.server_id = ? ORDER BY m.id`),
     // A cursor the user has no event for (purged, or not theirs) stands by the time in its id (src/ids.ts): after
     // the user's last event with an id sorting before it. Only the user's own events are ever compared.
     seqOf: db.prepare(`SELECT COALESCE((SELECT seq FROM events WHERE id = @id AND user_id = @user_id),
@@ -85,93 +104,83 @@ export function createEventsRepo(db: Db, clock: Clock, limits: OutboxLimits = ou
     since: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
     maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
     bySeq: db.prepare('SELECT * FROM events WHERE seq = ?'),
-    // Events are appended in time order, so the expired ones are those before the first one that is not: the
-    // subquery walks `seq` from the oldest and stops there (no index on created_at; migration 023). An event
-    // stamped out of order (the clock stepped back) is kept longer, never deleted early.
     // Per player of the server, its last player.* event (the owner's events, through events_by_user): who the events
     // say is online. Read at boot and when a node returns, never per request.
     online: db.prepare(`SELECT data FROM (SELECT type, data, ROW_NUMBER() OVER (
         PARTITION BY json_extract(data, '$.player.uuid') ORDER BY seq DESC) AS n
       FROM events WHERE user_id = (SELECT user_id FROM servers WHERE id = @id) AND server_id = @id
         AND type IN ('player.joined', 'player.left')) WHERE n = 1 AND type = 'player.joined' ORDER BY data`).pluck(),
+    // Events are appended in time order, so the expired ones are those before the first one that is not: the
+    // subquery walks `seq` from the oldest and stops there (no index on created_at; migration 023). An event
+    // stamped out of order (the clock stepped back) is kept longer, never deleted early.
     purge: db.prepare(`DELETE FROM events WHERE seq < COALESCE(
       (SELECT seq FROM events WHERE created_at >= ? ORDER BY seq LIMIT 1), 9223372036854775807)`),
   };
+}
 
-  /** Drops the oldest pending deliveries past the user's bounds (OutboxLimits), in the append's transaction. */
-  function bound(userId: string): void {
-    const hooks = q.pendingOf.all(userId) as Array<{ id: string; pending: number }>;
-    let total = hooks.reduce((sum, h) => sum + h.pending, 0);
-    const drop = (h: { id: string; pending: number }, n: number, limit: number, whose: string) => {
-      q.drop.run({ webhook_id: h.id, n, reason: `dropped: more than ${limit} deliveries were pending for ${whose}; the oldest went first` });
-      h.pending -= n;
-      total -= n;
+/** Each member's copy of a server's data shows the server with the member's own access (Server.access). */
+function forMember(data: unknown, access: ServerAccess): unknown {
+  const d = data as { server?: object };
+  return d.server ? { ...d, server: { ...d.server, access } } : data;
+}
+
+/** What writing events needs besides the statements: createEventsRepo's parameters. */
+interface WriteDeps {
+  db: Db;
+  clock: Clock;
+  actor: () => Actor;
+  deliveries: Pick<DeliveryWrites, 'owe'>;
+}
+
+/** Writing the log: raising an event (one copy per recipient, each with its outbox rows), and purging old ones. */
+function eventWrites(st: Statements, { db, clock, actor, deliveries }: WriteDeps) {
+  /** One copy of an event for one recipient, with the outbox rows its webhooks are owed (see raise). */
+  function append(userId: string, serverId: string | null, type: EventType, data: unknown, by: Actor, onlyWebhook: string | null = null): Event {
+    const now = clock.now();
+    const shown = actorFor(by, userId);
+    const row = {
+      id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now), actor: JSON.stringify(shown),
     };
-    for (const h of hooks) if (h.pending > limits.perWebhook) drop(h, h.pending - limits.perWebhook, limits.perWebhook, 'this webhook');
-    while (total > limits.perUser) {
-      const most = hooks.reduce((a, b) => (b.pending > a.pending ? b : a));
-      drop(most, Math.min(total - limits.perUser, most.pending), limits.perUser, "this account's webhooks");
-    }
+    const seq = Number(st.insert.run(row).lastInsertRowid);
+    deliveries.owe({
+      time: now.toString(36).padStart(9, '0'),
+      seq,
+      server_key: serverId ?? '',
+      created_at: row.created_at,
+      user_id: userId,
+      type,
+      only: onlyWebhook,
+    });
+    return { id: row.id, type, server_id: serverId, created_at: row.created_at, actor: shown, data } as Event;
   }
 
-  function append<T extends EventType>(
-    userId: string,
-    serverId: string | null,
-    type: T,
-    data: DataOf<T>,
-    onlyWebhook: string | null = null,
-  ): Event {
-    const now = clock.now();
-    const row = { id: newId('evt', now), user_id: userId, server_id: serverId, type, data: JSON.stringify(data), created_at: iso(now) };
-    const write = () => {
-      const seq = Number(q.insert.run(row).lastInsertRowid);
-      const added = q.outbox.run({
-        time: now.toString(36).padStart(9, '0'),
-        seq,
-        server_key: serverId ?? '',
-        created_at: row.created_at,
-        user_id: userId,
-        type,
-        only: onlyWebhook,
-      }).changes;
-      if (added > 0) bound(userId);
+  /**
+   * Raises an event: one copy for each recipient of `scope`, as the current actor, or `as` for an event only the
+   * service raises (an alert, a disk measurement, a failing webhook: whoever's work happened to run it is not who
+   * did it). Returns the first copy (the owner's, or the account's), or null when the server's row is gone.
+   */
+  function raise<T extends EventType>(type: T, data: DataOf<T>, scope: EventScope, as?: Actor): Event | null {
+    const by = as ?? actor();
+    const write = (): Event | null => {
+      if ('userId' in scope) return append(scope.userId, scope.serverId ?? null, type, data, by, scope.onlyWebhook ?? null);
+      const owner = st.ownerOf.get(scope.serverId) as string | undefined;
+      if (owner === undefined) return null;
+      const first = append(owner, scope.serverId, type, data, by);
+      const audience = EVENT_AUDIENCE[type];
+      for (const m of st.members.all(scope.serverId) as Array<{ user_id: string; permissions: string }>) {
+        const permissions = JSON.parse(m.permissions) as MemberPermission[];
+        if (m.user_id === owner || audience === 'owner' || (audience !== 'member' && !permissions.includes(audience))) continue;
+        append(m.user_id, scope.serverId, type, forMember(data, { role: 'member', permissions }), by);
+      }
+      return first;
     };
-    // Inside the change's own transaction (the usual case) the two inserts join it as they are; a nested
+    // Inside the change's own transaction (the usual case) the inserts join it as they are; a nested
     // db.transaction would add a SAVEPOINT and its RELEASE to every change (BENCHMARKS.md §6).
-    if (db.inTransaction) write();
-    else db.transaction(write)();
-    return { id: row.id, type, server_id: serverId, created_at: row.created_at, data } as Event;
+    return db.inTransaction ? write() : db.transaction(write)();
   }
 
   return {
-    append,
-
-    /** An event of a server, for its owner; nothing when the row is gone (its owner is unknown). */
-    appendForServer<T extends EventType>(serverId: string, type: T, data: DataOf<T>): void {
-      const userId = q.ownerOf.get(serverId) as string | undefined;
-      if (userId !== undefined) append(userId, serverId, type, data);
-    },
-
-    /**
-     * The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"); with `desc`,
-     * newest first, and after `startingAfter` means older than it.
-     */
-    page(userId: string, opts: { limit: number; startingAfter?: string; desc?: boolean } & EventFilter) {
-      const cursor = opts.startingAfter === undefined ? undefined : this.seqOf(userId, opts.startingAfter);
-      const rows = opts.desc
-        ? (q.pageDesc.all({ user_id: userId, before: cursor ?? Number.MAX_SAFE_INTEGER, limit: opts.limit + 1, type: opts.type ?? null, server_id: opts.serverId ?? null }) as EventRow[]).map(toStored)
-        : this.after(userId, cursor ?? 0, opts.limit + 1, opts);
-      return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
-    },
-
-    /** The user's events after `seq`, oldest first, filtered (the stream's replay). */
-    after(userId: string, seq: number, limit: number, filter: EventFilter = {}): StoredEvent[] {
-      const params = { user_id: userId, after: seq, limit, type: filter.type ?? null, server_id: filter.serverId ?? null };
-      return (q.page.all(params) as EventRow[]).map(toStored);
-    },
-
-    /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
-    seqOf: (userId: string, id: string): number => q.seqOf.get({ id, user_id: userId }) as number,
+    raise,
 
     /**
      * player.joined and player.left, in one transaction: the runtime learns them from the game's reports, and
@@ -179,10 +188,42 @@ export function createEventsRepo(db: Db, clock: Clock, limits: OutboxLimits = ou
      */
     playersChanged(serverId: string, joined: Player[], left: Player[], reason: PlayerLeftReason = 'left'): void {
       db.transaction(() => {
-        for (const player of joined) this.appendForServer(serverId, 'player.joined', { player });
-        for (const player of left) this.appendForServer(serverId, 'player.left', { player, reason });
+        for (const player of joined) raise('player.joined', { player }, { serverId });
+        for (const player of left) raise('player.left', { player, reason }, { serverId });
       })();
     },
+
+    /** Deletes events older than `retentionMs` (EVENT_RETENTION_DAYS) with their deliveries; returns how many. */
+    purge: (retentionMs: number): number => st.purge.run(iso(clock.now() - retentionMs)).changes,
+  };
+}
+
+/** Reading the log: a user's pages and the stream's replay, the feed's reads of every user's, who is online. */
+function eventReads(st: Statements) {
+  /** The user's events after `seq`, oldest first, filtered (the stream's replay). */
+  function after(userId: string, seq: number, limit: number, filter: EventFilter = {}): StoredEvent[] {
+    const params = { user_id: userId, after: seq, limit, type: filter.type ?? null, server_id: filter.serverId ?? null };
+    return (st.page.all(params) as EventRow[]).map(toStored);
+  }
+
+  /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
+  const seqOf = (userId: string, id: string): number => st.seqOf.get({ id, user_id: userId }) as number;
+
+  return {
+    /**
+     * The user's events after `startingAfter`, oldest first (docs/conventions.md "Collections"); with `desc`,
+     * newest first, and after `startingAfter` means older than it.
+     */
+    page(userId: string, opts: { limit: number; startingAfter?: string; desc?: boolean } & EventFilter) {
+      const cursor = opts.startingAfter === undefined ? undefined : seqOf(userId, opts.startingAfter);
+      const rows = opts.desc
+        ? (st.pageDesc.all({ user_id: userId, before: cursor ?? Number.MAX_SAFE_INTEGER, limit: opts.limit + 1, type: opts.type ?? null, server_id: opts.serverId ?? null }) as EventRow[]).map(toStored)
+        : after(userId, cursor ?? 0, opts.limit + 1, opts);
+      return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
+    },
+
+    after,
+    seqOf,
 
     /**
      * The players the server's events say are online: each one whose last player event is a player.joined. The
@@ -190,20 +231,31 @@ export function createEventsRepo(db: Db, clock: Clock, limits: OutboxLimits = ou
      * and when a game went away unseen (a previous service life's), so no player is joined twice or left a ghost.
      */
     onlinePlayers(serverId: string): Player[] {
-      return (q.online.all({ id: serverId }) as string[]).map((data) => (JSON.parse(data) as { player: Player }).player);
+      return (st.online.all({ id: serverId }) as string[]).map((data) => (JSON.parse(data) as { player: Player }).player);
     },
 
     /** Every user's events after `seq` (the feed, src/events/feed.ts); it fans them out per user. */
-    since: (seq: number, limit: number): StoredEvent[] => (q.since.all(seq, limit) as EventRow[]).map(toStored),
-    maxSeq: (): number => q.maxSeq.get() as number,
+    since: (seq: number, limit: number): StoredEvent[] => (st.since.all(seq, limit) as EventRow[]).map(toStored),
+    maxSeq: (): number => st.maxSeq.get() as number,
     bySeq(seq: number): StoredEvent | undefined {
-      const row = q.bySeq.get(seq) as EventRow | undefined;
+      const row = st.bySeq.get(seq) as EventRow | undefined;
       return row && toStored(row);
     },
-
-    /** Deletes events older than `retentionMs` (EVENT_RETENTION_DAYS) with their deliveries; returns how many. */
-    purge: (retentionMs: number): number => q.purge.run(iso(clock.now() - retentionMs)).changes,
   };
+}
+
+/**
+ * The `events` table (docs/architecture.md "Events and webhooks"), and the one place events are raised: `raise` is
+ * called by the repository that makes a change, inside that change's transaction (its statements join it; outside
+ * one it opens its own), so an event exists exactly when its change does, across kill -9. It attaches the actor
+ * (`actor()`, the work's current one: src/actors.ts), writes one copy per recipient (a server's owner, and each
+ * member who may see it: EVENT_AUDIENCE), and the webhook outbox rows each copy owes (delivery-writes.ts, which also
+ * keeps the outbox's bounds), in the same transaction, so no delivery is lost either. Every reader takes the user id: one user never sees another's events. Built once per
+ * service (createStore) or CLI process, and handed to every repository that raises events.
+ */
+export function createEventsRepo(db: Db, clock: Clock, actor: () => Actor, deliveries: Pick<DeliveryWrites, 'owe'>) {
+  const st = statements(db);
+  return { ...eventWrites(st, { db, clock, actor, deliveries }), ...eventReads(st) };
 }
 
 export type EventsRepo = ReturnType<typeof createEventsRepo>;

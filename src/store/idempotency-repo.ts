@@ -17,49 +17,58 @@ export type Claim =
   | { kind: 'in_flight' }
   | { kind: 'mismatch' };
 
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
+    find: db.prepare('SELECT * FROM idempotency_keys WHERE user_id = ? AND key = ?'),
+    insert: db.prepare('INSERT INTO idempotency_keys (user_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)'),
+    drop: db.prepare('DELETE FROM idempotency_keys WHERE user_id = ? AND key = ?'),
+    complete: db.prepare('UPDATE idempotency_keys SET response_status = ?, response_body = ? WHERE user_id = ? AND key = ?'),
+    expire: db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?'),
+  };
+}
+
+/** The claim step: takes the key, or says why not (a replay, another body, still running). */
+function claimer(db: Db, st: Statements, clock: Clock) {
+  let lastExpired = -Infinity; // when expired keys were last purged (below)
+  return function claim(userId: string, key: string, requestHash: string): Claim {
+    return db
+      .transaction((): Claim => {
+        const now = clock.now();
+        const row = st.find.get(userId, key) as
+          | { request_hash: string; response_status: number | null; response_body: string | null; created_at: string }
+          | undefined;
+        const age = row ? now - Date.parse(row.created_at) : 0;
+        const abandoned = row !== undefined && row.response_status === null && age >= IN_FLIGHT_STALE_MS;
+        if (row && (age >= IDEMPOTENCY_TTL_MS || abandoned)) st.drop.run(userId, key);
+        else if (row) {
+          if (row.request_hash !== requestHash) return { kind: 'mismatch' };
+          if (row.response_status === null) return { kind: 'in_flight' };
+          return { kind: 'replay', status: row.response_status, body: row.response_body ?? '' };
+        }
+        st.insert.run(userId, key, requestHash, iso(now));
+        // Keys older than 24 h are dead weight; purge them at most once an hour, only when a key is added
+        // (a rejected request — 409, 422 — writes nothing).
+        if (now - lastExpired >= 3_600_000) {
+          lastExpired = now;
+          st.expire.run(iso(now - IDEMPOTENCY_TTL_MS));
+        }
+        return { kind: 'new' };
+      })
+      .immediate();
+  };
+}
+
 /**
  * The record behind `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header §2; docs/conventions.md
  * "Idempotency"). `run` claims the key, then does the work and stores its answer in one transaction, so a crash
  * can never leave a created server without its replayable answer, nor the reverse.
  */
 export function createIdempotencyRepo(db: Db, clock: Clock) {
-  const find = db.prepare('SELECT * FROM idempotency_keys WHERE user_id = ? AND key = ?');
-  const insert = db.prepare(
-    'INSERT INTO idempotency_keys (user_id, key, request_hash, created_at) VALUES (?, ?, ?, ?)',
-  );
-  const drop = db.prepare('DELETE FROM idempotency_keys WHERE user_id = ? AND key = ?');
-  const complete = db.prepare(
-    'UPDATE idempotency_keys SET response_status = ?, response_body = ? WHERE user_id = ? AND key = ?',
-  );
-  const expire = db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?');
-  let lastExpired = -Infinity;
-
-  function claim(userId: string, key: string, requestHash: string): Claim {
-    return db
-      .transaction((): Claim => {
-        const now = clock.now();
-        const row = find.get(userId, key) as
-          | { request_hash: string; response_status: number | null; response_body: string | null; created_at: string }
-          | undefined;
-        const age = row ? now - Date.parse(row.created_at) : 0;
-        const abandoned = row !== undefined && row.response_status === null && age >= IN_FLIGHT_STALE_MS;
-        if (row && (age >= IDEMPOTENCY_TTL_MS || abandoned)) drop.run(userId, key);
-        else if (row) {
-          if (row.request_hash !== requestHash) return { kind: 'mismatch' };
-          if (row.response_status === null) return { kind: 'in_flight' };
-          return { kind: 'replay', status: row.response_status, body: row.response_body ?? '' };
-        }
-        insert.run(userId, key, requestHash, iso(now));
-        // Keys older than 24 h are dead weight; purge them at most once an hour, only when a key is added
-        // (a rejected request — 409, 422 — writes nothing).
-        if (now - lastExpired >= 3_600_000) {
-          lastExpired = now;
-          expire.run(iso(now - IDEMPOTENCY_TTL_MS));
-        }
-        return { kind: 'new' };
-      })
-      .immediate();
-  }
+  const st = statements(db);
+  const claim = claimer(db, st, clock);
 
   return {
     /**
@@ -90,12 +99,12 @@ export function createIdempotencyRepo(db: Db, clock: Clock) {
         const value = db.transaction(() => {
           const v = work();
           const a = answer(v);
-          complete.run(a.status, a.body, userId, key);
+          st.complete.run(a.status, a.body, userId, key);
           return v;
         })();
         return { replayed: false, value };
       } catch (err) {
-        drop.run(userId, key);
+        st.drop.run(userId, key);
         throw err;
       }
     },

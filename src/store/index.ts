@@ -17,9 +17,15 @@ import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
 import { createQuotasRepo, type QuotaSettings } from './quotas-repo';
 import type { StoreObserver } from './observer';
-import { createEventsRepo, outboxLimitDefaults, type OutboxLimits } from './events-repo';
+import { createEventsRepo } from './events-repo';
+import { createDeliveryWrites, outboxLimitDefaults, type OutboxLimits } from './delivery-writes';
 import { createWebhooksRepo } from './webhooks-repo';
 import { createOutboxRepo } from './outbox-repo';
+import { createMembersRepo } from './members-repo';
+import { createSchedulesRepo } from './schedules-repo';
+import { createSessionsRepo } from './sessions-repo';
+import { createKnownAddressesRepo } from './known-addresses-repo';
+import { serviceActor, type Actor } from '../actors';
 
 export type { StoreObserver } from './observer';
 
@@ -34,19 +40,25 @@ export function createStore(
   clock: Clock,
   pool: AddressPool & { nodes?: boolean },
   quotaSettings: QuotaSettings,
+  /** The actor of the work under way (src/actors.ts), which every event names. */
+  actor: () => Actor,
   observer: StoreObserver = {},
   outboxLimits: OutboxLimits = outboxLimitDefaults,
 ) {
   const quotas = createQuotasRepo(db, clock, quotaSettings);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
-  // Written by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
-  const events = createEventsRepo(db, clock, outboxLimits);
+  // Raised by the repositories below, in their own transactions (docs/architecture.md "Events and webhooks").
+  // The webhook outbox's one writer: the deliveries an event owes, their outcomes, their bounds.
+  const deliveries = createDeliveryWrites(db, outboxLimits);
+  const events = createEventsRepo(db, clock, actor, deliveries);
   // The servers table's writes, ServersRepo's; the repositories whose changes touch a server's row call them.
   const serverWrites = createServerWrites(db, clock, events);
   const nodes = createNodesRepo(db, clock, memoryOf, serverWrites);
   // RUNTIME=docker places servers over the nodes table; RUNTIME=local keeps them on this host (placement.ts).
   const placer = pool.nodes === true ? nodes.placer : singleHostPlacer(db, pool);
   const alerts = createAlertsRepo(db, clock, events);
+  const webhooks = createWebhooksRepo(db, clock, events, deliveries);
+  const tokens = createTokensRepo(db, clock, events);
   return {
     alerts,
     servers: createServersRepo(db, clock, placer, quotas, memoryOf, events, serverWrites),
@@ -59,13 +71,46 @@ export function createStore(
     quotas,
     crashes: createCrashesRepo(db, clock, events, observer, alerts),
     events,
-    webhooks: createWebhooksRepo(db, clock, events),
-    outbox: createOutboxRepo(db, clock, events),
+    webhooks,
+    outbox: createOutboxRepo(db, clock, events, deliveries, webhooks.health),
     processes: createProcessesRepo(db, clock),
-    tokens: createTokensRepo(db, clock, events),
+    tokens,
     users: createUsersRepo(db, clock),
+    // The dashboard's sign-ins (src/dashboard/): their sessions, page tokens and known addresses.
+    sessions: createSessionsRepo(db, clock, tokens),
+    knownAddresses: createKnownAddressesRepo(db, clock),
     idempotency: createIdempotencyRepo(db, clock),
+    members: createMembersRepo(db, clock),
+    schedules: createSchedulesRepo(db, clock, events),
   };
 }
 
 export type Store = ReturnType<typeof createStore>;
+
+/**
+ * The repositories of the operator's command line (src/cli.ts, src/cli-nodes.ts) over the service's database, built
+ * here as createStore builds the service's: what they change raises the service's events, as the `operator`.
+ */
+export function createOperatorStore(db: Db, clock: Clock, quotaSettings: QuotaSettings) {
+  const events = operatorEvents(db, clock);
+  const tokens = createTokensRepo(db, clock, events);
+  const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
+  return {
+    users: createUsersRepo(db, clock),
+    tokens,
+    sessions: createSessionsRepo(db, clock, tokens),
+    knownAddresses: createKnownAddressesRepo(db, clock),
+    quotas: createQuotasRepo(db, clock, quotaSettings),
+    nodes: createNodesRepo(db, clock, memoryOf, createServerWrites(db, clock, events)),
+  };
+}
+
+export type OperatorStore = ReturnType<typeof createOperatorStore>;
+
+/**
+ * The events of the operator's command line (src/cli.ts, src/cli-nodes.ts), which builds the repositories its
+ * commands use over the same database: they raise the service's events, as the `operator` (src/actors.ts).
+ */
+export function operatorEvents(db: Db, clock: Clock) {
+  return createEventsRepo(db, clock, () => serviceActor('operator'), createDeliveryWrites(db));
+}

@@ -38,13 +38,11 @@ function toKept(row: KeptRow): KeptBackup {
   };
 }
 
-/**
- * The `kept_backups` table (migration 021): the ready backups an account kept when it deleted their server
- * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/kept-backups.ts) are the only writer;
- * the promise on the server's row is written through the servers table's writer (ServersRepo).
- */
-export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo, servers: Pick<ServerWrites, 'promiseBackups'>) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     server: db.prepare('SELECT user_id, state, keep_backups FROM servers WHERE id = ?'),
     kept: db.prepare('SELECT COUNT(*) FROM kept_backups WHERE user_id = ?').pluck(),
     // Ready backups of the user's servers that will be kept once their removal ends (not yet copied: a removal
@@ -64,7 +62,10 @@ export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo, 
     page: db.prepare('SELECT * FROM kept_backups WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
     remove: db.prepare('DELETE FROM kept_backups WHERE user_id = ? AND id = ?'),
   };
+}
 
+/** A deleted server's backups becoming kept ones: promised before its removal begins, transferred during it. */
+function keeping(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWrites, 'promiseBackups'>) {
   return {
     /**
      * deleteServer with keep_backups=true, before the removal begins: promises the server's ready backups to its
@@ -74,10 +75,10 @@ export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo, 
      */
     promise(serverId: string, perUser: number): void {
       db.transaction(() => {
-        const server = q.server.get(serverId) as { user_id: string; state: string; keep_backups: 0 | 1 } | undefined;
+        const server = st.server.get(serverId) as { user_id: string; state: string; keep_backups: 0 | 1 } | undefined;
         if (!server || server.state === 'deleting' || server.keep_backups === 1) return;
-        const used = (q.kept.get(server.user_id) as number) + (q.promised.get(server.user_id) as number);
-        const more = q.ready.get(serverId) as number;
+        const used = (st.kept.get(server.user_id) as number) + (st.promised.get(server.user_id) as number);
+        const more = st.ready.get(serverId) as number;
         if (used + more > perUser) {
           throw quotaExceeded('kept_backups', perUser, used,
             `Keeping this server's ${more} ready backups would take your account past ${perUser} kept backups (it keeps ${used}); ` +
@@ -93,37 +94,53 @@ export function createKeptBackupsRepo(db: Db, clock: Clock, events: EventsRepo, 
      */
     transfer(serverId: string): string[] {
       return db.transaction(() => {
-        q.transfer.run(iso(clock.now()), serverId);
-        return q.ofServer.all(serverId) as string[];
+        st.transfer.run(iso(clock.now()), serverId);
+        return st.ofServer.all(serverId) as string[];
       })();
     },
+  };
+}
+
+/** An account's kept backups: read one or a page, and delete one with its event. */
+function keptBackups(db: Db, st: Statements, events: Pick<EventsRepo, 'raise'>) {
+  return {
     get: (userId: string, id: string): KeptBackup | undefined => {
-      const row = q.get.get(userId, id) as KeptRow | undefined;
+      const row = st.get.get(userId, id) as KeptRow | undefined;
       return row && toKept(row);
     },
     /** The kept backup `id`, if the owner of `serverId` kept it. */
     forServer: (serverId: string, id: string): KeptBackup | undefined => {
-      const row = q.forServer.get(serverId, id) as KeptRow | undefined;
+      const row = st.forServer.get(serverId, id) as KeptRow | undefined;
       return row && toKept(row);
     },
     page(userId: string, opts: { limit: number; startingAfter?: string }): { data: KeptBackup[]; has_more: boolean } {
-      const rows = q.page.all(userId, opts.startingAfter ?? '', opts.limit + 1) as KeptRow[];
+      const rows = st.page.all(userId, opts.startingAfter ?? '', opts.limit + 1) as KeptRow[];
       return { data: rows.slice(0, opts.limit).map(toKept), has_more: rows.length > opts.limit };
     },
     /** Deletes the row with its `backup.deleted` event, one transaction; false if there was none. */
     remove: (userId: string, id: string): boolean =>
       db.transaction(() => {
-        const row = q.get.get(userId, id) as KeptRow | undefined;
-        if (!row || q.remove.run(userId, id).changes === 0) return false;
-        events.append(userId, row.server_id, 'backup.deleted', {
-          backup: {
-            id: row.id, name: row.name, automatic: row.automatic === 1, status: 'ready', size_bytes: row.size_bytes,
-            sha256: row.sha256, error: null, created_at: row.created_at, finished_at: row.finished_at,
-          },
-        });
+        const row = st.get.get(userId, id) as KeptRow | undefined;
+        if (!row || st.remove.run(userId, id).changes === 0) return false;
+        // The account's own: its server is gone, and with it every membership (docs/architecture.md "Sharing").
+        const backup = {
+          id: row.id, name: row.name, automatic: row.automatic === 1, status: 'ready' as const, size_bytes: row.size_bytes,
+          sha256: row.sha256, error: null, created_at: row.created_at, finished_at: row.finished_at,
+        };
+        events.raise('backup.deleted', { backup }, { userId, serverId: row.server_id });
         return true;
       })(),
   };
+}
+
+/**
+ * The `kept_backups` table (migration 021): the ready backups an account kept when it deleted their server
+ * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/kept-backups.ts) are the only writer;
+ * the promise on the server's row is written through the servers table's writer (ServersRepo).
+ */
+export function createKeptBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, servers: Pick<ServerWrites, 'promiseBackups'>) {
+  const st = statements(db);
+  return { ...keeping(db, st, clock, servers), ...keptBackups(db, st, events) };
 }
 
 export type KeptBackupsRepo = ReturnType<typeof createKeptBackupsRepo>;

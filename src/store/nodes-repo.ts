@@ -2,7 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { capacityExhausted, portsIn, type Placer } from './placement';
-import { createServerWrites, type ServerWrites } from './server-writes';
+import type { ServerWrites } from './server-writes';
 
 /** A Docker engine game servers run on (docs/architecture.md "Nodes and placement"); operators only, never tenants. */
 export interface Node {
@@ -57,15 +57,16 @@ export const DEFAULT_NODE = 'local';
 export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt'>;
 
 /**
- * The `nodes` table and placement over it. Use is counted from `servers`, never stored, so it cannot drift
- * (as quotas-repo.ts counts an account's). `memoryOf` is the plan catalog's memory of a plan id.
+ * The `nodes` table and placement over it. Use is read from `node_counts`, which triggers on `servers` keep in every
+ * write's transaction (migration 026), so it cannot drift (as quotas-repo.ts reads an account's). `memoryOf` is the
+ * plan catalog's memory of a plan id.
  */
 export function createNodesRepo(
   db: Db,
   clock: Clock,
   memoryOf: (plan: string) => number,
   /** The servers table's writer (ServersRepo): ensureDefault places unplaced servers through it. */
-  servers: Pick<ServerWrites, 'placeUnplacedOn'> = createServerWrites(db, clock),
+  servers: Pick<ServerWrites, 'placeUnplacedOn'>,
 ) {
   const q = {
     all: db.prepare('SELECT * FROM nodes ORDER BY name'),
@@ -76,7 +77,8 @@ export function createNodesRepo(
     lost: db.prepare('UPDATE nodes SET unreachable_since = ? WHERE name = ? AND unreachable_since IS NULL'),
     back: db.prepare('UPDATE nodes SET unreachable_since = NULL WHERE name = ?'),
     remove: db.prepare('DELETE FROM nodes WHERE name = ? AND NOT EXISTS (SELECT 1 FROM servers WHERE node = ?)'),
-    plansOn: db.prepare('SELECT node, plan, COUNT(*) AS n FROM servers WHERE node IS NOT NULL GROUP BY node, plan'),
+    // Kept by triggers on `servers` in every write's transaction (migration 026): no scan of the servers.
+    plansOn: db.prepare('SELECT node, plan, servers AS n FROM node_counts'),
     nodeOf: db.prepare('SELECT node FROM servers WHERE id = ?').pluck(),
     on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
   };
@@ -113,14 +115,15 @@ export function createNodesRepo(
   const placer: Placer = {
     place(memoryMb) {
       const used = use();
-      let best: { node: Node; free: number } | null = null;
-      for (const node of list()) {
-        const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
-        if (node.draining || node.unreachableSince !== null || free < memoryMb || ports.free(...node.ports) <= 0) continue;
-        if (!best || free > best.free) best = { node, free };
+      const fitting = list()
+        .map((node) => ({ node, free: node.memoryMb - (used.get(node.name)?.memoryMb ?? 0) }))
+        .filter(({ node, free }) => !node.draining && node.unreachableSince === null && free >= memoryMb)
+        .sort((a, b) => b.free - a.free); // stable: ties keep the names' order
+      for (const { node } of fitting) {
+        const port = ports.draw(...node.ports);
+        if (port !== null) return { node: node.name, host: node.publicHost, port };
       }
-      if (!best) throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
-      return { node: best.node.name, host: best.node.publicHost, port: ports.draw(...best.node.ports)! };
+      throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
     },
     checkResize(serverId, fromMb, toMb) {
       const name = q.nodeOf.get(serverId) as string | null | undefined;

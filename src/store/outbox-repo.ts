@@ -2,6 +2,9 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { Event, EventsRepo } from './events-repo';
+import type { DeliveryWrites } from './delivery-writes';
+import type { WebhookHealth } from './webhooks-repo';
+import { serviceActor } from '../actors';
 
 /** A queue's head that is due (a due scan's row): which delivery, and whose, for the dispatcher's fair queue. */
 export interface DueHead {
@@ -79,13 +82,11 @@ export const OUTBOX_SCANS = {
     WHERE w.pending > 0`,
 };
 
-/**
- * The dispatcher's statements on the outbox (src/store/migrations/013-webhooks.ts). A row stays `pending` until an
- * attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
- * else is repeated. docs/architecture.md "Events and webhooks".
- */
-export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     next: db.prepare(OUTBOX_SCANS.next).pluck(),
     due: db.prepare(OUTBOX_SCANS.due),
     // One row, fresh: still pending (a disabled or deleted webhook's rows are not), with the webhook as it is now.
@@ -96,20 +97,14 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
     // One queue's head, through deliveries_queue.
     head: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries
       WHERE status = 'pending' AND webhook_id = ? AND server_key = ? ORDER BY seq LIMIT 1`),
-    succeed: db.prepare(`UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, response_status = ?,
-      duration_ms = ?, error = NULL, next_attempt_at = NULL, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
-    retry: db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, response_status = ?, duration_ms = ?,
-      error = ?, next_attempt_at = ?, last_attempt_at = ? WHERE seq = ? AND status = 'pending'`),
-    healthy: db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ?'),
-    failing: db.prepare('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING *'),
-    disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
-    failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
-      WHERE webhook_id = ? AND status = 'pending'`),
     // The counts the triggers of migration 025 keep: one row per webhook read, never the deliveries.
     byStatus: db.prepare(`SELECT COALESCE(SUM(pending), 0) AS pending, COALESCE(SUM(succeeded), 0) AS succeeded,
       COALESCE(SUM(failed), 0) AS failed FROM webhooks`),
   };
+}
 
+/** The dispatcher's reads: what is due, one delivery as it is now, and the counts. */
+function outboxReads(st: Statements, clock: Clock) {
   return {
     /**
      * The queue heads due now, at most `perWebhook` of each webhook (the ones due longest), with whose they are:
@@ -117,33 +112,62 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
      */
     dueHeads(perWebhook: number): DueHead[] {
       const now = iso(clock.now());
-      const next = q.next.get() as string | null;
+      const next = st.next.get() as string | null;
       if (next === null || next > now) return [];
-      const rows = q.due.all({ now, per_webhook: perWebhook }) as Array<Pick<DueRow, 'seq' | 'webhook_id' | 'server_key' | 'user_id'>>;
+      const rows = st.due.all({ now, per_webhook: perWebhook }) as Array<Pick<DueRow, 'seq' | 'webhook_id' | 'server_key' | 'user_id'>>;
       return rows.map((r) => ({ seq: r.seq, webhookId: r.webhook_id, userId: r.user_id, group: `${r.webhook_id}/${r.server_key}` }));
     },
 
     /** The delivery as it is now, or null when it is no longer pending. */
     get: (seq: number): DueDelivery | null => {
-      const row = q.get.get(seq) as DueRow | undefined;
+      const row = st.get.get(seq) as DueRow | undefined;
       return row ? toDue(row) : null;
     },
 
     /** The seq of the head of one webhook's queue for one server when it is due now, else null. */
     dueHead(webhookId: string, serverKey: string): number | null {
-      const row = q.head.get(webhookId, serverKey) as { seq: number; next_attempt_at: string } | undefined;
+      const row = st.head.get(webhookId, serverKey) as { seq: number; next_attempt_at: string } | undefined;
       return row && row.next_attempt_at <= iso(clock.now()) ? row.seq : null;
     },
 
     /** How many deliveries are in each status, all webhooks together (the operator's metrics: `pending` is the backlog). */
     countByStatus(): { status: string; count: number }[] {
-      const counts = q.byStatus.get() as Record<'pending' | 'succeeded' | 'failed', number>;
+      const counts = st.byStatus.get() as Record<'pending' | 'succeeded' | 'failed', number>;
       return (['pending', 'succeeded', 'failed'] as const).map((status) => ({ status, count: counts[status] }));
     },
 
     /** When the earliest queue head is due (RFC 3339), or null when nothing is pending. */
-    nextDue: (): string | null => (q.next.get() as string | null) ?? null,
+    nextDue: (): string | null => (st.next.get() as string | null) ?? null,
+  };
+}
 
+/** Writing attempts' outcomes: the delivery's row, the webhook's health and, when it is disabled, its event. */
+function outcomeWrites(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, deliveries: DeliveryWrites, health: WebhookHealth) {
+  function succeeded(d: DueDelivery, o: Outcome): void {
+    db.transaction(() => {
+      deliveries.succeed(d.seq, o.status, o.durationMs, iso(o.startedAt));
+      health.healthy(d.webhookId);
+    })();
+  }
+
+  /**
+   * A failed attempt: tried again at `retryAt`; or, when the webhook has failed without a success for
+   * `disableAfterMs`, the webhook is disabled, its pending deliveries fail and a webhook.disabled event is recorded,
+   * all in one transaction. Returns whether it was disabled.
+   */
+  function failed(d: DueDelivery, o: Outcome, retryAt: number, disableAfterMs: number): boolean {
+    return db.transaction(() => {
+      deliveries.retry(d.seq, o.status, o.durationMs, o.error?.slice(0, 500) ?? null, iso(retryAt), iso(o.startedAt));
+      const hook = health.failing(d.webhookId, iso(o.startedAt));
+      if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
+      if (!health.disable(d.webhookId, iso(clock.now()))) return false;
+      deliveries.failPending(d.webhookId);
+      events.raise('webhook.disabled', { webhook_id: d.webhookId, url: hook.url }, { userId: hook.user_id }, serviceActor('webhooks'));
+      return true;
+    })();
+  }
+
+  return {
     /**
      * Records many outcomes in one transaction (one fsync for all: the dispatcher batches the attempts that ended
      * in one turn of the event loop). `retryAt` says when each failed one is tried again. Returns the webhooks disabled.
@@ -152,37 +176,25 @@ export function createOutboxRepo(db: Db, clock: Clock, events: EventsRepo) {
       return db.transaction(() => {
         const disabled: string[] = [];
         for (const { d, o, retryAt } of list) {
-          if (o.status !== null && o.status >= 200 && o.status < 300) this.succeeded(d, o);
-          else if (this.failed(d, o, retryAt, disableAfterMs)) disabled.push(d.webhookId);
+          if (o.status !== null && o.status >= 200 && o.status < 300) succeeded(d, o);
+          else if (failed(d, o, retryAt, disableAfterMs)) disabled.push(d.webhookId);
         }
         return disabled;
       })();
     },
-
-    succeeded(d: DueDelivery, o: Outcome): void {
-      db.transaction(() => {
-        q.succeed.run(o.status, o.durationMs, iso(o.startedAt), d.seq);
-        q.healthy.run(d.webhookId);
-      })();
-    },
-
-    /**
-     * A failed attempt: tried again at `retryAt`; or, when the webhook has failed without a success for
-     * `disableAfterMs`, the webhook is disabled, its pending deliveries fail and a webhook.disabled event is recorded,
-     * all in one transaction. Returns whether it was disabled.
-     */
-    failed(d: DueDelivery, o: Outcome, retryAt: number, disableAfterMs: number): boolean {
-      return db.transaction(() => {
-        q.retry.run(o.status, o.durationMs, o.error?.slice(0, 500) ?? null, iso(retryAt), iso(o.startedAt), d.seq);
-        const hook = q.failing.get(iso(o.startedAt), d.webhookId) as { user_id: string; url: string; failing_since: string } | undefined;
-        if (!hook || Date.parse(hook.failing_since) > clock.now() - disableAfterMs) return false;
-        if (q.disable.run(iso(clock.now()), d.webhookId).changes === 0) return false;
-        q.failPending.run(d.webhookId);
-        events.append(hook.user_id, null, 'webhook.disabled', { webhook_id: d.webhookId, url: hook.url });
-        return true;
-      })();
-    },
+    succeeded,
+    failed,
   };
+}
+
+/**
+ * The dispatcher's side of the outbox (src/store/migrations/013-webhooks.ts): its reads, and each attempt's outcome
+ * written through the outbox's one writer (delivery-writes.ts) and the webhook's health through its owner
+ * (WebhooksRepo's WebhookHealth), in one transaction. A row stays `pending` until an attempt's outcome is written, so after kill -9 the attempt in flight is made again (at least once) and nothing
+ * else is repeated. docs/architecture.md "Events and webhooks".
+ */
+export function createOutboxRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, deliveries: DeliveryWrites, health: WebhookHealth) {
+  return { ...outboxReads(statements(db), clock), ...outcomeWrites(db, clock, events, deliveries, health) };
 }
 
 export type OutboxRepo = ReturnType<typeof createOutboxRepo>;

@@ -26,34 +26,39 @@ type OverrideRow = Record<QuotaName, number | null>;
 
 /**
  * A server counts against `running` from a start or restart until a stop or kill (desired_state), and for as long
- * as its game still runs, so a server that is stopping still holds its place.
+ * as its game still runs, so a server that is stopping still holds its place. Migration 026's triggers count the
+ * same expression into `server_counts`.
  */
 const RUNNING = `(desired_state = 'running' OR state IN ('starting', 'running', 'stopping'))`;
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 const ASK = 'or ask the operator for a larger quota';
 
-/**
- * The `user_quotas` table (each account's own limits) and the quota checks. Use is counted from `servers`, never
- * stored, so it cannot drift. The check* functions throw quota_exceeded and must run inside the transaction that
- * makes the write they guard (docs/conventions.md "Writes"): SQLite then serialises every such check and write, so
- * concurrent requests, even from several processes on one file, can never go past a limit together.
- */
-export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     own: db.prepare('SELECT servers, running, memory_mb FROM user_quotas WHERE user_id = ?'),
     save: db.prepare(`INSERT INTO user_quotas (user_id, servers, running, memory_mb, updated_at)
       VALUES (@user_id, @servers, @running, @memory_mb, @updated_at)
       ON CONFLICT (user_id) DO UPDATE SET servers = excluded.servers, running = excluded.running,
         memory_mb = excluded.memory_mb, updated_at = excluded.updated_at`),
     drop: db.prepare('DELETE FROM user_quotas WHERE user_id = ?'),
-    byPlan: db.prepare(`SELECT plan, COUNT(*) AS n, SUM(${RUNNING}) AS running FROM servers WHERE user_id = ? GROUP BY plan`),
+    // The account's counters (migration 026), one row per plan, kept by triggers in every servers write's transaction.
+    byPlan: db.prepare('SELECT plan, servers AS n, running FROM server_counts WHERE user_id = ?'),
     server: db.prepare(`SELECT user_id, ${RUNNING} AS running FROM servers WHERE id = ?`),
   };
+}
+
+type Reads = ReturnType<typeof quotaReads>;
+
+/** An account's limits (its own, else the defaults) and its use, read from `server_counts`. */
+function quotaReads(st: Statements, settings: QuotaSettings) {
   const memoryOf = (plan: string) => settings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
 
   function overrides(userId: string): QuotaOverrides {
-    const row = q.own.get(userId) as OverrideRow | undefined;
+    const row = st.own.get(userId) as OverrideRow | undefined;
     return row ? Object.fromEntries(quotaNames.filter((k) => row[k] !== null).map((k) => [k, row[k]])) : {};
   }
 
@@ -63,7 +68,7 @@ export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) 
 
   function usage(userId: string): QuotaLimits {
     const used: QuotaLimits = { servers: 0, running: 0, memory_mb: 0 };
-    for (const row of q.byPlan.all(userId) as Array<{ plan: string; n: number; running: number }>) {
+    for (const row of st.byPlan.all(userId) as Array<{ plan: string; n: number; running: number }>) {
       used.servers += row.n;
       used.running += row.running;
       used.memory_mb += row.n * memoryOf(row.plan);
@@ -71,6 +76,11 @@ export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) 
     return used;
   }
 
+  return { memoryOf, overrides, limits, usage };
+}
+
+/** The check* functions: each throws quota_exceeded when the write it guards would go past a limit. */
+function quotaChecks(st: Statements, { memoryOf, limits, usage }: Reads) {
   function memoryCheck(userId: string, more: number, what: string): void {
     const limit = limits(userId).memory_mb;
     const used = usage(userId).memory_mb;
@@ -81,29 +91,6 @@ export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) 
   }
 
   return {
-    /** GET /v1/quota, read in one transaction so the limits and the use are of the same moment. */
-    get: db.transaction((userId: string): Quota => {
-      const limit = limits(userId);
-      const used = usage(userId);
-      return {
-        servers: { limit: limit.servers, used: used.servers },
-        running: { limit: limit.running, used: used.running },
-        memory_mb: { limit: limit.memory_mb, used: used.memory_mb },
-      };
-    }),
-
-    /** The limits this account has of its own (the others are the defaults), for the CLI. */
-    overrides,
-
-    /** Sets (a number) or resets (`null`) some of an account's own limits, in one write. */
-    set(userId: string, changes: QuotaOverrides): void {
-      db.transaction(() => {
-        const next = { servers: null, running: null, memory_mb: null, ...overrides(userId), ...changes };
-        if (quotaNames.every((k) => next[k] === null)) q.drop.run(userId);
-        else q.save.run({ user_id: userId, ...next, updated_at: iso(clock.now()) });
-      }).immediate();
-    },
-
     /** Before a server of `plan` is inserted (same transaction): one more server, and the plan's memory. */
     checkCreate(userId: string, plan: string): void {
       const limit = limits(userId).servers;
@@ -126,7 +113,7 @@ export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) 
      * already counts (meant to run, or still running) changes nothing and is never refused.
      */
     checkStart(serverId: string): void {
-      const server = q.server.get(serverId) as { user_id: string; running: number } | undefined;
+      const server = st.server.get(serverId) as { user_id: string; running: number } | undefined;
       if (!server || server.running) return;
       const limit = limits(server.user_id).running;
       const used = usage(server.user_id).running;
@@ -135,6 +122,47 @@ export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) 
           `Your account may run ${plural(limit, 'server')} at once and ${used} ${used === 1 ? 'is' : 'are'} running or meant to run; stop one first, ${ASK}.`);
       }
     },
+  };
+}
+
+/**
+ * The `user_quotas` table (each account's own limits) and the quota checks. Use is read from `server_counts`, which
+ * triggers on `servers` keep in the transaction of every write (migration 026), so it cannot drift and costs the
+ * same for an account of 5,000 servers as for one of 5. The check* functions throw quota_exceeded and must run
+ * inside the transaction that makes the write they guard (docs/conventions.md "Writes"): SQLite then serialises
+ * every such check and write, so concurrent requests, even from several processes on one file, can never go past a
+ * limit together.
+ */
+export function createQuotasRepo(db: Db, clock: Clock, settings: QuotaSettings) {
+  const st = statements(db);
+  const reads = quotaReads(st, settings);
+  const { overrides, limits, usage } = reads;
+
+  return {
+    /** GET /v1/quota, read in one transaction so the limits and the use are of the same moment. */
+    get: db.transaction((userId: string): Quota => {
+      const limit = limits(userId);
+      const used = usage(userId);
+      return {
+        servers: { limit: limit.servers, used: used.servers },
+        running: { limit: limit.running, used: used.running },
+        memory_mb: { limit: limit.memory_mb, used: used.memory_mb },
+      };
+    }),
+
+    /** The limits this account has of its own (the others are the defaults), for the CLI. */
+    overrides,
+
+    /** Sets (a number) or resets (`null`) some of an account's own limits, in one write. */
+    set(userId: string, changes: QuotaOverrides): void {
+      db.transaction(() => {
+        const next = { servers: null, running: null, memory_mb: null, ...overrides(userId), ...changes };
+        if (quotaNames.every((k) => next[k] === null)) st.drop.run(userId);
+        else st.save.run({ user_id: userId, ...next, updated_at: iso(clock.now()) });
+      }).immediate();
+    },
+
+    ...quotaChecks(st, reads),
   };
 }
 

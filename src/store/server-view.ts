@@ -3,6 +3,23 @@ import type { JsonText } from '../http/types';
 
 export type Server = components['schemas']['Server'];
 export type ServerPage = components['schemas']['ServerList'];
+export type ServerAccess = components['schemas']['ServerAccess'];
+export type MemberPermission = components['schemas']['MemberPermission'];
+
+/** Every permission, in the spec's order: what an owner holds (Server.access). */
+export const ALL_PERMISSIONS: readonly MemberPermission[] = ['console', 'power', 'settings', 'players', 'backups', 'alerts'];
+export const OWNER_ACCESS: ServerAccess = { role: 'owner', permissions: [...ALL_PERMISSIONS] };
+
+/** `access` as SQL, for a view its owner reads (and for the events its owner gets). */
+const OWNER_ACCESS_SQL = `json('${JSON.stringify(OWNER_ACCESS)}')`;
+/** `access` of a member whose permissions (JSON) are bound as `@permissions`. */
+const MEMBER_ACCESS_SQL = `json_object('role', 'member', 'permissions', json(@permissions))`;
+/**
+ * `access` of the caller bound as `@user_id`, for a page of servers that holds both their own and those shared with
+ * them (members.email matches the caller's account: migration 027).
+ */
+const CALLER_ACCESS_SQL = `CASE WHEN user_id = @user_id THEN ${OWNER_ACCESS_SQL} ELSE json_object('role', 'member', 'permissions',
+    json((SELECT m.permissions FROM members m JOIN users u ON u.email = m.email WHERE m.server_id = servers.id AND u.id = @user_id))) END`;
 
 /**
  * A `servers` row as the API shows it (the spec's `Server`), built by SQLite as JSON text: the one mapping from a
@@ -13,10 +30,12 @@ export type ServerPage = components['schemas']['ServerList'];
  * - `disk_used_mb`: rounded up, so `disk_used_mb > plan.disk_mb` exactly when the bytes are over the plan's; an
  *   integer division of non-negative integers plus (MiB − 1) is the ceiling.
  * - `backup_schedule`: as stored (migration 020) without `since`, which is ours, not the API's.
+ * - `access`: the reader's (docs/architecture.md "Sharing"): the owner's, or a member's permissions.
  * SQLite's JSON functions give a nested json_object/json_remove result as JSON, not as a string (json1 subtypes).
  * Column names are unqualified: use it on `servers` without another table that has the same names.
  */
-export const SERVER_JSON = `json_object(
+function serverJson(access: string): string {
+  return `json_object(
   'id', id, 'name', name, 'plan', plan, 'version', version, 'software', software, 'game_version', game_version,
   'state', state, 'desired_state', desired_state,
   'address', CASE WHEN host IS NOT NULL AND port IS NOT NULL
@@ -25,7 +44,16 @@ export const SERVER_JSON = `json_object(
   'disk_measured_at', disk_measured_at,
   'idle_stop_minutes', idle_stop_minutes,
   'backup_schedule', json_remove(backup_schedule, '$.since'),
+  'access', ${access},
   'created_at', created_at, 'updated_at', updated_at)`;
+}
+
+/** The view as its owner sees it. */
+export const SERVER_JSON = serverJson(OWNER_ACCESS_SQL);
+/** The view as a member sees it: bind `@permissions`, their permissions as JSON. */
+export const MEMBER_SERVER_JSON = serverJson(MEMBER_ACCESS_SQL);
+/** The view as the caller bound as `@user_id` sees it, owner or member. */
+export const CALLER_SERVER_JSON = serverJson(CALLER_ACCESS_SQL);
 
 export function parseServer(json: string): Server {
   return JSON.parse(json) as Server;

@@ -1,12 +1,26 @@
 import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
+import { serviceActor } from '../actors';
 import type { Server } from './server-view';
+
+/** The disk watcher's events name it, whichever work measured (docs/architecture.md "Disk"). */
+const DISK = serviceActor('disk_quota');
 
 type ServerState = Server['state'];
 
-/** A `servers` row as stored (migrations 001, 009, 010, 018, 019, 020, 021). */
+/** One folder measurement of a disk watcher pass (ServerWrites.recordDisk). */
+export interface DiskMeasurement {
+  id: string;
+  bytes: number;
+  /** The row's disk_changes when the walk began. */
+  seenChanges: number;
+  /** The plan's limit, when this measurement crossed 90% of it (a quota.disk_warning event goes with it); else null. */
+  warnLimitBytes: number | null;
+}
+
+/** A `servers` row as stored (migrations 001, 009, 010, 018, 019, 020, 021, 026). */
 export interface ServerRow {
   id: string;
   user_id: string;
@@ -42,7 +56,7 @@ export interface ServerRow {
  * else in src/. Each state change is written with its server.state_changed event (docs/architecture.md "Events and
  * webhooks").
  */
-export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
+export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     insert: db.prepare(`INSERT INTO servers
       (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
@@ -51,13 +65,17 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
               @node, @transport, @idle_stop_minutes, @backup_schedule, @created_at, @updated_at)`),
     update: db.prepare(`UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes,
       backup_schedule = @backup_schedule, updated_at = @updated_at WHERE id = @id AND user_id = @user_id`),
-    setState: db.prepare('UPDATE servers SET state = ?, updated_at = ? WHERE id = ?'),
+    // A state change may change the server's files (a game that ran, an install): one more for the disk watcher.
+    setState: db.prepare('UPDATE servers SET state = ?, updated_at = ?, disk_changes = disk_changes + 1 WHERE id = ?'),
     markDeleting: db.prepare("UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?"),
     remove: db.prepare('DELETE FROM servers WHERE id = ?'),
     current: db.prepare('SELECT user_id, name, state FROM servers WHERE id = ?'),
     setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
     // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
-    recordDisk: db.prepare("UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ? WHERE id = ? AND state != 'deleting'"),
+    // Only the changes the walk began after are seen: one made during it leaves disk_changes above 0 (migration 026).
+    recordDisk: db.prepare(`UPDATE servers SET disk_used_bytes = ?, disk_measured_at = ?, disk_changes = MAX(0, disk_changes - ?)
+      WHERE id = ? AND state != 'deleting'`),
+    filesChanged: db.prepare('UPDATE servers SET disk_changes = disk_changes + 1 WHERE id = ?'),
     wantStopped: db.prepare("UPDATE servers SET desired_state = 'stopped', updated_at = ? WHERE id = ? AND state != 'deleting'"),
     promiseBackups: db.prepare('UPDATE servers SET keep_backups = 1 WHERE id = ?'),
     placeUnplaced: db.prepare('UPDATE servers SET node = ? WHERE node IS NULL'),
@@ -68,7 +86,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
   const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
     const before = q.current.get(id) as Current;
     write();
-    if (before && before.state !== to) events.append(before.user_id, id, 'server.state_changed', { from: before.state, to });
+    if (before && before.state !== to) events.raise('server.state_changed', { from: before.state, to }, { serverId: id });
   });
 
   return {
@@ -88,23 +106,32 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
     remove(id: string): void {
       db.transaction(() => {
         const row = q.current.get(id) as Current;
-        if (row) events.append(row.user_id, id, 'server.deleted', { name: row.name });
+        if (row) events.raise('server.deleted', { name: row.name }, { serverId: id });
         q.remove.run(id);
       })();
     },
     /** What its owner asked for last (ActionsRepo.create, in the action's transaction). */
     setDesired: (id: string, desired: 'running' | 'stopped', at: string): void => void q.setDesired.run(desired, at, id),
     /**
-     * Records a folder measurement, with `quota.disk_warning` in the same transaction when `warn` gives the plan's
-     * limit (the watcher saw the 90% line crossed); false when the row is gone or being deleted.
+     * Records a pass's measurements in one transaction (one fsync, not one per server), each with `quota.disk_warning`
+     * when `warnLimitBytes` gives the plan's limit (the watcher saw the 90% line crossed). `seenChanges` is the row's
+     * disk_changes read before the walk began, which the measurement accounts for. Returns the ids recorded (not
+     * those gone or being deleted meanwhile).
      */
-    recordDisk(id: string, bytes: number, warn: { limitBytes: number } | null = null): boolean {
+    recordDisk(measured: DiskMeasurement[]): Set<string> {
       return db.transaction(() => {
-        if (q.recordDisk.run(bytes, iso(clock.now()), id).changes !== 1) return false;
-        if (warn) events.appendForServer(id, 'quota.disk_warning', { used_bytes: bytes, limit_bytes: warn.limitBytes });
-        return true;
+        const recorded = new Set<string>();
+        const at = iso(clock.now());
+        for (const m of measured) {
+          if (q.recordDisk.run(m.bytes, at, m.seenChanges, m.id).changes !== 1) continue;
+          recorded.add(m.id);
+          if (m.warnLimitBytes !== null) events.raise('quota.disk_warning', { used_bytes: m.bytes, limit_bytes: m.warnLimitBytes }, { serverId: m.id }, DISK);
+        }
+        return recorded;
       })();
     },
+    /** Its files changed while no game ran (a backup made or deleted, a restore): the disk watcher measures it again. */
+    filesChanged: (id: string): void => void q.filesChanged.run(id),
     /**
      * Desired state `stopped`, written by the service itself rather than by an action: the disk watcher's stop of a
      * server over its plan's disk space, so neither reconcile nor the crash policy starts it again; with its
@@ -113,7 +140,7 @@ export function createServerWrites(db: Db, clock: Clock, events: EventsRepo = cr
     stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
       db.transaction(() => {
         if (q.wantStopped.run(iso(clock.now()), id).changes === 1) {
-          events.appendForServer(id, 'quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes });
+          events.raise('quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes }, { serverId: id }, DISK);
         }
       })();
     },

@@ -6,9 +6,9 @@ import { AppError, invalidState } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
-import { createEventsRepo, type EventsRepo } from './events-repo';
-import { pageJson, parseServer, SERVER_JSON, type Server, type ServerPage } from './server-view';
-import { createServerWrites, type ServerRow, type ServerWrites } from './server-writes';
+import type { EventsRepo } from './events-repo';
+import { CALLER_SERVER_JSON, MEMBER_SERVER_JSON, pageJson, parseServer, SERVER_JSON, type Server, type ServerAccess, type ServerPage } from './server-view';
+import type { ServerRow, ServerWrites } from './server-writes';
 import type { JsonText } from '../http/types';
 
 export type { Server } from './server-view';
@@ -20,7 +20,19 @@ export interface DiskRow {
   plan: string;
   state: ServerState;
   disk_used_bytes: number | null;
+  /** Changes to its files no measurement has seen yet (migration 026). */
+  disk_changes: number;
 }
+
+/** A server as the reconcile loop and boot see it: what is observed and what is wanted. */
+export interface StateRow {
+  id: string;
+  state: ServerState;
+  desired_state: 'running' | 'stopped';
+}
+
+/** The states in which a game may run, and write to its folder: the disk watcher measures these on every pass. */
+const LIVE = `('starting', 'running', 'stopping', 'unreachable')`;
 
 export interface NewServer {
   name: string;
@@ -55,42 +67,59 @@ function storedSchedule(schedule: BackupSchedule | null, since: string): string 
 }
 
 /**
- * The `servers` table's one repository: reads here, every write through `writes` (server-writes.ts, where each
- * statement that writes the table lives). `placer` chooses a new server's node, host and port (placement.ts);
- * `memoryOf` is a plan's memory in MiB.
+ * The list's statements (ServersRepo.listJson): the caller's own servers and those shared with them (migration 027:
+ * by their account's email), one order, unfiltered and by state. Most callers have none shared with them
+ * (`sharesWith`): they read through servers_by_user in its order (`own`), as before sharing.
  */
-export function createServersRepo(
-  db: Db,
-  clock: Clock,
-  placer: Placer,
-  quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>,
-  memoryOf: (plan: string) => number,
-  events: EventsRepo = createEventsRepo(db, clock),
-  writes: ServerWrites = createServerWrites(db, clock, events),
-) {
-  const one = db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?');
-  const viewOne = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ? AND user_id = ?`).pluck();
-  const view = db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck();
-  const page = (where: string) => db.prepare(`SELECT id, ${SERVER_JSON} FROM servers WHERE ${where} ORDER BY id LIMIT ?`).raw();
-  const [pageAll, pageByState] = [page('user_id = ? AND id > ?'), page('user_id = ? AND id > ? AND state = ?')];
-  const inState = db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck();
-  const live = db
-    .prepare(`SELECT id FROM servers WHERE id IN (SELECT value FROM json_each(?)) AND state != 'deleting'`)
-    .pluck();
-  const byState = db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state');
-  const idleView = db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?');
-  const diskRows = db.prepare('SELECT id, plan, state, disk_used_bytes FROM servers ORDER BY id');
-  // One query per reconcile pass: every server (no N+1 reads).
-  const every = db.prepare(`SELECT ${SERVER_JSON} FROM servers ORDER BY id`).pluck();
+function pageStatements(db: Db) {
+  const sharesWith = db.prepare('SELECT EXISTS (SELECT 1 FROM members m JOIN users u ON u.email = m.email WHERE u.id = ?)').pluck();
+  const mine = `(user_id = @user_id OR id IN (SELECT m.server_id FROM members m JOIN users u ON u.email = m.email WHERE u.id = @user_id))`;
+  const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
+  const own = [page('user_id = @user_id AND id > @after', SERVER_JSON), page('user_id = @user_id AND id > @after AND state = @state', SERVER_JSON)];
+  const shared = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
+  return { sharesWith, own, shared };
+}
 
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  const diskColumns = 'SELECT id, plan, state, disk_used_bytes, disk_changes FROM servers';
   return {
-    setState: writes.setState,
-    markDeleting: writes.markDeleting,
-    remove: writes.remove,
-    recordDisk: writes.recordDisk,
-    stopWanted: writes.stopWanted,
-    /** Every server's id, plan, state and last folder measurement, in one query (the disk watcher's view). */
-    diskRows: (): DiskRow[] => diskRows.all() as DiskRow[],
+    one: db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?'),
+    view: db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck(),
+    memberView: db.prepare(`SELECT ${MEMBER_SERVER_JSON} FROM servers WHERE id = @id`).pluck(),
+    pages: pageStatements(db),
+    inState: db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck(),
+    // The index servers_by_state (migration 026) answers each of these without reading a row.
+    byState: db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state'),
+    unsettled: db.prepare(`SELECT id, state, desired_state FROM servers
+    WHERE (state = 'stopped' AND desired_state = 'running') OR (state = 'running' AND desired_state = 'stopped')`),
+    notStopped: db.prepare(`SELECT id, state, desired_state FROM servers WHERE state IN
+    ('installing', 'starting', 'running', 'stopping', 'crashed', 'unreachable') ORDER BY id`),
+    idleView: db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?'),
+    owner: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
+    planView: db.prepare('SELECT plan, desired_state FROM servers WHERE id = ?'),
+    diskLive: db.prepare(`${diskColumns} WHERE state IN ${LIVE}`),
+    diskChanged: db.prepare(`${diskColumns} WHERE disk_changes > 0 AND state NOT IN ${LIVE} AND state != 'deleting'`),
+    every: db.prepare(`SELECT ${SERVER_JSON} FROM servers ORDER BY id`).pluck(),
+  };
+}
+
+/** What creating and changing a server needs besides the statements: createServersRepo's parameters. */
+interface ChangeDeps {
+  db: Db;
+  clock: Clock;
+  placer: Placer;
+  quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>;
+  memoryOf: (plan: string) => number;
+  events: Pick<EventsRepo, 'raise'>;
+  writes: ServerWrites;
+}
+
+/** Creating a server and changing its name, plan or schedule: each checks, writes and raises its event in one transaction. */
+function serverChanges(st: Statements, { db, clock, placer, quotas, memoryOf, events, writes }: ChangeDeps) {
+  return {
     /**
      * Inserts a server in state `installing` with its place (node, address) allocated, atomically. The account's
      * quotas are checked in the same transaction (quota_exceeded, before any place is taken), so a burst of creates
@@ -117,30 +146,11 @@ export function createServersRepo(
             updated_at: now,
           };
           writes.insert(row);
-          const server = parseServer(view.get(row.id) as string);
-          events.append(userId, row.id, 'server.created', { server });
+          const server = parseServer(st.view.get(row.id) as string);
+          events.raise('server.created', { server }, { serverId: row.id });
           return server;
         })
         .immediate();
-    },
-
-    get(userId: string, id: string): Server | undefined {
-      const json = this.getJson(userId, id);
-      return json === undefined ? undefined : parseServer(json);
-    },
-
-    /** The user's server as the API's JSON (server-view.ts), for an answer that sends it as it is. */
-    getJson(userId: string, id: string): JsonText<Server> | undefined {
-      return viewOne.get(id, userId) as JsonText<Server> | undefined;
-    },
-
-    /** A page of the user's servers, oldest id first, as the API's `ServerPage` JSON (server-view.ts). */
-    listJson(userId: string, opts: { limit: number; startingAfter?: string; state?: ServerState }): JsonText<ServerPage> {
-      const after = opts.startingAfter ?? '';
-      const rows = opts.state
-        ? pageByState.all(userId, after, opts.state, opts.limit + 1)
-        : pageAll.all(userId, after, opts.limit + 1);
-      return pageJson(rows as [string, string][], opts.limit);
     },
 
     /**
@@ -151,7 +161,7 @@ export function createServersRepo(
     update(userId: string, id: string, patch: ServerPatch): Server | undefined {
       return db
         .transaction(() => {
-          const row = one.get(id, userId) as ServerRow | undefined;
+          const row = st.one.get(id, userId) as ServerRow | undefined;
           if (!row) return undefined;
           if (row.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
           if (patch.plan !== undefined && patch.plan !== row.plan && !['stopped', 'crashed'].includes(row.state)) {
@@ -170,42 +180,118 @@ export function createServersRepo(
             updated_at: updatedAt,
           };
           writes.update(next);
-          const server = parseServer(view.get(id) as string);
-          events.append(row.user_id, id, 'server.updated', { server });
+          const server = parseServer(st.view.get(id) as string);
+          events.raise('server.updated', { server }, { serverId: id });
           return server;
         })
         .immediate();
     },
+  };
+}
 
-    /** The idle stop's view of a server (src/runtime/idle-stop.ts): its owner, its minutes and its state. */
-    idleStopOf(id: string): { userId: string; minutes: number | null; state: ServerState } | undefined {
-      const row = idleView.get(id) as { user_id: string; idle_stop_minutes: number | null; state: ServerState } | undefined;
-      return row && { userId: row.user_id, minutes: row.idle_stop_minutes, state: row.state };
+/** Servers as the API shows them: one, a page of a user's, or every one. */
+function serverViews(st: Statements) {
+  return {
+    /**
+     * A server as the API's JSON (server-view.ts) with the reader's `access`, for an answer that sends it as it is;
+     * undefined when the row is gone. The access check (src/http/access.ts) found the reader may see it.
+     */
+    viewJson(id: string, access: ServerAccess): JsonText<Server> | undefined {
+      const json = access.role === 'owner' ? st.view.get(id) : st.memberView.get({ id, permissions: JSON.stringify(access.permissions) });
+      return json as JsonText<Server> | undefined;
+    },
+
+    /**
+     * A page of the user's servers and of those shared with them, oldest id first, each with the user's `access`,
+     * as the API's `ServerPage` JSON (server-view.ts).
+     */
+    listJson(userId: string, opts: { limit: number; startingAfter?: string; state?: ServerState }): JsonText<ServerPage> {
+      const params = { user_id: userId, after: opts.startingAfter ?? '', limit: opts.limit + 1 };
+      const { sharesWith, own, shared } = st.pages;
+      const [pageAll, pageByState] = sharesWith.get(userId) === 1 ? shared : own;
+      const rows = opts.state ? pageByState.all({ ...params, state: opts.state }) : pageAll.all(params);
+      return pageJson(rows as [string, string][], opts.limit);
     },
 
     /** Any user's server by id: for the runtime, which acts on servers the HTTP layer already checked. */
     find(id: string): Server | undefined {
-      const json = view.get(id) as string | undefined;
+      const json = st.view.get(id) as string | undefined;
       return json === undefined ? undefined : parseServer(json);
     },
 
-    /** The ids among these whose server exists and is not being deleted (one query, for the stream sweep). */
-    liveIds(ids: string[]): Set<string> {
-      return new Set(live.all(JSON.stringify(ids)) as string[]);
+    /** Every server of every user, in one query (tests; the runtime reads only the servers it must act on). */
+    all(): Server[] {
+      return (st.every.all() as string[]).map(parseServer);
+    },
+  };
+}
+
+/** The narrow reads of the runtime's loops (disk watcher, idle stop, reconcile, boot, metrics): a few columns, no view. */
+function runtimeReads(st: Statements) {
+  return {
+    /**
+     * The servers a disk watcher pass measures (docs/architecture.md "Disk"), oldest id first: those whose game may
+     * run, and those whose files changed since their last measurement; not the stopped ones nothing changed.
+     */
+    diskDue(): DiskRow[] {
+      return ([...st.diskLive.all(), ...st.diskChanged.all()] as DiskRow[]).sort((a, b) => (a.id < b.id ? -1 : 1));
     },
 
-    /** Every server of every user, in one query (the reconcile loop's view; its doors say what holds each). */
-    all(): Server[] {
-      return (every.all() as string[]).map(parseServer);
+    /** Whose server it is (the runtime records the service's own actions for its owner), or undefined when gone. */
+    ownerOf: (id: string): string | undefined => st.owner.get(id) as string | undefined,
+
+    /** The idle stop's view of a server (src/runtime/idle-stop.ts): its owner, its minutes and its state. */
+    idleStopOf(id: string): { userId: string; minutes: number | null; state: ServerState } | undefined {
+      const row = st.idleView.get(id) as { user_id: string; idle_stop_minutes: number | null; state: ServerState } | undefined;
+      return row && { userId: row.user_id, minutes: row.idle_stop_minutes, state: row.state };
     },
+
+    /** A server's plan and desired state, read without building its view (the disk watcher, per measurement). */
+    planOf(id: string): Pick<Server, 'plan' | 'desired_state'> | undefined {
+      return st.planView.get(id) as Pick<Server, 'plan' | 'desired_state'> | undefined;
+    },
+
+    /** The servers whose observed state is off their desired one: the reconcile loop's work (an index lookup). */
+    unsettled: (): StateRow[] => st.unsettled.all() as StateRow[],
+
+    /** Every server not `stopped` nor `deleting`: what boot looks at (a stopped server needs nothing of it). */
+    notStopped: (): StateRow[] => st.notStopped.all() as StateRow[],
 
     /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */
     idsInState(state: ServerState): string[] {
-      return inState.all(state) as string[];
+      return st.inState.all(state) as string[];
     },
 
     /** How many servers are in each observed state, all accounts together (the operator's metrics). */
-    countByState: (): { state: ServerState; count: number }[] => byState.all() as { state: ServerState; count: number }[],
+    countByState: (): { state: ServerState; count: number }[] => st.byState.all() as { state: ServerState; count: number }[],
+  };
+}
+
+/**
+ * The `servers` table's one repository: reads here, every write through `writes` (server-writes.ts, where each
+ * statement that writes the table lives). `placer` chooses a new server's node, host and port (placement.ts);
+ * `memoryOf` is a plan's memory in MiB.
+ */
+export function createServersRepo(
+  db: Db,
+  clock: Clock,
+  placer: Placer,
+  quotas: Pick<QuotasRepo, 'checkCreate' | 'checkPlanChange'>,
+  memoryOf: (plan: string) => number,
+  events: Pick<EventsRepo, 'raise'>,
+  writes: ServerWrites,
+) {
+  const st = statements(db);
+  return {
+    setState: writes.setState,
+    markDeleting: writes.markDeleting,
+    remove: writes.remove,
+    recordDisk: writes.recordDisk,
+    filesChanged: writes.filesChanged,
+    stopWanted: writes.stopWanted,
+    ...serverChanges(st, { db, clock, placer, quotas, memoryOf, events, writes }),
+    ...serverViews(st),
+    ...runtimeReads(st),
   };
 }
 

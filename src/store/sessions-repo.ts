@@ -25,34 +25,28 @@ function hashSecret(secret: string): string {
   return crypto.createHash('sha256').update(secret).digest('hex');
 }
 
-/**
- * Sessions own the API tokens handed out for them and end them through the tokens repository. A page token
- * that its session ends or replaces is deleted rather than revoked: nothing refers to it afterwards, and its
- * row would otherwise outlive its link here, the only thing that tells it from an API token
- * (docs/conventions.md "Authentication").
- */
-export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
-  const insert = db.prepare(`INSERT INTO sessions (id, user_id, hash, created_at, expires_at)
-    VALUES (@id, @user_id, @hash, @created_at, @expires_at)`);
-  const byHash = db.prepare('SELECT * FROM sessions WHERE hash = ?');
-  const remove = db.prepare('DELETE FROM sessions WHERE id = ?');
-  const byId = db.prepare('SELECT * FROM sessions WHERE id = ?');
-  const tokensOf = db.prepare('SELECT token_id FROM session_tokens WHERE session_id = ? ORDER BY token_id DESC');
-  const addToken = db.prepare('INSERT INTO session_tokens (session_id, token_id) VALUES (?, ?)');
-  const expired = db.prepare('SELECT id FROM sessions WHERE expires_at <= ?');
-  const ownsToken = db.prepare('SELECT 1 FROM session_tokens WHERE session_id = ? AND token_id = ?').pluck();
-  const ofUser = db.prepare('SELECT id FROM sessions WHERE user_id = ?');
+type Statements = ReturnType<typeof statements>;
 
-  /** Deletes a session and every API token handed out for it, in one transaction. */
-  const end = db.transaction((id: string) => {
-    const row = byId.get(id) as SessionRow | undefined;
-    if (!row) return;
-    for (const { token_id } of tokensOf.all(id) as { token_id: string }[]) tokens.remove(row.user_id, token_id);
-    remove.run(id);
-  });
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
+    insert: db.prepare(`INSERT INTO sessions (id, user_id, hash, created_at, expires_at)
+      VALUES (@id, @user_id, @hash, @created_at, @expires_at)`),
+    byHash: db.prepare('SELECT * FROM sessions WHERE hash = ?'),
+    remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
+    byId: db.prepare('SELECT * FROM sessions WHERE id = ?'),
+    tokensOf: db.prepare('SELECT token_id FROM session_tokens WHERE session_id = ? ORDER BY token_id DESC'),
+    addToken: db.prepare('INSERT INTO session_tokens (session_id, token_id) VALUES (?, ?)'),
+    expired: db.prepare('SELECT id FROM sessions WHERE expires_at <= ?'),
+    ownsToken: db.prepare('SELECT 1 FROM session_tokens WHERE session_id = ? AND token_id = ?').pluck(),
+    ofUser: db.prepare('SELECT id FROM sessions WHERE user_id = ?'),
+  };
+}
 
+/** Starting a session, and finding one by its cookie secret. */
+function sessionStarts(st: Statements, clock: Clock) {
   function findRecent(secret: string, graceMs: number): Session | undefined {
-    const row = byHash.get(hashSecret(secret)) as SessionRow | undefined;
+    const row = st.byHash.get(hashSecret(secret)) as SessionRow | undefined;
     if (!row) return undefined;
     const expiresAt = Date.parse(row.expires_at);
     return expiresAt + graceMs > clock.now() ? { id: row.id, userId: row.user_id, expiresAt } : undefined;
@@ -70,7 +64,7 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
         created_at: iso(now),
         expires_at: iso(now + ttlMs),
       };
-      insert.run(row);
+      st.insert.run(row);
       return { secret, session: { id: row.id, userId, expiresAt: now + ttlMs } };
     },
 
@@ -82,7 +76,12 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
      * recognises a browser its user signed in with before (docs/conventions.md "Authentication").
      */
     findRecent,
+  };
+}
 
+/** The API tokens a session hands out to its pages. */
+function pageTokens(db: Db, st: Statements, tokens: TokensRepo) {
+  return {
     /**
      * Creates an API token for the page and links it to the session in one transaction (until linked it would
      * count as one of the user's API tokens), then deletes the session's oldest ones beyond `keep` (each page
@@ -91,8 +90,8 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
     issueToken(session: Session, input: NewToken, keep: number): CreatedToken {
       return db.transaction(() => {
         const created = tokens.create(session.userId, input);
-        addToken.run(session.id, created.id);
-        const old = (tokensOf.all(session.id) as { token_id: string }[]).slice(keep).map((r) => r.token_id);
+        st.addToken.run(session.id, created.id);
+        const old = (st.tokensOf.all(session.id) as { token_id: string }[]).slice(keep).map((r) => r.token_id);
         for (const id of old) tokens.remove(session.userId, id); // its link goes with it (ON DELETE CASCADE)
         return created;
       }).immediate();
@@ -101,26 +100,50 @@ export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
     /** Deletes a token handed out for this session that the page has replaced; false when it is not the session's. */
     releaseToken(session: Session, tokenId: string): boolean {
       return db.transaction(() => {
-        if (ownsToken.get(session.id, tokenId) === undefined) return false;
+        if (st.ownsToken.get(session.id, tokenId) === undefined) return false;
         tokens.remove(session.userId, tokenId); // its link goes with it (ON DELETE CASCADE)
         return true;
       })();
     },
+  };
+}
 
+/** Ending sessions: one, all of a user's, or the expired ones; each with every token handed out for it. */
+function sessionEnds(db: Db, st: Statements, clock: Clock, tokens: TokensRepo) {
+  /** Deletes a session and every API token handed out for it, in one transaction. */
+  const end = db.transaction((id: string) => {
+    const row = st.byId.get(id) as SessionRow | undefined;
+    if (!row) return;
+    for (const { token_id } of st.tokensOf.all(id) as { token_id: string }[]) tokens.remove(row.user_id, token_id);
+    st.remove.run(id);
+  });
+
+  return {
     end: (sessionId: string) => end(sessionId),
 
     /** Ends every session of a user (a password change signs everyone out). */
     endAllOf(userId: string): number {
-      const ids = (ofUser.all(userId) as { id: string }[]).map((r) => r.id);
+      const ids = (st.ofUser.all(userId) as { id: string }[]).map((r) => r.id);
       for (const id of ids) end(id);
       return ids.length;
     },
 
     /** Removes sessions expired more than `keepMs` ago (their tokens expired with them). */
     sweep(keepMs = 0): void {
-      for (const { id } of expired.all(iso(clock.now() - keepMs)) as { id: string }[]) end(id);
+      for (const { id } of st.expired.all(iso(clock.now() - keepMs)) as { id: string }[]) end(id);
     },
   };
+}
+
+/**
+ * Sessions own the API tokens handed out for them and end them through the tokens repository. A page token
+ * that its session ends or replaces is deleted rather than revoked: nothing refers to it afterwards, and its
+ * row would otherwise outlive its link here, the only thing that tells it from an API token
+ * (docs/conventions.md "Authentication").
+ */
+export function createSessionsRepo(db: Db, clock: Clock, tokens: TokensRepo) {
+  const st = statements(db);
+  return { ...sessionStarts(st, clock), ...pageTokens(db, st, tokens), ...sessionEnds(db, st, clock, tokens) };
 }
 
 export type SessionsRepo = ReturnType<typeof createSessionsRepo>;

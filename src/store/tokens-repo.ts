@@ -5,7 +5,7 @@ import { newId } from '../ids';
 import { hashToken, newTokenSecret, type Scope } from '../auth/tokens';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
-import { createEventsRepo, type EventsRepo } from './events-repo';
+import type { EventsRepo } from './events-repo';
 import { createTokenTree } from './token-tree';
 
 export type Token = components['schemas']['Token'];
@@ -97,53 +97,59 @@ function childExpiry(requested: number | null | undefined, parent: Principal | u
   ]);
 }
 
-export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = createEventsRepo(db, clock)) {
-  const insert = db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at, parent_id)
-    VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at, @parent_id)`);
-  // session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
-  const bySession = 'EXISTS (SELECT 1 FROM session_tokens s WHERE s.token_id = tokens.id)';
+// session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
+const bySession = 'EXISTS (SELECT 1 FROM session_tokens s WHERE s.token_id = tokens.id)';
+
+type Statements = ReturnType<typeof statements>;
+type RevokedRow = TokenRow & { session_bound: 0 | 1 };
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"), and the token tree's reads. */
+function statements(db: Db) {
   // Authentication reads only what a Principal needs, as an array (no row object with the secret's hash in it).
   const principalColumns = `id, user_id, scopes, expires_at, last_used_at, revoked_at, ${bySession} AS session_bound`;
-  const byHash = db.prepare(`SELECT ${principalColumns} FROM tokens WHERE hash = ?`).raw();
+  return {
+    insert: db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at, parent_id)
+    VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at, @parent_id)`),
+    byHash: db.prepare(`SELECT ${principalColumns} FROM tokens WHERE hash = ?`).raw(),
+    liveOfUser: db
+      .prepare(`SELECT COUNT(*) FROM tokens WHERE user_id = ? AND revoked_at IS NULL
+      AND (expires_at IS NULL OR expires_at > ?) AND NOT ${bySession}`)
+      .pluck(),
+    remove: db.prepare('DELETE FROM tokens WHERE id = ? AND user_id = ?'),
+    // Rows that stopped working before the cutoff, and session-bound rows as soon as they stop working.
+    purge: db.prepare(`DELETE FROM tokens WHERE revoked_at <= @cutoff OR expires_at <= @cutoff
+    OR ((revoked_at IS NOT NULL OR expires_at <= @now) AND ${bySession})`),
+    touch: db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?'),
+    // listTokens: the dashboard pages' own tokens are not the customer's to manage (the spec's listTokens).
+    page: db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
+    AND NOT ${bySession} ORDER BY id LIMIT ?`),
+    one: db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL'),
+    // A token and its descendants (tokens_by_parent; parents are older than their children, so no cycle).
+    revokeTree: db.prepare(`WITH RECURSIVE tree(id) AS (SELECT @id
+      UNION SELECT tokens.id FROM tokens JOIN tree ON tokens.parent_id = tree.id)
+    UPDATE tokens SET revoked_at = @now WHERE id IN tree AND user_id = @user_id AND revoked_at IS NULL
+    RETURNING *, ${bySession} AS session_bound`),
+    tree: createTokenTree(db),
+    revokeLive: db.prepare(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
+    AND (expires_at IS NULL OR expires_at > @now) RETURNING *, ${bySession} AS session_bound`),
+    active: db
+      .prepare(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
+      AND (expires_at IS NULL OR expires_at > ?)`)
+      .pluck(),
+  };
+}
+
+/** Creating a token, and resolving a presented secret to its principal (which records the use). */
+function tokenIssuing(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   /** The principal of a `principalColumns` row, or undefined when revoked or expired; records the use (touch). */
   const principalOf = (row: PrincipalRow | undefined): Principal | undefined => {
     const now = clock.now();
     if (!row) return undefined;
     const [id, userId, scopes, expiresAt, lastUsedAt, revokedAt, sessionBound] = row;
     if (revokedAt || (expiresAt && Date.parse(expiresAt) <= now)) return undefined;
-    if (!lastUsedAt || now - Date.parse(lastUsedAt) >= LAST_USED_RESOLUTION_MS) touch.run(iso(now), id);
+    if (!lastUsedAt || now - Date.parse(lastUsedAt) >= LAST_USED_RESOLUTION_MS) st.touch.run(iso(now), id);
     return { tokenId: id, userId, scopes: JSON.parse(scopes) as Scope[], expiresAt, sessionBound: sessionBound === 1 };
   };
-  const liveOfUser = db
-    .prepare(`SELECT COUNT(*) FROM tokens WHERE user_id = ? AND revoked_at IS NULL
-      AND (expires_at IS NULL OR expires_at > ?) AND NOT ${bySession}`)
-    .pluck();
-  const remove = db.prepare('DELETE FROM tokens WHERE id = ? AND user_id = ?');
-  // Rows that stopped working before the cutoff, and session-bound rows as soon as they stop working.
-  const purge = db.prepare(`DELETE FROM tokens WHERE revoked_at <= @cutoff OR expires_at <= @cutoff
-    OR ((revoked_at IS NOT NULL OR expires_at <= @now) AND ${bySession})`);
-  const touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?');
-  // listTokens: the dashboard pages' own tokens are not the customer's to manage (the spec's listTokens).
-  const page = db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
-    AND NOT ${bySession} ORDER BY id LIMIT ?`);
-  const one = db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL');
-  // A token and its descendants (tokens_by_parent; parents are older than their children, so no cycle).
-  const revokeTree = db.prepare(`WITH RECURSIVE tree(id) AS (SELECT @id
-      UNION SELECT tokens.id FROM tokens JOIN tree ON tokens.parent_id = tree.id)
-    UPDATE tokens SET revoked_at = @now WHERE id IN tree AND user_id = @user_id AND revoked_at IS NULL
-    RETURNING *, ${bySession} AS session_bound`);
-  const tree = createTokenTree(db);
-  const revokeLive = db.prepare(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
-    AND (expires_at IS NULL OR expires_at > @now) RETURNING *, ${bySession} AS session_bound`);
-  // token.revoked for API tokens; the dashboard page's own tokens come and go every few minutes and make no events.
-  const revokedEvents = (rows: Array<TokenRow & { session_bound: 0 | 1 }>) => {
-    for (const r of rows) if (r.session_bound === 0) events.append(r.user_id, null, 'token.revoked', { token: toToken(r) });
-    return rows.length;
-  };
-  const active = db
-    .prepare(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
-      AND (expires_at IS NULL OR expires_at > ?)`)
-    .pluck();
 
   return {
     /**
@@ -154,7 +160,7 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
       return db.transaction(() => {
         const now = clock.now();
         if (limits.perUser !== undefined) {
-          const used = liveOfUser.get(userId, iso(now)) as number;
+          const used = st.liveOfUser.get(userId, iso(now)) as number;
           if (used >= limits.perUser) {
             const detail = `This account already holds ${used} live API tokens, the most allowed; revoke one first.`;
             throw quotaExceeded('tokens', limits.perUser, used, detail);
@@ -173,10 +179,10 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
           expires_at: childExpiry(input.expiresInSeconds, limits.parent, now),
           parent_id: parent,
         };
-        insert.run(row);
+        st.insert.run(row);
         const token = toToken({ ...row, last_used_at: null, revoked_at: null });
         // perUser is absent only for the dashboard page's own tokens, which make no events (see revokedEvents).
-        if (limits.perUser !== undefined) events.append(userId, null, 'token.created', { token });
+        if (limits.perUser !== undefined) events.raise('token.created', { token }, { userId });
         return { ...token, token: secret };
       }).immediate();
     },
@@ -187,25 +193,41 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
      * character (no timing oracle on the secret; docs/conventions.md "Authentication").
      */
     authenticate(secret: string): Principal | undefined {
-      return principalOf(byHash.get(hashToken(secret)) as PrincipalRow | undefined);
+      return principalOf(st.byHash.get(hashToken(secret)) as PrincipalRow | undefined);
     },
+  };
+}
 
+/** Reading tokens: a page of a user's, one, and which of some ids still work. */
+function tokenReads(st: Statements, clock: Clock) {
+  return {
     /** The user's live tokens, oldest first; through a `viewer`, only those it may see (tree.sees). */
     list(userId: string, limit: number, startingAfter = '', viewer?: Viewer): { data: Token[]; has_more: boolean } {
-      const rows = (tree.seesAll(viewer) ? page.all(userId, startingAfter, limit + 1) : tree.page(userId, viewer!.tokenId, startingAfter, limit + 1)) as TokenRow[];
+      const rows = (st.tree.seesAll(viewer) ? st.page.all(userId, startingAfter, limit + 1) : st.tree.page(userId, viewer!.tokenId, startingAfter, limit + 1)) as TokenRow[];
       return { data: rows.slice(0, limit).map(toToken), has_more: rows.length > limit };
     },
 
     get(userId: string, id: string, viewer?: Viewer): Token | undefined {
-      const row = one.get(id, userId) as TokenRow | undefined;
-      return row && tree.sees(viewer, id) ? toToken(row) : undefined;
+      const row = st.one.get(id, userId) as TokenRow | undefined;
+      return row && st.tree.sees(viewer, id) ? toToken(row) : undefined;
     },
 
     /** The ids among these that are neither revoked nor expired (one query, for the stream sweep). */
     activeIds(ids: string[]): Set<string> {
-      return new Set(active.all(JSON.stringify(ids), iso(clock.now())) as string[]);
+      return new Set(st.active.all(JSON.stringify(ids), iso(clock.now())) as string[]);
     },
+  };
+}
 
+/** Ending tokens: revoking (with their token.revoked events), deleting, and purging the rows that stopped working. */
+function tokenEnds(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
+  // token.revoked for API tokens; the dashboard page's own tokens come and go every few minutes and make no events.
+  const revokedEvents = (rows: RevokedRow[]) => {
+    for (const r of rows) if (r.session_bound === 0) events.raise('token.revoked', { token: toToken(r) }, { userId: r.user_id });
+    return rows.length;
+  };
+
+  return {
     /**
      * Revokes a live token of this user and every token minted from it, transitively (their streams end at the
      * next sweep, src/http/sse.ts), each with its token.revoked event, in one transaction. False, and nothing
@@ -213,15 +235,15 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
      */
     revoke(userId: string, id: string, viewer?: Viewer): boolean {
       return db.transaction(() => {
-        if (!one.get(id, userId) || !tree.sees(viewer, id)) return false;
-        revokedEvents(revokeTree.all({ now: iso(clock.now()), id, user_id: userId }) as Array<TokenRow & { session_bound: 0 | 1 }>);
+        if (!st.one.get(id, userId) || !st.tree.sees(viewer, id)) return false;
+        revokedEvents(st.revokeTree.all({ now: iso(clock.now()), id, user_id: userId }) as RevokedRow[]);
         return true;
       })();
     },
 
     /** Deletes a token's row outright: for the dashboard page's tokens, whose session ended or replaced them. */
     remove(userId: string, id: string): void {
-      remove.run(id, userId);
+      st.remove.run(id, userId);
     },
 
     /**
@@ -230,14 +252,23 @@ export function createTokensRepo(db: Db, clock: Clock, events: EventsRepo = crea
      */
     purge(retentionMs: number): number {
       const now = clock.now();
-      return purge.run({ cutoff: iso(now - retentionMs), now: iso(now) }).changes;
+      return st.purge.run({ cutoff: iso(now - retentionMs), now: iso(now) }).changes;
     },
 
     /** Revokes every live token of a user (a password change, when asked); returns how many. */
     revokeAllOf(userId: string): number {
-      const revoked = () => revokeLive.all({ now: iso(clock.now()), user_id: userId }) as Array<TokenRow & { session_bound: 0 | 1 }>;
+      const revoked = () => st.revokeLive.all({ now: iso(clock.now()), user_id: userId }) as RevokedRow[];
       return db.transaction(() => revokedEvents(revoked()))();
     },
+  };
+}
+
+export function createTokensRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
+  const st = statements(db);
+  return {
+    ...tokenIssuing(db, st, clock, events),
+    ...tokenReads(st, clock),
+    ...tokenEnds(db, st, clock, events),
   };
 }
 

@@ -6,6 +6,7 @@ import { newId } from '../ids';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 import type { EventsRepo } from './events-repo';
+import type { DeliveryWrites } from './delivery-writes';
 
 export type Webhook = components['schemas']['Webhook'];
 export type CreatedWebhook = components['schemas']['CreatedWebhook'];
@@ -74,13 +75,12 @@ export interface WebhookInput {
 
 const NOT_FOUND = (id: string) => new AppError('webhook_not_found', `There is no webhook ${id}.`);
 
-/**
- * The `webhooks` table and the read side of its outbox (docs/architecture.md "Events and webhooks"); the
- * dispatcher's statements are in outbox-repo.ts. Every call takes the caller's user id (tenant isolation).
- */
-export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
   const delivery = `SELECT d.*, e.id AS event_id, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq`;
-  const q = {
+  return {
     insert: db.prepare(`INSERT INTO webhooks (id, user_id, url, event_types, secret, enabled, created_at, updated_at)
       VALUES (@id, @user_id, @url, @event_types, @secret, @enabled, @created_at, @updated_at)`),
     count: db.prepare('SELECT COUNT(*) FROM webhooks WHERE user_id = ?').pluck(),
@@ -90,26 +90,44 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
       failing_since = @failing_since, disabled_reason = @disabled_reason, updated_at = @updated_at WHERE id = @id`),
     setSecret: db.prepare('UPDATE webhooks SET secret = ?, updated_at = ? WHERE id = ?'),
     remove: db.prepare('DELETE FROM webhooks WHERE id = ? AND user_id = ?'),
-    failPending: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL
-      WHERE webhook_id = ? AND status = 'pending'`),
+    healthy: db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ?'),
+    failing: db.prepare('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING user_id, url, failing_since'),
+    disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
     // An unknown cursor stands by the time in its id, as for events (events-repo.ts).
     deliverySeq: db.prepare(`SELECT COALESCE((SELECT seq FROM webhook_deliveries WHERE id = @id AND webhook_id = @webhook_id),
       (SELECT MIN(seq) FROM webhook_deliveries WHERE webhook_id = @webhook_id AND id >= @id), 9007199254740991)`).pluck(),
     deliveries: db.prepare(`${delivery} WHERE d.webhook_id = ? AND d.seq < ? ORDER BY d.seq DESC LIMIT ?`),
     deliveryOf: db.prepare(`${delivery} WHERE e.id = ? AND d.webhook_id = ?`),
   };
-  const owned = (userId: string, id: string): WebhookRow => {
-    const row = q.one.get(id, userId) as WebhookRow | undefined;
-    if (!row) throw NOT_FOUND(id);
-    return row;
-  };
+}
 
+/** The user's webhook by id; webhook_not_found when it is not theirs (or gone). */
+function owned(st: Statements, userId: string, id: string): WebhookRow {
+  const row = st.one.get(id, userId) as WebhookRow | undefined;
+  if (!row) throw NOT_FOUND(id);
+  return row;
+}
+
+/** The dispatcher's record of a webhook's deliveries (OutboxRepo, in its transactions): by webhook id, no user. */
+function deliveryHealth(st: Statements) {
+  return {
+    /** A delivery succeeded: the webhook is not failing. */
+    healthy: (id: string): void => void st.healthy.run(id),
+    /** A delivery failed: failing since `at` unless it already was; the webhook's owner, url and since when, if it exists. */
+    failing: (id: string, at: string) => st.failing.get(at, id) as { user_id: string; url: string; failing_since: string } | undefined,
+    /** Disables a webhook that failed too long; false if it was disabled already (or is gone). */
+    disable: (id: string, at: string): boolean => st.disable.run(at, id).changes > 0,
+  };
+}
+
+/** Creating, changing, re-keying and deleting a user's webhook. */
+function webhookEdits(db: Db, st: Statements, clock: Clock, deliveries: Pick<DeliveryWrites, 'failPending'>) {
   return {
     /** A new webhook with its secret (shown once); past `perUser` webhooks, 403 quota_exceeded, nothing written. */
     create(userId: string, input: WebhookInput, perUser: number): CreatedWebhook {
       return db
         .transaction(() => {
-          const used = q.count.get(userId) as number;
+          const used = st.count.get(userId) as number;
           if (used >= perUser) throw quotaExceeded('webhooks', perUser, used, `This account already has ${used} webhooks, the most allowed.`);
           const now = iso(clock.now());
           const row: WebhookRow = {
@@ -117,18 +135,11 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
             secret: newSecret(), enabled: input.enabled === false ? 0 : 1, failing_since: null, disabled_reason: null,
             created_at: now, updated_at: now,
           };
-          q.insert.run(row);
+          st.insert.run(row);
           return { ...toWebhook(row), secret: row.secret };
         })
         .immediate();
     },
-
-    list(userId: string, limit: number, startingAfter = '') {
-      const rows = q.page.all(userId, startingAfter, limit + 1) as WebhookRow[];
-      return { data: rows.slice(0, limit).map(toWebhook), has_more: rows.length > limit };
-    },
-
-    get: (userId: string, id: string): Webhook => toWebhook(owned(userId, id)),
 
     /**
      * Changes url, event types and enabled. Disabling fails its pending deliveries (nothing is sent while disabled);
@@ -137,7 +148,7 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
     update(userId: string, id: string, patch: Partial<WebhookInput>): Webhook {
       return db
         .transaction(() => {
-          const row = owned(userId, id);
+          const row = owned(st, userId, id);
           const enabled = patch.enabled === undefined ? row.enabled : patch.enabled ? 1 : 0;
           const fresh = enabled === 1 && row.enabled === 0;
           const next: WebhookRow = {
@@ -149,8 +160,8 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
             disabled_reason: enabled === 1 ? null : row.disabled_reason,
             updated_at: iso(clock.now()),
           };
-          q.update.run(next);
-          if (enabled === 0) q.failPending.run(id);
+          st.update.run(next);
+          if (enabled === 0) deliveries.failPending(id);
           return toWebhook(next);
         })
         .immediate();
@@ -158,36 +169,60 @@ export function createWebhooksRepo(db: Db, clock: Clock, events: EventsRepo) {
 
     /** A new secret, shown once; retries of earlier events are signed with it too. */
     rotate(userId: string, id: string): CreatedWebhook {
-      const row = owned(userId, id);
+      const row = owned(st, userId, id);
       const secret = newSecret();
       const now = iso(clock.now());
-      q.setSecret.run(secret, now, id);
+      st.setSecret.run(secret, now, id);
       return { ...toWebhook({ ...row, updated_at: now }), secret };
     },
 
     /** Deletes it with its deliveries (ON DELETE CASCADE). */
     remove(userId: string, id: string): void {
-      if (q.remove.run(id, userId).changes !== 1) throw NOT_FOUND(id);
+      if (st.remove.run(id, userId).changes !== 1) throw NOT_FOUND(id);
     },
+  };
+}
+
+/** Reading a user's webhooks and their deliveries, and the test delivery (an event owed to one webhook). */
+function webhookReads(db: Db, st: Statements, events: Pick<EventsRepo, 'raise'>) {
+  return {
+    list(userId: string, limit: number, startingAfter = '') {
+      const rows = st.page.all(userId, startingAfter, limit + 1) as WebhookRow[];
+      return { data: rows.slice(0, limit).map(toWebhook), has_more: rows.length > limit };
+    },
+
+    get: (userId: string, id: string): Webhook => toWebhook(owned(st, userId, id)),
 
     /** Its deliveries, newest first (docs/conventions.md "Collections"). */
     deliveries(userId: string, id: string, opts: { limit: number; startingAfter?: string }) {
-      owned(userId, id);
+      owned(st, userId, id);
       const cursor = opts.startingAfter;
-      const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : (q.deliverySeq.get({ id: cursor, webhook_id: id }) as number);
-      const rows = q.deliveries.all(id, before, opts.limit + 1) as DeliveryRow[];
+      const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : (st.deliverySeq.get({ id: cursor, webhook_id: id }) as number);
+      const rows = st.deliveries.all(id, before, opts.limit + 1) as DeliveryRow[];
       return { data: rows.slice(0, opts.limit).map(toDelivery), has_more: rows.length > opts.limit };
     },
 
     /** Records a webhook.test event owed to this webhook only (also while disabled) and answers its delivery. */
     test(userId: string, id: string): WebhookDelivery {
-      const row = owned(userId, id);
+      const row = owned(st, userId, id);
       return db.transaction(() => {
-        const event = events.append(userId, null, 'webhook.test', { webhook_id: id, url: row.url }, id);
-        return toDelivery(q.deliveryOf.get(event.id, id) as DeliveryRow);
+        const event = events.raise('webhook.test', { webhook_id: id, url: row.url }, { userId, onlyWebhook: id })!;
+        return toDelivery(st.deliveryOf.get(event.id, id) as DeliveryRow);
       })();
     },
   };
 }
 
+/**
+ * The `webhooks` table, its one writer (the delivery health the dispatcher records goes through `health`), and the
+ * read side of its outbox (docs/architecture.md "Events and webhooks"); the outbox's rows are written by
+ * delivery-writes.ts, the dispatcher's reads are in outbox-repo.ts. Every call but `health`'s takes the caller's user
+ * id (tenant isolation).
+ */
+export function createWebhooksRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, deliveries: Pick<DeliveryWrites, 'failPending'>) {
+  const st = statements(db);
+  return { health: deliveryHealth(st), ...webhookEdits(db, st, clock, deliveries), ...webhookReads(db, st, events) };
+}
+
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
+export type WebhookHealth = WebhooksRepo['health'];

@@ -55,15 +55,10 @@ export function parseSampleId(id: string): number | null {
   return /^\d{10}$/.test(id) ? Number(id) : null;
 }
 
-export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOptions = {}): MetricsStore {
-  const intervalS = options.sampleIntervalS ?? 5;
-  const rollup = createRollup(db, retentionFor(intervalS));
-  adoptUnrolled(db, rollup.marks().minute);
-  const windows = createWindowReader(db, intervalS);
-  const keys = new Map<string, number>();
+type Statements = ReturnType<typeof statements>;
 
-  const findKey = db.prepare('SELECT key FROM metric_servers WHERE server_id = ?').pluck();
-  const addKey = db.prepare('INSERT INTO metric_servers (server_id) VALUES (?)');
+/** Every statement of the store, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
   const rowValues = `(${new Array(COLS).fill('?').join(',')})`;
   const inserter = (table: string) => {
     const sql = (n: number) => `INSERT OR REPLACE INTO ${table} (${RAW_COLUMNS}) VALUES ${new Array(n).fill(rowValues).join(',')}`;
@@ -74,33 +69,49 @@ export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOp
       for (; i < params.length; i += COLS) one.run(params.slice(i, i + COLS));
     };
   };
-  const insertInbox = inserter('metric_inbox');
-  const insertRaw = inserter('metric_raw');
-  // Newest first from each table; the inbox holds the newer samples whenever it holds any (inbox.ts).
-  const selectLatest = ['metric_inbox', 'metric_raw'].map((table) => db.prepare(
-    `SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM ${table} WHERE server_key = ? ORDER BY t DESC LIMIT 1`,
-  ).raw());
-  const selectAfter = db.prepare(`SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM (
+  return {
+    findKey: db.prepare('SELECT key FROM metric_servers WHERE server_id = ?').pluck(),
+    addKey: db.prepare('INSERT INTO metric_servers (server_id) VALUES (?)'),
+    insertInbox: inserter('metric_inbox'),
+    insertRaw: inserter('metric_raw'),
+    // Newest first from each table; the inbox holds the newer samples whenever it holds any (inbox.ts).
+    selectLatest: ['metric_inbox', 'metric_raw'].map((table) => db.prepare(
+      `SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM ${table} WHERE server_key = ? ORDER BY t DESC LIMIT 1`,
+    ).raw()),
+    selectAfter: db.prepare(`SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM (
       SELECT * FROM metric_raw WHERE server_key = :key AND t > :t
       UNION ALL SELECT * FROM metric_inbox WHERE server_key = :key AND t > :t
-    ) ORDER BY t LIMIT :n`).raw();
-  const deletes = ['metric_raw', 'metric_inbox', 'metric_minute', 'metric_hour', 'metric_servers'].map((table) =>
-    db.prepare(`DELETE FROM ${table} WHERE ${table === 'metric_servers' ? 'key' : 'server_key'} = ?`),
-  );
+    ) ORDER BY t LIMIT :n`).raw(),
+    deletes: ['metric_raw', 'metric_inbox', 'metric_minute', 'metric_hour', 'metric_servers'].map((table) =>
+      db.prepare(`DELETE FROM ${table} WHERE ${table === 'metric_servers' ? 'key' : 'server_key'} = ?`),
+    ),
+  };
+}
 
-  function keyOf(serverId: string, create: boolean): number | null {
-    const cached = keys.get(serverId);
-    if (cached !== undefined) return cached;
-    let key = findKey.get(serverId) as number | undefined;
-    if (key === undefined && create) key = Number(addKey.run(serverId).lastInsertRowid);
-    if (key !== undefined) keys.set(serverId, key);
-    return key ?? null;
-  }
+/**
+ * A server id's small integer key in the sample tables, cached: the cache is the one owner of the id → key map,
+ * so forget() on deleteServer() is the only way an entry goes.
+ */
+function serverKeys(st: Statements) {
+  const keys = new Map<string, number>();
+  return {
+    keyOf(serverId: string, create: boolean): number | null {
+      const cached = keys.get(serverId);
+      if (cached !== undefined) return cached;
+      let key = st.findKey.get(serverId) as number | undefined;
+      if (key === undefined && create) key = Number(st.addKey.run(serverId).lastInsertRowid);
+      if (key !== undefined) keys.set(serverId, key);
+      return key ?? null;
+    },
+    forget: (serverId: string) => void keys.delete(serverId),
+  };
+}
 
-  // A round shares one timestamp, so its text form is made once, not once per server.
+/** Stored row → Sample. A round shares one timestamp, so its text form is made once, not once per server. */
+function sampleDecoder(): (serverId: string, row: RawRow) => Sample {
   let lastT = -1;
   let lastAt = '';
-  function toSample(serverId: string, row: RawRow): Sample {
+  return (serverId, row) => {
     const [t, tpsC, cpuD, ramKib, players, playersMax] = row;
     if (t !== lastT) [lastT, lastAt] = [t, new Date(t * 1000).toISOString()];
     return {
@@ -113,72 +124,101 @@ export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOp
       players_online: players,
       players_max: playersMax,
     };
-  }
+  };
+}
 
-  function encode(s: NewSample): RawRow {
-    const ms = Date.parse(s.at);
-    if (Number.isNaN(ms)) throw new Error(`sample of ${s.server_id} has an invalid at: ${s.at}`);
-    return [
-      Math.floor(ms / 1000),
-      s.tps === null ? null : Math.round(s.tps * 100),
-      Math.round(s.cpu_percent * 10),
-      Math.round(s.ram_bytes / 1024),
-      s.players_online,
-      s.players_max,
-    ];
-  }
+/** Sample → stored row: whole seconds and fixed-point values (the migration 003 columns). */
+function encode(s: NewSample): RawRow {
+  const ms = Date.parse(s.at);
+  if (Number.isNaN(ms)) throw new Error(`sample of ${s.server_id} has an invalid at: ${s.at}`);
+  return [
+    Math.floor(ms / 1000),
+    s.tps === null ? null : Math.round(s.tps * 100),
+    Math.round(s.cpu_percent * 10),
+    Math.round(s.ram_bytes / 1024),
+    s.players_online,
+    s.players_max,
+  ];
+}
 
+interface StoreParts {
+  db: Db;
+  st: Statements;
+  keys: ReturnType<typeof serverKeys>;
+  toSample: ReturnType<typeof sampleDecoder>;
+  rollup: ReturnType<typeof createRollup>;
+}
+
+/** write(): one sampling round in one transaction. */
+function roundWriter({ db, st, keys, toSample, rollup }: StoreParts) {
   // Samples of minutes not rolled up yet go to the inbox; one older than the minute watermark (a clock step back)
   // goes straight to metric_raw, where it stays unrolled (rollup.ts). That split is the inbox invariant.
-  const writeTx = db.transaction((samples: NewSample[]): Sample[] => {
+  return db.transaction((samples: NewSample[]): Sample[] => {
     const stored: Sample[] = [];
     const fresh: (number | null)[] = [];
     const late: (number | null)[] = [];
     const mark = rollup.marks().minute ?? -Infinity;
     for (const s of samples) {
       const row = encode(s);
-      (row[0] >= mark ? fresh : late).push(keyOf(s.server_id, true) as number, row[0], row[1], row[2], row[3], row[4], row[5]);
+      (row[0] >= mark ? fresh : late).push(keys.keyOf(s.server_id, true) as number, row[0], row[1], row[2], row[3], row[4], row[5]);
       stored.push(toSample(s.server_id, row));
     }
-    insertInbox(fresh);
-    insertRaw(late);
+    st.insertInbox(fresh);
+    st.insertRaw(late);
     return stored;
   });
+}
 
+/** latest() and after(): the reads of single samples (window reads are window.ts's). */
+function sampleReads({ st, keys, toSample }: StoreParts): Pick<MetricsStore, 'latest' | 'after'> {
+  return {
+    latest(serverId) {
+      const key = keys.keyOf(serverId, false);
+      if (key === null) return null;
+      const row = (st.selectLatest[0].get(key) ?? st.selectLatest[1].get(key)) as RawRow | undefined;
+      return row ? toSample(serverId, row) : null;
+    },
+    after(serverId, afterSampleId, limit) {
+      const key = keys.keyOf(serverId, false);
+      const t = parseSampleId(afterSampleId);
+      if (key === null || t === null) return [];
+      const n = Math.min(Math.max(Math.floor(limit), 1), 1000);
+      return (st.selectAfter.all({ key, t, n }) as RawRow[]).map((row) => toSample(serverId, row));
+    },
+  };
+}
+
+export function createMetricsStore(db: Db, clock: Clock, options: MetricsStoreOptions = {}): MetricsStore {
+  const intervalS = options.sampleIntervalS ?? 5;
+  const rollup = createRollup(db, retentionFor(intervalS));
+  adoptUnrolled(db, rollup.marks().minute);
+  const windows = createWindowReader(db, intervalS);
+  const st = statements(db);
+  const parts: StoreParts = { db, st, keys: serverKeys(st), toSample: sampleDecoder(), rollup };
+  const { keys } = parts;
+  const writeTx = roundWriter(parts);
+  const { latest, after } = sampleReads(parts);
   const maintainTx = db.transaction((nowS: number) => rollup.run(nowS));
-  const deleteTx = db.transaction((key: number) => deletes.forEach((d) => d.run(key)));
-
-  function latest(serverId: string): Sample | null {
-    const key = keyOf(serverId, false);
-    if (key === null) return null;
-    const row = (selectLatest[0].get(key) ?? selectLatest[1].get(key)) as RawRow | undefined;
-    return row ? toSample(serverId, row) : null;
-  }
+  const deleteTx = db.transaction((key: number) => st.deletes.forEach((d) => d.run(key)));
 
   return {
     write: (samples) => (samples.length === 0 ? [] : writeTx.immediate(samples)),
     maintain: () => void maintainTx.immediate(Math.floor(clock.now() / 1000)),
     latest,
-    after(serverId, afterSampleId, limit) {
-      const key = keyOf(serverId, false);
-      const t = parseSampleId(afterSampleId);
-      if (key === null || t === null) return [];
-      const n = Math.min(Math.max(Math.floor(limit), 1), 1000);
-      return (selectAfter.all({ key, t, n }) as RawRow[]).map((row) => toSample(serverId, row));
-    },
+    after,
     query(serverId, rangeMs, range = formatRange(rangeMs), endMs = clock.now()) {
       const nowS = Math.floor(clock.now() / 1000);
       const last = latest(serverId);
       const fresh = last !== null && nowS - Date.parse(last.at) / 1000 <= 3 * intervalS;
-      const key = keyOf(serverId, false);
+      const key = keys.keyOf(serverId, false);
       const rangeS = Math.floor(rangeMs / 1000);
       const toS = Math.floor(endMs / 1000);
       return windows.read({ serverId, key, range, rangeS, toS, nowS, marks: rollup.marks(), now: fresh ? last : null });
     },
     now: () => clock.now(),
     deleteServer(serverId) {
-      const key = keyOf(serverId, false);
-      keys.delete(serverId);
+      const key = keys.keyOf(serverId, false);
+      keys.forget(serverId);
       if (key !== null) deleteTx.immediate(key);
     },
     debug: () => ({ lastRowsRead: windows.lastRowsRead(), watermarks: rollup.marks() }),

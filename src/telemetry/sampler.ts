@@ -46,21 +46,12 @@ interface Baseline {
 }
 
 /**
- * Samples live servers every intervalMs (Wings polls stats and publishes them as events the same way).
- *
- * CPU is a rate, so it needs two readings: the first round that sees a server (or a new pid after a restart)
- * only records a baseline and writes nothing for it; samples start one interval later. That is better than
- * writing a made-up 0% for the first interval.
+ * One round's readings → samples. Owns the CPU baselines: CPU is a rate, so it needs two readings, and the first
+ * round that sees a server (or a new pid after a restart) only records a baseline and writes nothing for it.
  */
-export function createSampler(deps: SamplerDeps): Sampler {
-  const { store, source, clock, proc } = deps;
-  const onError = deps.onError ?? ((err: unknown) => process.emitWarning(`metrics sampler: ${String(err)}`));
+function roundCollector({ source, clock, proc }: SamplerDeps): () => NewSample[] {
   const baselines = new Map<string, Baseline>();
-  const listeners = new Set<{ listener: SampleListener; serverId?: string }>();
-  const stats: SamplerStats = { ticks: 0, lastTickMicros: 0, maxTickMicros: 0, rowsWritten: 0, lastLagMs: 0 };
-  let timer: NodeJS.Timeout | null = null;
-
-  function collect(): NewSample[] {
+  return () => {
     const live = source.live();
     const usage = proc.readTrees(live.filter((s) => s.usage === undefined).map((s) => s.pid));
     const nowMs = clock.now();
@@ -85,20 +76,72 @@ export function createSampler(deps: SamplerDeps): Sampler {
     const liveIds = new Set(live.map((s) => s.serverId));
     for (const id of baselines.keys()) if (!liveIds.has(id)) baselines.delete(id);
     return round;
-  }
+  };
+}
 
-  function emit(samples: Sample[]): void {
-    for (const sample of samples) {
-      for (const l of listeners) {
-        if (l.serverId !== undefined && l.serverId !== sample.server_id) continue;
-        try {
-          l.listener(sample);
-        } catch (err) {
-          onError(err); // one broken subscriber must not starve the others or stop sampling
+/** The subscribers: subscribe() adds one, emit() hands each stored sample to those it concerns. */
+function subscribers(onError: (err: unknown) => void) {
+  const listeners = new Set<{ listener: SampleListener; serverId?: string }>();
+  return {
+    subscribe(listener: SampleListener, serverId?: string): () => void {
+      const entry = { listener, serverId };
+      listeners.add(entry);
+      return () => void listeners.delete(entry);
+    },
+    emit(samples: Sample[]): void {
+      for (const sample of samples) {
+        for (const l of listeners) {
+          if (l.serverId !== undefined && l.serverId !== sample.server_id) continue;
+          try {
+            l.listener(sample);
+          } catch (err) {
+            onError(err); // one broken subscriber must not starve the others or stop sampling
+          }
         }
       }
-    }
-  }
+    },
+  };
+}
+
+/** start()/stop(): runs `tick` every intervalMs and records how late each timed round began in `stats`. */
+function timer(intervalMs: number, tick: () => void, stats: SamplerStats, onError: (err: unknown) => void) {
+  let handle: NodeJS.Timeout | null = null;
+  return {
+    start() {
+      if (handle) return;
+      // Lag is measured on the monotonic clock, not the injected one: it is about this process's timers.
+      let due = performance.now() + intervalMs;
+      handle = setInterval(() => {
+        const began = performance.now();
+        stats.lastLagMs = Math.max(0, began - due);
+        due = began + intervalMs;
+        try {
+          tick();
+        } catch (err) {
+          onError(err);
+        }
+      }, intervalMs);
+      handle.unref(); // sampling alone must not keep the process alive on shutdown
+    },
+    stop() {
+      if (handle) clearInterval(handle);
+      handle = null;
+    },
+  };
+}
+
+/**
+ * Samples live servers every intervalMs (Wings polls stats and publishes them as events the same way).
+ *
+ * The first round that sees a server only records its CPU baseline (roundCollector); samples start one interval
+ * later. That is better than writing a made-up 0% for the first interval.
+ */
+export function createSampler(deps: SamplerDeps): Sampler {
+  const { store } = deps;
+  const onError = deps.onError ?? ((err: unknown) => process.emitWarning(`metrics sampler: ${String(err)}`));
+  const collect = roundCollector(deps);
+  const { subscribe, emit } = subscribers(onError);
+  const stats: SamplerStats = { ticks: 0, lastTickMicros: 0, maxTickMicros: 0, rowsWritten: 0, lastLagMs: 0 };
 
   function tick(): Sample[] {
     const started = process.hrtime.bigint();
@@ -113,33 +156,6 @@ export function createSampler(deps: SamplerDeps): Sampler {
     return stored;
   }
 
-  return {
-    tick,
-    start() {
-      if (timer) return;
-      // Lag is measured on the monotonic clock, not the injected one: it is about this process's timers.
-      let due = performance.now() + deps.intervalMs;
-      timer = setInterval(() => {
-        const began = performance.now();
-        stats.lastLagMs = Math.max(0, began - due);
-        due = began + deps.intervalMs;
-        try {
-          tick();
-        } catch (err) {
-          onError(err);
-        }
-      }, deps.intervalMs);
-      timer.unref(); // sampling alone must not keep the process alive on shutdown
-    },
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
-    },
-    subscribe(listener, serverId) {
-      const entry = { listener, serverId };
-      listeners.add(entry);
-      return () => void listeners.delete(entry);
-    },
-    stats: () => ({ ...stats }),
-  };
+  const { start, stop } = timer(deps.intervalMs, tick, stats, onError);
+  return { tick, start, stop, subscribe, stats: () => ({ ...stats }) };
 }

@@ -3,8 +3,8 @@ import type { Logger } from '../log';
 import type { EventFeed } from '../events/feed';
 import type { DueDelivery, DueHead, Outcome, OutboxRepo } from '../store/outbox-repo';
 import { systemLookup, type Lookup } from './address';
-import { createAgents, sendOnce } from './send';
-import { createFairQueue } from './fair-queue';
+import { createAgents, sendOnce, type Agents } from './send';
+import { createFairQueue, type FairQueue } from './fair-queue';
 
 export interface DispatcherConfig {
   /** WEBHOOK_ALLOW_PRIVATE: private and loopback addresses, and http:, are allowed (private deployments, tests). */
@@ -64,128 +64,40 @@ export function retryDelay(attempts: number, base: number, max: number, random =
  * due than a scan takes, at most once per `scanGapMs`; a queue whose head succeeded puts its next row in line
  * itself, with one index lookup. So a backlog is worked off without scanning every pending row per delivery.
  */
-export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; clock: Clock; log: Logger; config: DispatcherConfig }) {
-  const { outbox, config, log } = deps;
-  const inFlight = new Map<string, Promise<void>>(); // attempts until their outcome is written
-  let sending = 0; // attempts holding a connection (or waiting for one's time limit): what `concurrency` bounds
-  const fair = createFairQueue(config);
-  const perScan = config.perWebhook * 2; // enough to keep a webhook's share busy until the next scan
-  const agents = createAgents({ max: 1024, socketsPerAgent: config.perWebhook, idleMs: 30_000 });
-  let stopping = new AbortController(); // ends the wait of attempts that got no answer (send.ts)
-  let timer: NodeJS.Timeout | null = null;
-  let scanTimer: NodeJS.Timeout | null = null;
-  let unsubscribe: (() => void) | null = null;
-  let queued = false;
-  let scanWanted = true;
-  let lastScan = 0;
-  let closed = true;
-  // Outcomes waiting for the next write: each attempt's queue stays busy until its outcome is committed, so a
-  // kill -9 repeats at most the one unrecorded attempt per webhook and server (at least once, in order).
+export interface DispatcherDeps {
+  outbox: OutboxRepo;
+  feed: EventFeed;
+  clock: Clock;
+  log: Logger;
+  config: DispatcherConfig;
+}
+
+/** The dispatcher's mutable state: one object, owned by createDispatcher and handed to each piece below. */
+interface State {
+  closed: boolean;
+  /** A pump is scheduled (setImmediate). */
+  queued: boolean;
+  /** The outbox may hold due heads the fair queue does not know: the next pump scans (at most once per scanGapMs). */
+  scanWanted: boolean;
+  lastScan: number;
+  scanTimer: NodeJS.Timeout | null;
+  /** Attempts holding a connection (or waiting for one's time limit): what `concurrency` bounds. */
+  sending: number;
+  /** Attempts until their outcome is written, by queue (group). */
+  inFlight: Map<string, Promise<void>>;
+  /** Ends the wait of attempts that got no answer (send.ts); a new one at each start. */
+  stopping: AbortController;
+}
+
+type RecordOutcome = (d: DueDelivery, o: Outcome, retryAt: number) => Promise<void>;
+
+/**
+ * Outcomes wait for the next write, which records every outcome gathered since the last one in one transaction
+ * (synchronous=FULL: one fsync). Each attempt's queue stays busy until its outcome is committed, so a kill -9
+ * repeats at most the one unrecorded attempt per webhook and server (at least once, in order).
+ */
+function outcomeWriter({ outbox, config, log }: DispatcherDeps): RecordOutcome {
   let outcomes: Array<{ d: DueDelivery; o: Outcome; retryAt: number; written: () => void }> = [];
-
-  function scan(): void {
-    lastScan = Date.now();
-    scanWanted = false;
-    const perWebhook = new Map<string, number>();
-    for (const head of outbox.dueHeads(perScan)) {
-      fair.add(head);
-      perWebhook.set(head.webhookId, (perWebhook.get(head.webhookId) ?? 0) + 1);
-    }
-    for (const n of perWebhook.values()) if (n === perScan) scanWanted = true; // a webhook had more due
-  }
-
-  function pump(): void {
-    queued = false;
-    if (closed) return;
-    if (scanWanted && !scanTimer) {
-      const wait = lastScan + config.scanGapMs - Date.now();
-      try {
-        if (wait <= 0) scan();
-        else scanTimer = setTimeout(() => ((scanTimer = null), schedule()), wait);
-      } catch (err) {
-        log.error('reading the webhook outbox failed; retried at the next poll', { error: String(err) });
-      }
-    }
-    while (sending < config.concurrency) {
-      const head = fair.take();
-      if (!head) break;
-      sending++;
-      let held = true;
-      // The connection is done with: the share goes to the next attempt while this outcome waits for its write
-      // (one fsync for a batch); the queue itself stays busy until then (in order, at least once).
-      const release = () => {
-        if (!held) return;
-        held = false;
-        sending--;
-        fair.release(head);
-        schedule();
-      };
-      let next: DueHead | null = null;
-      const p = attempt(head, release)
-        .then((n) => void (next = n))
-        .finally(() => {
-          release();
-          inFlight.delete(head.group);
-          fair.done(head);
-          if (next && !closed) fair.add(next);
-          schedule();
-        });
-      inFlight.set(head.group, p);
-    }
-  }
-
-  function schedule(): void {
-    if (queued || closed) return;
-    queued = true;
-    setImmediate(pump);
-  }
-
-  /** New events or the poll: the outbox may hold heads the fair queue does not know. */
-  function wake(): void {
-    scanWanted = true;
-    schedule();
-  }
-
-  /** One attempt at a head; after a success, the queue's next head when it is due (else the poll finds it). */
-  async function attempt(head: DueHead, release: () => void): Promise<DueHead | null> {
-    let d: DueDelivery | null;
-    try {
-      d = outbox.get(head.seq); // as it is now: a webhook changed since the scan is sent as changed, or not at all
-    } catch (err) {
-      scanWanted = true;
-      log.error('reading a webhook delivery failed; retried at the next poll', { error: String(err) });
-      return null;
-    }
-    if (!d) return null;
-    let o: Outcome;
-    try {
-      o = await sendOnce(d.url, d.secret, { id: d.event.id, body: JSON.stringify(d.event) }, {
-        allowPrivate: config.allowPrivate,
-        lookup: config.lookup,
-        timeoutMs: config.timeoutMs,
-        now: () => Date.now(), // the receiver checks webhook-timestamp against its own clock
-        agents,
-        webhookId: d.webhookId,
-        signal: stopping.signal,
-      });
-    } finally {
-      release();
-    }
-    const retryAt = deps.clock.now() + retryDelay(d.attempts, config.retryBaseMs, config.retryMaxMs);
-    await new Promise<void>((written) => {
-      if (outcomes.push({ d: d!, o, retryAt, written }) === 1) setImmediate(write);
-    });
-    if (o.status === null || o.status < 200 || o.status >= 300) return null; // a retry is found by a scan when due
-    try {
-      const next = outbox.dueHead(d.webhookId, d.serverKey);
-      return next === null ? null : { ...head, seq: next };
-    } catch {
-      scanWanted = true;
-      return null;
-    }
-  }
-
-  /** Writes every outcome gathered since the last write in one transaction (synchronous=FULL: one fsync). */
   function write(): void {
     const batch = outcomes;
     outcomes = [];
@@ -196,30 +108,158 @@ export function createDispatcher(deps: { outbox: OutboxRepo; feed: EventFeed; cl
     }
     for (const b of batch) b.written();
   }
+  return (d, o, retryAt) => new Promise<void>((written) => {
+    if (outcomes.push({ d, o, retryAt, written }) === 1) setImmediate(write);
+  });
+}
+
+/** One attempt at a head; after a success, the queue's next head when it is due (else the poll finds it). */
+async function attempt(deps: DispatcherDeps, state: State, agents: Agents, record: RecordOutcome, head: DueHead, release: () => void): Promise<DueHead | null> {
+  const { outbox, config, log } = deps;
+  let d: DueDelivery | null;
+  try {
+    d = outbox.get(head.seq); // as it is now: a webhook changed since the scan is sent as changed, or not at all
+  } catch (err) {
+    state.scanWanted = true;
+    log.error('reading a webhook delivery failed; retried at the next poll', { error: String(err) });
+    return null;
+  }
+  if (!d) return null;
+  let o: Outcome;
+  try {
+    o = await sendOnce(d.url, d.secret, { id: d.event.id, body: JSON.stringify(d.event) }, {
+      allowPrivate: config.allowPrivate,
+      lookup: config.lookup,
+      timeoutMs: config.timeoutMs,
+      now: () => Date.now(), // the receiver checks webhook-timestamp against its own clock
+      agents,
+      webhookId: d.webhookId,
+      signal: state.stopping.signal,
+    });
+  } finally {
+    release();
+  }
+  await record(d, o, deps.clock.now() + retryDelay(d.attempts, config.retryBaseMs, config.retryMaxMs));
+  if (o.status === null || o.status < 200 || o.status >= 300) return null; // a retry is found by a scan when due
+  try {
+    const next = outbox.dueHead(d.webhookId, d.serverKey);
+    return next === null ? null : { ...head, seq: next };
+  } catch {
+    state.scanWanted = true;
+    return null;
+  }
+}
+
+/** Fills the fair queue from the outbox: a few due heads of each webhook (`perScan`). */
+function scan(outbox: OutboxRepo, fair: FairQueue, perScan: number, state: State): void {
+  state.lastScan = Date.now();
+  state.scanWanted = false;
+  const perWebhook = new Map<string, number>();
+  for (const head of outbox.dueHeads(perScan)) {
+    fair.add(head);
+    perWebhook.set(head.webhookId, (perWebhook.get(head.webhookId) ?? 0) + 1);
+  }
+  for (const n of perWebhook.values()) if (n === perScan) state.scanWanted = true; // a webhook had more due
+}
+
+/**
+ * The loop: schedule() runs one pump soon; a pump scans when a scan is wanted and due, then starts attempts
+ * while fewer than `concurrency` hold a connection and the fair queue gives a head.
+ */
+function pumpLoop(deps: DispatcherDeps, state: State, fair: FairQueue, agents: Agents): () => void {
+  const { outbox, config, log } = deps;
+  const perScan = config.perWebhook * 2; // enough to keep a webhook's share busy until the next scan
+  const record = outcomeWriter(deps);
+
+  function pump(): void {
+    state.queued = false;
+    if (state.closed) return;
+    if (state.scanWanted && !state.scanTimer) {
+      const wait = state.lastScan + config.scanGapMs - Date.now();
+      try {
+        if (wait <= 0) scan(outbox, fair, perScan, state);
+        else state.scanTimer = setTimeout(() => ((state.scanTimer = null), schedule()), wait);
+      } catch (err) {
+        log.error('reading the webhook outbox failed; retried at the next poll', { error: String(err) });
+      }
+    }
+    while (state.sending < config.concurrency) {
+      const head = fair.take();
+      if (!head) break;
+      state.sending++;
+      let held = true;
+      // The connection is done with: the share goes to the next attempt while this outcome waits for its write
+      // (one fsync for a batch); the queue itself stays busy until then (in order, at least once).
+      const release = () => {
+        if (!held) return;
+        held = false;
+        state.sending--;
+        fair.release(head);
+        schedule();
+      };
+      let next: DueHead | null = null;
+      const p = attempt(deps, state, agents, record, head, release)
+        .then((n) => void (next = n))
+        .finally(() => {
+          release();
+          state.inFlight.delete(head.group);
+          fair.done(head);
+          if (next && !state.closed) fair.add(next);
+          schedule();
+        });
+      state.inFlight.set(head.group, p);
+    }
+  }
+
+  function schedule(): void {
+    if (state.queued || state.closed) return;
+    state.queued = true;
+    setImmediate(pump);
+  }
+  return schedule;
+}
+
+export function createDispatcher(deps: DispatcherDeps) {
+  const { config } = deps;
+  const state: State = {
+    closed: true, queued: false, scanWanted: true, lastScan: 0, scanTimer: null,
+    sending: 0, inFlight: new Map(), stopping: new AbortController(),
+  };
+  const fair = createFairQueue(config);
+  const agents = createAgents({ max: 1024, socketsPerAgent: config.perWebhook, idleMs: 30_000 });
+  const schedule = pumpLoop(deps, state, fair, agents);
+  let timer: NodeJS.Timeout | null = null;
+  let unsubscribe: (() => void) | null = null;
+
+  /** New events or the poll: the outbox may hold heads the fair queue does not know. */
+  function wake(): void {
+    state.scanWanted = true;
+    schedule();
+  }
 
   return {
     start(): void {
-      if (!closed) return;
-      closed = false;
-      stopping = new AbortController();
+      if (!state.closed) return;
+      state.closed = false;
+      state.stopping = new AbortController();
       unsubscribe = deps.feed.subscribe(wake);
       timer = setInterval(wake, config.pollMs).unref();
       wake();
     },
     /** Stops taking deliveries and waits for the attempts under way (their outcomes are recorded). */
     async close(): Promise<void> {
-      closed = true;
+      state.closed = true;
       unsubscribe?.();
       if (timer) clearInterval(timer);
-      if (scanTimer) clearTimeout(scanTimer);
-      scanTimer = null;
-      stopping.abort();
-      await Promise.allSettled([...inFlight.values()]);
+      if (state.scanTimer) clearTimeout(state.scanTimer);
+      state.scanTimer = null;
+      state.stopping.abort();
+      await Promise.allSettled([...state.inFlight.values()]);
       fair.clear();
       agents.destroy();
     },
     /** Attempts under way (tests, bench). */
-    inFlight: () => inFlight.size,
+    inFlight: () => state.inFlight.size,
   };
 }
 

@@ -8,6 +8,32 @@ export interface FairLimits {
 
 type Groups = Map<string, DueHead>; // queue (group) → its due head, first come first
 type Webhooks = Map<string, Groups>;
+type Counts = Map<string, number>; // attempts under way by user or by webhook; a key at 0 is gone
+
+const busy = (m: Counts, key: string) => m.get(key) ?? 0;
+
+function count(m: Counts, key: string, by: number): void {
+  const n = busy(m, key) + by;
+  if (n === 0) m.delete(key);
+  else m.set(key, n);
+}
+
+/**
+ * The first queue of `userId`'s first webhook that may start now, taken out of the queue's `users`; round robin
+ * within the user.
+ */
+function takeOf(users: Map<string, Webhooks>, busyHooks: Counts, perWebhook: number, userId: string, hooks: Webhooks): DueHead | null {
+  for (const [webhookId, groups] of hooks) {
+    if (busy(busyHooks, webhookId) >= perWebhook) continue;
+    const [group, head] = groups.entries().next().value as [string, DueHead];
+    groups.delete(group);
+    hooks.delete(webhookId);
+    if (groups.size > 0) hooks.set(webhookId, groups); // to the back of this user's webhooks
+    if (hooks.size === 0) users.delete(userId);
+    return head;
+  }
+  return null;
+}
 
 /**
  * The due queue heads the dispatcher has not started yet, handed out fairly (docs/architecture.md "Events and
@@ -21,29 +47,9 @@ export function createFairQueue(limits: FairLimits) {
   const users = new Map<string, Webhooks>(); // the turn order: the user served last goes to the back
   const known = new Set<string>(); // groups waiting here or under way
   const holding = new Set<string>(); // groups under way that still hold their share (not yet released)
-  const busyUsers = new Map<string, number>();
-  const busyHooks = new Map<string, number>();
+  const busyUsers: Counts = new Map();
+  const busyHooks: Counts = new Map();
   let waiting = 0;
-  const busy = (m: Map<string, number>, key: string) => m.get(key) ?? 0;
-  const count = (m: Map<string, number>, key: string, by: number) => {
-    const n = busy(m, key) + by;
-    if (n === 0) m.delete(key);
-    else m.set(key, n);
-  };
-
-  /** The first queue of `userId`'s first webhook that may start now, taken out; round robin within the user. */
-  function takeOf(userId: string, hooks: Webhooks): DueHead | null {
-    for (const [webhookId, groups] of hooks) {
-      if (busy(busyHooks, webhookId) >= limits.perWebhook) continue;
-      const [group, head] = groups.entries().next().value as [string, DueHead];
-      groups.delete(group);
-      hooks.delete(webhookId);
-      if (groups.size > 0) hooks.set(webhookId, groups); // to the back of this user's webhooks
-      if (hooks.size === 0) users.delete(userId);
-      return head;
-    }
-    return null;
-  }
 
   return {
     /** A due head to start when its turn comes; ignored while its queue is already waiting or under way. */
@@ -62,7 +68,7 @@ export function createFairQueue(limits: FairLimits) {
     take(): DueHead | null {
       for (const [userId, hooks] of users) {
         if (busy(busyUsers, userId) >= limits.perUser) continue;
-        const head = takeOf(userId, hooks);
+        const head = takeOf(users, busyHooks, limits.perWebhook, userId, hooks);
         if (!head) continue;
         if (users.delete(userId) && hooks.size > 0) users.set(userId, hooks); // to the back of the turn order
         waiting--;

@@ -48,8 +48,15 @@ async function realIds(): Promise<Array<[string, string]>> {
   const alert = (await t.http.post(`/v1/servers/${server}/alerts`).set(auth).send({ kind: 'crash' })).body.id;
   const webhook = (await t.http.post('/v1/webhooks').set(auth).send({ url: 'https://hooks.example.com/gsh', event_types: ['server.crashed'] })).body.id;
   const spare = (await t.http.post('/v1/tokens').set(auth).send({ name: 'spare', scopes: ['servers:read'] })).body.id;
+  const member = (await t.http.post(`/v1/servers/${server}/members`).set(auth).send({ email: 'sampled@example.com', permissions: [] })).body.id;
+  const schedule = (await t.http.post(`/v1/servers/${server}/schedules`).set(auth).send({ name: 'Sampled', cron: '0 4 * * *', tasks: [{ type: 'backup' }] })).body.id;
+  const run = (await t.http.post(`/v1/servers/${server}/schedules/${schedule}/run`).set(auth)).body.id;
+  await t.runtime.idle(); // the run ended (its backup task failed: the server is still installing), so another may begin
   const example = (name: string) => spec.components.schemas[name].example as string;
-  return [[example('ServerId'), server], [example('AlertRuleId'), alert], [example('WebhookId'), webhook], [example('TokenId'), spare]];
+  return [
+    [example('ServerId'), server], [example('AlertRuleId'), alert], [example('WebhookId'), webhook], [example('TokenId'), spare],
+    [example('MemberId'), member], [example('ScheduleId'), schedule], [example('ScheduleRunId'), run],
+  ];
 }
 
 test('every operation\'s curl, TypeScript and Python samples run against the service', async () => {
@@ -62,7 +69,7 @@ test('every operation\'s curl, TypeScript and Python samples run against the ser
     fs.writeFileSync(path.join(dir, `${o.op.operationId}.ts`), tsCode);
     return { id: o.op.operationId as string, stream: samples.answerKind(spec, o.op) === 'stream', curl, tsCode, py };
   });
-  expect(made).toHaveLength(52);
+  expect(made).toHaveLength(67);
 
   // Type-checked together, as a reader's project would, against the types openapi-typescript makes.
   const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--strict', '--noEmit', '--target', 'ES2022', '--module', 'ESNext', '--moduleResolution', 'Bundler', '--lib', 'ES2022,DOM,DOM.Iterable', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), '--skipLibCheck', ...made.map((m) => path.join(dir, `${m.id}.ts`))], { cwd: dir, encoding: 'utf8' });

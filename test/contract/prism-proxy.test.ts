@@ -92,6 +92,11 @@ test('every operation and stream, on its success and error paths, passes Prism w
   ids.alert_id = JSON.parse((await via('createServerAlertRule', 'POST', `/v1/servers/${ids.server_id}/alerts`, { body: { kind: 'crash' } })).body).id;
   ids.webhook_id = JSON.parse((await via('createWebhook', 'POST', '/v1/webhooks', { body: { url: 'https://hooks.example.com/gsh', event_types: ['server.crashed'] } })).body).id;
   ids.token_id = JSON.parse((await via('createToken', 'POST', '/v1/tokens', { body: { name: 'spare', scopes: ['servers:read'] } })).body).id;
+  ids.member_id = JSON.parse((await via('createServerMember', 'POST', `/v1/servers/${ids.server_id}/members`, { body: { email: 'proxied@example.com', permissions: ['console'] } })).body).id;
+  const schedule = { name: 'Proxied', cron: '0 4 * * *', tasks: [{ type: 'command', command: 'say hello' }] };
+  ids.schedule_id = JSON.parse((await via('createServerSchedule', 'POST', `/v1/servers/${ids.server_id}/schedules`, { body: schedule })).body).id;
+  ids.run_id = JSON.parse((await via('runServerSchedule', 'POST', `/v1/servers/${ids.server_id}/schedules/${ids.schedule_id}/run`)).body).id;
+  await t.runtime.idle(); // the run ended, so the example's run may begin
   // Player lists, settings and backups are flying-squid's (the fake game has none): a second server, installed, not
   // started, with a backup (of a world not made yet, so it fails: still a backup to read and delete).
   const squid = JSON.parse((await via('createServer', 'POST', '/v1/servers', { body: { name: 'Squid', plan: 'small', version: 'flying-squid-1.20.5' } })).body).id;
@@ -125,9 +130,9 @@ test('every operation and stream, on its success and error paths, passes Prism w
   expect(byOperation.size).toBe(requests.length);
   // Every operation answered at least once with success, and the error paths answered 401, 404 and 400.
   const succeeded = [...byOperation].filter(([, s]) => s.some((x) => x >= 200 && x < 300)).map(([id]) => id);
-  // Not here: who is online (the fake game reports no players), kept backups (no server was deleted keeping its
+  // Not here: who is online and a kick (the fake game reports no players), kept backups (no server was deleted keeping its
   // backups) and a failed backup's archive (409).
-  expect([...byOperation.keys()].filter((id) => !succeeded.includes(id))).toEqual(['listServerPlayers', 'getServerBackupArchive', 'getKeptBackup', 'getKeptBackupArchive', 'deleteKeptBackup']);
+  expect([...byOperation.keys()].filter((id) => !succeeded.includes(id))).toEqual(['listServerPlayers', 'kickServerPlayer', 'getServerBackupArchive', 'getKeptBackup', 'getKeptBackupArchive', 'deleteKeptBackup']);
   for (const id of ['streamServerConsole', 'streamServerMetrics', 'streamEvents']) expect(byOperation.get(id)).toContain(200);
   for (const status of [400, 401, 404]) expect(answers.map((a) => a.status)).toContain(status);
 

@@ -30,12 +30,23 @@ test('create by name at every size and scheme; quota use follows; past the memor
     const luanti = i === LOOKS.length - 1;
     await page.getByLabel('Name').fill(`World ${i}`);
     await page.getByLabel('Plan').selectOption('micro');
-    await picker.selectOption(luanti ? 'luanti-5.6.1' : 'flying-squid-1.20');
     const world = page.locator('#creation-settings');
     if (luanti) {
+      await picker.selectOption('luanti-5.6.1');
       await world.waitFor({ state: 'hidden' });
     } else {
+      // The world is chosen while the picked version's settings are still on their way (held here until then):
+      // their answer redraws the fields and must keep the choice (it used to put the default back).
+      await world.waitFor();
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await page.route('**/v1/versions/flying-squid-1.20', async (route) => { await held; await route.continue(); });
+      await picker.selectOption('flying-squid-1.20');
+      const before = await page.getByLabel('World type').elementHandle();
       await page.getByLabel('World type').selectOption(WORLDS[i]);
+      release();
+      await before!.waitForElementState('hidden'); // redrawn for 1.20
+      expect(await page.getByLabel('World type').inputValue()).toBe(WORLDS[i]);
       expect(await world.locator('legend').textContent()).toBe('World: chosen now, it cannot change later');
       expect(await page.locator('[data-field="create-seed"] .limit').textContent()).toBe('1 to 2147483647');
     }

@@ -10,6 +10,7 @@ import { createUsersRepo } from '../../src/store/users-repo';
 import { createSessionsRepo } from '../../src/store/sessions-repo';
 import { createTokensRepo } from '../../src/store/tokens-repo';
 import { verifyPassword } from '../../src/dashboard/passwords';
+import { operatorEvents } from '../../src/store';
 
 const bin = path.join(__dirname, '..', '..', 'bin', 'gsh.js');
 const dataDir = tempDir('cli-user');
@@ -32,7 +33,7 @@ test('creates the user with a scrypt hash, then changes the password and signs t
     expect(first.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
     expect(first.password_hash).not.toContain('first password');
     expect(await verifyPassword('first password', first.password_hash)).toBe(true);
-    const sessions = createSessionsRepo(db, clock, createTokensRepo(db, clock));
+    const sessions = createSessionsRepo(db, clock, createTokensRepo(db, clock, operatorEvents(db, clock)));
     const { secret } = sessions.create(first.id, 3600_000);
 
     const changed = run(['user', 'create', '--email', 'OPS@example.com', '--password', 'second password']);
@@ -52,7 +53,7 @@ test('set-password ends every session, and revokes every API token only with --r
   expect(run(['user', 'create', '--email', 'dev@example.com', '--password', 'first password']).status).toBe(0);
   const db = openDb(path.join(dataDir, 'gsh.sqlite'));
   try {
-    const tokens = createTokensRepo(db, clock);
+    const tokens = createTokensRepo(db, clock, operatorEvents(db, clock));
     const sessions = createSessionsRepo(db, clock, tokens);
     const user = createUsersRepo(db, clock).findByEmail('dev@example.com')!;
     const secrets = [1, 2].map((i) => tokens.create(user.id, { name: `ci ${i}`, scopes: ['servers:read'] }).token);

@@ -9,6 +9,7 @@ import { createTestApp, type TestAppOptions } from '../helpers/app';
 import { launchChromium } from '../helpers/browser';
 import { createUsersRepo } from '../../src/store/users-repo';
 import { hashPasswordSync } from '../../src/dashboard/passwords';
+import type { Db } from '../../src/store/db';
 
 export const EMAIL = 'owner@example.com';
 export const PASSWORD = 'correct horse battery';
@@ -18,11 +19,18 @@ export const TOAST_MS = 6000;
 /** A real scrypt hash at a low cost: these tests sign in often; test/dashboard/cli-user.test.ts checks the real cost. */
 const CHEAP = { N: 2 ** 10, r: 8, p: 1 };
 
+/** A dashboard account with PASSWORD (EMAIL's is made by startDashboard); returns its user id. */
+export function addAccount(db: Db, email: string): string {
+  const users = createUsersRepo(db, { now: () => Date.now() });
+  const id = users.ensure(email).id;
+  users.setPasswordHash(id, hashPasswordSync(PASSWORD, CHEAP));
+  return id;
+}
+
 /** A real listening service (built like `npm start`) with one dashboard account. */
 export async function startDashboard(options: TestAppOptions = {}) {
   const app = await createTestApp(options);
-  const users = createUsersRepo(app.db, { now: () => Date.now() });
-  users.setPasswordHash(users.ensure(EMAIL).id, hashPasswordSync(PASSWORD, CHEAP));
+  addAccount(app.db, EMAIL);
   const server: Server = app.app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -62,14 +70,14 @@ export const TIME_ZONE = 'Europe/Berlin';
  * violation is a console error too). Dialogs (confirm) are recorded and answered with `answer.yes`. Signed in
  * through the session endpoint unless `signedIn: false` (tests about signing in use the form).
  */
-export async function openPage(browser: Browser, service: Dashboard, look: Look = DESKTOP_LIGHT, { signedIn = true } = {}) {
+export async function openPage(browser: Browser, service: Dashboard, look: Look = DESKTOP_LIGHT, { signedIn = true, email = EMAIL } = {}) {
   const context: BrowserContext = await browser.newContext({
     viewport: look.viewport, colorScheme: look.colorScheme, isMobile: look.phone, hasTouch: look.phone,
     locale: 'en-US', timezoneId: TIME_ZONE, acceptDownloads: true,
   });
   if (signedIn) {
     // The context's request client shares its cookie jar: the session cookie lands where the page will send it.
-    const res = await context.request.post(`${service.origin}/dashboard/sign-in`, { headers: { Origin: service.origin }, data: { email: EMAIL, password: PASSWORD } });
+    const res = await context.request.post(`${service.origin}/dashboard/sign-in`, { headers: { Origin: service.origin }, data: { email, password: PASSWORD } });
     if (res.status() !== 200) throw new Error(`sign-in answered ${res.status()}`);
   }
   const page: Page = await context.newPage();
@@ -118,7 +126,7 @@ export async function signInThroughUi(page: Page, origin: string, password = PAS
  * contract is checked.
  */
 export function dashboardPerTest(options: TestAppOptions) {
-  const current = { pages: [] as TestPage[] } as { browser: Browser; service: Dashboard; pages: TestPage[]; open: (look?: Look, o?: { signedIn?: boolean }) => Promise<TestPage> };
+  const current = { pages: [] as TestPage[] } as { browser: Browser; service: Dashboard; pages: TestPage[]; open: (look?: Look, o?: { signedIn?: boolean; email?: string }) => Promise<TestPage> };
   current.open = async (look = DESKTOP_LIGHT, o = {}) => {
     const p = await openPage(current.browser, current.service, look, o);
     current.pages.push(p);

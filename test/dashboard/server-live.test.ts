@@ -76,7 +76,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await join(address.port, 'Steve');
   const steve = page.locator('[data-player="Steve"]');
   await steve.waitFor({ timeout: 30_000 });
-  expect(await steve.getByRole('button').allTextContents()).toEqual(['Whitelist', 'Make operator', 'Ban']);
+  expect(await steve.getByRole('button').allTextContents()).toEqual(['Whitelist', 'Make operator', 'Ban', 'Kick']);
   await waitForText(page.locator('#players-count'), /^1 of 5$/);
   await page.getByRole('button', { name: 'Whitelist Steve' }).click();
   await page.getByRole('button', { name: 'Remove from whitelist Steve' }).waitFor();
@@ -132,12 +132,22 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   expect(await get(`/v1/servers/${id}`)).toMatchObject({ state: 'running', desired_state: 'running' });
   expect((await get(`/v1/servers/${id}/backups`)).data).toEqual([]);
 
-  // A ban asks, then disconnects the player: they leave the list of who is online.
+  // A kick asks, then disconnects the player with the service's words; they may join again.
   phone.answer.yes = true;
+  const kicked = new Promise<string>((resolve) => bots[0].once('kicked', (why) => resolve(String(why))));
+  await phone.page.getByRole('button', { name: 'Kick Steve' }).click();
+  expect(await kicked).toContain('Kicked from the server.');
+  expect(phone.dialogs[3]).toBe('Kick Steve from Survival? They are disconnected, and may join again.');
+  await waitForText(phone.page.locator('.outcome', { hasText: 'Kicked' }), /^Kicked Steve\.$/);
+  await phone.page.getByText('Nobody is playing right now.').waitFor({ timeout: 20_000 });
+  await join(address.port, 'Steve');
+  await phone.page.locator('[data-player="Steve"]').waitFor({ timeout: 20_000 });
+
+  // A ban asks, then disconnects the player: they leave the list of who is online.
   const left = new Promise<void>((resolve) => bots[0].once('end', () => resolve()));
   await phone.page.getByRole('button', { name: 'Ban Steve' }).click();
   await left;
-  expect(phone.dialogs[3]).toBe('Ban Steve from Survival? They are disconnected at once and cannot join again until unbanned.');
+  expect(phone.dialogs[4]).toBe('Ban Steve from Survival? They are disconnected at once and cannot join again until unbanned.');
   await phone.page.getByText('Nobody is playing right now.').waitFor({ timeout: 20_000 });
   expect((await get(`/v1/servers/${id}/players/bans`)).data.map((e: { name: string }) => e.name)).toEqual(['Steve']);
   await phone.screenshot('server-phone-dark');

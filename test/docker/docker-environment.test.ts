@@ -20,6 +20,8 @@ import { selectEnvironment } from '../../src/runtime/select-environment';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { createNodesRepo } from '../../src/store/nodes-repo';
 import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
+import { createServerWrites } from '../../src/store/server-writes';
+import { operatorEvents } from '../../src/store';
 
 const BASE_PORT = 28800;
 const MIB = 1024 * 1024;
@@ -304,7 +306,7 @@ test('RUNTIME selects the environment: local needs no engine, docker runs on nod
     gameHost: '127.0.0.1', gamePortRange: [BASE_PORT, BASE_PORT + 9] as [number, number], nodeCheckIntervalMs: 5_000,
   };
   const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
-  const nodes = createNodesRepo(host.db, systemClock, () => 512);
+  const nodes = createNodesRepo(host.db, systemClock, () => 512, createServerWrites(host.db, systemClock, operatorEvents(host.db, systemClock)));
   expect(selectEnvironment({ ...base, runtime: 'local' }, log, [], nodes).adopt).toBeUndefined();
   expect(nodes.list()).toEqual([]); // the local environment has no nodes
   expect(selectEnvironment({ ...base, runtime: 'docker' }, log, [], nodes).gameBindHost).toBe('0.0.0.0');

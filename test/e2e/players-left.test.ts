@@ -1,7 +1,8 @@
 // Players who leave when a server stops (issue 27 §5; openapi/v1.yaml PlayerEvent, PlayerLeftReason): a real
 // flying-squid server and a real Minecraft client (mineflayer). Whatever stops the game (a stop, a restart, a kill,
 // a backup, a crash behind the service's back), every player it had reported online gets a `player.left` with that
-// cause, and `GET …/players` no longer lists them.
+// cause, and `GET …/players` no longer lists them. A kick through the API (kickServerPlayer) is a `player.left` with
+// reason `kick` while the game runs on.
 import mineflayer from 'mineflayer';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
@@ -100,6 +101,50 @@ test('every player online gets a player.left with the cause when the server stop
   const events = await playerEvents(id);
   for (const [i] of causes.entries()) {
     expect(events.filter((e) => e.data.player.name === `Leaver${i}`).map((e) => e.type)).toEqual(['player.joined', 'player.left']);
+  }
+  t.expectContract();
+});
+
+test('a kick through the API disconnects the player with its reason; their player.left says kick; refusals change nothing', async () => {
+  const created = await post('/v1/servers', { name: 'kicker', plan: 'micro', version: 'flying-squid-1.20' });
+  const id: string = created.body.id;
+  await until('installed', async () => (await state(id)) === 'stopped');
+  // Stopped: nobody to kick.
+  const stopped = await post(`/v1/servers/${id}/kicks`, { player: 'Steve' });
+  expect([stopped.status, stopped.body.code]).toEqual([409, 'invalid_state']);
+  expect((await post(`/v1/servers/${id}/actions`, { type: 'start' })).status).toBe(202);
+  await until('running', async () => (await state(id)) === 'running');
+  const { port } = (await get(`/v1/servers/${id}`)).body.address;
+  const bot = await join(id, port, 'Rowdy');
+  try {
+    const table: [string, object, number, string | undefined][] = [
+      ['nobody of that name online', { player: 'Nobody' }, 409, 'player_not_online'],
+      ['a reason over two lines', { player: 'Rowdy', reason: 'one\ntwo' }, 400, 'validation_failed'],
+      ['a name no game takes', { player: 'Rowdy!' }, 400, 'validation_failed'],
+      ['a field the spec does not know', { player: 'Rowdy', ban: true }, 400, 'validation_failed'],
+    ];
+    for (const [what, body, status, code] of table) {
+      const res = await post(`/v1/servers/${id}/kicks`, body);
+      expect([what, res.status, res.body.code]).toEqual([what, status, code]);
+    }
+    expect(bot._client.ended).toBe(false); // none of those kicked anyone
+
+    const kicked = new Promise<string>((resolve) => bot.once('kicked', (reason) => resolve(String(reason))));
+    const res = await post(`/v1/servers/${id}/kicks`, { player: 'rowdy', reason: 'Please keep the chat friendly.' }).set('Idempotency-Key', 'kick-rowdy-1');
+    expect([res.status, res.body]).toEqual([202, { player: { name: 'Rowdy', uuid: expect.any(String) }, reason: 'Please keep the chat friendly.' }]);
+    expect(await kicked).toContain('Please keep the chat friendly.');
+    const left = await until("Rowdy's player.left", async () =>
+      (await playerEvents(id)).find((e) => e.type === 'player.left' && e.data.player.name === 'Rowdy'));
+    expect(left.data.reason).toBe('kick');
+    // A retry of the same request (its answer lost) is the same answer, not a second kick refused as not online.
+    const again = await post(`/v1/servers/${id}/kicks`, { player: 'rowdy', reason: 'Please keep the chat friendly.' }).set('Idempotency-Key', 'kick-rowdy-1');
+    expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([202, 'true', res.body]);
+    // The console shows what was sent, with the token that sent it; the game is still running.
+    const lines = (await get(`/v1/servers/${id}/console`).query({ limit: 200 })).body.data as { stream: string; text: string; token_id: string | null }[];
+    expect(lines.filter((l) => l.stream === 'input').map((l) => l.text)).toContain('kick Rowdy Please keep the chat friendly.');
+    expect(await state(id)).toBe('running');
+  } finally {
+    await quit(bot);
   }
   t.expectContract();
 });

@@ -10,6 +10,7 @@ import { createTokensRepo } from '../../src/store/tokens-repo';
 import { createUsersRepo } from '../../src/store/users-repo';
 import { systemClock } from '../../src/clock';
 import { printable } from '../../src/printable';
+import { operatorEvents } from '../../src/store';
 
 const CSI = '\u009b'; // C1 "control sequence introducer"
 const NEL = '\u0085'; // C1 "next line"
@@ -83,7 +84,7 @@ describe('npx gsh', () => {
     const db = openDb(path.join(dataDir, 'gsh.sqlite'));
     try {
       const user = createUsersRepo(db, systemClock).ensure('ops@example.com');
-      createTokensRepo(db, systemClock).create(user.id, { name: `x${CSI}2J\u001b]0;owned\u0007${NEL}`, scopes: ['servers:read'] });
+      createTokensRepo(db, systemClock, operatorEvents(db, systemClock)).create(user.id, { name: `x${CSI}2J\u001b]0;owned\u0007${NEL}`, scopes: ['servers:read'] });
     } finally {
       db.close();
     }

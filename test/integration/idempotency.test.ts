@@ -1,6 +1,8 @@
 import { createTestApp, type TestApp } from '../helpers/app';
 import { createIdempotencyRepo, IN_FLIGHT_STALE_MS } from '../../src/store/idempotency-repo';
+import crypto from 'node:crypto';
 import { manualClock } from '../helpers/app';
+import { sql as idempotentAnswers } from '../../src/store/migrations/030-idempotent-answers';
 
 let t: TestApp;
 let token: string;
@@ -34,6 +36,20 @@ describe('Idempotency-Key on POST /v1/servers', () => {
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('idempotency_key_reused');
     expect(await count()).toBe(1);
+  });
+
+  test('a key stored by an earlier release (the server alone as its answer) replays after the upgrade', async () => {
+    // As createServer stored it before it answered through idempotent(): its fields hashed, the server as the body.
+    const earlier = t.token('earlier@example.com');
+    const send = () => t.http.post('/v1/servers').set('Authorization', `Bearer ${earlier}`).set('Idempotency-Key', 'key-before').send(body);
+    const first = await send();
+    const hash = crypto.createHash('sha256').update(JSON.stringify([body.name, body.plan, body.version])).digest('hex');
+    const where = "key = 'key-before' AND user_id = (SELECT id FROM users WHERE email = 'earlier@example.com')";
+    expect(t.db.prepare(`SELECT request_hash FROM idempotency_keys WHERE ${where}`).pluck().get()).toBe(hash);
+    t.db.prepare(`UPDATE idempotency_keys SET response_body = ? WHERE ${where}`).run(JSON.stringify(first.body));
+    t.db.exec(idempotentAnswers); // the upgrade's migration
+    const again = await send();
+    expect([again.status, again.headers['idempotent-replayed'], again.headers.location, again.body]).toEqual([201, 'true', `/v1/servers/${first.body.id}`, first.body]);
   });
 
   test('keys are per user', async () => {

@@ -11,6 +11,7 @@ import { createStore, type Store } from '../../src/store';
 import { openDb, type Db } from '../../src/store/db';
 import type { NewNode } from '../../src/store/nodes-repo';
 import { createTestApp, tempDir } from '../helpers/app';
+import { serviceActor } from '../../src/actors';
 
 const noQuotas = { servers: 1_000_000, running: 1_000_000, memory_mb: 1_000_000_000 };
 let dir: string;
@@ -21,7 +22,7 @@ let userId: string;
 beforeEach(() => {
   dir = tempDir('placement');
   db = openDb(path.join(dir, 'db.sqlite'));
-  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29500, 29599], nodes: true }, { defaults: noQuotas, plans });
+  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29500, 29599], nodes: true }, { defaults: noQuotas, plans }, () => serviceActor('operator'));
   userId = store.users.ensure('alice@example.com').id;
 });
 
@@ -104,14 +105,14 @@ test('a larger plan is refused when the server\'s node cannot hold it, and nothi
   const second = store.servers.create(userId, { name: 'y', plan: 'micro', version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20' });
   store.servers.setState(first.id, 'stopped');
   expect(() => store.servers.update(userId, first.id, { plan: 'small' })).toThrow(expect.objectContaining({ code: 'capacity_exhausted' }));
-  expect(store.servers.get(userId, first.id)?.plan).toBe('micro');
+  expect(store.servers.find(first.id)?.plan).toBe('micro');
   // Within the node's memory it is allowed: alone on it, 512 → 1024 of its 1200.
   store.servers.remove(second.id);
   expect(store.servers.update(userId, first.id, { plan: 'small' })?.plan).toBe('small');
 });
 
 test('with no node added, the default node is made once, and servers placed before nodes existed are on it', () => {
-  const local = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29600, 29609] }, { defaults: noQuotas, plans });
+  const local = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29600, 29609] }, { defaults: noQuotas, plans }, () => serviceActor('operator'));
   const before = local.servers.create(userId, { name: 'old', plan: 'micro', version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20' });
   expect(store.nodes.nodeOf(before.id)).toBeNull();
   store.nodes.ensureDefault(node('local', 4096, [29600, 29609]));

@@ -187,7 +187,8 @@ test('creates from several processes on one database file never go past the quot
     const dist = (m) => require(${JSON.stringify(path.join(__dirname, '..', '..', 'dist', 'src'))} + '/' + m);
     const db = dist('store/db').openDb(process.argv[1]);
     const store = dist('store').createStore(db, { now: () => Date.now() }, { host: '127.0.0.1', portRange: [28500, 28549] },
-      { defaults: { servers: 7, running: 1, memory_mb: 1000000 }, plans: dist('catalog/plans').plans });
+      { defaults: { servers: 7, running: 1, memory_mb: 1000000 }, plans: dist('catalog/plans').plans },
+      () => dist('actors').serviceActor('operator'));
     const input = { name: 'raced', plan: 'micro', version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20' };
     process.stdout.write('ready\\n');
     process.stdin.once('data', () => {

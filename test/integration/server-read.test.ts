@@ -71,7 +71,7 @@ test.each(CASES.map((c) => [c.name, c] as const))('GET /v1/servers/{id}: %s', as
   expect(res.status).toBe(c.status);
   if (c.status === 200) {
     // Exactly what a read of its own gives (the same view, server-view.ts), which is alice's server.
-    expect(res.text).toBe(t.store.servers.getJson(t.store.users.ensure('alice@example.com').id, aliceServer.id));
+    expect(res.text).toBe(t.store.servers.viewJson(aliceServer.id, { role: 'owner', permissions: ['console', 'power', 'settings', 'players', 'backups', 'alerts'] }));
     expect(res.body).toMatchObject({ id: aliceServer.id, name: 'alices-world' });
   } else {
     expect(res.body.code).toBe(c.code);

@@ -166,6 +166,7 @@ describe('servers', () => {
 
     // micro has 2,048 MB: a sparse file counts as its length, so the test needs no real 2 GB.
     fs.truncateSync(path.join(dir, 'world', 'blob'), 2049 * 1024 * 1024);
+    t.runtime.diskWatcher.changed(id); // stopped: measured again only once told its files changed (a backup, a restore)
     await t.runtime.diskWatcher.measureNow();
     expect((await get()).disk_used_mb).toBeGreaterThan(2049);
     for (const type of ['start', 'restart']) {

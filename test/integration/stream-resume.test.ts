@@ -33,6 +33,7 @@ function open(handler: unknown, lastEventId?: string): StreamReply {
   const call = {
     principal,
     path: { server_id: serverId },
+    server: { id: serverId, ownerId: principal.userId, access: { role: 'owner', permissions: [] } },
     query: {},
     body: undefined,
     headers: lastEventId === undefined ? {} : { 'last-event-id': lastEventId },
@@ -50,7 +51,7 @@ describe('console', () => {
       subscribe: (_id: string, fn: (l: unknown) => void, opts: { afterSeq?: number } = {}) => buffer.subscribe(fn as never, opts.afterSeq),
       holdsAllAfter: (_id: string, seq: number) => buffer.holdsAllAfter(seq),
     } as unknown as Runtime['consoles'];
-    return { buffer, handler: consoleHandlers({ servers: t.store.servers, consoles, idempotency: t.store.idempotency }).streamServerConsole };
+    return { buffer, handler: consoleHandlers({ consoles, idempotency: t.store.idempotency }).streamServerConsole };
   }
   const held = [6, 7, 8, 9, 10];
 
@@ -95,7 +96,7 @@ describe('metrics', () => {
     ids = t.metrics.write(samples).map((s) => s.id);
   });
 
-  const handler = () => metricsHandlers({ servers: t.store.servers, telemetry: { store: t.metrics, sampler: t.sampler } as Telemetry }).streamServerMetrics;
+  const handler = () => metricsHandlers({ telemetry: { store: t.metrics, sampler: t.sampler } as Telemetry }).streamServerMetrics;
 
   test.each([
     { name: 'no Last-Event-ID: live samples only', lastEventId: undefined, after: undefined, want: 0 },

@@ -103,7 +103,7 @@ test('one of a user\'s webhooks pointing at a dead receiver does not delay that 
   await hook(b, dead.url);
   const userId = t.store.tokens.authenticate(b)!.userId;
   // 40 servers' events queued for the dead receiver: 40 queues, each of which could hold an attempt.
-  for (let i = 0; i < 40; i++) t.store.events.append(userId, `srv_busy${i}`, 'server.state_changed', { from: 'stopped', to: 'starting' });
+  for (let i = 0; i < 40; i++) t.store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId, serverId: `srv_busy${i}` });
   await until('the dead receiver holding attempts', () => dead.got.length >= 4, 30_000);
   await hook(b, fast.url);
   const latencies = [];

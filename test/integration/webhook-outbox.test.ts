@@ -37,7 +37,8 @@ function countsAgree(): void {
     MAX(CASE WHEN head = 1 THEN seq END) AS head_seq FROM webhook_deliveries WHERE status = 'pending' GROUP BY webhook_id, server_key`).all() as Array<{ heads: number; oldest: number; head_seq: number }>;
   expect(heads.filter((q) => q.heads !== 1 || q.head_seq !== q.oldest)).toEqual([]);
 }
-const changed = (userId: string, server: string) => t.store.events.append(userId, server, 'server.state_changed', { from: 'stopped', to: 'starting' });
+// A user-scoped event always has its copy (raise returns null only for a server scope whose row is gone).
+const changed = (userId: string, server: string) => t.store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId, serverId: server })!;
 
 describe('pending deliveries are bounded per webhook and per user; past a bound the oldest is dropped, with its reason', () => {
   beforeEach(async () => {

@@ -9,6 +9,7 @@ import { systemClock } from '../../src/clock';
 import { plans } from '../../src/catalog/plans';
 import { tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
+import { serviceActor } from '../../src/actors';
 
 /**
  * At least once across kill -9 (docs/architecture.md "Events and webhooks"): a dispatcher process killed with
@@ -45,11 +46,11 @@ test('kill -9 mid-delivery: every event arrives, in order, and only the one in f
   const dbFile = path.join(dir, 'gsh.sqlite');
   const db = openDb(dbFile);
   try {
-    const store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29100, 29149] }, { defaults: { servers: 10, running: 10, memory_mb: 100_000 }, plans });
+    const store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29100, 29149] }, { defaults: { servers: 10, running: 10, memory_mb: 100_000 }, plans }, () => serviceActor('operator'));
     const userId = store.users.ensure('owner@example.com').id;
     const url = `http://127.0.0.1:${(rx.address() as AddressInfo).port}/hook`;
     store.webhooks.create(userId, { url, event_types: ['server.state_changed'] }, 10);
-    const sent = Array.from({ length: 60 }, () => store.events.append(userId, 'srv_killed', 'server.state_changed', { from: 'stopped', to: 'starting' }).id);
+    const sent = Array.from({ length: 60 }, () => store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId, serverId: 'srv_killed' })!.id);
 
     const first = await dispatcher(dbFile);
     await until('some deliveries', () => received.length >= 15, 20_000);

@@ -117,7 +117,7 @@ test('one server\'s events arrive in event order, also while the first ones are 
   await hook(token, rx.url);
   const userId = userOf(token);
   const sent: string[] = [];
-  for (let i = 0; i < 20; i++) sent.push(t.store.events.append(userId, 'srv_ordered', 'server.state_changed', { from: 'stopped', to: 'starting' }).id);
+  for (let i = 0; i < 20; i++) sent.push(t.store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId, serverId: 'srv_ordered' })!.id);
   await until('all 20 delivered', () => new Set(rx.got.map((r) => r.headers['webhook-id'])).size === 20, 15_000);
   const order = rx.got.map((r) => r.headers['webhook-id'] as string).filter((id, i, all) => id !== all[i - 1]);
   expect(order).toEqual(sent);
@@ -132,7 +132,7 @@ test('a backlog over several servers is delivered in order per server, over reus
   const sent: Record<string, string[]> = {};
   for (let i = 0; i < 60; i++) {
     const server = `srv_queue${i % 4}`;
-    (sent[server] ??= []).push(t.store.events.append(userId, server, 'server.state_changed', { from: 'stopped', to: 'starting' }).id);
+    (sent[server] ??= []).push(t.store.events.raise('server.state_changed', { from: 'stopped', to: 'starting' }, { userId, serverId: server })!.id);
   }
   await until('all 60 delivered', () => rx.got.length >= 60, 15_000);
   const byServer: Record<string, string[]> = {};

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CONSOLE_LOG_ROTATION, ConsoleBuffer, MAX_LINE_CHARS, serverConsole, type ConsoleLine } from '../../src/runtime/console-buffer';
 import { loadSpec } from '../../src/spec';
+import { userActor } from '../../src/actors';
 
 const at = () => '2026-01-01T00:00:00.000Z';
 
@@ -62,7 +63,7 @@ test('appends every line to the log file', async () => {
   const buf = new ConsoleBuffer(1, file, at);
   buf.push('stdout', 'first');
   buf.push('system', 'second');
-  expect(buf.push('input', 'say third', 'tok_abc').token_id).toBe('tok_abc');
+  expect(buf.push('input', 'say third', userActor('usr_abc', 'tok_abc')).token_id).toBe('tok_abc');
   await buf.close();
   expect(fs.readFileSync(file, 'utf8')).toBe(`${at()} [stdout] first\n${at()} [system] second\n${at()} [input tok_abc] say third\n`);
   fs.rmSync(dir, { recursive: true });

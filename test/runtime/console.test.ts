@@ -66,11 +66,11 @@ test.each([
 test("a command's line records the token that sent it; every other line records none", async () => {
   const id = await running();
   const line = t.runtime.consoles.sendCommand(id, 'hello there', sender);
-  expect(line).toMatchObject({ stream: 'input', text: 'hello there', token_id: sender.tokenId });
+  expect(line).toMatchObject({ stream: 'input', text: 'hello there', token_id: sender.token_id });
   await waitFor('the echo', () => t.runtime.consoles.recent(id, 20).find((l) => l.text === 'echo: hello there'));
-  for (const l of t.runtime.consoles.recent(id, 100)) expect(l.token_id).toBe(l.seq === line.seq ? sender.tokenId : null);
+  for (const l of t.runtime.consoles.recent(id, 100)) expect(l.token_id).toBe(l.seq === line.seq ? sender.token_id : null);
   await waitFor('the log file', () => consoleLog(id).includes('echo: hello there'));
-  expect(consoleLog(id)).toContain(`[input ${sender.tokenId}] hello there\n`);
+  expect(consoleLog(id)).toContain(`[input ${sender.token_id}] hello there\n`);
   expect(consoleLog(id)).toContain('[stdout] echo: hello there\n');
 });
 
@@ -81,7 +81,7 @@ test.each(['stop', 'STOP', '  stop  ', '/stop', 'stop now'])('%j typed in the co
   const seen: string[] = [];
   t.runtime.events.on('state', (e) => e.serverId === id && seen.push(e.state));
   const line = t.runtime.consoles.sendCommand(id, command, sender);
-  expect(line).toMatchObject({ stream: 'input', text: command, token_id: sender.tokenId });
+  expect(line).toMatchObject({ stream: 'input', text: command, token_id: sender.token_id });
   await waitState(t.runtime, id, 'stopped', 10_000);
   await t.runtime.idle();
   expect(t.runtime.power.crashes(id)).toEqual([]);

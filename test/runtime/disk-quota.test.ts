@@ -63,11 +63,16 @@ describe('the runtime', () => {
     return { id, dir: path.join(t.host.dataDir, 'servers', id) };
   }
 
-  /** Makes the server's folder take `mb` MiB more than its install did (a sparse file: its length counts). */
+  /**
+   * Makes the server's folder take `mb` MiB more than its install did (a sparse file: its length counts). A stopped
+   * server is measured only after a change the service made or saw, so the test says it changed, as a backup or a
+   * restore does (DiskWatcher.changed).
+   */
   function fill(dir: string, mb: number): void {
     const blob = path.join(dir, 'world', 'blob');
     fs.writeFileSync(blob, '');
     fs.truncateSync(blob, mb * MIB);
+    t.runtime.diskWatcher.changed(path.basename(dir));
   }
 
   const row = (id: string) =>
@@ -117,11 +122,13 @@ describe('the runtime', () => {
     fs.mkdirSync(archives, { recursive: true });
     fs.writeFileSync(path.join(archives, 'bkp_one.tar.gz'), '');
     fs.truncateSync(path.join(archives, 'bkp_one.tar.gz'), 950 * MIB); // 1,024 MB plan: over 90% with the folder
+    t.runtime.diskWatcher.changed(id);
     await t.runtime.diskWatcher.measureNow();
     expect(row(id).disk_used_bytes! - alone).toBeGreaterThanOrEqual(950 * MIB);
     expect(diskLines(id).map((l) => l.text)).toEqual(['disk use at 92% of 1024 MB']);
     expect(quotaEvents(id).map((e) => e.type)).toEqual(['quota.disk_warning']);
     fs.rmSync(archives, { recursive: true });
+    t.runtime.diskWatcher.changed(id);
     await t.runtime.diskWatcher.measureNow();
     expect(row(id).disk_used_bytes).toBe(alone); // deleting backups gives the space back
   });

@@ -13,6 +13,7 @@ import type { Plan } from '../../src/catalog/plans';
 import type { Logger } from '../../src/log';
 import type { Environment } from '../../src/runtime/environment';
 import type { ServerState } from '../../src/runtime/states';
+import { createActors, serviceActor, userActor } from '../../src/actors';
 
 export const fixtureSoftwareDir = path.join(__dirname, 'fixtures', 'software');
 
@@ -118,8 +119,10 @@ export function makeRuntime(
     warn: (msg, fields) => void warnings.push(`${msg} ${JSON.stringify(fields)}`),
     error: (msg, fields) => void errors.push(`${msg} ${JSON.stringify(fields)}`),
   };
+  // Runtime tests act as the service itself, unless a test runs its work as someone (src/actors.ts).
+  const actors = createActors(serviceActor('unknown'));
   return composeRuntime({
-    store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }),
+    store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }, actors.current),
     clock: systemClock,
     environment: environment?.(log, config) ?? createLocalEnvironment({
       gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
@@ -131,11 +134,13 @@ export function makeRuntime(
     config,
     plans: testPlans,
     log,
+    actors,
+    schedules: { perServer: 10, tasksPerSchedule: 10, checkMs: 60_000, secondMs: 10 },
   });
 }
 
 /** Who sends console commands in runtime tests: the test user, with a token id as the API would pass it. */
-export const sender = { userId: 'usr_test', tokenId: 'tok_runtimetest1' };
+export const sender = userActor('usr_test', 'tok_runtimetest1');
 
 let serial = 0;
 

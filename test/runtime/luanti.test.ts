@@ -1,7 +1,8 @@
 // Real Luanti (minetest-server 5.6.1) servers under the runtime, through the data-only software definition
 // src/runtime/software/luanti.json: running on the real ready signal, a UDP port that answers the game's own
 // protocol, telemetry from the project's mod (steps per second as tps, players), the console through the mod,
-// a graceful /shutdown, kill, a crash restarted, and a real client (Debian's `minetest` under Xvfb) joining.
+// a graceful /shutdown, kill, a crash restarted, and a real client (Debian's `minetest` under Xvfb) joining and
+// being kicked.
 // Ports 29300-29319.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,6 +11,7 @@ import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { startLuantiClient } from '../helpers/luanti-client';
 import { hostPerTest, insertServer, waitAction, waitFor, waitState } from './helpers';
 import { luantiAnswers } from './luanti-probe';
+import { userActor } from '../../src/actors';
 
 const BASE_PORT = 29300;
 const BINARY = '/usr/lib/minetest/minetestserver';
@@ -49,7 +51,7 @@ test('a Luanti server runs: its UDP port answers, steps per second and players a
   expect(fs.existsSync(path.join(dir, 'world', 'world.mt'))).toBe(true);
   expect(fs.existsSync(path.join(dir, 'world', 'worldmods', 'gsh_report', 'init.lua'))).toBe(true);
 
-  t.runtime.consoles.sendCommand(id, '/status', { userId: 'usr_test', tokenId: 'tok_test' });
+  t.runtime.consoles.sendCommand(id, '/status', userActor('usr_test', 'tok_test'));
   await waitFor('the /status answer', () => t.runtime.consoles.recent(id, 200).some((l) => /version: 5\.6\.1/.test(l.text)));
 
   // A graceful stop is the software's /shutdown: the game exits by itself, nothing is recorded as a crash.
@@ -75,12 +77,12 @@ test('a typed /shutdown is a stop; kill works; a crash behind the service\'s bac
   expect(t.runtime.power.crashes(id)[0]).toMatchObject({ reason: 'exited' });
   expect(await luantiAnswers('127.0.0.1', BASE_PORT + 1)).toBe(true);
 
-  t.runtime.consoles.sendCommand(id, '/shutdown', { userId: 'usr_test', tokenId: 'tok_test' });
+  t.runtime.consoles.sendCommand(id, '/shutdown', userActor('usr_test', 'tok_test'));
   await waitState(t.runtime, id, 'stopped');
   expect(t.runtime.power.crashes(id)).toHaveLength(1);
 }, 120_000);
 
-test('a real Luanti client joins and shows up in players, and leaves', async () => {
+test('a real Luanti client joins and shows up in players, and is kicked', async () => {
   const port = BASE_PORT + 2;
   const id = await running(port);
   const client = startLuantiClient(port, 'botone');
@@ -92,9 +94,12 @@ test('a real Luanti client joins and shows up in players, and leaves', async () 
       players: [{ name: 'botone', uuid: expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-3[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/) }],
     });
     expect(t.runtime.consoles.recent(id, 200).some((l) => /botone \[127\.0\.0\.1\] joins game/.test(l.text))).toBe(true);
+    // Kicked through the definition's kick_command (builtin /kick, run by the mod's console): the game reports
+    // the player gone, and says why on its console.
+    expect(t.runtime.consoles.kick(id, 'BOTONE', 'Time for bed.', { type: 'user', user_id: 'usr_test', token_id: null })).toMatchObject({ player: { name: 'botone' } });
+    await waitFor('the client gone', () => t.runtime.doors.live().find((l) => l.serverId === id && l.players_online === 0), 90_000);
+    expect(t.runtime.consoles.recent(id, 200).map((l) => l.text)).toEqual(expect.arrayContaining(['/kick botone Time for bed.']));
   } finally {
     await client.stop();
   }
-  // The server notices the peer is gone (a client ended by a signal may say no goodbye: then after its timeout).
-  await waitFor('the client gone', () => t.runtime.doors.live().find((l) => l.serverId === id && l.players_online === 0), 90_000);
 }, 240_000);

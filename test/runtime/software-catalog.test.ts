@@ -34,6 +34,8 @@ const invalid: [string, { given: Record<string, unknown>; want: RegExp }][] = [
   ['ready missing', { given: { ...valid, ready: undefined }, want: /at \/ready: "ready" must be/ }],
   ['ready regex broken', { given: { ...valid, ready: { console: '(' } }, want: /at \/ready\/console: .*not a valid regex/ }],
   ['no stop command', { given: { ...valid, stop_command: '' }, want: /at \/stop_command: "stop_command" must be a non-empty string/ }],
+  ['a kick command without the name', { given: { ...valid, kick_command: 'kick' }, want: /at \/kick_command: "kick_command" must be one line of console text with "\{name\}"/ }],
+  ['a kick command over two lines', { given: { ...valid, kick_command: 'kick {name}\nsay bye' }, want: /at \/kick_command: / }],
   ['negative timeout', { given: { ...valid, start_timeout_ms: -1 }, want: /at \/start_timeout_ms: "start_timeout_ms" must be a positive number/ }],
   ['bad transport', { given: { ...valid, transport: 'sctp' }, want: /at \/transport: "transport" must be "tcp" or "udp"/ }],
   ['relative image file', { given: { ...valid, image_files: ['bin/server'] }, want: /at \/image_files: .*absolute paths/ }],

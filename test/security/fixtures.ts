@@ -23,6 +23,10 @@ export interface UserFixture {
   action: string;
   /** A webhook with a delivery (never made: the fuzzer's service runs no dispatcher). */
   webhook: string;
+  /** A member of `server` (an invited email), a schedule of it whose one task stops it, and a run of that schedule. */
+  member: string;
+  schedule: string;
+  run: string;
   /** A server kept in state `deleting` for ever: no action can start it (requestAction answers invalid_state). */
   sink?: string;
 }
@@ -41,6 +45,9 @@ export function fixtureKeeper(t: TestApp) {
     serversOf: t.db.prepare('SELECT id, state FROM servers WHERE user_id = ?'),
     action: t.db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
     webhook: t.db.prepare('SELECT 1 FROM webhooks WHERE id = ?').pluck(),
+    member: t.db.prepare('SELECT 1 FROM members WHERE id = ?').pluck(),
+    schedule: t.db.prepare('SELECT 1 FROM schedules WHERE id = ?').pluck(),
+    run: t.db.prepare('SELECT 1 FROM schedule_runs WHERE id = ?').pluck(),
     busy: t.db.prepare(`SELECT
       (SELECT count(*) FROM actions WHERE status IN ('pending', 'running')) +
       (SELECT count(*) FROM servers WHERE state = 'installing')`).pluck(),
@@ -70,12 +77,29 @@ export function fixtureKeeper(t: TestApp) {
     return hook.id;
   }
 
+  function newMember(serverId: string): string {
+    return t.store.members.create(serverId, `member-${Math.random().toString(36).slice(2)}@example.com`, ['console'], 1000).id;
+  }
+
+  /** A schedule whose one task is a stop (a no-op on the stopped fixture server: the fuzzer never starts a game). */
+  function newSchedule(serverId: string): string {
+    return t.runtime.schedules.create(serverId, { name: 'fixture', cron: '0 4 * * *', tasks: [{ type: 'power', action: 'stop' }] }).id;
+  }
+
+  async function newRun(serverId: string, scheduleId: string): Promise<string> {
+    const run = t.runtime.schedules.runNow(serverId, scheduleId);
+    await t.runtime.idle();
+    return run.id;
+  }
+
   async function user(email: string, withSink = false): Promise<UserFixture> {
     const userId = users.ensure(email).id;
     const made = Object.fromEntries((Object.keys(TOKEN_ROLES) as TokenRole[]).map((r) => [r, mint(userId, r)]));
     const server = await newServer(userId);
+    const schedule = newSchedule(server);
     const u: UserFixture = {
       email, userId, tokens: made as UserFixture['tokens'], server, action: await newAction(server, userId), webhook: newWebhook(userId),
+      member: newMember(server), schedule, run: await newRun(server, schedule),
     };
     if (withSink) {
       // Created straight into `deleting` (no install, no runtime slot yet): nothing ever finishes its deletion,
@@ -117,6 +141,9 @@ export function fixtureKeeper(t: TestApp) {
     }
     if (q.action.get(u.action) === undefined) u.action = await newAction(u.server, u.userId);
     if (q.webhook.get(u.webhook) === undefined) u.webhook = newWebhook(u.userId);
+    if (q.member.get(u.member) === undefined) u.member = newMember(u.server);
+    if (q.schedule.get(u.schedule) === undefined) u.schedule = newSchedule(u.server);
+    if (q.run.get(u.run) === undefined) u.run = await newRun(u.server, u.schedule);
     await settle();
   }
 

@@ -50,7 +50,7 @@ export interface Case {
 const REFS = ['@own', '@foreign', '@other'] as const;
 export const paramsIn = (op: SpecOperation, where: string) => op.parameters.filter((p) => p.in === where);
 const jsonBodySchema = (op: SpecOperation): Json | undefined => op.requestBody?.content['application/json']?.schema;
-const isIdSchema = (schema: Json) => typeof schema?.pattern === 'string' && /^\^(srv|tok|act)_/.test(schema.pattern);
+const isIdSchema = (schema: Json) => typeof schema?.pattern === 'string' && /^\^(srv|tok|act|mem|sch|run)_/.test(schema.pattern);
 
 export function caseArb(op: SpecOperation, hints: Hints): fc.Arbitrary<Case> {
   const idOrRef = (schema: Json) =>
@@ -195,16 +195,19 @@ export function render(op: SpecOperation, c: Case, ctx: RenderContext): { req: R
 
   // Resolve ids. The start guard (see fuzz.test.ts): a body that might parse as start/restart goes to the sink.
   const mightStart =
-    op.operationId === 'createServerAction' &&
+    ['createServerAction', 'createServerSchedule', 'updateServerSchedule'].includes(op.operationId) &&
     text !== undefined &&
     (/tart|\\u|\\/.test(text) || /utf-7/i.test(contentType ?? ''));
   const resolve = (name: string, value: string, schema: Json): string => {
-    const kind = /^\^(srv|tok|act|whk)_/.exec(schema.pattern ?? '')?.[1];
+    const kind = /^\^(srv|tok|act|whk|mem|sch|run)_/.exec(schema.pattern ?? '')?.[1];
     if (kind === 'srv' && mightStart && name === 'server_id') return A.sink!;
     if (!value.startsWith('@')) return pct(value);
     if (kind === 'srv') return value === '@own' ? A.server : value === '@foreign' ? B.server : A.sink!;
     if (kind === 'act') return value === '@foreign' ? B.action : A.action;
     if (kind === 'whk') return value === '@foreign' ? B.webhook : A.webhook;
+    if (kind === 'mem') return value === '@foreign' ? B.member : A.member;
+    if (kind === 'sch') return value === '@foreign' ? B.schedule : A.schedule;
+    if (kind === 'run') return value === '@foreign' ? B.run : A.run;
     if (kind === 'tok') return value === '@own' ? A.tokens.spare.id : value === '@foreign' ? B.tokens.caller.id : A.tokens.caller.id;
     return pct(value);
   };

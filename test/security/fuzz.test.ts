@@ -23,8 +23,9 @@ import { caseArb, render, type Case } from './fuzz-cases';
  * and Object.prototype stays clean.
  *
  * No fuzzed request may start a real game. A body that could parse as a start or restart (it contains "tart" or a
- * \u escape, or is sent as UTF-7) is always aimed at a server kept in state `deleting`, where requestAction refuses
- * every action with 409 before recording anything; every other server the fuzzer reaches is stopped, where stop and
+ * \u escape, or is sent as UTF-7: an action, or a schedule's tasks) is always aimed at a server kept in state
+ * `deleting`, where requestAction refuses every action with 409 before recording anything and no schedule runs;
+ * the fixture schedule that runServerSchedule runs only stops; every other server the fuzzer reaches is stopped, where stop and
  * kill are no-ops. A backstop checks after every case that no start/restart action exists and no game process runs.
  *
  * Reproduce: FUZZ_SEED=<printed seed> npx jest test/security/fuzz.test.ts (each operation's seed is derived from it;
@@ -62,9 +63,9 @@ async function setup() {
   A = await keeper.user('fuzz-a@example.com', true);
   B = await keeper.user('fuzz-b@example.com');
   const past = { now: () => Date.now() - 86_400_000 };
-  expiredSecret = createTokensRepo(t.db, past).create(A.userId, { name: 'expired', scopes: ['servers:read'], expiresInSeconds: 60 }).token;
-  const revoked = createTokensRepo(t.db, { now: () => Date.now() }).create(A.userId, { name: 'revoked', scopes: ['servers:read'] });
-  createTokensRepo(t.db, { now: () => Date.now() }).revoke(A.userId, revoked.id);
+  expiredSecret = createTokensRepo(t.db, past, t.store.events).create(A.userId, { name: 'expired', scopes: ['servers:read'], expiresInSeconds: 60 }).token;
+  const revoked = createTokensRepo(t.db, { now: () => Date.now() }, t.store.events).create(A.userId, { name: 'revoked', scopes: ['servers:read'] });
+  createTokensRepo(t.db, { now: () => Date.now() }, t.store.events).revoke(A.userId, revoked.id);
   revokedSecret = revoked.token;
   const auth = { Authorization: `Bearer ${A.tokens.caller.secret}` };
   const versions = await rawRequest(base, { method: 'GET', path: '/v1/versions', headers: auth });

@@ -36,6 +36,10 @@ interface Tenant {
   /** A backup kept from a deleted server (listKeptBackups). */
   kept: string;
   alert: string;
+  /** A member of `server` (an invited email), a schedule of it, and a run of that schedule. */
+  member: string;
+  schedule: string;
+  run: string;
   /** Values only this tenant's answers may contain. */
   secrets: string[];
 }
@@ -92,12 +96,23 @@ async function tenant(label: string): Promise<Tenant> {
   const alertName = `${label}-alert-${Math.random().toString(36).slice(2, 8)}`;
   const alert = await t.http.post(`/v1/servers/${server}/alerts`).set(auth(token)).send({ kind: 'metric', name: alertName, metric: 'tps', comparison: 'below', threshold: 15 });
   expect(alert.status).toBe(201);
+  const memberEmail = `${label}-friend-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const member = await t.http.post(`/v1/servers/${server}/members`).set(auth(token)).send({ email: memberEmail, permissions: ['console'] });
+  expect(member.status).toBe(201);
+  const scheduleName = `${label}-schedule-${Math.random().toString(36).slice(2, 8)}`;
+  const schedule = await t.http.post(`/v1/servers/${server}/schedules`).set(auth(token)).send({ name: scheduleName, cron: '0 4 * * *', tasks: [{ type: 'power', action: 'stop' }] });
+  expect(schedule.status).toBe(201);
+  const run = await t.http.post(`/v1/servers/${server}/schedules/${schedule.body.id}/run`).set(auth(token));
+  expect(run.status).toBe(202);
+  await until(`${label}'s run`, async () => (await t.http.get(run.headers.location).set(auth(token))).body.status !== 'running', 15_000);
   const eventIds = (t.db.prepare('SELECT id FROM events WHERE user_id = ?').pluck().all(userId) as string[]);
   return {
     email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id, backup: backup.body.id, kept: keptBackup.body.id, alert: alert.body.id,
+    member: member.body.id, schedule: schedule.body.id, run: run.body.id,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
     secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix,
-      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id, gone, keptBackup.body.id, alert.body.id, alertName],
+      hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id, gone, keptBackup.body.id, alert.body.id, alertName,
+      memberEmail, member.body.id, scheduleName, schedule.body.id, run.body.id],
   };
 }
 
@@ -124,6 +139,9 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   webhook_id: (who) => who.webhook,
   backup_id: (who) => who.backup,
   alert_id: (who) => who.alert,
+  member_id: (who) => who.member,
+  schedule_id: (who) => who.schedule,
+  run_id: (who) => who.run,
 };
 /** Under /v1/backups, `backup_id` names a kept backup (listKeptBackups). */
 const KEPT_PATH = /^\/v1\/backups\//;
@@ -234,7 +252,11 @@ describe('another user\'s resource answers exactly like a missing one', () => {
 
 // --- collections --------------------------------------------------------------------------------------------------
 
-const lists = operations.filter((op) => op.method === 'get' && op.responses['200']?.content?.['application/json']?.schema?.properties?.data?.type === 'array');
+// Collections of resources: a `data` array of things with ids (not, say, the times a cron names: listScheduleTimes).
+const lists = operations.filter((op) => {
+  const data = op.responses['200']?.content?.['application/json']?.schema?.properties?.data;
+  return op.method === 'get' && data?.type === 'array' && data.items?.properties?.id !== undefined;
+});
 
 describe('collections never show another user\'s items', () => {
   test('the spec walk found the collections', () => {
@@ -247,7 +269,7 @@ describe('collections never show another user\'s items', () => {
     const queries = [''];
     for (const p of op.parameters.filter((q) => q.in === 'query')) {
       // A cursor of the victim's: the page after it must still be the attacker's own items.
-      const prefix = /^\^(srv|tok|act|evt|whk|dlv|bkp)_/.exec(p.schema?.pattern ?? '')?.[1];
+      const prefix = /^\^(srv|tok|act|evt|whk|dlv|bkp|alr|mem|sch|run)_/.exec(p.schema?.pattern ?? '')?.[1];
       if (prefix) for (const s of victim.secrets.filter((v) => v.startsWith(`${prefix}_`))) queries.push(`${p.name}=${s}`);
       for (const value of p.schema?.enum ?? []) queries.push(`${p.name}=${value}`);
     }

@@ -145,7 +145,7 @@ describe('the limiter\'s memory stays bounded (1 s window, 20,000 addresses, 2,0
     const gc = exposeGc();
     const clock = { now: () => Date.now() };
     const users = createUsersRepo(t.db, clock);
-    const repo = createTokensRepo(t.db, clock);
+    const repo = createTokensRepo(t.db, clock, t.store.events);
     // One token for each of 2,000 users: the key is the user, so each is a key of its own.
     const secrets = t.db.transaction(() =>
       Array.from({ length: 2000 }, (_, i) => repo.create(users.ensure(`user${i}@example.com`).id, { name: `t${i}`, scopes: ['servers:read'] }).token),

@@ -6,6 +6,7 @@ import { ServerDoor, type Command, type CommandContext } from '../../src/runtime
 import type { SupervisorDeps } from '../../src/runtime/server-supervisor';
 import { runtimeConfigDefaults } from '../../src/runtime/types';
 import type { Failure } from '../../src/store/actions-repo';
+import { createActors, serviceActor } from '../../src/actors';
 
 /** The supervisor the door makes: these commands never touch it, and its console file is never opened. */
 const supervisor = { config: { ...runtimeConfigDefaults, dataDir: '/nonexistent' }, now: () => 0 } as unknown as SupervisorDeps;
@@ -17,6 +18,7 @@ function door(errors: string[] = []) {
     isClosing: () => false,
     log: { info: () => undefined, warn: () => undefined, error: (msg) => void errors.push(msg) },
     track: (p) => void work.push(p),
+    actors: createActors(serviceActor('unknown')),
   });
   return { door: d, settled: () => Promise.allSettled(work) };
 }

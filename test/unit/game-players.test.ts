@@ -11,16 +11,19 @@ const player = (name: string): Player => ({ name, uuid: `00000000-0000-3000-8000
 const [ann, bob, cat] = [player('ann'), player('bob'), player('cat')];
 
 /** A Game over a process that only delivers the messages the test sends; returns what it reported. */
-function game(online: Player[]) {
+function game(online: Player[], clock = { now: 0 }) {
   let deliver: (msg: unknown) => void = () => undefined;
   const proc = { onLine: () => undefined, onMessage: (fn: (m: unknown) => void) => void (deliver = fn), exited: new Promise(() => undefined) } as unknown as GameProcess;
-  const def = { ready: { ipc: 'ready' }, players: 'ipc' } as unknown as SoftwareDefinition;
+  const def = { ready: { ipc: 'ready' }, players: 'ipc', kickCommand: 'kick {name} {reason}' } as unknown as SoftwareDefinition;
+  const sent: string[] = [];
+  Object.assign(proc, { sendCommand: (text: string) => void sent.push(text) });
   const plan = { player_slots: 5 } as Plan;
   const changes: Array<{ joined: string[]; left: string[]; reason: PlayerLeftReason }> = [];
   const g = new Game(proc, def, plan, { host: '127.0.0.1', port: 1, transport: 'tcp' }, { push: () => undefined } as unknown as ConsoleBuffer,
-    () => false, (joined, left, reason) => void changes.push({ joined: joined.map((p) => p.name), left: left.map((p) => p.name), reason }), online);
+    () => false, (joined, left, reason) => void changes.push({ joined: joined.map((p) => p.name), left: left.map((p) => p.name), reason }), online,
+    () => clock.now);
   const report = (players: Player[]) => deliver({ type: 'players', online: players.length, max: 5, players });
-  return { g, changes, report };
+  return { g, changes, report, sent };
 }
 
 const cases: [string, { online: Player[]; reports: Player[][]; stop?: PlayerLeftReason; want: Array<{ joined: string[]; left: string[]; reason: PlayerLeftReason }> }][] = [
@@ -52,4 +55,23 @@ test.each(cases)('%s', (_name, { online, reports, stop, want }) => {
 test('a game taken over lists its players before its first report', async () => {
   const { g } = game([ann]);
   expect(await g.players(0)).toEqual({ online: 1, max: 5, players: [ann] });
+});
+
+test('a kick sends the definition\'s command as typed; leaving within 30 s of it is a kick, later or unkicked a plain leave', () => {
+  const clock = { now: 1_000 };
+  const { g, changes, report, sent } = game([], clock);
+  report([ann, bob, cat]);
+  expect(g.kick(ann, "Costs $& and $' too")).toBe("kick ann Costs $& and $' too");
+  g.kick(bob, 'bye');
+  expect(sent).toEqual(["kick ann Costs $& and $' too", 'kick bob bye']);
+  clock.now += 30_000;
+  report([bob, cat]); // ann leaves at the window's end
+  clock.now += 1;
+  report([cat]); // bob, one millisecond past it
+  report([]); // cat was never kicked
+  expect(changes.slice(1)).toEqual([
+    { joined: [], left: ['ann'], reason: 'kick' },
+    { joined: [], left: ['bob'], reason: 'left' },
+    { joined: [], left: ['cat'], reason: 'left' },
+  ]);
 });

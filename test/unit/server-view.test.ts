@@ -9,6 +9,8 @@ import { plans } from '../../src/catalog/plans';
 import { createStore, type Store } from '../../src/store';
 import { openDb, type Db } from '../../src/store/db';
 import { tempDir } from '../helpers/app';
+import { serviceActor } from '../../src/actors';
+import { OWNER_ACCESS } from '../../src/store/server-view';
 
 const MIB = 1024 * 1024;
 /** Stands for the port the server was given (one of the pool's, at random). */
@@ -22,7 +24,7 @@ beforeEach(() => {
   dir = tempDir('server-view');
   db = openDb(path.join(dir, 'db.sqlite'));
   const quotas = { defaults: { servers: 1000, running: 1000, memory_mb: 1_000_000 }, plans };
-  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29600, 29699] }, quotas);
+  store = createStore(db, systemClock, { host: '127.0.0.1', portRange: [29600, 29699] }, quotas, () => serviceActor('operator'));
   userId = store.users.ensure('alice@example.com').id;
 });
 
@@ -60,16 +62,15 @@ test.each([
   const server = create();
   set(server.id, columns);
   const row = db.prepare('SELECT * FROM servers WHERE id = ?').get(server.id) as Record<string, unknown>;
-  const shown = JSON.parse(store.servers.getJson(userId, server.id)!);
+  const shown = JSON.parse(store.servers.viewJson(server.id, OWNER_ACCESS)!);
   expect(shown).toEqual({
     id: server.id, name: row.name, plan: 'micro', version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20',
     state: 'installing', desired_state: 'stopped', address: { host: '127.0.0.1', port: row.port, transport: 'tcp' },
-    disk_used_mb: null, disk_measured_at: null, idle_stop_minutes: null, backup_schedule: null,
+    disk_used_mb: null, disk_measured_at: null, idle_stop_minutes: null, backup_schedule: null, access: OWNER_ACCESS,
     created_at: row.created_at, updated_at: row.updated_at,
     ...JSON.parse(JSON.stringify(expected).replace(`"port":${PORT}`, `"port":${row.port}`)),
   });
   // The same view everywhere a Server is read: by its owner, by the runtime, in the page, in the reconcile pass.
-  expect(store.servers.get(userId, server.id)).toEqual(shown);
   expect(store.servers.find(server.id)).toEqual(shown);
   expect(JSON.parse(store.servers.listJson(userId, { limit: 10 })).data).toEqual([shown]);
   expect(store.servers.all()).toEqual([shown]);
@@ -78,7 +79,6 @@ test.each([
 test('another user reads nothing', () => {
   const server = create();
   const bob = store.users.ensure('bob@example.com').id;
-  expect(store.servers.getJson(bob, server.id)).toBeUndefined();
   expect(JSON.parse(store.servers.listJson(bob, { limit: 10 }))).toEqual({ data: [], has_more: false, next_cursor: null });
 });
 

@@ -66,3 +66,56 @@ test.each(files.map((f) => [path.relative(root, f), f]))(`%s is at most ${MAX_FI
 test(`no function in src/ is over ${MAX_FUNCTION_LINES} lines`, () => {
   expect(files.flatMap(longFunctions)).toEqual([]);
 });
+
+/**
+ * Files whose factories are measured whole; every file joins it once its factories are split (issue 31 §2).
+ * The test above forgives a factory the lines of its nested functions, so a 150-line factory of small methods
+ * passes it; here a function counts from its first line to its last, nested functions included. When every
+ * file of src/ is on this list, the list and `ownLines` go and the test above measures whole.
+ */
+const MEASURED_WHOLE = [
+  'app.ts',
+  'runtime/docker/container-process.ts',
+  'runtime/local-process.ts',
+  'runtime/power.ts',
+  'runtime/schedules.ts',
+  'store/actions-repo.ts',
+  'store/events-repo.ts',
+  'store/idempotency-repo.ts',
+  'store/kept-backups-repo.ts',
+  'store/members-repo.ts',
+  'store/outbox-repo.ts',
+  'store/quotas-repo.ts',
+  'store/schedules-repo.ts',
+  'store/servers-repo.ts',
+  'store/sessions-repo.ts',
+  'store/tokens-repo.ts',
+  'store/webhooks-repo.ts',
+  'telemetry/metrics-store.ts',
+  'telemetry/sampler.ts',
+  'webhooks/dispatcher.ts',
+  'webhooks/fair-queue.ts',
+];
+
+/** Functions longer than the limit from start line to end line, nested functions included, as `name:line (n lines)`. */
+function longFunctionsWhole(file: string): string[] {
+  const source = ts.createSourceFile(file, fs.readFileSync(file, 'utf8'), ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = source.getLineAndCharacterOfPosition(node.getStart()).line;
+      const lines = source.getLineAndCharacterOfPosition(node.getEnd()).line - start + 1;
+      const name = node.name?.getText(source) ?? '(anonymous)';
+      if (lines > MAX_FUNCTION_LINES) found.push(`${path.relative(root, file)}:${start + 1} ${name} (${lines} lines)`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+test(`no function in the files measured whole is over ${MAX_FUNCTION_LINES} lines, nested functions included`, () => {
+  const listed = MEASURED_WHOLE.map((f) => path.join(root, f));
+  expect(listed.filter((f) => !files.includes(f))).toEqual([]); // a renamed or moved file must not drop out unseen
+  expect(listed.flatMap(longFunctionsWhole)).toEqual([]);
+});

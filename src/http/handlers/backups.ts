@@ -1,37 +1,30 @@
-import type { ServersRepo } from '../../store/servers-repo';
 import type { BackupsService } from '../../runtime/backups';
 import type { KeptBackupsService } from '../../runtime/kept-backups';
 import type { Handlers } from '../types';
 import { page, withCursor } from './paging';
-import { ownedServer } from './owned';
 
 /**
  * Backups tag: listServerBackups, createServerBackup, getServerBackup, deleteServerBackup, getServerBackupArchive;
  * and the account's kept backups: listKeptBackups, getKeptBackup, deleteKeptBackup, getKeptBackupArchive.
  */
-export function backupHandlers(deps: { servers: ServersRepo; backups: BackupsService; keptBackups: KeptBackupsService }): Handlers {
+export function backupHandlers(deps: { backups: BackupsService; keptBackups: KeptBackupsService }): Handlers {
   const { backups, keptBackups: kept } = deps;
   return {
-    listServerBackups: ({ principal, path, query }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
+    listServerBackups: ({ server, path, query }) => {
       return { status: 200, body: withCursor(backups.list(server.id, page(query))) };
     },
-    createServerBackup: ({ principal, path, body }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
+    createServerBackup: ({ server, path, body }) => {
       const backup = backups.create(server.id, body.name ?? null);
       return { status: 202, body: backup, headers: { Location: `/v1/servers/${server.id}/backups/${backup.id}` } };
     },
-    getServerBackup: ({ principal, path }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
+    getServerBackup: ({ server, path }) => {
       return { status: 200, body: backups.get(server.id, path.backup_id) };
     },
-    deleteServerBackup: async ({ principal, path }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
+    deleteServerBackup: async ({ server, path }) => {
       await backups.remove(server.id, path.backup_id);
       return { status: 204, body: undefined };
     },
-    getServerBackupArchive: ({ principal, path }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
+    getServerBackupArchive: ({ server, path }) => {
       return archiveReply(backups.archive(server.id, path.backup_id));
     },
     listKeptBackups: ({ principal, query }) => ({ status: 200, body: withCursor(kept.list(principal.userId, page(query))) }),

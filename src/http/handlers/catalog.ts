@@ -1,12 +1,12 @@
 import { AppError } from '../../errors';
-import { plans } from '../../catalog/plans';
+import type { Plan } from '../../catalog/plans';
 import type { VersionCatalog } from '../../catalog/versions';
 import type { Handlers } from '../types';
 
 /** Catalog tag: listPlans, listVersions, getVersion. */
-export function catalogHandlers(deps: { versions: VersionCatalog }): Handlers {
+export function catalogHandlers(deps: { versions: VersionCatalog; plans: readonly Plan[] }): Handlers {
   return {
-    listPlans: () => ({ status: 200, body: { data: [...plans] } }),
+    listPlans: () => ({ status: 200, body: { data: [...deps.plans] } }),
     listVersions: () => ({ status: 200, body: { data: deps.versions.list() } }),
     getVersion: ({ path }) => {
       const version = deps.versions.detail(path.version_id);

@@ -1,32 +1,39 @@
-import type { ServersRepo } from '../../store/servers-repo';
+import { actorFor, userActor } from '../../actors';
+import type { ConsoleLine } from '../../runtime/console-buffer';
 import type { Consoles } from '../../runtime/consoles';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
 import { idempotent } from './idempotent';
-import { ownedServer } from './owned';
+
+/**
+ * A line as `viewer` sees it: the token of an `input` line only for the account it belongs to (openapi/v1.yaml
+ * ConsoleLine.token_id), so the owner and the members of a shared server never see each other's token ids. Most
+ * lines pass as they are (the stream's frame is then built once for all: src/http/sse.ts).
+ */
+export function lineFor(line: ConsoleLine, viewer: string): ConsoleLine {
+  if (line.actor === null || line.token_id === null || (line.actor.type === 'user' && line.actor.user_id === viewer)) return line;
+  return { ...line, token_id: null, actor: actorFor(line.actor, viewer) };
+}
 
 /** Console tag: getServerConsole, sendServerCommand, streamServerConsole. */
-export function consoleHandlers(deps: { servers: ServersRepo; consoles: Consoles; idempotency: IdempotencyRepo }): Handlers {
-  const { servers, consoles } = deps;
+export function consoleHandlers(deps: { consoles: Consoles; idempotency: IdempotencyRepo }): Handlers {
+  const { consoles } = deps;
   return {
-    getServerConsole: ({ principal, path, query }) => {
-      const server = ownedServer(servers, principal, path.server_id);
+    getServerConsole: ({ principal, server, query }) => {
       const limit = query.limit === undefined ? 100 : Number(query.limit);
-      return { status: 200, body: { data: consoles.recent(server.id, limit) } };
+      return { status: 200, body: { data: consoles.recent(server.id, limit).map((l) => lineFor(l, principal.userId)) } };
     },
 
     sendServerCommand: (call) => {
-      const { principal, path, body } = call;
-      const server = ownedServer(servers, principal, path.server_id);
-      // The answer is the command as the console recorded it: an `input` line with the caller's token id.
+      const { principal, server, body } = call;
+      // The answer is the command as the console recorded it: an `input` line naming its sender and their token.
       return idempotent(deps.idempotency, call, { operation: 'sendServerCommand', path: server.id, body }, () => ({
         status: 202 as const,
-        body: consoles.sendCommand(server.id, body.command, principal),
+        body: consoles.sendCommand(server.id, body.command, userActor(principal.userId, principal.tokenId)),
       }));
     },
 
-    streamServerConsole: ({ principal, path, headers }) => {
-      const server = ownedServer(servers, principal, path.server_id);
+    streamServerConsole: ({ principal, server, headers }) => {
       const last = headers['last-event-id'];
       const asked = typeof last === 'string' ? Number(last) : 0;
       return {
@@ -37,7 +44,8 @@ export function consoleHandlers(deps: { servers: ServersRepo; consoles: Consoles
         stream: (write, after) => {
           const afterSeq = after === undefined ? asked : Number(after);
           if (after !== undefined && !consoles.holdsAllAfter(server.id, afterSeq)) return null;
-          return consoles.subscribe(server.id, (line) => write({ event: 'line', id: String(line.seq), data: line }), { afterSeq });
+          const send = (line: ConsoleLine) => write({ event: 'line', id: String(line.seq), data: lineFor(line, principal.userId) });
+          return consoles.subscribe(server.id, send, { afterSeq });
         },
       };
     },

@@ -12,18 +12,22 @@ interface Answer {
  * docs/conventions.md "Idempotency"). Without a key `work` just runs. With one, the first answer (status, body and
  * headers such as `Location`) is stored in the transaction of `work`'s writes and replayed, marked
  * `Idempotent-Replayed: true`, for the same key and the same request; the request is the operation, its path
- * and its body, so a key reused for another server, operation or body is 422 `idempotency_key_reused`.
+ * and its body, so a key reused for another server, operation or body is 422 `idempotency_key_reused`. `identity`,
+ * when given, is what identifies the request instead (createServer's fields, hashed as they were before it came
+ * here, so a key stored by an earlier release still matches its retry).
  */
 export function idempotent<A extends Answer>(
   repo: IdempotencyRepo,
   call: { principal: { userId: string }; headers: Record<string, unknown> },
-  request: { operation: string; path: string; body: unknown; sealWith?: string },
+  request: { operation: string; path: string; body: unknown; sealWith?: string; identity?: unknown },
   work: () => A,
 ): A {
   const key = call.headers['idempotency-key'];
   if (typeof key !== 'string') return work();
   const seal = request.sealWith === undefined ? null : sealKey(request.sealWith, key);
-  const hash = sha256(JSON.stringify([request.operation, request.path, request.body, seal ? sha256(seal) : null]));
+  const hash = request.identity !== undefined
+    ? sha256(JSON.stringify(request.identity))
+    : sha256(JSON.stringify([request.operation, request.path, request.body, seal ? sha256(seal) : null]));
   const outcome = repo.run(call.principal.userId, key, hash, work, (a) => {
     const text = JSON.stringify({ body: a.body, headers: a.headers ?? {} });
     return { status: a.status, body: seal ? encrypt(seal, text) : text };

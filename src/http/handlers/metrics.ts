@@ -1,24 +1,20 @@
-import type { ServersRepo } from '../../store/servers-repo';
 import type { Telemetry } from '../../telemetry';
 import type { Handlers } from '../types';
 import { windowOrThrow } from '../../telemetry/range';
-import { ownedServer } from './owned';
 
 /** Replayed on reconnect at most (the spec's streamServerMetrics description). */
 const REPLAY_LIMIT = 1000;
 
 /** Metrics tag: getServerMetrics, streamServerMetrics. */
-export function metricsHandlers(deps: { servers: ServersRepo; telemetry: Telemetry }): Handlers {
-  const { servers, telemetry } = deps;
+export function metricsHandlers(deps: { telemetry: Telemetry }): Handlers {
+  const { telemetry } = deps;
   return {
-    getServerMetrics: ({ principal, path, query }) => {
-      const server = ownedServer(servers, principal, path.server_id);
+    getServerMetrics: ({ server, query }) => {
       const { range, ms, endMs } = windowOrThrow(query, telemetry.store.now());
       return { status: 200, body: telemetry.store.query(server.id, ms, range, endMs) };
     },
 
-    streamServerMetrics: ({ principal, path, headers }) => {
-      const server = ownedServer(servers, principal, path.server_id);
+    streamServerMetrics: ({ server, headers }) => {
       const last = headers['last-event-id'];
       return {
         status: 200,

@@ -1,36 +1,33 @@
-import type { ServersRepo } from '../../store/servers-repo';
+import { userActor } from '../../actors';
 import type { Consoles } from '../../runtime/consoles';
 import type { PlayerListsService } from '../../runtime/player-lists';
+import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
-import { ownedServer } from './owned';
+import { idempotent } from './idempotent';
 
 /**
  * Players tag: listServerPlayers, answered by the game itself (launcher IPC, or a Minecraft ping); the player lists
  * (getServerPlayerList, updateServerPlayerList, addServerPlayerListEntry, removeServerPlayerListEntry) by
- * src/runtime/player-lists.ts.
+ * src/runtime/player-lists.ts; kickServerPlayer by the game, through src/runtime/consoles.ts. A change sent to the
+ * game's console names its sender.
  */
-export function playerHandlers(deps: { servers: ServersRepo; consoles: Consoles; playerLists: PlayerListsService }): Handlers {
+export function playerHandlers(deps: { consoles: Consoles; playerLists: PlayerListsService; idempotency: IdempotencyRepo }): Handlers {
   const lists = deps.playerLists;
+  const sender = (p: { userId: string; tokenId: string }) => userActor(p.userId, p.tokenId);
   return {
-    listServerPlayers: async ({ principal, path }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: await deps.consoles.players(server.id) };
+    kickServerPlayer: (call) => {
+      const { principal, server, body } = call;
+      return idempotent(deps.idempotency, call, { operation: 'kickServerPlayer', path: server.id, body }, () => ({
+        status: 202 as const,
+        body: deps.consoles.kick(server.id, body.player, body.reason, sender(principal)),
+      }));
     },
-    getServerPlayerList: ({ principal, path }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: lists.read(server.id, path.list) };
-    },
-    updateServerPlayerList: ({ principal, path, body }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: lists.setEnabled(server.id, path.list, body.enabled, principal) };
-    },
-    addServerPlayerListEntry: ({ principal, path }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
-      return { status: 200, body: lists.add(server.id, path.list, path.name, principal) };
-    },
-    removeServerPlayerListEntry: ({ principal, path }) => {
-      const server = ownedServer(deps.servers, principal, path.server_id);
-      lists.remove(server.id, path.list, path.name, principal);
+    listServerPlayers: async ({ server }) => ({ status: 200, body: await deps.consoles.players(server.id) }),
+    getServerPlayerList: ({ server, path }) => ({ status: 200, body: lists.read(server.id, path.list) }),
+    updateServerPlayerList: ({ principal, server, path, body }) => ({ status: 200, body: lists.setEnabled(server.id, path.list, body.enabled, sender(principal)) }),
+    addServerPlayerListEntry: ({ principal, server, path }) => ({ status: 200, body: lists.add(server.id, path.list, path.name, sender(principal)) }),
+    removeServerPlayerListEntry: ({ principal, server, path }) => {
+      lists.remove(server.id, path.list, path.name, sender(principal));
       return { status: 204, body: undefined };
     },
   };

@@ -47,13 +47,14 @@ function exitInfo(code: number, oomKilled: boolean): ExitInfo {
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function wrapContainer(h: ContainerHandle): GameProcess {
-  const { engine, id } = h;
-  const lineFns: ((stream: OutputStream, text: string) => void)[] = [];
-  const messageFns: ((msg: unknown) => void)[] = [];
-  let alive = true;
-  let usage: ResourceUsage | null = null;
+type LineFn = (stream: OutputStream, text: string) => void;
+type MessageFn = (msg: unknown) => void;
 
+/**
+ * Splits the attached stdio into lines: reports (REPORT_PREFIX) go to the message listeners, the rest to the
+ * line listeners. Returns flush(), which hands on the last unterminated line of each stream (at the exit).
+ */
+function outputLines(stdio: Duplex, lineFns: LineFn[], messageFns: MessageFn[]): () => void {
   const partial: Record<OutputStream, string> = { stdout: '', stderr: '' };
   const emit = (stream: OutputStream, raw: string) => {
     if (stream === 'stdout' && raw.startsWith(REPORT_PREFIX)) {
@@ -69,45 +70,87 @@ export function wrapContainer(h: ContainerHandle): GameProcess {
     const text = stripTerminalControls(raw);
     for (const fn of lineFns) fn(stream, text);
   };
-  demux(h.stdio, (stream, chunk) => {
+  demux(stdio, (stream, chunk) => {
     const parts = (partial[stream] + chunk.toString('utf8')).split('\n');
     partial[stream] = parts.pop()!;
     for (const p of parts) emit(stream, p.replace(/\r$/, ''));
   });
-  h.stdio.on('error', () => undefined); // the engine went away: the wait below tells what happened
+  return () => {
+    for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) emit(stream, partial[stream]);
+  };
+}
 
-  // One stats stream while it runs (a sample a second); one that breaks (the engine restarting) is opened again.
+/**
+ * One stats stream while the container runs (a sample a second); one that breaks (the engine restarting) is
+ * opened again. Each usable sample goes to `onUsage`; returns the function that stops following.
+ */
+function followStats(engine: Engine, id: string, onUsage: (u: ResourceUsage) => void): () => void {
   let statsOn = true;
   let closeStats = () => undefined as void;
   const openStats = () => {
-    closeStats = engine.stream(`/containers/${id}/stats?stream=1`, (s) => (usage = usageFromStats(s as Stats) ?? usage), () => {
+    closeStats = engine.stream(`/containers/${id}/stats?stream=1`, (s) => {
+      const u = usageFromStats(s as Stats);
+      if (u) onUsage(u);
+    }, () => {
       if (statsOn) setTimeout(() => statsOn && openStats(), RETRY_MS).unref();
     });
   };
   openStats();
-  const stopStats = () => {
+  return () => {
     statsOn = false;
     closeStats();
   };
+}
+
+/** SIGKILL to the container (API "Kill a container"); one already gone or not running is not an error. */
+async function killContainer(engine: Engine, id: string): Promise<void> {
+  try {
+    await engine.json('POST', `/containers/${id}/kill?signal=SIGKILL`);
+  } catch (err) {
+    if (!(err instanceof EngineError)) throw err; // 404/409: already gone or not running
+  }
+}
+
+/** GameProcess.stop on a live container: the stop command, then a kill after timeoutMs. */
+async function stopOrKill(write: (text: string) => void, kill: () => Promise<void>, exited: Promise<ExitInfo>, stopCommand: string, timeoutMs: number) {
+  let forced = false;
+  const timer = setTimeout(() => {
+    forced = true;
+    kill().catch(() => undefined);
+  }, timeoutMs);
+  try {
+    write(stopCommand);
+  } catch {
+    forced = true;
+    await kill().catch(() => undefined);
+  }
+  const exit = await exited;
+  clearTimeout(timer);
+  return { ...exit, forced };
+}
+
+export function wrapContainer(h: ContainerHandle): GameProcess {
+  const { engine, id } = h;
+  const lineFns: LineFn[] = [];
+  const messageFns: MessageFn[] = [];
+  let alive = true;
+  let usage: ResourceUsage | null = null;
+  const flushLines = outputLines(h.stdio, lineFns, messageFns);
+  h.stdio.on('error', () => undefined); // the engine went away: the wait below tells what happened
+  const stopStats = followStats(engine, id, (u) => (usage = u));
 
   const following = new AbortController(); // aborted by detach(): the wait on the engine ends, the container runs on
   const exited = (async (): Promise<ExitInfo> => {
     const exit = await waitExit(engine, id, following.signal);
     alive = false;
     stopStats();
-    for (const stream of ['stdout', 'stderr'] as const) if (partial[stream]) emit(stream, partial[stream]);
+    flushLines();
     h.stdio.destroy();
     await removeContainer(engine, id).catch(() => undefined); // the next start() removes what is left
     return exit;
   })();
 
-  const kill = async () => {
-    try {
-      await engine.json('POST', `/containers/${id}/kill?signal=SIGKILL`);
-    } catch (err) {
-      if (!(err instanceof EngineError)) throw err; // 404/409: already gone or not running
-    }
-  };
+  const kill = () => killContainer(engine, id);
   const write = (text: string) => {
     if (!alive || h.stdio.destroyed || !h.stdio.writable) throw new Error('the process has exited');
     h.stdio.write(text + '\n');
@@ -122,20 +165,7 @@ export function wrapContainer(h: ContainerHandle): GameProcess {
     sendCommand: write,
     async stop(stopCommand, timeoutMs) {
       if (!alive) return { ...(await exited), forced: false };
-      let forced = false;
-      const timer = setTimeout(() => {
-        forced = true;
-        kill().catch(() => undefined);
-      }, timeoutMs);
-      try {
-        write(stopCommand);
-      } catch {
-        forced = true;
-        await kill().catch(() => undefined);
-      }
-      const exit = await exited;
-      clearTimeout(timer);
-      return { ...exit, forced };
+      return stopOrKill(write, kill, exited, stopCommand, timeoutMs);
     },
     async kill() {
       if (alive) await kill().catch(() => undefined);

@@ -2,7 +2,7 @@
 // start → metrics → stop → delete. test/e2e/sdk-generators.test.ts copies it beside the generated client,
 // type-checks both under `strict`, compiles and runs it against a listening service (BASE, TOKEN, VERSION).
 // Not in tsconfig.test.json: `./client` exists only in that test's folder.
-import { ActionsService, ApiError, CatalogService, MetricsService, OpenAPI, PowerActionRequest, ServerState, ServersService } from './client';
+import { ActionsService, ApiError, CatalogService, MetricsService, OpenAPI, PowerActionType, ServerState, ServersService } from './client';
 import type { Action, Metrics, Server } from './client';
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   steps.push(`created ${created.state}`);
   const state = (s: ServerState) => async () => ((await ServersService.getServer(created.id)).state === s ? s : undefined);
   await until('stopped after install', state(ServerState.STOPPED));
-  const start: Action = await ActionsService.createServerAction(created.id, { type: PowerActionRequest.type.START }, 'sdk-otc-start');
+  const start: Action = await ActionsService.createServerAction(created.id, { type: PowerActionType.START }, 'sdk-otc-start');
   steps.push(`start ${start.status}`);
   steps.push(await until('running', state(ServerState.RUNNING)));
   const metrics: Metrics = await until('a sample', async () => {
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
     return m.now !== null ? m : undefined;
   });
   steps.push(`metrics ram_bytes>0 ${(metrics.now?.ram_bytes ?? 0) > 0}`);
-  const stop = await ActionsService.createServerAction(created.id, { type: PowerActionRequest.type.STOP });
+  const stop = await ActionsService.createServerAction(created.id, { type: PowerActionType.STOP });
   const done = await until('the stop to end', async () => {
     const a = await ActionsService.getServerAction(created.id, stop.id);
     return a.status === 'succeeded' || a.status === 'failed' ? a : undefined;

@@ -70,7 +70,8 @@ export async function runAction(server, type, report, signal) {
 }
 
 /**
- * The power buttons the server's state allows, and Delete. `out` shows progress and the outcome (failures as
+ * The power buttons the server's state allows, and Delete; on a server shared with the reader, power only with the
+ * `power` permission and Delete never (Server.access). `out` shows progress and the outcome (failures as
  * role=alert); `changed` is called after each action so the caller can refresh, `deleted` once the service
  * accepted a delete.
  */
@@ -103,13 +104,14 @@ export function powerButtons(server, out, changed, signal, deleted = changed) {
       changed();
     }
   };
-  const allowed = ALLOWED[server.state] ?? [];
+  const owner = server.access.role === 'owner';
+  const allowed = server.access.permissions.includes('power') ? (ALLOWED[server.state] ?? []) : [];
   return h(
     'div',
     { class: 'buttons', role: 'group', 'aria-label': `Actions for ${server.name}` },
     allowed.map((type) =>
       h('button', { type: 'button', class: type === 'kill' ? 'danger' : '', 'aria-label': `${label(type)} ${server.name}`, onclick: act(type) }, label(type)),
     ),
-    server.state === 'deleting' ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${server.name}`, onclick: remove }, 'Delete'),
+    server.state === 'deleting' || !owner ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${server.name}`, onclick: remove }, 'Delete'),
   );
 }

@@ -3,7 +3,7 @@
 // reads and writes, like any client's.
 import { api, listAll } from './api.js';
 import { h, fill, announce, errorBox, every, field, table } from './dom.js';
-import { timeEl } from './format.js';
+import { actorText, timeEl } from './format.js';
 
 const REFRESH_MS = 3000;
 const TIMELINE = 30; // the newest events shown
@@ -83,11 +83,19 @@ export function alertsSection(server, signal) {
 export function timelineSection(server, signal) {
   const list = h('ol', { class: 'timeline', id: 'timeline' });
   const error = h('div');
+  /** Whom the events name: the members by email and the schedules by name, as far as the reader may know them. */
+  async function names() {
+    const [members, schedules] = await Promise.all([
+      server.access.role === 'owner' ? listAll(`/v1/servers/${server.id}/members`) : [],
+      listAll(`/v1/servers/${server.id}/schedules`),
+    ]);
+    return new Map([...members.filter((m) => m.user_id).map((m) => [m.user_id, m.email]), ...schedules.map((s) => [s.id, `the schedule ${s.name}`])]);
+  }
   async function refresh() {
-    const page = await api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`);
+    const [page, known] = await Promise.all([api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`), names()]);
     error.replaceChildren();
     fill(list, page.data.length ? page.data.map((e) => h('li', { 'data-event-type': e.type },
-      timeEl(e.created_at), ' ', h('strong', {}, e.type), ' ', summary(e)))
+      timeEl(e.created_at), ' ', h('strong', {}, e.type), ' ', summary(e), ' ', h('span', { class: 'by' }, `by ${actorText(e.actor, known)}`)))
       : h('li', { class: 'muted' }, 'Nothing yet.'));
   }
   every(REFRESH_MS, signal, refresh);
@@ -112,6 +120,8 @@ function summary(e) {
       return d.player.name;
     case 'backup':
       return d.backup.name ?? d.backup.id;
+    case 'schedule':
+      return `${d.schedule.name}: ${d.run.status}${d.run.detail ? ` (${d.run.detail})` : ''}`;
     default:
       if (e.type === 'server.state_changed') return `${d.from} → ${d.to}`;
       if (e.type === 'server.crashed') return d.crash.reason;

@@ -76,3 +76,15 @@ export function localInputValue(ms) {
   const d = new Date(ms - new Date(ms).getTimezoneOffset() * 60_000);
   return d.toISOString().slice(0, 16);
 }
+
+/**
+ * Who did it (an event's or a console line's `actor`), in words. A token id is shown only to its own account, so
+ * one that carries it was the reader; `names` maps other accounts' ids to what to call them (a server's owner
+ * knows its members' emails).
+ */
+export function actorText(actor, names = new Map()) {
+  if (!actor) return '';
+  if (actor.type === 'user') return actor.token_id ? 'you' : (names.get(actor.user_id) ?? 'another account');
+  if (actor.cause === 'schedule') return names.get(actor.schedule_id) ?? 'a schedule';
+  return `the service (${actor.cause.replace(/_/g, ' ')})`;
+}

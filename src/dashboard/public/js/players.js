@@ -1,7 +1,8 @@
 // Who is online (GET …/players, while the game runs) with quick actions on each player: whitelist, operator and
-// ban, each offered only where the software keeps that list (VersionDetail.player_lists). A ban of a player who is
-// online disconnects them (docs/architecture.md "Player lists"). The API has no kick of its own, so none is offered.
-import { api } from './api.js';
+// ban, each offered only where the software keeps that list (VersionDetail.player_lists), and kick where the
+// software can (VersionDetail.kick; kickServerPlayer). A ban or a kick of a player who is online disconnects them
+// (docs/architecture.md "Player lists"); both ask first.
+import { api, newKey } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
 import { versionDetail } from './catalog.js';
 
@@ -44,7 +45,8 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
         ? h('ul', { class: 'players' }, online.players.map((p) => h('li', { 'data-player': p.name },
           h('span', { class: 'name' }, p.name),
           h('span', { class: 'buttons', role: 'group', 'aria-label': `Quick actions for ${p.name}` },
-            detail.player_lists.filter((l) => QUICK[l]).map((list) => quickButton(p.name, list, lists[list].has(p.name.toLowerCase())))))))
+            detail.player_lists.filter((l) => QUICK[l]).map((list) => quickButton(p.name, list, lists[list].has(p.name.toLowerCase()))),
+            detail.kick ? kickButton(p.name) : null))))
         : h('p', { class: 'muted' }, 'Nobody is playing right now.'));
   }
 
@@ -67,6 +69,23 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
     const text = put ? q.add : q.remove;
     // The visible text starts the accessible name (WCAG 2.5.3 Label in Name): "Make operator Steve".
     return h('button', { type: 'button', class: list === 'bans' && put ? 'danger' : 'quiet', 'aria-label': `${text} ${name}`, onclick: click }, text);
+  }
+
+  function kickButton(name) {
+    const click = async (event) => {
+      if (!confirm(`Kick ${name} from ${server.name}? They are disconnected, and may join again.`)) return;
+      event.currentTarget.disabled = true;
+      try {
+        // The key makes a double click (or a retry after a lost answer) one kick.
+        await api('POST', `/v1/servers/${server.id}/kicks`, { player: name }, { 'Idempotency-Key': newKey() });
+        say(`Kicked ${name}.`);
+      } catch (e) {
+        say(`Could not kick ${name}: ${e.message}`, true);
+      }
+      shown = '';
+      await refresh().catch((e) => say(e.message, true));
+    };
+    return h('button', { type: 'button', class: 'danger', 'aria-label': `Kick ${name}`, onclick: click }, 'Kick');
   }
 
   refresh().catch((e) => fill(body, errorBox(`Could not load who is online: ${e.message}`)));

@@ -1,6 +1,8 @@
 // One server: its state, the power buttons its state allows, who is online with quick actions (players.js), live
 // charts (metrics.js), the console (recent lines, live lines from …/console/stream, and a command input), its
-// settings and player lists, its backups (backups.js), its alert rules and its event timeline (alerts.js).
+// settings and player lists, its backups (backups.js), its alert rules and its event timeline (alerts.js), its
+// schedules (schedules.js) and, for its owner, its members (members.js). On a server shared with the reader, only
+// the sections and controls their permissions allow are shown (Server.access).
 import { api, follow } from './api.js';
 import { h, fill, announce, errorBox, every, field } from './dom.js';
 import { fmtMiB, timeEl } from './format.js';
@@ -13,6 +15,9 @@ import { backupsSection } from './backups.js';
 import { alertsSection, timelineSection } from './alerts.js';
 import { settingsSection } from './settings.js';
 import { playerListsSection } from './player-lists.js';
+import { membersSection } from './members.js';
+import { schedulesSection } from './schedules.js';
+import { actorText } from './format.js';
 
 const REFRESH_MS = 3000;
 const CONSOLE_KEEP = 1000;
@@ -26,18 +31,24 @@ export async function serverView(main, signal, id) {
   const outcome = h('div', { class: 'outcome' });
   const buttons = h('div');
   const current = { server }; // the latest read, for sections that ask before acting (backups)
-  const lists = playerListsSection(server, { changed: () => players.refresh().catch(() => undefined) });
-  const players = playersSection(server, signal, { listsChanged: () => lists.render().catch(() => undefined) });
+  const may = (p) => server.access.permissions.includes(p);
+  const lists = may('players') ? playerListsSection(server, { changed: () => players.refresh().catch(() => undefined) }) : null;
+  const players = may('players') ? playersSection(server, signal, { listsChanged: () => lists.render().catch(() => undefined) }) : null;
   const metrics = metricsSection(id, signal, { game: version?.game, plan });
-  const consoleBox = consoleSection(id, signal);
-  const data = [settingsSection(server), lists.el, backupsSection(server, signal, () => current.server), alertsSection(server, signal), timelineSection(server, signal)];
-  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, facts, buttons, outcome, players.el, metrics.el, consoleBox, ...data);
+  const data = [
+    may('settings') && settingsSection(server), lists?.el, may('backups') && backupsSection(server, signal, () => current.server),
+    may('alerts') && alertsSection(server, signal), schedulesSection(server, signal), timelineSection(server, signal),
+    server.access.role === 'owner' && membersSection(server, signal),
+  ];
+  const shared = server.access.role === 'member' ? h('p', { class: 'muted', id: 'shared-note' }, 'Shared with you by its owner.') : null;
+  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, shared, facts, buttons, outcome, players?.el, metrics.el,
+    may('console') && consoleSection(id, signal), ...data);
   document.title = `${server.name} · Dashboard`;
 
   let shown = '';
   const show = (s) => {
     current.server = s;
-    players.update(s);
+    players?.update(s);
     const key = JSON.stringify([s.name, s.state, s.address, s.disk_used_mb]);
     if (key === shown) return;
     shown = key;
@@ -74,7 +85,8 @@ function consoleSection(id, signal) {
 
   const add = (line) => {
     const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
-    log.append(h('div', { class: `line ${line.stream}` }, timeEl(line.at, true), h('span', { class: 'text' }, line.text)));
+    const by = line.stream === 'input' && line.actor ? h('span', { class: 'by' }, actorText(line.actor)) : null;
+    log.append(h('div', { class: `line ${line.stream}` }, timeEl(line.at, true), by, h('span', { class: 'text' }, line.text)));
     while (log.childElementCount > CONSOLE_KEEP) log.firstElementChild.remove();
     if (atBottom) log.scrollTop = log.scrollHeight; // follow the tail unless the reader scrolled up
   };

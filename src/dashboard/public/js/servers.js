@@ -26,7 +26,7 @@ export async function serversView(main, signal) {
   let shown = '';
   async function refresh() {
     const [servers, use] = await Promise.all([listAll('/v1/servers'), api('GET', '/v1/quota')]);
-    const key = JSON.stringify([servers.map((s) => [s.id, s.name, s.state, s.address]), use]);
+    const key = JSON.stringify([servers.map((s) => [s.id, s.name, s.state, s.address, s.access]), use]);
     if (key === shown) return; // unchanged: keep the DOM (and the keyboard focus) as it is
     shown = key;
     fill(quota, h('h2', { id: 'quota-title' }, 'Your account'), quotaUse(use));
@@ -62,7 +62,7 @@ function serverTable(servers, cat, outcome, refresh, signal) {
   const changed = () => refresh().catch((e) => announce(e.message, true));
   return table('Your servers with their state and address', ['Name', 'State', 'Address', 'Game', 'Plan', ''],
     servers.map((s) => [
-      h('a', { href: `#/servers/${s.id}` }, s.name),
+      h('span', {}, h('a', { href: `#/servers/${s.id}` }, s.name), s.access.role === 'member' ? h('span', { class: 'badge shared', title: 'Shared with you by its owner' }, 'shared') : null),
       stateBadge(s.state),
       addressText(s.address),
       versionName(cat, s.version),
@@ -88,12 +88,24 @@ function createForm(cat, created) {
     h('button', { type: 'submit' }, 'Create server'),
     error);
 
-  /** The version's creation-only settings (a world's generator and seed): chosen here or never. */
+  /**
+   * The version's creation-only settings (a world's generator and seed): chosen here or never. Only the answer for
+   * the version picked last is shown (an earlier, slower answer would put back the previous version's fields), and
+   * what the person already chose stays chosen where the new version has the same setting and allows the value.
+   */
+  let asked = 0;
   async function showWorld() {
+    const ask = ++asked;
     const detail = await versionDetail(version.value);
+    if (ask !== asked) return;
+    const chosen = new Map(worldFields.map(([d, f]) => [d.name, f.read()]));
+    const keep = (d) => {
+      const v = chosen.get(d.name);
+      return v !== undefined && v !== null && (!Array.isArray(d.schema.enum) || d.schema.enum.includes(v)) ? v : d.schema.default;
+    };
     const only = detail.settings.filter((d) => d.creation_only);
     for (const key of [...controls.keys()]) if (key.startsWith('/body/settings/')) controls.delete(key);
-    worldFields = only.map((d) => [d, settingField(d, d.schema.default, cat.plan(plan.value), { prefix: 'create', creating: true })]);
+    worldFields = only.map((d) => [d, settingField(d, keep(d), cat.plan(plan.value), { prefix: 'create', creating: true })]);
     for (const [d, f] of worldFields) controls.set(`/body/settings/${d.name}`, f.control);
     fill(world, h('legend', {}, 'World: chosen now, it cannot change later'), worldFields.map(([, f]) => f.el));
     world.hidden = only.length === 0;

@@ -13,6 +13,7 @@ const EVENT_GROUPS = [
   ['Alerts', ['alert.triggered', 'alert.resolved']],
   ['Backups', ['backup.created', 'backup.ready', 'backup.failed', 'backup.deleted']],
   ['Disk', ['quota.disk_warning', 'quota.disk_exceeded']],
+  ['Schedules', ['schedule.ran', 'schedule.failed']],
   ['Account', ['token.created', 'token.revoked', 'webhook.disabled']],
 ];
 const DEFAULT = new Set(['server.state_changed', 'server.crashed', 'action.failed', 'alert.triggered', 'alert.resolved']);

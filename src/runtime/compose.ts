@@ -1,0 +1,112 @@
+import type { Clock } from '../clock';
+import type { Logger } from '../log';
+import type { Plan } from '../catalog/plans';
+import type { Store } from '../store';
+import { serviceActor, type Actors } from '../actors';
+import type { Environment } from './environment';
+import type { SoftwareCatalog } from './software-catalog';
+import type { RuntimeConfig } from './types';
+import { createWork } from './work';
+import { createRuntimeEvents } from './runtime-events';
+import { createCrashPolicy } from './crash-policy';
+import { createDoors } from './doors';
+import { createLaunchFiles } from './launch-files';
+import { createServerSettings } from './server-settings';
+import { createPlayerLists } from './player-lists';
+import { createKeptBackups } from './kept-backups';
+import { createBackups } from './backups';
+import { createLifecycle } from './lifecycle';
+import { createPower } from './power';
+import { createConsoles } from './consoles';
+import { createReconciler } from './reconcile';
+import { createNodeLoss } from './node-loss';
+import { createDiskWatcher } from './disk-watcher';
+import { serverDiskUsage } from './disk-usage';
+import { createBackupScheduler } from './backup-schedule';
+import { createSchedules, type SchedulesConfig } from './schedules';
+
+export interface RuntimeDeps {
+  store: Store;
+  clock: Clock;
+  environment: Environment;
+  catalog: SoftwareCatalog;
+  config: RuntimeConfig;
+  plans: readonly Plan[];
+  log: Logger;
+  /** Whom the work under way acts for: the doors run each command as its submitter (src/actors.ts). */
+  actors: Actors;
+  schedules: SchedulesConfig;
+}
+
+/**
+ * The runtime as named services, each built once with what it needs, in an order where nothing is used before it
+ * exists (docs/architecture.md "Wiring"): the servers' doors first (every command on a server goes through its
+ * door), then the services that submit commands or read through them. Tests build the runtime through here too.
+ */
+export function composeRuntime(deps: RuntimeDeps) {
+  const { store, environment, catalog, config, plans, log, actors } = deps;
+  const now = () => deps.clock.now();
+  const work = createWork();
+  const events = createRuntimeEvents();
+  const crashPolicy = createCrashPolicy({ crashes: store.crashes, actions: store.actions, servers: store.servers, config, now, log });
+  const doors = createDoors({
+    servers: store.servers, processes: store.processes, crashPolicy, environment, catalog, plans, log, config, now, track: work.track,
+    emitState: (e) => events.emit('state', e),
+    playersChanged: (id, joined, left, reason) => store.events.playersChanged(id, joined, left, reason),
+    onlinePlayers: (id) => store.events.onlinePlayers(id),
+    settings: createLaunchFiles({ settings: store.settings, playerLists: store.playerLists }),
+    actors,
+  });
+  const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans, doors });
+  const playerLists = createPlayerLists({ repo: store.playerLists, servers: store.servers, catalog, doors });
+  const keptBackups = createKeptBackups({ repo: store.keptBackups, dataDir: config.dataDir, perUser: config.keptBackupsPerUser, inUse: doors.usingBackup });
+  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, dataDir: config.dataDir, log, track: work.track });
+  const lifecycle = createLifecycle({
+    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, backups, events, log, track: work.track,
+  });
+  const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
+  const consoles = createConsoles({ doors, power, ownerOf: store.servers.ownerOf, now });
+  const schedules = createSchedules({
+    repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, actors, now, log, track: work.track, config: deps.schedules,
+  });
+  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
+  const nodeLoss = createNodeLoss({ doors, environment, log });
+  environment.onReachability?.((ids, reachable) => actors.run(serviceActor('node'), () => nodeLoss(ids, reachable)));
+  const measure = serverDiskUsage(config.dataDir, backups.folder);
+  const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, measure });
+  const backupScheduler = createBackupScheduler({
+    scheduled: () => store.backups.scheduled(),
+    backUp: (id) => actors.run(serviceActor('backup_schedule'), () => void backups.create(id, null, true)),
+    now,
+    log,
+    everyMs: config.backupScheduleMs,
+  });
+  return {
+    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, schedules, events,
+    /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
+    start: (): Promise<void> =>
+      actors.run(serviceActor('boot'), async () => {
+        await backups.recover();
+        await reconciler.start();
+        diskWatcher.start();
+        backupScheduler.start();
+        schedules.start();
+      }),
+    /**
+     * Graceful shutdown: no new schedule run, fails open actions, stops every game (a container: lets it go, to
+     * adopt), resolves after, once the runs under way have ended too.
+     */
+    close: (): Promise<void> =>
+      actors.run(serviceActor('shutdown'), async () => {
+        schedules.stop();
+        backupScheduler.stop();
+        await diskWatcher.stop();
+        await reconciler.close();
+        await schedules.settled();
+      }),
+    /** Resolves once no install, command or removal that began earlier is still under way. */
+    idle: work.idle,
+  };
+}
+
+export type Runtime = ReturnType<typeof composeRuntime>;
