@@ -383,8 +383,11 @@ export interface paths {
         /**
          * Back up a server's world
          * @description Answers `202` with the backup, `pending`; it becomes `ready` (with its size and SHA-256) or `failed`
-         *     (with the reason). The world is consistent: a running server is stopped with its stop command while the
-         *     archive is made and started again after (its players are disconnected for that time). One backup at a time
+         *     (with the reason). The world is consistent, in the way its version's `backup.consistency` says
+         *     (`getVersion`): `live`, the running game pauses its world saving and flushes it while the archive is made,
+         *     and its players stay connected; `stop`, a running server is stopped with its stop command while the archive
+         *     is made and started again after (its players are disconnected for that time). The backup's `consistency`
+         *     records which it was. One backup at a time
          *     per server, and none while a power action is open (`409 action_conflict`); power actions wait for the
          *     backup the same way. A backup a service restart interrupted shows `failed`, never `ready`.
          */
@@ -2241,6 +2244,14 @@ export interface components {
              * @example true
              */
             kick: boolean;
+            /**
+             * @description How its backups are made while it runs (`VersionBackup`): a `live` backup keeps players connected, a
+             *     `stop` backup disconnects them while the world is archived. `null` when its servers cannot be backed up.
+             * @example {
+             *       "consistency": "live"
+             *     }
+             */
+            backup: components["schemas"]["VersionBackup"] | null;
         };
         /**
          * @description A player list.
@@ -2311,6 +2322,14 @@ export interface components {
         Backup: {
             id: components["schemas"]["BackupId"];
             /**
+             * @description How the archive was made (`BackupConsistency`): `live`, while the game ran with its world saving paused
+             *     (its players stayed connected), or `stop`, with the game not running (stopped for the backup if it
+             *     ran). `null` until `ready`. Always present on a backup read from `…/backups`; absent from events
+             *     recorded before version 1.4.0 of this document and from a kept backup's `backup.deleted`.
+             * @example live
+             */
+            consistency?: components["schemas"]["BackupConsistency"] | null;
+            /**
              * @description Made by the server's `backup_schedule`. At the plan's limit (or the schedule's `keep`), the oldest
              *     automatic backup is deleted to make room for a new one; backups you asked for are never deleted for you.
              * @example false
@@ -2350,6 +2369,19 @@ export interface components {
              * @example 2026-11-22T08:15:32.000Z
              */
             finished_at: string | null;
+        };
+        /**
+         * @description How a backup keeps the world whole while it is archived. `live`: the game keeps running; its world saving
+         *     is paused, every change flushed to disk, the world archived, and saving resumed, so players stay connected.
+         *     `stop`: a running game is stopped with its stop command while the world is archived and started again
+         *     after, which disconnects its players (player.left with reason `backup`). The set may grow within v1.
+         * @example live
+         * @enum {string}
+         */
+        BackupConsistency: "live" | "stop";
+        /** @description How a server of this version is backed up. */
+        VersionBackup: {
+            consistency: components["schemas"]["BackupConsistency"];
         };
         /** @description A page of backups. */
         BackupList: {
@@ -3773,7 +3805,7 @@ export interface components {
          *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
          */
         Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"];
-        /** @description `server.created` (after create) and `server.updated` (after a rename or plan change): the server as it is then. */
+        /** @description `server.created` (after create) and `server.updated` (after a rename or plan change, or a move to another machine, which changes its `address`): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
             /**
@@ -3885,11 +3917,12 @@ export interface components {
          *     stopped it, or stopped without warning and found it gone when it started again; a game in a container
          *     keeps running through a restart of the service, and its players stay), `unreachable` (its node stopped
          *     answering, and when it answered again the game was gone). `kick`: the game ran on and the player left
-         *     within 30 seconds of a kick through the API (`kickServerPlayer`). The set may grow within v1.
+         *     within 30 seconds of a kick through the API (`kickServerPlayer`). `move`: the operator moved the server to
+         *     another machine (it stopped there and started again at its new address). The set may grow within v1.
          * @example stop
          * @enum {string}
          */
-        PlayerLeftReason: "left" | "kick" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable";
+        PlayerLeftReason: "left" | "kick" | "stop" | "restart" | "kill" | "restore" | "backup" | "disk_quota_exceeded" | "crash" | "delete" | "shutdown" | "unreachable" | "move";
         /** @description `token.created` and `token.revoked`: an API token of yours (never its secret; the dashboard page's own tokens are left out). */
         TokenEvent: {
             id: components["schemas"]["EventId"];

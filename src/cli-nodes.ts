@@ -8,17 +8,19 @@ import { plans } from './catalog/plans';
 import type { Node, NodesRepo } from './store/nodes-repo';
 import { createOperatorStore } from './store';
 import { createEngine, parseDockerHost } from './runtime/docker/engine';
+import { evacuate } from './cli-moves';
 
 export const NODE_USAGE = `  gsh node add --name <name> --docker-host <url> [--public-host <host>] [--memory-mb <n>] [--ports <low>-<high>]
   gsh node list
-  gsh node drain <name> [--undo]
+  gsh node drain <name> [--undo | --evacuate]
   gsh node remove <name>`;
 
 export const NODE_HELP = `node add registers a Docker engine (unix:///path or tcp://host:port) as a node, once it answers. Its servers
 are reached at --public-host (default: the host of a tcp:// URL, else GAME_HOST), on --ports (default
 GAME_PORT_RANGE); placement never gives its servers more plan memory than --memory-mb (default: the engine's
 total memory). New servers go to the node with the most free plan memory that has a free port. A drained node
-takes no new server (--undo takes that back); node remove refuses while any server is on it.`;
+takes no new server (--undo takes that back; --evacuate also moves its servers off it, see server move); node
+remove refuses while any server is on it.`;
 
 class NodeUsageError extends Error {}
 
@@ -39,12 +41,13 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         'memory-mb': { type: 'string' },
         ports: { type: 'string' },
         undo: { type: 'boolean' },
+        evacuate: { type: 'boolean' },
       },
     });
     const [command, name] = positionals;
     const config = loadConfig(env);
     db = openDb(config.dbFile);
-    const { nodes } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
+    const { nodes, moves } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
     switch (command) {
       case 'add':
         return await add(nodes, values, config, out, err);
@@ -52,8 +55,13 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         list(nodes, out);
         return 0;
       case 'drain': {
+        if (values.undo && values.evacuate) throw new NodeUsageError('--undo and --evacuate do not go together.');
         if (!nodes.setDraining(needName(name), values.undo !== true)) return refuse(err, `There is no node ${name}.`);
-        out(values.undo ? `Node ${name} takes new servers again.` : `Node ${name} is drained: it takes no new servers; those on it stay.`);
+        if (values.evacuate) {
+          out(`Node ${name} is drained: it takes no new servers.`);
+          return await evacuate({ nodes, moves }, name, out, err);
+        }
+        out(values.undo ? `Node ${name} takes new servers again.` : `Node ${name} is drained: it takes no new servers; those on it stay (--evacuate moves them).`);
         return 0;
       }
       case 'remove': {
@@ -126,9 +134,6 @@ async function add(nodes: NodesRepo, values: Values, config: ReturnType<typeof l
   if (memoryMb <= 0) return refuse(err, `The engine at ${dockerHost} did not report its memory; give --memory-mb.`);
   if (!nodes.add({ name, dockerHost, publicHost, memoryMb, ports })) return refuse(err, `There is a node ${name} already.`);
   out(`Added node ${name}: engine ${dockerHost}, players reach ${publicHost} on ports ${ports[0]}-${ports[1]}, ${memoryMb} MiB of plan memory.`);
-  if (endpoint.host) {
-    out(`Note: its containers mount the server folders (DATA_DIR) and this service's folder at the same paths as here; that machine must see them there (README "Nodes").`);
-  }
   const overlapping = nodes.list().filter((n) => n.name !== name && n.ports[0] <= ports[1] && ports[0] <= n.ports[1]);
   if (overlapping.length > 0) {
     out(`Note: its ports overlap those of ${overlapping.map((n) => n.name).join(', ')}; a port is given to one server across all nodes, so they share them.`);

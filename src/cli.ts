@@ -10,9 +10,11 @@ import { hashPasswordSync, PASSWORD_LENGTH } from './dashboard/passwords';
 import { setPassword } from './dashboard/accounts';
 import { plans } from './catalog/plans';
 import { createEngine } from './runtime/docker/engine';
-import { buildImage, imageName } from './runtime/docker/image';
+import { buildImage } from './runtime/docker/image';
+import { builtinSoftwareDir } from './runtime/select-environment';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { NODE_HELP, NODE_USAGE, runNodeCli } from './cli-nodes';
+import { MOVE_HELP, MOVE_USAGE, runServerCli } from './cli-moves';
 import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
 import { hasControlCharacters, printable } from './printable';
@@ -29,6 +31,7 @@ const USAGE = `Usage:
   gsh user quota --email <email>
   gsh image build
 ${NODE_USAGE}
+${MOVE_USAGE}
 ${DB_USAGE}
   gsh config
 
@@ -40,9 +43,11 @@ password of an existing account only. A new password ends every dashboard sessio
 --password shows in the process list while the command runs (a moment); other local users could read it then.
 user set-quota gives an existing user its own limits (a whole number, or "default" for the QUOTA_* setting) and
 prints the user's quotas; user quota prints them.
-image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST from this host's Node, with no
-registry, replacing any image of the same name; the service also builds it on an engine that lacks it.
+image build builds the game image (RUNTIME=docker) on the engine at DOCKER_HOST from this host's Node, the games'
+files and modules and the software folders, with no registry, replacing any image of the same name; the service
+also builds it on each node's engine that lacks it.
 ${NODE_HELP}
+${MOVE_HELP}
 ${DB_HELP}
 config prints the configuration in effect for this environment (NAME=value), secrets hidden.`;
 
@@ -206,10 +211,12 @@ const commands: Record<string, (c: CommandContext) => void> = {
 /** `gsh image build`: the only command that talks to an engine, so the only asynchronous one. */
 async function imageBuild(env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   try {
-    const { dockerHost, dataDir } = loadConfig(env);
-    // The same image the service builds: Node plus the software definitions' image_files found on this host.
-    const extra = loadSoftwareCatalog({ operatorDir: path.join(dataDir, 'software') }).imageFiles();
-    const name = await buildImage(createEngine(dockerHost), imageName(extra), extra);
+    const { dockerHost, dataDir, dockerGameUser } = loadConfig(env);
+    // The same image the service builds: Node, the games' files and modules, the software folders (image.ts).
+    const operatorDir = path.join(dataDir, 'software');
+    const catalog = loadSoftwareCatalog({ operatorDir });
+    const content = { imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs: [builtinSoftwareDir(), operatorDir], user: dockerGameUser };
+    const name = await buildImage(createEngine(dockerHost), content, true);
     out(`Built image ${name} on ${dockerHost}.`);
     return 0;
   } catch (e) {
@@ -229,6 +236,7 @@ export function runCli(argv: string[], env: NodeJS.ProcessEnv, rawOut: (s: strin
   const err = (s: string) => rawErr(printable(s));
   if (argv.length === 2 && argv[0] === 'image' && argv[1] === 'build') return imageBuild(env, out, err);
   if (argv[0] === 'node' && !argv.includes('--help') && !argv.includes('-h')) return runNodeCli(argv.slice(1), env, out, err);
+  if (argv[0] === 'server' && !argv.includes('--help') && !argv.includes('-h')) return runServerCli(argv.slice(1), env, out, err);
   if (argv[0] === 'db' && !argv.includes('--help') && !argv.includes('-h')) return runDbCli(argv.slice(1), env, out, err);
   if (argv.length === 1 && argv[0] === 'config') return runConfigCli(env, out, err);
   try {

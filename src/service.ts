@@ -73,7 +73,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const runtime = composeRuntime({
     store,
     clock,
-    environment: selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog.imageFiles()),
+    ...selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog),
     catalog,
     config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
     schedules: { perServer: config.sharing.schedulesPerServer, tasksPerSchedule: config.sharing.tasksPerSchedule, checkMs: 5_000, secondMs: 1_000, ...options.schedules },

@@ -1,7 +1,8 @@
 'use strict';
 /**
  * `npm run bench -- backups` (docs/architecture.md "Backups"):
- * - archive throughput: the service's own archive() (tar -czf through a SHA-256 into a fsynced file) against plain
+ * - archive throughput: the service's own archive() (the local storage's `tar -cf` gzipped in the service, through a
+ *   SHA-256 into a fsynced file) against plain
  *   `tar -czf FILE` of the same world folder; three alternated rounds each, medians; ratio = tar's time ÷ ours
  *   (target ≥ 0.7: ours at least 70% of tar's speed);
  * - download memory: the service (startService, in this process) streams a ready backup's archive of `mb` MB
@@ -26,12 +27,13 @@ function makeWorld(mb) {
 
 async function throughput(dir, mb, rounds) {
   const { archive } = dist('runtime/backups');
+  const { tarOf } = dist('runtime/local-storage');
   const ours = [];
   const tar = [];
   for (let r = 0; r < rounds; r++) {
     const a = path.join(dir, `ours-${r}.tar.gz`);
     let t0 = process.hrtime.bigint();
-    await archive(dir, ['world'], a);
+    await archive(() => tarOf(dir, ['world']), a);
     ours.push(msSince(t0));
     const b = path.join(dir, `tar-${r}.tar.gz`);
     t0 = process.hrtime.bigint();
@@ -62,7 +64,7 @@ async function downloadRss(mb) {
     const fd = fs.openSync(file, 'w');
     for (let i = 0; i < mb; i++) fs.writeSync(fd, crypto.randomBytes(1 << 20));
     fs.closeSync(fd);
-    service.store.backups.markReady(created.backup.id, mb << 20, '0'.repeat(64));
+    service.store.backups.markReady(created.backup.id, { consistency: 'stop', sizeBytes: mb << 20, sha256: '0'.repeat(64) });
     global.gc?.();
     const before = process.memoryUsage().rss;
     let peak = before;

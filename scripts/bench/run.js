@@ -16,6 +16,7 @@
  *   backups  ~1 min   archive MB/s vs tar czf; service RSS while a 200 MB archive downloads (backups.js)
  *   fairness ~2 min   one user's delivery latency, another's 10 webhooks to a dead receiver vs idle (fairness.js)
  *   outbox   ~6 min   idle CPU and another tenant's GET /v1/quota, 2M pending deliveries vs none (outbox.js)
+ *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -33,11 +34,12 @@ const { runWebhooks } = require('./webhooks');
 const { runBackups } = require('./backups');
 const { runFairness } = require('./fairness');
 const { runOutbox } = require('./outbox');
+const { runNodes } = require('./nodes');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
 const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
 const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams', 'scale'];
-const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox'];
+const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -59,6 +61,7 @@ async function main() {
     backups: () => runBackups(quick ? { worldMb: 20, downloadMb: 20, rounds: 1 } : {}),
     fairness: () => runFairness(quick ? { windowS: 8 } : {}),
     outbox: () => runOutbox(quick ? { rows: 100_000, users: 20, idleS: 5, requests: 300, rounds: 3 } : {}),
+    nodes: () => runNodes(quick ? { mb: 20, rounds: 1 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -172,6 +175,14 @@ function table(out) {
       const r = ob.quota.ratio[q.slice(0, 3)];
       rows.push(['outbox', `another tenant's GET /v1/quota ${q.slice(0, 3)} ms (median of ${ob.quota.rounds.length} rounds)`, fmt(ob.quota.full[q], 2), fmt(ob.quota.empty[q], 2), fmt(r, 2), `≤ ${TARGET.outboxRatio}×`, mark(r <= TARGET.outboxRatio)]);
     }
+  }
+  const nd = out.parts.nodes;
+  if (nd) {
+    const { backup: b, move: m } = nd;
+    rows.push(['nodes', `backup of a running server s, live vs stop (${nd.world_mb} MB more world)`, fmt(b.live_ms / 1000, 2), fmt(b.stop_ms / 1000, 2), fmt(b.ratio, 2), '', '']);
+    rows.push(['nodes', 'players off during a backup s, live vs stop (until running again)', '0', fmt(b.stop_offline_ms / 1000, 2), '', '', '']);
+    rows.push(['nodes', `move s per 100 MB of volume vs a bare engine-to-engine copy (${fmt(m.volume_mb, 0)} MB)`, fmt(m.move_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.ratio, 2), '', '']);
+    rows.push(['nodes', 'of which copy and check s per 100 MB', fmt(m.copy_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.copy_ms_per_100mb / m.bare_ms_per_100mb, 2), '', '']);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {

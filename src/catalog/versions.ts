@@ -20,7 +20,12 @@ export interface VersionCatalog {
 /** Adapts the runtime's software catalog (which throws on unknown ids) to the lookup the handlers use. */
 export function versionCatalog(source: {
   list(): Version[];
-  get(softwareId: string): { userSettings: SettingDefinition[]; playerLists: { lists: Partial<Record<PlayerListName, unknown>> } | null; kickCommand: string | null };
+  get(softwareId: string): {
+    userSettings: SettingDefinition[];
+    playerLists: { lists: Partial<Record<PlayerListName, unknown>> } | null;
+    kickCommand: string | null;
+    backup: { consistency: 'live' | 'stop' } | null;
+  };
 }): VersionCatalog {
   const resolve = (id: string) => source.list().find((v) => v.id === id);
   return {
@@ -31,7 +36,9 @@ export function versionCatalog(source: {
       if (!version) return undefined;
       const software = source.get(version.software);
       const lists = (['whitelist', 'operators', 'bans'] as const).filter((l) => software.playerLists?.lists[l] !== undefined);
-      return { ...version, settings: software.userSettings.map(settingView), player_lists: lists, kick: software.kickCommand !== null };
+      // Said beforehand, so a client can tell its user whether a backup will disconnect players (Backup.consistency).
+      const backup = software.backup && { consistency: software.backup.consistency };
+      return { ...version, settings: software.userSettings.map(settingView), player_lists: lists, kick: software.kickCommand !== null, backup };
     },
   };
 }

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from '../log';
 import { AppError } from '../errors';
@@ -106,7 +107,19 @@ export function checkPercentEncoding(path: string) {
  */
 export function jsonBody(limit: number) {
   const parse = express.json({ limit, inflate: false, type: ['application/json', 'application/*+json'] });
+  warmBodyDecoder();
   return (req: Request, res: Response, next: NextFunction) => (BODY_METHODS.has(req.method) ? parse(req, res, next) : next());
+}
+
+/**
+ * Loads the UTF-8 decoder body-parser reads bodies with (raw-body's iconv-lite, resolved from raw-body so it is the
+ * same copy) while the service starts: on first use it loads its encoding tables, about 18 ms that the first request
+ * with a body would otherwise wait (issue 32: no operation's first request over 20 ms; BENCHMARKS.md §8).
+ */
+function warmBodyDecoder(): void {
+  const rawBody = require.resolve('raw-body', { paths: [path.dirname(require.resolve('body-parser'))] });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  (require(require.resolve('iconv-lite', { paths: [path.dirname(rawBody)] })) as { getDecoder(e: string): unknown }).getDecoder('utf-8');
 }
 
 /** 415 for a body that is not JSON (docs/conventions.md "Errors"), checked before parsing so nothing else is ever parsed. */

@@ -1,41 +1,32 @@
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
+import zlib from 'node:zlib';
 import { AppError } from '../errors';
 import type { Plan } from '../catalog/plans';
 import type { Logger } from '../log';
 import type { Backup, BackupsRepo } from '../store/backups-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import type { ActionType, Failure } from '../store/actions-repo';
+import type { BackupDefinition, LiveBackup } from './backup-definitions';
 import type { Command, CommandContext } from './door';
 import type { Doors } from './doors';
-import { recoverSwaps, swapIn } from './restore';
+import { fileSha256 } from './restore';
 import type { KeptBackupsService } from './kept-backups';
 import type { ServerSupervisor } from './server-supervisor';
 import type { SoftwareCatalog } from './software-catalog';
+import type { ServerStorage } from './storage';
 
-/**
- * How a software's world is backed up (its `backup` key; docs/architecture.md "Backups"):
- *   "backup": { "paths": ["world"], "consistency": "stop" }
- * `paths` are the folders of the server folder the archive holds; `consistency: "stop"` stops a running game with
- * its stop command while the archive is made, then starts it again, so no file is half written.
- */
-export interface BackupDefinition {
-  paths: string[];
-  consistency: 'stop';
-}
+export type { BackupDefinition } from './backup-definitions';
 
-export function parseBackupDefinition(raw: unknown, fail: (msg: string) => never): BackupDefinition | null {
-  if (raw === undefined) return null;
-  const r = raw as { paths?: unknown; consistency?: unknown };
-  const ok = Array.isArray(r.paths) && r.paths.length > 0 && r.paths.every((p) => typeof p === 'string' && /^[a-z0-9][a-z0-9._-]*$/i.test(p));
-  if (!ok) fail('"backup.paths" must be a non-empty array of folder names in the server folder');
-  if (r.consistency !== 'stop') fail('"backup.consistency" must be "stop"');
-  return { paths: r.paths as string[], consistency: 'stop' };
-}
+/** How long a live backup's archive may take: past it the backup fails (the game resumes saving by itself soon after). */
+export const LIVE_ARCHIVE_LIMIT_MS = 30 * 60_000;
+/** How long the game may hold its world saving (`{seconds}` of the pause command): the archive's limit and a minute. */
+export const LIVE_HOLD_S = LIVE_ARCHIVE_LIMIT_MS / 1000 + 60;
+/** How long the game has to flush its world and say it paused. */
+const PAUSE_TIMEOUT_MS = 60_000;
 
 /** The backup a restore action restores: one of the server's own, or one its owner kept (`kept`). */
 export interface RestoreTarget {
@@ -53,6 +44,8 @@ export interface BackupsDeps {
   kept: KeptBackupsService;
   /** A backup is a command on the server's door (door.ts). */
   doors: Pick<Doors, 'of'>;
+  /** The servers' files (storage.ts): what an archive is made of, and where a restore puts it. */
+  storage: Pick<ServerStorage, 'exportTar' | 'importArchive'>;
   dataDir: string;
   log: Logger;
   /** Tracks background work so Runtime idle() waits for it. */
@@ -70,7 +63,11 @@ export function createBackups(deps: BackupsDeps) {
   const folder = (serverId: string) => path.join(deps.dataDir, 'backups', serverId);
   const archivePath = (serverId: string, id: string) => path.join(folder(serverId), `${id}.tar.gz`);
 
-  /** Makes the archive: stops a running game (its players leave with reason `backup`) and starts it again after. */
+  /**
+   * Makes the archive (docs/architecture.md "Backups"). A running game whose software backs up `live` pauses its
+   * world saving and stays up (its players stay connected); otherwise a running game is stopped (its players leave
+   * with reason `backup`) and started again after. The row records which (Backup.consistency).
+   */
   function backupCommand(def: BackupDefinition, id: string): Command {
     return {
       kind: 'backup',
@@ -78,21 +75,23 @@ export function createBackups(deps: BackupsDeps) {
       holds: true,
       keepsRestart: true,
       async run(server, ctx) {
-        const wasRunning = server.state === 'running' || server.state === 'starting';
+        await server.whenInstalled();
+        const live = def.consistency === 'live' && server.state === 'running' ? def.live : null;
+        const stopFirst = !live && (server.state === 'running' || server.state === 'starting');
         const file = archivePath(server.id, id);
+        const source = () => deps.storage.exportTar(server.id, def.paths);
         try {
-          await server.whenInstalled();
-          if (wasRunning) await server.halt('stop', 'backup');
-          const { size, sha256 } = await archive(server.dir, def.paths, file);
-          deps.repo.markReady(id, size, sha256);
-          server.console.push('system', `backup ${id} ready (${size} bytes)`);
+          if (stopFirst) await server.halt('stop', 'backup');
+          const made = live ? await liveArchive(server, live, id, source, file) : await archive(source, file);
+          deps.repo.markReady(id, { consistency: live ? 'live' : 'stop', sizeBytes: made.size, sha256: made.sha256 });
+          server.console.push('system', `backup ${id} ready (${made.size} bytes${live ? ', made while the game ran' : ''})`);
         } catch (err) {
           await fs.promises.rm(`${file}.partial`, { force: true });
           deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
         }
         deps.servers.filesChanged(server.id); // its archives count toward its disk use
         ctx.release(); // the backup has ended: an action asked for now waits for the start below, not refused
-        if (wasRunning && !ctx.overtaken) {
+        if (stopFirst && !ctx.overtaken) {
           const failure = await server.start(); // not after a kill, a removal or the shutdown overtook it
           if (failure) deps.log.warn('a server stopped for a backup did not start again', { server_id: server.id, code: failure.code });
         }
@@ -100,6 +99,31 @@ export function createBackups(deps: BackupsDeps) {
       },
       cancelled: (by) => deps.repo.markFailed(id, `Cancelled before it began by ${by.kind}${by.actionId ? ` ${by.actionId}` : ''}.`),
     };
+  }
+
+  /**
+   * The archive of a running game, made while it holds its world saving (backup-definitions.ts): the pause command,
+   * its `paused` sign within PAUSE_TIMEOUT_MS, the archive within LIVE_ARCHIVE_LIMIT_MS, and the resume command
+   * whatever happened. Throws, having archived nothing it would call ready, when the game does not pause.
+   */
+  async function liveArchive(server: ServerSupervisor, live: LiveBackup, id: string, source: () => Promise<Readable>, file: string) {
+    const game = server.running('a live backup needs it running');
+    const pause = live.pause.replace(/\{seconds\}/g, String(LIVE_HOLD_S));
+    server.console.push('input', pause);
+    try {
+      if (!(await game.request(pause, live.paused, PAUSE_TIMEOUT_MS))) {
+        throw new Error(`the game did not pause its world saving within ${PAUSE_TIMEOUT_MS / 1000} s; nothing was archived`);
+      }
+      server.console.push('system', `backup ${id}: world saving paused; archiving while the game runs`);
+      return await archive(source, file, LIVE_ARCHIVE_LIMIT_MS);
+    } finally {
+      server.console.push('input', live.resume);
+      try {
+        game.send(live.resume);
+      } catch {
+        // Its console is closed: the game is exiting, and holds nothing any more.
+      }
+    }
   }
 
   /** Runs a restore action: stop, swap the backup in (or leave everything as it was), start again if it ran. */
@@ -112,8 +136,10 @@ export function createBackups(deps: BackupsDeps) {
     let failure: Failure | null = null;
     try {
       await server.whenInstalled();
+      // Checked before the game is stopped: a damaged archive changes nothing, not even whether it runs.
+      if ((await fileSha256(file)) !== backup.sha256) throw new Error('the archive does not match its SHA-256');
       if (wasRunning) await server.halt('stop', 'restore');
-      await swapIn(server.dir, def.paths, file, backup.sha256 ?? '', id);
+      await deps.storage.importArchive(server.id, def.paths, file, id);
       server.console.push('system', `backup ${id} restored`);
     } catch (err) {
       failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
@@ -198,13 +224,8 @@ export function createBackups(deps: BackupsDeps) {
       await fs.promises.rm(archivePath(serverId, id), { force: true });
       deps.servers.filesChanged(serverId);
     },
-    /**
-     * Boot: backups a previous life left `pending` were interrupted; they fail, and their partial files go. A restore
-     * it interrupted is finished or undone in each server folder (recoverSwaps).
-     */
+    /** Boot: backups a previous life left `pending` were interrupted; they fail, and their partial files go. */
     async recover(): Promise<void> {
-      const servers = await fs.promises.readdir(path.join(deps.dataDir, 'servers')).catch(() => [] as string[]);
-      for (const id of servers) await recoverSwaps(path.join(deps.dataDir, 'servers', id));
       for (const { serverId, id } of deps.repo.allPending()) {
         deps.repo.markFailed(id, 'Interrupted by a restart of the service.');
         await fs.promises.rm(`${archivePath(serverId, id)}.partial`, { force: true });
@@ -233,23 +254,17 @@ export function checkRestoreShape(type: ActionType, backupId: string | undefined
 }
 
 /**
- * Streams `tar -czf -` of `paths` in `dir` to `file`.partial while hashing it, flushes it to disk and renames it to
- * `file`; never holds the archive in memory. Rejects if tar fails or a path is missing.
+ * Writes the gzipped tar `source()` gives to `file`.partial while hashing it, flushes it to disk and renames it to
+ * `file`; never holds the archive in memory. Rejects if the source fails, or takes longer than `limitMs`.
  */
-export async function archive(dir: string, paths: string[], file: string): Promise<{ size: number; sha256: string }> {
+export async function archive(source: () => Promise<Readable>, file: string, limitMs?: number): Promise<{ size: number; sha256: string }> {
   await fs.promises.mkdir(path.dirname(file), { recursive: true });
   const partial = `${file}.partial`;
-  // The file is opened before tar starts, and its output piped without an await in between: Node resumes (and
-  // so discards) a child's unread stdout when the child exits, so a small archive, whole in the pipe's buffer,
-  // could be lost to a busy event loop and leave an empty file marked ready.
+  // The file is opened before the source starts, and the source piped without an await in between: a child
+  // process's unread output is discarded once it exits (local-storage.ts tarOf), so a small archive, whole in the
+  // pipe's buffer, could be lost to a busy event loop and leave an empty file marked ready.
   const out = await fs.promises.open(partial, 'w');
-  const tar = spawn('tar', ['-czf', '-', '-C', dir, '--', ...paths], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  tar.stderr.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-500)));
-  const exited = new Promise<number | null>((resolve, reject) => {
-    tar.once('error', reject);
-    tar.once('close', resolve);
-  });
+  const tarStream = await source();
   const hash = crypto.createHash('sha256');
   let size = 0;
   const counter = new Transform({
@@ -259,10 +274,9 @@ export async function archive(dir: string, paths: string[], file: string): Promi
       done(null, chunk);
     },
   });
-  await pipeline(tar.stdout, counter, out.createWriteStream());
-  const code = await exited;
-  if (code !== 0) throw new Error(`tar exited with ${code}: ${stderr.trim()}`);
-  if (size === 0) throw new Error('tar wrote nothing'); // a gzip stream is never empty
+  const limit = limitMs === undefined ? undefined : AbortSignal.timeout(limitMs);
+  await pipeline(tarStream, zlib.createGzip(), counter, out.createWriteStream(), { signal: limit });
+  if (size === 0) throw new Error('the archive is empty'); // a gzip stream is never empty
   const sync = await fs.promises.open(partial, 'r+');
   await sync.sync();
   await sync.close();

@@ -3,7 +3,7 @@ import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
 import type { Store } from '../store';
 import { serviceActor, type Actors } from '../actors';
-import type { Environment } from './environment';
+import type { RuntimeHost } from './select-environment';
 import type { SoftwareCatalog } from './software-catalog';
 import type { RuntimeConfig } from './types';
 import { createWork } from './work';
@@ -19,16 +19,17 @@ import { createLifecycle } from './lifecycle';
 import { createPower } from './power';
 import { createConsoles } from './consoles';
 import { createReconciler } from './reconcile';
+import { createMoves } from './moves';
 import { createNodeLoss } from './node-loss';
 import { createDiskWatcher } from './disk-watcher';
 import { serverDiskUsage } from './disk-usage';
 import { createBackupScheduler } from './backup-schedule';
 import { createSchedules, type SchedulesConfig } from './schedules';
 
-export interface RuntimeDeps {
+/** What the runtime is built from: where games run and their files are (RuntimeHost), and the service's parts. */
+export interface RuntimeDeps extends RuntimeHost {
   store: Store;
   clock: Clock;
-  environment: Environment;
   catalog: SoftwareCatalog;
   config: RuntimeConfig;
   plans: readonly Plan[];
@@ -44,13 +45,13 @@ export interface RuntimeDeps {
  * door), then the services that submit commands or read through them. Tests build the runtime through here too.
  */
 export function composeRuntime(deps: RuntimeDeps) {
-  const { store, environment, catalog, config, plans, log, actors } = deps;
+  const { store, environment, storage, catalog, config, plans, log, actors } = deps;
   const now = () => deps.clock.now();
   const work = createWork();
   const events = createRuntimeEvents();
   const crashPolicy = createCrashPolicy({ crashes: store.crashes, actions: store.actions, servers: store.servers, config, now, log });
   const doors = createDoors({
-    servers: store.servers, processes: store.processes, crashPolicy, environment, catalog, plans, log, config, now, track: work.track,
+    servers: store.servers, processes: store.processes, crashPolicy, environment, storage, catalog, plans, log, config, now, track: work.track,
     emitState: (e) => events.emit('state', e),
     playersChanged: (id, joined, left, reason) => store.events.playersChanged(id, joined, left, reason),
     onlinePlayers: (id) => store.events.onlinePlayers(id),
@@ -60,19 +61,20 @@ export function composeRuntime(deps: RuntimeDeps) {
   const settings = createServerSettings({ repo: store.settings, servers: store.servers, catalog, plans, doors });
   const playerLists = createPlayerLists({ repo: store.playerLists, servers: store.servers, catalog, doors });
   const keptBackups = createKeptBackups({ repo: store.keptBackups, dataDir: config.dataDir, perUser: config.keptBackupsPerUser, inUse: doors.usingBackup });
-  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, dataDir: config.dataDir, log, track: work.track });
+  const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, storage, dataDir: config.dataDir, log, track: work.track });
   const lifecycle = createLifecycle({
-    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, backups, events, log, track: work.track,
+    servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, storage, backups, events, log, track: work.track,
   });
   const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
   const consoles = createConsoles({ doors, power, ownerOf: store.servers.ownerOf, now });
   const schedules = createSchedules({
     repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, actors, now, log, track: work.track, config: deps.schedules,
   });
-  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log });
+  const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: store.nodes.nodeOf, doors, transfer: deps.transfer, log, track: work.track });
+  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves });
   const nodeLoss = createNodeLoss({ doors, environment, log });
   environment.onReachability?.((ids, reachable) => actors.run(serviceActor('node'), () => nodeLoss(ids, reachable)));
-  const measure = serverDiskUsage(config.dataDir, backups.folder);
+  const measure = serverDiskUsage(storage, backups.folder);
   const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, measure });
   const backupScheduler = createBackupScheduler({
     scheduled: () => store.backups.scheduled(),
@@ -86,6 +88,7 @@ export function composeRuntime(deps: RuntimeDeps) {
     /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
     start: (): Promise<void> =>
       actors.run(serviceActor('boot'), async () => {
+        await storage.start(); // a restore a previous life left half done is finished or undone first
         await backups.recover();
         await reconciler.start();
         diskWatcher.start();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Plan } from '../catalog/plans';
 import type { Failure } from '../store/actions-repo';
 import type { Server } from '../store/servers-repo';
-import { serverDir } from './server-state';
+import type { ServerStorage } from './storage';
 
 export const MIB = 1024 * 1024;
 
@@ -47,13 +47,14 @@ export async function folderBytes(dir: string, stop: () => boolean = () => false
 }
 
 /**
- * How one server's disk use is measured (the disk watcher's DiskWatcherDeps.measure): its folder walked, then its
- * backup archives' folder (`backupsFolder`, backups.ts; a missing one, no backup yet, is 0). Null when the server
- * has no folder, or when `stop()` turned true during either walk.
+ * How one server's disk use is measured (the disk watcher's DiskWatcherDeps.measure): its files through its storage
+ * (`usage`, storage.ts: a walk of its folder here, a helper container over its volume on a node), then its backup
+ * archives' folder on this host (`backupsFolder`, backups.ts; a missing one, no backup yet, is 0). Null when the
+ * server has no files, its node does not answer, or `stop()` turned true during either walk.
  */
-export function serverDiskUsage(dataDir: string, backupsFolder: (serverId: string) => string) {
+export function serverDiskUsage(storage: Pick<ServerStorage, 'usage'>, backupsFolder: (serverId: string) => string) {
   return async (serverId: string, stop: () => boolean): Promise<number | null> => {
-    const own = await folderBytes(serverDir(dataDir, serverId), stop);
+    const own = await storage.usage(serverId, stop);
     const archives = await folderBytes(backupsFolder(serverId), stop);
     if (own === null || stop()) return null;
     return own + (archives ?? 0);

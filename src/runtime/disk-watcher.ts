@@ -22,7 +22,7 @@ export interface DiskWatcherDeps {
   /**
    * One server's disk use in bytes, or null when it has nothing to measure (not installed, being deleted) or when
    * `stop()` turned true: the one call a pass makes per server, so how a server is measured (disk-usage.ts
-   * serverDiskUsage: its folder and its backup archives) can change without touching which servers are, and when.
+   * serverDiskUsage: its files and its backup archives) can change without touching which servers are, and when.
    */
   measure(serverId: string, stop: () => boolean): Promise<number | null>;
 }

@@ -1,5 +1,6 @@
 /**
- * How a game process is installed, started, stopped, killed, sent a console command and read from.
+ * How a game process is started, stopped, killed, sent a console command and read from. Its files are not here:
+ * they are the server's storage's (storage.ts).
  *
  * Modelled on Pterodactyl Wings' `environment.ProcessEnvironment`: one interface with a contract per method, so
  * the supervisor (server-supervisor.ts) never touches child_process and another environment (containers, a remote node)
@@ -33,7 +34,7 @@ export interface LaunchSpec {
   serverId: string;
   /** Rendered command: argv[0] is the executable (no shell is involved, so no quoting issues). */
   argv: string[];
-  /** The server folder; the process's working directory. */
+  /** The server's folder as the game sees it (ServerStorage.gameDir): its working directory and HOME. */
   cwd: string;
   /**
    * Extension: where players reach the game (the server's allocated address). A local game binds it itself; a
@@ -127,12 +128,11 @@ export interface Environment {
   /** Shutdown, after every game has exited: releases what the environment holds on the host. Never rejects. */
   close(): Promise<void>;
   /**
-   * Creates the server folder with `subdirs` and writes `files` (relative path → content). Idempotent: running it
-   * again on an installed folder rewrites the files and keeps everything else (the world). Rejects on I/O errors.
+   * A removal, before its files go (the server's files are its storage's, storage.ts): releases what the
+   * environment keeps for the server while no process runs (Docker: a container made ahead of its next start, on
+   * every node, which holds its volume). Never rejects; a no-op where it keeps nothing (local).
    */
-  install(dir: string, subdirs: string[], files: Record<string, string>): Promise<void>;
-  /** Deletes the server folder and everything in it. Deleting a missing folder is a no-op. */
-  uninstall(dir: string): Promise<void>;
+  uninstall(serverId: string): Promise<void>;
   /**
    * Resolves true when nothing listens on the address (its port on its transport, TCP unless `udp`) where this
    * server runs, so its game can bind it.

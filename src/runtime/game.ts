@@ -7,6 +7,7 @@ import type { Server } from '../store/servers-repo';
 import type { ConsoleBuffer } from './console-buffer';
 import { diskOverPlan } from './disk-usage';
 import type { Environment, ExitInfo, GameAddress, GameProcess, LaunchSpec } from './environment';
+import type { ServerStorage } from './storage';
 import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
 
 export type Player = Players['players'][number];
@@ -17,6 +18,7 @@ export type StopCause = Exclude<PlayerLeftReason, 'left' | 'crash' | 'unreachabl
 /** Who joined and who left between two reports, or everyone at once when the game stops (with its cause). */
 export type PlayersChanged = (joined: Player[], left: Player[], reason: PlayerLeftReason) => void;
 import type { LiveServer } from './types';
+import { isSignal, type Signal } from './signals';
 import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from './software-catalog';
 
 /** How often a ping-probed game (no IPC) is asked who is online. */
@@ -26,17 +28,14 @@ export const KICK_WINDOW_MS = 30_000;
 
 export type { GameAddress } from './environment';
 
-/**
- * Writes a server's folder as its software definition asks: world/, logs/ and settings.json. Idempotent (the
- * world is kept). Throws an AppError saying why not.
- */
-export async function installFiles(server: Server | undefined, id: string, catalog: SoftwareCatalog, environment: Environment, dir: string) {
+/** Writes a server's world/ and settings.json as its definition asks (storage.ts write; idempotent, the world kept). */
+export async function installFiles(server: Server | undefined, id: string, catalog: SoftwareCatalog, storage: ServerStorage) {
   if (!server) throw new AppError('server_not_found', `No server ${id}.`);
   const def = catalog.get(server.software);
   if (!def.gameVersions.includes(server.game_version)) {
     throw new AppError('unknown_version', `${def.id} does not offer game version ${server.game_version}.`);
   }
-  await environment.install(dir, ['world', 'logs'], { 'settings.json': JSON.stringify(def.settings ?? {}, null, 2) + '\n' });
+  await storage.write(id, ['world'], { 'settings.json': JSON.stringify(def.settings ?? {}, null, 2) + '\n' });
 }
 
 /** What one launch needs, read fresh from the row (the plan may have changed while the server was stopped). */
@@ -86,13 +85,17 @@ export interface LaunchSettings {
 }
 
 /**
- * Writes the server's settings.json as its settings are now (a change since install or the last launch reaches the
- * game here) and renders the launch with the arguments its settings give (docs/architecture.md "Settings").
+ * Writes the server's settings.json and lists file as they are now (a change since install or the last launch
+ * reaches the game here; storage.ts write, so through the engine on a node) and renders the launch with the
+ * arguments its settings give, in the folder as the game sees it (docs/architecture.md "Settings").
  */
-export async function prepareLaunch(launch: LaunchPlan, dir: string, deps: { environment: Environment; settings: LaunchSettings }): Promise<LaunchSpec> {
+export async function prepareLaunch(
+  launch: LaunchPlan,
+  deps: { environment: Environment; storage: ServerStorage; settings: LaunchSettings },
+): Promise<LaunchSpec> {
   const { files, args } = deps.settings.forLaunch(launch);
-  await deps.environment.install(dir, ['world', 'logs'], files);
-  return launchSpec(launch, dir, deps.environment.gameBindHost, args);
+  await deps.storage.write(launch.server.id, ['world'], files);
+  return launchSpec(launch, deps.storage.gameDir(launch.server.id), deps.environment.gameBindHost, args);
 }
 
 /** The argv, folder and limits of one launch, rendered from the software definition, the plan and the settings. */
@@ -130,6 +133,8 @@ export class Game {
   private reported: Players | null = null;
   /** When the players were last asked for by a Minecraft ping (ping-probed software only). */
   private lastPingAt = 0;
+  /** Who waits for a sign of the game (awaitSignal), told of every line and message. */
+  private readonly watchers = new Set<(event: { line: string } | { message: unknown }) => void>();
   /** Players kicked through kick(), by uuid, with when: their next leaving is a `kick`, if it comes soon enough. */
   private readonly kicked = new Map<string, number>();
   readonly ready: Promise<void>;
@@ -156,9 +161,11 @@ export class Game {
     proc.onLine((stream, text) => {
       console.push(stream, text);
       if (readyRegex?.test(text) && isStarting()) signalReady();
+      for (const fn of this.watchers) fn({ line: text });
     });
     proc.onMessage((msg) => {
       if (readyType && (msg as { type?: unknown })?.type === readyType && isStarting()) signalReady();
+      for (const fn of this.watchers) fn({ message: msg });
       const players = playersFromMessage(msg);
       if (players) {
         const was = new Set((this.reported?.players ?? []).map((p) => p.uuid));
@@ -186,6 +193,28 @@ export class Game {
     const gone = this.reported?.players ?? [];
     this.reported = null;
     if (gone.length > 0) this.onPlayers([], gone, reason);
+  }
+
+  /**
+   * Sends `command`; true at the first `signal` the game gives after, false if it exits or `timeoutMs` passes first
+   * (a live backup's pause, backup-definitions.ts); invalid_state when its console is closed.
+   */
+  async request(command: string, signal: Signal, timeoutMs: number): Promise<boolean> {
+    let watcher: ((event: { line: string } | { message: unknown }) => void) | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const seen = new Promise<boolean>((resolve) => {
+      watcher = (event) => isSignal(signal, event) && resolve(true);
+      this.watchers.add(watcher);
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      void this.proc.exited.then(() => resolve(false));
+    });
+    try {
+      this.send(command);
+      return await seen;
+    } finally {
+      this.watchers.delete(watcher!);
+      clearTimeout(timer);
+    }
   }
 
   /** What came first: the ready signal, the exit, or the definition's start timeout. */

@@ -8,6 +8,7 @@ import { install } from './commands';
 import type { Command } from './door';
 import type { Doors } from './doors';
 import type { Environment } from './environment';
+import type { ServerStorage } from './storage';
 import type { RuntimeEventBus } from './runtime-events';
 import type { SettingValues } from './settings';
 import type { SoftwareCatalog } from './software-catalog';
@@ -20,6 +21,8 @@ export interface LifecycleDeps {
   catalog: SoftwareCatalog;
   doors: Pick<Doors, 'of' | 'forget'>;
   environment: Pick<Environment, 'uninstall'>;
+  /** The server's files (storage.ts), deleted by the removal. */
+  storage: Pick<ServerStorage, 'remove'>;
   /** A removal deletes the server's archives, or hands the promised ones to its owner (backups.ts removeAll). */
   backups: Pick<BackupsService, 'removeAll'>;
   events: Pick<RuntimeEventBus, 'emit'>;
@@ -44,7 +47,8 @@ export function createLifecycle(deps: LifecycleDeps) {
    * The removal, as a command that overtakes whatever runs (docs/architecture.md "Removal"): `deleting` at once
    * (begin), then the game killed (its players leave with reason `delete`), the other commands waited out, the
    * folder and archives deleted, `removed` published (telemetry drops the history) and the row deleted. A failure
-   * is logged and the server stays `deleting` until the next boot runs it again, so every step is idempotent.
+   * is logged and the server stays `deleting` until the next boot runs it again, so every step is idempotent (its
+   * files on a node away cannot be deleted until the node answers: it stays `deleting` until then).
    */
   function removal(serverId: string): Command {
     return {
@@ -64,7 +68,8 @@ export function createLifecycle(deps: LifecycleDeps) {
           await ctx.othersSettled();
           await server.whenInstalled();
           await server.console.close();
-          await deps.environment.uninstall(server.dir);
+          await deps.environment.uninstall(serverId);
+          await deps.storage.remove(serverId);
           await deps.backups.removeAll(serverId);
           // Listeners (telemetry) drop what they keep before the row goes: a crash in between leaves the row in
           // `deleting`, and the next boot runs the whole removal again, so listeners must be idempotent.

@@ -75,14 +75,8 @@ export function createLocalEnvironment(options: LocalEnvironmentOptions): Enviro
       cgroups?.close();
       cgroups = undefined;
     },
-    async install(dir, subdirs, files) {
-      for (const sub of ['', ...subdirs]) await fs.promises.mkdir(path.join(dir, sub), { recursive: true });
-      for (const [name, content] of Object.entries(files)) {
-        await fs.promises.writeFile(path.join(dir, name), content);
-      }
-    },
-    async uninstall(dir) {
-      await fs.promises.rm(dir, { recursive: true, force: true });
+    async uninstall() {
+      // Nothing is kept for a server between its processes: its cgroup goes with each process.
     },
     isPortFree,
     async spawn(spec) {

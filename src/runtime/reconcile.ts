@@ -7,6 +7,7 @@ import type { ServerDoor } from './door';
 import type { Doors } from './doors';
 import type { Environment, GameProcess, LeftoverProcess } from './environment';
 import type { Lifecycle } from './lifecycle';
+import type { Moves } from './moves';
 import type { RuntimeConfig } from './types';
 
 export interface ReconcilerDeps {
@@ -19,6 +20,8 @@ export interface ReconcilerDeps {
   lifecycle: Pick<Lifecycle, 'install' | 'resumeRemoval'>;
   config: Pick<RuntimeConfig, 'reconcileMs' | 'memoryCheckMs'>;
   log: Logger;
+  /** Moves between nodes (moves.ts), handed to their doors before each pass decides anything; none without nodes. */
+  moves?: Pick<Moves, 'poll'>;
 }
 
 /**
@@ -114,6 +117,7 @@ export function createReconciler(deps: ReconcilerDeps) {
   function reconcile(): void {
     if (doors.isClosing()) return;
     doors.dropSettled();
+    deps.moves?.poll(); // a server being moved is held by its move, not started where it was
     for (const server of deps.servers.unsettled()) {
       const door = doors.forServer(server);
       if (!door.idle) continue;

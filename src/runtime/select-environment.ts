@@ -1,38 +1,51 @@
 // Which environment runs this service's games (RUNTIME, README "Configuration"): built here from the config.
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config';
 import type { Logger } from '../log';
 import { packageRoot } from '../paths';
 import { instanceName } from './cgroups';
-import { createDockerEnvironment } from './docker/docker-environment';
 import { createEngine } from './docker/engine';
-import { createNodesEnvironment } from './docker/nodes-environment';
+import { createDockerNode } from './docker/node';
+import { createNodesEnvironment, type VolumeTransfer } from './docker/nodes-environment';
 import { DEFAULT_NODE, type NodesRepo } from '../store/nodes-repo';
 import type { Environment } from './environment';
 import { createLocalEnvironment } from './local-environment';
+import { createLocalStorage } from './local-storage';
+import type { SoftwareCatalog } from './software-catalog';
+import type { ServerStorage } from './storage';
 
 type EnvironmentConfig = Pick<
   Config,
   'runtime' | 'dataDir' | 'gameEnv' | 'cgroupRoot' | 'dockerHost' | 'dockerGameUser' | 'gameHost' | 'gamePortRange' | 'nodeCheckIntervalMs'
 >;
 
+/** Where games run and where their files are, as the runtime holds them (service.ts composeRuntime). */
+export interface RuntimeHost {
+  environment: Environment;
+  storage: ServerStorage;
+  /** The copy of a server's files between nodes that a move makes; only with nodes (RUNTIME=docker). */
+  transfer?: VolumeTransfer;
+}
+
 /**
- * `local` (the default): child processes of this host, needing no Docker at all. `docker`: containers on the
- * nodes (`gsh node add`; with none added, the engine at DOCKER_HOST is node `local`), which see only their own
- * folder, the software folders and node_modules.
+ * `local` (the default): child processes of this host and folders under DATA_DIR, needing no Docker at all.
+ * `docker`: containers on the nodes (`gsh node add`; with none added, the engine at DOCKER_HOST is node `local`),
+ * each server's files in a volume on its node, the game image holding everything a game needs.
  */
 export function selectEnvironment(
   config: EnvironmentConfig,
   log: Logger,
   softwareDirs: string[],
   nodes: NodesRepo,
-  imageExtras: readonly string[] = [],
-): Environment {
+  catalog: Pick<SoftwareCatalog, 'imageFiles' | 'imageModules'>,
+): RuntimeHost {
   const instance = instanceName(config.dataDir);
   if (config.runtime === 'local') {
-    return createLocalEnvironment({ gameEnv: config.gameEnv, cgroupRoot: config.cgroupRoot, instance, log });
+    return {
+      environment: createLocalEnvironment({ gameEnv: config.gameEnv, cgroupRoot: config.cgroupRoot, instance, log }),
+      storage: createLocalStorage(config.dataDir),
+    };
   }
   nodes.ensureDefault({
     name: DEFAULT_NODE,
@@ -41,25 +54,22 @@ export function selectEnvironment(
     memoryMb: Math.floor(os.totalmem() / 1024 / 1024), // this host's, as `gsh node add` reads a node's from its engine
     ports: [...config.gamePortRange],
   });
-  const readOnlyPaths = [...softwareDirs, path.join(packageRoot(), 'node_modules')].filter((p) => fs.existsSync(p));
+  const image = { imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs };
   return createNodesEnvironment({
     nodes,
     defaultDockerHost: config.dockerHost,
     checkMs: config.nodeCheckIntervalMs,
     log,
-    nodeEnvironment(node) {
-      const engine = createEngine(node.dockerHost);
-      const environment = createDockerEnvironment({
-        engine,
+    nodeParts: (node) =>
+      createDockerNode({
+        engine: createEngine(node.dockerHost),
         instance,
         gameEnv: { ...config.gameEnv, PATH: '/usr/local/bin:/usr/bin:/bin' }, // the image's, not this host's
-        readOnlyPaths,
         user: config.dockerGameUser,
-        imageExtras,
+        dataDir: config.dataDir,
+        image,
         log: withNode(log, node.name),
-      });
-      return { environment, engine };
-    },
+      }),
   });
 }
 

@@ -8,6 +8,7 @@ import type { ProcessesRepo } from '../store/processes-repo';
 import type { ServersRepo } from '../store/servers-repo';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo, GameProcess } from './environment';
+import type { ServerStorage } from './storage';
 import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from './software-catalog';
 import { ServerStateMachine } from './server-state';
@@ -20,6 +21,7 @@ export interface SupervisorDeps {
   processes: ProcessesRepo;
   crashPolicy: CrashPolicy;
   environment: Environment;
+  storage: ServerStorage;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
   log: Logger;
@@ -92,7 +94,7 @@ export class ServerSupervisor extends ServerStateMachine {
 
   private async doInstall(): Promise<void> {
     try {
-      await installFiles(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.environment, this.dir);
+      await installFiles(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.storage);
       this.installFailed = false;
       this.setState('stopped', this.current === 'crashed' ? 'cleared' : 'install_succeeded');
     } catch (err) {
@@ -112,9 +114,8 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   /**
-   * Starts the game and resolves once it is ready (null) or has failed (the reason). Every failure is also
-   * recorded as a crash and the state becomes `crashed`, except when a stop or kill interrupted the start.
-   * A second call while one is under way joins it: there is never a second process for one server.
+   * Starts the game and resolves once it is ready (null) or has failed (the reason), each failure also recorded as a
+   * crash (`crashed`) unless a stop or kill interrupted the start. A second call joins it: never a second process.
    */
   launch(on: 'start' | 'auto_restart'): Promise<Failure | null> {
     if (this.game && this.current === 'running') return Promise.resolve(null);
@@ -141,7 +142,7 @@ export class ServerSupervisor extends ServerStateMachine {
     if (this.abortLaunch) return this.interrupted();
     let game: Game;
     try {
-      const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.dir, this.deps));
+      const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.deps));
       game = this.watch(new Game(proc, launch.def, launch.plan, address, this.console, () => this.current === 'starting', this.onPlayers, [], this.deps.now));
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
@@ -275,9 +276,8 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   /**
-   * Ends the process: 'stop' sends the software's stop command and SIGKILLs after stopTimeoutMs, 'kill' SIGKILLs
-   * now. Resolves once it has exited and the state is `stopped`; clears a crash; a no-op on a stopped server.
-   * `cause` is what its players' player.left events say (PlayerLeftReason).
+   * Ends the process: 'stop' sends the software's stop command and SIGKILLs after stopTimeoutMs, 'kill' SIGKILLs now.
+   * Resolves once it exited and the state is `stopped`; clears a crash; a no-op when stopped. `cause`: its player.left.
    */
   async halt(mode: 'stop' | 'kill', cause: StopCause): Promise<void> {
     if (this.launching && !this.game) {

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { packageRoot } from '../paths';
 import { AppError } from '../errors';
 import type { Version } from '../catalog/versions';
-import { parseBackupDefinition, type BackupDefinition } from './backups';
+import { parseBackupDefinition, type BackupDefinition } from './backup-definitions';
+import { parseSignal, type Signal } from './signals';
 import { parsePlayerLists, type PlayerListDefinitions } from './player-list-definitions';
 import { parseSettingDefinitions, type SettingDefinition } from './setting-definitions';
 
@@ -28,20 +29,25 @@ import { parseSettingDefinitions, type SettingDefinition } from './setting-defin
  *   settings         (optional) object written as settings.json into the server folder at install and launch
  *   user_settings    (optional) the settings a server's owner may change: setting-definitions.ts
  *   player_lists     (optional) whitelist, operators, bans it supports: player-list-definitions.ts
- *   backup           (optional) what a backup archives and how the world is kept consistent: backups.ts
+ *   backup           (optional) what a backup archives and how the world is kept consistent: backup-definitions.ts
  *   game             (optional, default the id) the game its players play, which names their client:
  *                    "Minecraft Java Edition", "Luanti" (Version.game in openapi/v1.yaml)
  *   transport        (optional, default "tcp") "tcp" or "udp": what the game listens on, which the port
  *                    check, the container's published port and Address.transport follow (Luanti: udp)
  *   image_files      (optional) absolute paths of files and folders the game needs in a container besides Node
  *                    (a native server binary, its data); the game image holds them, and each executable's libraries
+ *   image_modules    (optional) npm packages its launcher requires (["flying-squid"]): the game image holds each
+ *                    with everything it depends on, from this service's node_modules (docker/image.ts)
+ *   image_exclude    (optional) paths under node_modules the image leaves out of those packages, data the game
+ *                    never reads, as tar patterns (`*`, `[…]`): "minecraft-data/minecraft-data/data/bedrock/[0-9]*",
+ *                    another edition's data for each of its versions
  */
 export const placeholders = [
   'node', 'launcher', 'server_id', 'game_version', 'memory_mb', 'heap_mb', 'port', 'host', 'max_players', 'dir',
 ] as const;
 export type Placeholder = (typeof placeholders)[number];
 
-export type ReadySignal = { ipc: string } | { console: RegExp };
+export type ReadySignal = Signal;
 export type PlayersProbe = 'ipc' | 'minecraft-ping' | 'none';
 
 export interface SoftwareDefinition {
@@ -63,11 +69,13 @@ export interface SoftwareDefinition {
   userSettings: SettingDefinition[];
   /** The player lists it supports (player-list-definitions.ts), or null for none. */
   playerLists: PlayerListDefinitions | null;
-  /** How its world is backed up (backups.ts), or null if it cannot be. */
+  /** How its world is backed up (backup-definitions.ts), or null if it cannot be. */
   backup: BackupDefinition | null;
   game: string;
   transport: 'tcp' | 'udp';
   imageFiles: string[];
+  imageModules: string[];
+  imageExclude: string[];
   /** The file it was read from, for messages. */
   source: string;
 }
@@ -84,6 +92,8 @@ export interface SoftwareCatalog {
   get(softwareId: string): SoftwareDefinition;
   /** Every definition's `image_files` that exist on this host, for the game image (docker/image.ts). */
   imageFiles(): string[];
+  /** Every definition's `image_modules` and `image_exclude`, for the game image (docker/image.ts). */
+  imageModules(): { modules: string[]; exclude: string[] };
 }
 
 export interface CatalogOptions {
@@ -152,6 +162,10 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
     },
     get,
     imageFiles: () => [...new Set(definitions.flatMap((d) => d.imageFiles))].filter((p) => fs.existsSync(p)).sort(),
+    imageModules: () => ({
+      modules: [...new Set(definitions.flatMap((d) => d.imageModules))].sort(),
+      exclude: [...new Set(definitions.flatMap((d) => d.imageExclude))].sort(),
+    }),
   };
 }
 
@@ -195,6 +209,14 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   const imageFiles = raw.image_files ?? [];
   const absolute = Array.isArray(imageFiles) && imageFiles.every((p) => typeof p === 'string' && path.isAbsolute(p));
   if (!absolute) fail('"image_files" must be an array of absolute paths');
+  const names = (key: string, pattern: RegExp): string[] => {
+    const v = raw[key] ?? [];
+    return Array.isArray(v) && v.every((p) => typeof p === 'string' && pattern.test(p) && !p.split('/').includes('..'))
+      ? (v as string[])
+      : fail(`"${key}" must be an array of ${key === 'image_modules' ? 'npm package names' : 'relative paths under node_modules'}`);
+  };
+  const imageModules = names('image_modules', /^(@[a-z0-9._-]+\/)?[a-z0-9._-]+$/);
+  const imageExclude = names('image_exclude', /^[^/][\w@./*[\]-]*$/);
   const transport = raw.transport ?? 'tcp';
   if (transport !== 'tcp' && transport !== 'udp') fail('"transport" must be "tcp" or "udp"');
   if (raw.game !== undefined && !(typeof raw.game === 'string' && raw.game !== '' && raw.game.length <= 60)) {
@@ -207,7 +229,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     command,
     launcherPath: launcher ? path.resolve(path.dirname(source), launcher) : null,
     ipc: ipc as boolean,
-    ready: parseReady(raw.ready, fail),
+    ready: parseSignal(raw.ready, 'ready', fail),
     stopCommand: str('stop_command'),
     kickCommand: parseKickCommand(raw.kick_command, fail),
     players: players as PlayersProbe,
@@ -219,6 +241,8 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     game: (raw.game as string | undefined) ?? id,
     transport: transport as 'tcp' | 'udp',
     imageFiles: imageFiles as string[],
+    imageModules,
+    imageExclude,
     source,
   };
 }
@@ -229,20 +253,6 @@ function parseKickCommand(raw: unknown, fail: (msg: string) => never): string | 
     return fail('"kick_command" must be one line of console text with "{name}" in it (and "{reason}" where the game takes one)');
   }
   return raw;
-}
-
-function parseReady(raw: unknown, fail: (msg: string) => never): ReadySignal {
-  const usage = '"ready" must be {"ipc": "<message type>"} or {"console": "<regex>"}';
-  if (!isObject(raw)) return fail(usage);
-  if (typeof raw.ipc === 'string' && raw.ipc !== '') return { ipc: raw.ipc };
-  if (typeof raw.console === 'string' && raw.console !== '') {
-    try {
-      return { console: new RegExp(raw.console) };
-    } catch (err) {
-      return fail(`"ready.console" is not a valid regex: ${(err as Error).message}`);
-    }
-  }
-  return fail(usage);
 }
 
 /** Fills the command template. Every placeholder was checked at load, so all are present here. */

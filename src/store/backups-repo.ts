@@ -16,6 +16,8 @@ interface BackupRow {
   /** Migration 020: made by the server's schedule (1), or asked for (0). */
   automatic: 0 | 1;
   status: Backup['status'];
+  /** Migration 031: how it was made, once ready. */
+  consistency: Backup['consistency'];
   size_bytes: number | null;
   sha256: string | null;
   error: string | null;
@@ -29,6 +31,7 @@ function toBackup(row: BackupRow): Backup {
     name: row.name,
     automatic: row.automatic === 1,
     status: row.status,
+    consistency: row.consistency,
     size_bytes: row.size_bytes,
     sha256: row.sha256,
     error: row.error,
@@ -57,7 +60,7 @@ export function createBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo,
     scheduled: db.prepare(`SELECT s.id, s.backup_schedule,
         (SELECT MAX(b.created_at) FROM backups b WHERE b.server_id = s.id AND b.automatic = 1) AS last_automatic
       FROM servers s WHERE s.backup_schedule IS NOT NULL AND s.state != 'deleting' ORDER BY s.id`),
-    ready: db.prepare(`UPDATE backups SET status = 'ready', size_bytes = ?, sha256 = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
+    ready: db.prepare(`UPDATE backups SET status = 'ready', consistency = ?, size_bytes = ?, sha256 = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     failed: db.prepare(`UPDATE backups SET status = 'failed', error = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     remove: db.prepare('DELETE FROM backups WHERE server_id = ? AND id = ?'),
   };
@@ -117,9 +120,10 @@ export function createBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo,
     pending: (serverId: string): boolean => q.pending.get(serverId) !== undefined,
     /** Every pending backup with its server: at boot, these were interrupted. */
     allPending: (): Array<{ serverId: string; id: string }> => (q.allPending.all() as BackupRow[]).map((r) => ({ serverId: r.server_id, id: r.id })),
-    markReady: (id: string, sizeBytes: number, sha256: string): void =>
+    /** The archive is written: `ready`, with how it was made (Backup.consistency), its size and digest. */
+    markReady: (id: string, made: { consistency: NonNullable<Backup['consistency']>; sizeBytes: number; sha256: string }): void =>
       db.transaction(() => {
-        if (q.ready.run(sizeBytes, sha256, iso(clock.now()), id).changes > 0) announce(id, 'backup.ready');
+        if (q.ready.run(made.consistency, made.sizeBytes, made.sha256, iso(clock.now()), id).changes > 0) announce(id, 'backup.ready');
       })(),
     markFailed: (id: string, error: string): void =>
       db.transaction(() => {

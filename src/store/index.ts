@@ -12,6 +12,7 @@ import { createBackupsRepo } from './backups-repo';
 import { createKeptBackupsRepo } from './kept-backups-repo';
 import { createAlertsRepo } from './alerts-repo';
 import { createNodesRepo } from './nodes-repo';
+import { createMovesRepo } from './moves-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
@@ -63,6 +64,7 @@ export function createStore(
     alerts,
     servers: createServersRepo(db, clock, placer, quotas, memoryOf, events, serverWrites),
     nodes,
+    moves: createMovesRepo(db, clock, nodes, memoryOf, events, serverWrites),
     settings: createSettingsRepo(db, clock),
     playerLists: createPlayerListsRepo(db, clock),
     backups: createBackupsRepo(db, clock, events),
@@ -95,13 +97,17 @@ export function createOperatorStore(db: Db, clock: Clock, quotaSettings: QuotaSe
   const events = operatorEvents(db, clock);
   const tokens = createTokensRepo(db, clock, events);
   const memoryOf = (plan: string) => quotaSettings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
+  const serverWrites = createServerWrites(db, clock, events);
+  const nodes = createNodesRepo(db, clock, memoryOf, serverWrites);
   return {
     users: createUsersRepo(db, clock),
     tokens,
     sessions: createSessionsRepo(db, clock, tokens),
     knownAddresses: createKnownAddressesRepo(db, clock),
     quotas: createQuotasRepo(db, clock, quotaSettings),
-    nodes: createNodesRepo(db, clock, memoryOf, createServerWrites(db, clock, events)),
+    nodes,
+    // `gsh server move` records the request; the service carries it out (src/runtime/moves.ts).
+    moves: createMovesRepo(db, clock, nodes, memoryOf, events, serverWrites),
   };
 }
 

@@ -81,6 +81,7 @@ export function createNodesRepo(
     plansOn: db.prepare('SELECT node, plan, servers AS n FROM node_counts'),
     nodeOf: db.prepare('SELECT node FROM servers WHERE id = ?').pluck(),
     on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
+    onWithPlans: db.prepare("SELECT id, plan FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id"),
   };
   const ports = portsIn(db);
 
@@ -107,23 +108,37 @@ export function createNodesRepo(
 
   const list = (): Node[] => (q.all.all() as NodeRow[]).map(toNode);
 
+  /** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, room), else null. */
+  function room(node: Node, memoryMb: number, used: Map<string, NodeUse>): number | null {
+    const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
+    return node.draining || node.unreachableSince !== null || free < memoryMb ? null : free;
+  }
+
   /**
-   * The node with the most free plan memory that holds this plan and has a free port, among those neither
-   * drained nor unreachable; ties go to the first name, so placement is repeatable. Every server on a node counts, running or not: a stopped server may start
-   * at any time, and its plan's memory is promised to it.
+   * A place for a server of `memoryMb` on the node with the most free plan memory that holds this plan and has a free
+   * port, among those neither drained nor unreachable (but `except`); ties go to the first name, so placement is
+   * repeatable. Every server on a node counts, running or not: a stopped server may start at any time, and its plan's
+   * memory is promised to it. Null when no node takes it.
    */
+  function best(memoryMb: number, except?: string): { node: string; host: string; port: number } | null {
+    const used = use();
+    const fitting = list()
+      .filter((node) => node.name !== except)
+      .map((node) => ({ node, free: room(node, memoryMb, used) }))
+      .filter((n): n is { node: Node; free: number } => n.free !== null)
+      .sort((a, b) => b.free - a.free); // stable: ties keep the names' order
+    for (const { node } of fitting) {
+      const port = ports.draw(...node.ports);
+      if (port !== null) return { node: node.name, host: node.publicHost, port };
+    }
+    return null;
+  }
+
   const placer: Placer = {
     place(memoryMb) {
-      const used = use();
-      const fitting = list()
-        .map((node) => ({ node, free: node.memoryMb - (used.get(node.name)?.memoryMb ?? 0) }))
-        .filter(({ node, free }) => !node.draining && node.unreachableSince === null && free >= memoryMb)
-        .sort((a, b) => b.free - a.free); // stable: ties keep the names' order
-      for (const { node } of fitting) {
-        const port = ports.draw(...node.ports);
-        if (port !== null) return { node: node.name, host: node.publicHost, port };
-      }
-      throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
+      const place = best(memoryMb);
+      if (!place) throw capacityExhausted(`No capacity is left for a server of ${memoryMb} MiB; try again later, pick a smaller plan or ask the operator.`);
+      return place;
     },
     checkResize(serverId, fromMb, toMb) {
       const name = q.nodeOf.get(serverId) as string | null | undefined;
@@ -138,6 +153,22 @@ export function createNodesRepo(
 
   return {
     placer,
+    /** Where a server of `memoryMb` on node `except` would best move (an evacuation, cli-moves.ts); null if nowhere. */
+    bestFor: (memoryMb: number, except: string): string | null => best(memoryMb, except)?.node ?? null,
+    /**
+     * A place on node `name` for a server of `memoryMb` coming from another node (a move's switch, inside its
+     * transaction, moves-repo.ts): its public host and a free port drawn from its range; null with the reason when
+     * the node does not take it now.
+     */
+    placeOn(name: string, memoryMb: number): { place: { node: string; host: string; port: number } } | { refused: string } {
+      const node = list().find((n) => n.name === name);
+      if (!node) return { refused: `there is no node ${name}` };
+      const port = room(node, memoryMb, use()) === null ? null : ports.draw(...node.ports);
+      if (port === null) {
+        return { refused: `node ${name} does not take a server of ${memoryMb} MiB now (drained, unreachable, or out of memory or ports)` };
+      }
+      return { place: { node: name, host: node.publicHost, port } };
+    },
     list,
     get(name: string): Node | undefined {
       const row = q.one.get(name) as NodeRow | undefined;
@@ -178,6 +209,8 @@ export function createNodesRepo(
     serverIdsOn(name: string): string[] {
       return q.on.all(name) as string[];
     },
+    /** The same, with each server's plan (an evacuation picks each one's new node by its plan's memory). */
+    serversOn: (name: string): { id: string; plan: string }[] => q.onWithPlans.all(name) as { id: string; plan: string }[],
   };
 }
 

@@ -79,6 +79,7 @@ export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo
     wantStopped: db.prepare("UPDATE servers SET desired_state = 'stopped', updated_at = ? WHERE id = ? AND state != 'deleting'"),
     promiseBackups: db.prepare('UPDATE servers SET keep_backups = 1 WHERE id = ?'),
     placeUnplaced: db.prepare('UPDATE servers SET node = ? WHERE node IS NULL'),
+    relocate: db.prepare('UPDATE servers SET node = @node, host = @host, port = @port, updated_at = @updated_at WHERE id = @id'),
   };
   type Current = { user_id: string; name: string; state: ServerState } | undefined;
 
@@ -146,6 +147,9 @@ export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo
     },
     /** `keep_backups`: the removal hands the server's ready backups to its owner (KeptBackupsRepo.promise). */
     promiseBackups: (id: string): void => void q.promiseBackups.run(id),
+    /** A moved server's new node and address (MovesRepo.switchOver, in its transaction with server.updated). */
+    relocate: (id: string, place: { node: string; host: string; port: number }): void =>
+      void q.relocate.run({ id, ...place, updated_at: iso(clock.now()) }),
     /** Servers placed before nodes existed (node NULL) are on `node` (NodesRepo.ensureDefault). */
     placeUnplacedOn: (node: string): void => void q.placeUnplaced.run(node),
   };

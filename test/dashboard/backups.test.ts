@@ -21,6 +21,8 @@ test('back up, download, restore and delete a backup from the server page', asyn
   await page.getByRole('link', { name: 'Kept' }).click();
   await page.getByRole('heading', { name: 'Backups', level: 2 }).waitFor();
   await page.getByText('No backups yet.').waitFor();
+  // flying-squid backs up live (its VersionDetail.backup): said before the click.
+  await page.getByText('Players stay connected while a backup is made.').waitFor();
 
   await page.getByLabel('Backup name (optional)').fill('first');
   await page.getByRole('button', { name: 'Back up now' }).click();

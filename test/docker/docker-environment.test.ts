@@ -15,11 +15,19 @@ import { createTestHost, insertServer, sender, waitAction, waitFor, waitState, t
 import { runCli } from '../../src/cli';
 import { createTestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
-import { IMAGE_NODE, imageName } from '../../src/runtime/docker/image';
+import { GAME_DIR, IMAGE_NODE, imageNames } from '../../src/runtime/docker/image';
+import { volumeName } from '../../src/runtime/docker/docker-environment';
+import { instanceName } from '../../src/runtime/cgroups';
+import { builtinSoftwareDir } from '../../src/runtime/select-environment';
+import { forEachEntry } from '../../src/runtime/tar-entries';
+import { packageRoot } from '../../src/paths';
+import { fixtureSoftwareDir } from '../runtime/helpers';
+import { Readable } from 'node:stream';
+import tar from 'tar-stream';
 import { selectEnvironment } from '../../src/runtime/select-environment';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import { createNodesRepo } from '../../src/store/nodes-repo';
-import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf } from './engine';
+import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf, volumesOf } from './engine';
 import { createServerWrites } from '../../src/store/server-writes';
 import { operatorEvents } from '../../src/store';
 
@@ -64,7 +72,7 @@ interface Inspect {
   Id: string;
   Config: { User: string; Labels: Record<string, string> };
   HostConfig: Record<string, unknown> & { PortBindings: Record<string, { HostIp: string; HostPort: string }[]> };
-  Mounts: { Source: string; Destination: string; RW: boolean }[];
+  Mounts: { Type: string; Name?: string; Source: string; Destination: string; RW: boolean }[];
   NetworkSettings: { Ports: Record<string, unknown> };
 }
 
@@ -99,10 +107,8 @@ test('a flying-squid container: runs confined, a real player joins, console, pla
   expect(c.Config.Labels['io.gsh.server']).toBe(id);
   expect(c.HostConfig.PortBindings).toEqual({ [`${port}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: String(port) }] });
   expect(Object.keys(c.NetworkSettings.Ports)).toEqual([`${port}/tcp`]);
-  const folder = path.join(host.dataDir, 'servers', id);
-  expect(c.Mounts.filter((m) => m.RW).map((m) => m.Destination)).toEqual([folder]);
-  // The console log the service writes as root is read-only inside: the game cannot swap it for a symlink.
-  expect(c.Mounts.find((m) => m.Destination === path.join(folder, 'logs'))).toMatchObject({ RW: false });
+  // Its volume and nothing of this host: the image holds Node, flying-squid and the launcher.
+  expect(c.Mounts.map((m) => [m.Type, m.Name, m.Destination, m.RW])).toEqual([['volume', volumeName(instanceName(host.dataDir), id), GAME_DIR, true]]);
 
   const bot = mineflayer.createBot({ host: '127.0.0.1', port, username: 'Steve', auth: 'offline', version: '1.20' });
   try {
@@ -234,44 +240,87 @@ test('`gsh image build` builds the game image on the engine at DOCKER_HOST, from
   const err: string[] = [];
   const code = await runCli(['image', 'build'], { DOCKER_HOST, DATA_DIR: host.dataDir }, (s) => out.push(s), (s) => err.push(s));
   expect([code, err]).toEqual([0, []]);
-  const name = imageName(loadSoftwareCatalog().imageFiles()); // with Luanti's server and data (luanti.json image_files)
-  expect(name).toMatch(/^gsh-game:v2-node-[\d.]+-[0-9a-f]{10}$/);
-  expect(out.join('\n')).toContain(`Built image ${name} on ${DOCKER_HOST}`);
-  const image = await engine.json<{ Config: { Env: string[] } }>('GET', `/images/${name}/json`);
+  const catalog = loadSoftwareCatalog();
+  const names = imageNames({ imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs: [builtinSoftwareDir(), path.join(host.dataDir, 'software')], user: GAME_USER });
+  expect(names.game).toMatch(/^gsh-game:v3-[0-9a-f]{10}$/);
+  expect(names.base).toMatch(/^gsh-base:v3-node-[\d.]+-[0-9a-f]{10}$/);
+  expect(out.join('\n')).toContain(`Built image ${names.game} on ${DOCKER_HOST}`);
+  const image = await engine.json<{ Config: { Env: string[] } }>('GET', `/images/${names.game}/json`);
   expect(image.Config.Env).toContain('PATH=/usr/local/bin:/usr/bin:/bin');
+  // It holds what a game needs: Luanti's server (luanti.json image_files), flying-squid, the launchers.
+  const probe = await engine.json<{ Id: string }>('POST', '/containers/create', { Image: names.game, Cmd: [IMAGE_NODE, '-e', ''] });
+  try {
+    for (const file of ['/usr/lib/minetest/minetestserver', path.join(packageRoot(), 'node_modules/flying-squid/package.json'), catalog.get('flying-squid').launcherPath!]) {
+      const stat = await engine.json('HEAD', `/containers/${probe.Id}/archive?path=${encodeURIComponent(file)}`).then(() => 'there', (e: { status?: number }) => `missing (${e.status})`);
+      expect([file, stat]).toEqual([file, 'there']);
+    }
+    // Less what flying-squid.json image_exclude leaves out: another edition's data for each of its versions.
+    const bedrock = path.join(packageRoot(), 'node_modules/minecraft-data/minecraft-data/data/bedrock');
+    const there = (p: string) => engine.json('HEAD', `/containers/${probe.Id}/archive?path=${encodeURIComponent(p)}`).then(() => 200, (e: { status?: number }) => e.status);
+    expect([await there(`${bedrock}/common`), await there(`${bedrock}/1.20.0`)]).toEqual([200, 404]);
+  } finally {
+    await engine.json('DELETE', `/containers/${probe.Id}?force=1`);
+  }
   // A dead engine is a clear failure, not a hang.
   const bad = await runCli(['image', 'build'], { DOCKER_HOST: 'unix:///nonexistent/docker.sock' }, () => undefined, (s) => err.push(s));
   expect(bad).toBe(1);
   expect(err.join('\n')).toMatch(/image build failed/);
-}, 60_000);
+}, 300_000);
 
 test('the runtime builds the game image on an engine that lacks it', async () => {
-  await engine.json('DELETE', `/images/${imageName()}?force=1`);
-  const environment = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
-  await environment.start();
-  await expect(engine.json('GET', `/images/${imageName()}/json`)).resolves.toBeTruthy();
-}, 60_000);
+  const node = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
+  const catalog = loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir });
+  const { game } = imageNames({ imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs: [builtinSoftwareDir(), fixtureSoftwareDir], user: GAME_USER });
+  await engine.json('DELETE', `/images/${game}?force=1`);
+  await node.environment.start();
+  await expect(engine.json('GET', `/images/${game}/json`)).resolves.toBeTruthy();
+}, 120_000);
 
-test('a reinstall replaces a file the game turned into a symlink, and never writes through it', async () => {
-  const environment = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
-  const dir = path.join(host.dataDir, 'servers', 'srv_symlinked');
-  await environment.install(dir, ['world'], { 'settings.json': '{}\n' });
-  const target = path.join(host.dir, 'host-file');
-  fs.writeFileSync(target, 'the host\'s\n');
-  fs.rmSync(path.join(dir, 'settings.json'));
-  fs.symlinkSync(target, path.join(dir, 'settings.json')); // what a game (its folder's owner) can do
-  await environment.install(dir, ['world'], { 'settings.json': '{"motd":"x"}\n' });
-  expect(fs.readFileSync(target, 'utf8')).toBe('the host\'s\n');
-  expect(fs.lstatSync(path.join(dir, 'settings.json')).isSymbolicLink()).toBe(false);
-  expect(fs.statSync(path.join(dir, 'settings.json')).uid).toBe(GAME_USER.uid);
-});
+test('a write replaces a file the game turned into a symlink in its volume, and never writes through it', async () => {
+  const { storage } = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
+  const id = 'srv_symlinked';
+  await storage.write(id, ['world'], { 'settings.json': '{}\n' });
+  // What a game (its files' owner) can do: settings.json becomes a link to a file of its container.
+  const link = tar.pack();
+  link.entry({ name: 'settings.json', type: 'symlink', linkname: '/etc/hostname' });
+  link.finalize();
+  const vol = volumeName(instanceName(host.dataDir), id);
+  const probe = await engine.json<{ Id: string }>('POST', '/containers/create', { Image: await gameImage(), Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: vol, Target: GAME_DIR }] } });
+  try {
+    await engine.upload(`/containers/${probe.Id}/archive?path=${GAME_DIR}`, Readable.from(link), 'application/x-tar', 'PUT');
+    await storage.write(id, ['world'], { 'settings.json': '{"motd":"x"}\n' });
+    const listing = await readVolume(probe.Id);
+    expect(listing.get('settings.json')).toEqual({ type: 'file', content: '{"motd":"x"}\n', uid: GAME_USER.uid });
+  } finally {
+    await engine.json('DELETE', `/containers/${probe.Id}?force=1`);
+    await storage.remove(id);
+  }
+  expect(await volumesOf(host.dataDir)).toEqual([]);
+}, 120_000);
+
+/** The game image of these tests (the fixtures' software in it). */
+async function gameImage(): Promise<string> {
+  const catalog = loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir });
+  return imageNames({ imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs: [builtinSoftwareDir(), fixtureSoftwareDir], user: GAME_USER }).game;
+}
+
+/** The top entries of a volume through a container that mounts it: kind, uid and (for files) content. */
+async function readVolume(containerId: string): Promise<Map<string, { type: string; content?: string; uid: number }>> {
+  const entries = new Map<string, { type: string; content?: string; uid: number }>();
+  await forEachEntry(await engine.download(`/containers/${containerId}/archive?path=${GAME_DIR}/.`), async (header, content) => {
+    const chunks: Buffer[] = [];
+    for await (const c of content) chunks.push(c as Buffer);
+    const name = header.name.replace(/^\.\//, '');
+    if (name && !name.includes('/')) entries.set(name, { type: header.type ?? 'file', uid: header.uid ?? -1, ...(header.type === 'file' ? { content: Buffer.concat(chunks).toString() } : {}) });
+  });
+  return entries;
+}
 
 test('a server\'s next container is made when its last one ends: a start takes it, a new definition replaces it, uninstall removes it', async () => {
-  const environment = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
-  const dir = path.join(host.dataDir, 'servers', 'srv_next');
-  await environment.install(dir, [], {});
+  const { environment, storage } = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
+  await storage.write('srv_next', [], {});
   const base = {
-    serverId: 'srv_next', argv: [process.execPath, '-e', 'process.stdin.resume()'], cwd: dir,
+    serverId: 'srv_next', argv: [process.execPath, '-e', 'process.stdin.resume()'], cwd: GAME_DIR,
     address: { host: '127.0.0.1', port: BASE_PORT + 5 }, ipc: false, limits: { memoryMb: 128, cpuPercent: 50 },
   };
   const ofServer = async () => (await containersOf(host.dataDir)).filter((c) => c.Labels['io.gsh.server'] === 'srv_next');
@@ -294,9 +343,11 @@ test('a server\'s next container is made when its last one ends: a start takes i
     await proc.kill();
   }
   await nextOne();
-  await environment.uninstall(dir);
+  await environment.uninstall('srv_next');
+  await storage.remove('srv_next');
   expect(await ofServer()).toEqual([]);
-  expect(fs.existsSync(dir)).toBe(false);
+  expect(await volumesOf(host.dataDir)).toEqual([]);
+  expect(fs.existsSync(path.join(host.dataDir, 'servers', 'srv_next'))).toBe(false);
   await environment.close();
 }, 120_000);
 
@@ -307,9 +358,12 @@ test('RUNTIME selects the environment: local needs no engine, docker runs on nod
   };
   const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
   const nodes = createNodesRepo(host.db, systemClock, () => 512, createServerWrites(host.db, systemClock, operatorEvents(host.db, systemClock)));
-  expect(selectEnvironment({ ...base, runtime: 'local' }, log, [], nodes).adopt).toBeUndefined();
+  const catalog = loadSoftwareCatalog();
+  const local = selectEnvironment({ ...base, runtime: 'local' }, log, [], nodes, catalog);
+  expect([local.environment.adopt, local.storage.gameDir('srv_x'), local.transfer]).toEqual([undefined, path.join(host.dataDir, 'servers', 'srv_x'), undefined]);
   expect(nodes.list()).toEqual([]); // the local environment has no nodes
-  expect(selectEnvironment({ ...base, runtime: 'docker' }, log, [], nodes).gameBindHost).toBe('0.0.0.0');
+  const docker = selectEnvironment({ ...base, runtime: 'docker' }, log, [], nodes, catalog);
+  expect([docker.environment.gameBindHost, docker.storage.gameDir('srv_x'), typeof docker.transfer?.copy]).toEqual(['0.0.0.0', GAME_DIR, 'function']);
   expect(nodes.list().map((n) => [n.name, n.dockerHost, n.publicHost, n.ports])).toEqual([['local', DOCKER_HOST, '127.0.0.1', [BASE_PORT, BASE_PORT + 9]]]);
 });
 

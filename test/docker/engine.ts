@@ -5,10 +5,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { instanceName } from '../../src/runtime/cgroups';
-import { createDockerEnvironment, LABEL_INSTANCE } from '../../src/runtime/docker/docker-environment';
+import { LABEL_INSTANCE, LABEL_SERVER } from '../../src/runtime/docker/docker-environment';
+import { createDockerNode } from '../../src/runtime/docker/node';
+import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
+import type { Logger } from '../../src/log';
 import { createEngine, type Engine } from '../../src/runtime/docker/engine';
 import { builtinSoftwareDir } from '../../src/runtime/select-environment';
 import { fixtureSoftwareDir, type EnvironmentFactory } from '../runtime/helpers';
+import { runCli } from '../../src/cli';
 
 export const DOCKER_HOST = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
 export const engine: Engine = createEngine(DOCKER_HOST);
@@ -58,16 +62,24 @@ export async function ensureEngine(): Promise<{ release(): Promise<void> }> {
   };
 }
 
-/** The runtime tests' environment on the engine: fixtures and built-in software readable, games as GAME_USER. */
-export const dockerEnvironment: EnvironmentFactory = (log, config) =>
-  createDockerEnvironment({
-    engine,
-    instance: instanceName(config.dataDir),
+/**
+ * The runtime tests' environment and storage on the engine (one node): the fixtures' and built-in software in the
+ * game image, games and helpers as GAME_USER. One image for every test file (the same content builds the same name).
+ */
+export const dockerEnvironment: EnvironmentFactory = (log, config) => dockerNode(engine, log, config.dataDir);
+
+export function dockerNode(on: Engine, log: Logger, dataDir: string) {
+  const catalog = loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir });
+  return createDockerNode({
+    engine: on,
+    instance: instanceName(dataDir),
     gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
-    readOnlyPaths: [fixtureSoftwareDir, builtinSoftwareDir(), path.join(__dirname, '..', '..', 'node_modules')],
     user: GAME_USER,
+    dataDir,
+    image: { imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs: [builtinSoftwareDir(), fixtureSoftwareDir] },
     log,
   });
+}
 
 export interface ContainerInfo {
   Id: string;
@@ -75,17 +87,32 @@ export interface ContainerInfo {
   Labels: Record<string, string>;
 }
 
-/** Every container (running or not) labelled with the instance of this DATA_DIR. */
-export function containersOf(dataDir: string, on: Engine = engine): Promise<ContainerInfo[]> {
+/** Every container (running or not) labelled with the instance of this DATA_DIR, helpers included. */
+function allContainersOf(dataDir: string, on: Engine): Promise<ContainerInfo[]> {
   const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${instanceName(dataDir)}`] }));
   return on.json<ContainerInfo[]>('GET', `/containers/json?all=1&filters=${filters}`);
 }
 
-/** Removes, by id, every container of this DATA_DIR's instance; resolves with how many there were. */
+/**
+ * Every game container (running or not) of this DATA_DIR's instance: not the short-lived helpers that read and
+ * write volumes (helper-containers.ts), which the disk watcher may have running at any time.
+ */
+export async function containersOf(dataDir: string, on: Engine = engine): Promise<ContainerInfo[]> {
+  return (await allContainersOf(dataDir, on)).filter((c) => c.Labels[LABEL_SERVER] !== undefined);
+}
+
+/** Removes, by id, every container of this DATA_DIR's instance, then its volumes; resolves with how many containers. */
 export async function removeContainersOf(dataDir: string, on: Engine = engine): Promise<number> {
-  const left = await containersOf(dataDir, on);
+  const left = await allContainersOf(dataDir, on);
   for (const c of left) await on.json('DELETE', `/containers/${c.Id}?force=1`).catch(() => undefined);
+  for (const v of await volumesOf(dataDir, on)) await on.json('DELETE', `/volumes/${v.Name}`).catch(() => undefined);
   return left.length;
+}
+
+/** Every volume labelled with the instance of this DATA_DIR. */
+export async function volumesOf(dataDir: string, on: Engine = engine): Promise<{ Name: string; Labels: Record<string, string> }[]> {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${instanceName(dataDir)}`] }));
+  return (await on.json<{ Volumes: { Name: string; Labels: Record<string, string> }[] | null }>('GET', `/volumes?filters=${filters}`)).Volumes ?? [];
 }
 
 export interface SecondEngine {
@@ -137,6 +164,41 @@ export async function secondEngine(): Promise<SecondEngine> {
       }
       await runNodeScript('stop', dir);
       fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `gsh …` in-process, as an operator runs it on this DATA_DIR: its exit code and what it printed. */
+export async function gsh(dataDir: string, ...argv: string[]): Promise<{ code: number; out: string }> {
+  const lines: string[] = [];
+  const code = await runCli(argv, { DATA_DIR: dataDir }, (s) => lines.push(s), (s) => lines.push(s));
+  return { code, out: lines.join('\n') };
+}
+
+/**
+ * Watches every container of this DATA_DIR's instance on the engines (helpers too) while a test runs, reading each
+ * one's mounts once; `stop()` resolves with each mount seen as `type source`, so a test can show none is a bind.
+ */
+export function watchMounts(dataDir: string, engines: Engine[]): { stop(): Promise<string[]> } {
+  const seen = new Map<string, string[]>();
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      for (const e of engines) {
+        const all = await allContainersOf(dataDir, e).catch(() => [] as ContainerInfo[]);
+        for (const c of all.filter((c) => !seen.has(c.Id))) {
+          const inspect = await e.json<{ Mounts: { Type: string; Source: string; Name?: string }[] }>('GET', `/containers/${c.Id}/json`).catch(() => null);
+          if (inspect) seen.set(c.Id, inspect.Mounts.map((m) => `${m.Type} ${m.Name ?? m.Source}`));
+        }
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    async stop() {
+      on = false;
+      await loop;
+      return [...seen.values()].flat();
     },
   };
 }

@@ -5,11 +5,10 @@
 // and engine started here is removed or stopped by id. Ports 29000-29019.
 import fs from 'node:fs';
 import path from 'node:path';
-import { runCli } from '../../src/cli';
 import { pingPlayers } from '../../src/runtime/probes';
 import { createTestApp, tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
-import { containersOf, DOCKER_HOST, engine, ensureEngine, removeContainersOf, secondEngine, type SecondEngine } from './engine';
+import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, removeContainersOf, secondEngine, type SecondEngine } from './engine';
 
 const PORTS = { one: '29000-29009', two: '29010-29019' };
 let lease: { release(): Promise<void> };
@@ -24,13 +23,6 @@ afterAll(async () => {
   await two?.release();
   await lease?.release();
 }, 180_000);
-
-/** `gsh …` in-process, as an operator runs it on this DATA_DIR: its exit code and what it printed. */
-async function gsh(dataDir: string, ...argv: string[]): Promise<{ code: number; out: string }> {
-  const lines: string[] = [];
-  const code = await runCli(argv, { DATA_DIR: dataDir }, (s) => lines.push(s), (s) => lines.push(s));
-  return { code, out: lines.join('\n') };
-}
 
 test('`gsh node add` refuses an engine that does not answer, and writes nothing', async () => {
   const dataDir = tempDir('nodes-cli');

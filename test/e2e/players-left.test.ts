@@ -1,10 +1,13 @@
 // Players who leave when a server stops (issue 27 §5; openapi/v1.yaml PlayerEvent, PlayerLeftReason): a real
 // flying-squid server and a real Minecraft client (mineflayer). Whatever stops the game (a stop, a restart, a kill,
-// a backup, a crash behind the service's back), every player it had reported online gets a `player.left` with that
-// cause, and `GET …/players` no longer lists them. A kick through the API (kickServerPlayer) is a `player.left` with
-// reason `kick` while the game runs on.
+// a backup that stops the game, a crash behind the service's back), every player it had reported online gets a
+// `player.left` with that cause, and `GET …/players` no longer lists them. A kick through the API (kickServerPlayer)
+// is a `player.left` with reason `kick` while the game runs on.
+import fs from 'node:fs';
+import path from 'node:path';
 import mineflayer from 'mineflayer';
-import { createTestApp, type TestApp } from '../helpers/app';
+import { builtinSoftwareDir } from '../../src/runtime/select-environment';
+import { createTestApp, tempDir, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 
 jest.setTimeout(300_000);
@@ -15,8 +18,22 @@ const auth = () => ({ Authorization: `Bearer ${token}` });
 const get = (path: string) => t.http.get(path).set(auth());
 const post = (path: string, body: object) => t.http.post(path).set(auth()).send(body);
 
+/**
+ * flying-squid backs up `live`, with its players connected (test/e2e/live-backup.test.ts); a backup that stops the
+ * game is that of software whose backups do (`consistency: stop`, as Luanti's): here an operator's copy of
+ * flying-squid's definition that says so.
+ */
+let software: string;
+beforeAll(() => {
+  software = tempDir('stop-backups');
+  const def = JSON.parse(fs.readFileSync(path.join(builtinSoftwareDir(), 'flying-squid.json'), 'utf8'));
+  const copy = { ...def, id: 'squid-stop', launcher: path.join(builtinSoftwareDir(), def.launcher), backup: { paths: ['world'], consistency: 'stop' } };
+  fs.writeFileSync(path.join(software, 'squid-stop.json'), JSON.stringify(copy));
+});
+afterAll(() => fs.rmSync(software, { recursive: true, force: true }));
+
 beforeEach(async () => {
-  t = await createTestApp({ boot: true, runtime: { backoffMs: 300, stopTimeoutMs: 10_000, reconcileMs: 500 } });
+  t = await createTestApp({ boot: true, software, runtime: { backoffMs: 300, stopTimeoutMs: 10_000, reconcileMs: 500 } });
   token = t.token('leavers@example.com');
 });
 afterEach(() => t.finish());
@@ -68,7 +85,7 @@ async function quit(bot: mineflayer.Bot): Promise<void> {
 }
 
 test('every player online gets a player.left with the cause when the server stops, and GET players agrees', async () => {
-  const created = await post('/v1/servers', { name: 'leavers', plan: 'micro', version: 'flying-squid-1.20' });
+  const created = await post('/v1/servers', { name: 'leavers', plan: 'micro', version: 'squid-stop-1.20' });
   expect(created.status).toBe(201);
   const id: string = created.body.id;
   await until('installed', async () => (await state(id)) === 'stopped');

@@ -12,6 +12,8 @@ import { createStore } from '../../src/store';
 import type { Plan } from '../../src/catalog/plans';
 import type { Logger } from '../../src/log';
 import type { Environment } from '../../src/runtime/environment';
+import { createLocalStorage } from '../../src/runtime/local-storage';
+import type { ServerStorage } from '../../src/runtime/storage';
 import type { ServerState } from '../../src/runtime/states';
 import { createActors, serviceActor, userActor } from '../../src/actors';
 
@@ -41,8 +43,11 @@ export interface TestHost {
   cleanup(): void;
 }
 
-/** Builds a runtime's environment from its log (the Docker tests' containers); the local one by default. */
-export type EnvironmentFactory = (log: Logger, config: RuntimeConfig) => Environment;
+/**
+ * Builds a runtime's environment and storage from its log (the Docker tests' containers and volumes); the local ones
+ * by default.
+ */
+export type EnvironmentFactory = (log: Logger, config: RuntimeConfig) => { environment: Environment; storage: ServerStorage };
 
 export function createTestHost(
   name: string,
@@ -121,15 +126,14 @@ export function makeRuntime(
   };
   // Runtime tests act as the service itself, unless a test runs its work as someone (src/actors.ts).
   const actors = createActors(serviceActor('unknown'));
+  const local = () => ({
+    environment: createLocalEnvironment({ gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' }, cgroupRoot, instance: instanceName(config.dataDir), log }),
+    storage: createLocalStorage(config.dataDir),
+  });
   return composeRuntime({
     store: createStore(db, systemClock, { host: '127.0.0.1', portRange: [1024, 65535] }, { defaults: noQuotas, plans: testPlans }, actors.current),
     clock: systemClock,
-    environment: environment?.(log, config) ?? createLocalEnvironment({
-      gameEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8' },
-      cgroupRoot,
-      instance: instanceName(config.dataDir),
-      log,
-    }),
+    ...(environment?.(log, config) ?? local()),
     catalog: loadSoftwareCatalog({ operatorDir: fixtureSoftwareDir }),
     config,
     plans: testPlans,

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createLocalEnvironment } from '../../src/runtime/local-environment';
+import { writeFolder } from '../../src/runtime/local-storage';
 import { silentLogger } from '../../src/log';
 import { loadSoftwareCatalog, renderCommand } from '../../src/runtime/software-catalog';
 
@@ -17,7 +18,7 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 async function startsAndStops(version: string, port: number): Promise<string> {
   const serverDir = path.join(dir, version);
-  await env.install(serverDir, ['world', 'logs'], { 'settings.json': JSON.stringify(def.settings) });
+  await writeFolder(serverDir, ['world', 'logs'], { 'settings.json': JSON.stringify(def.settings) });
   const argv = renderCommand(def, {
     node: process.execPath, server_id: `srv_v${port}`, game_version: version, memory_mb: '512', heap_mb: '384',
     port: String(port), host: '127.0.0.1', max_players: '2', dir: serverDir,

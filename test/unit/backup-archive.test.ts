@@ -1,4 +1,4 @@
-// archive() (src/runtime/backups.ts) on a busy service: a small world's archive fits whole in the pipe's buffer, so
+// archive() (src/runtime/backups.ts) of the local storage's tar (local-storage.ts tarOf) on a busy service: a small world's archive fits whole in the pipe's buffer, so
 // tar may exit before the service reads a byte, and Node discards a child's unread stdout once it exited. Here the
 // libuv thread pool (which runs file opens) is kept busy with PBKDF2 jobs, as a loaded service's would be, so any
 // file work between starting tar and reading it waits while tar exits. Every archive must still hold the world.
@@ -7,6 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { archive } from '../../src/runtime/backups';
+import { tarOf } from '../../src/runtime/local-storage';
 import { tempDir } from '../helpers/app';
 
 test('small archives made while the thread pool is saturated are all whole', async () => {
@@ -20,7 +21,7 @@ test('small archives made while the thread pool is saturated are all whole', asy
   for (let i = 0; i < 8; i++) hog(); // twice the pool's 4 threads: a queue, always
   try {
     const made: Array<{ size: number }> = [];
-    for (let i = 0; i < 10; i++) made.push(await archive(dir, ['world'], path.join(dir, 'out', `${i}.tar.gz`)));
+    for (let i = 0; i < 10; i++) made.push(await archive(() => tarOf(dir, ['world']), path.join(dir, 'out', `${i}.tar.gz`)));
     for (const [i, { size }] of made.entries()) {
       const file = path.join(dir, 'out', `${i}.tar.gz`);
       expect(size).toBeGreaterThan(0);

@@ -60,22 +60,20 @@ test('usage from engine stats: CPU in ms, memory without the inactive page cache
 
 test('the container definition holds every limit and confinement, and publishes only the game port', () => {
   const spec: LaunchSpec = {
-    serverId: 'srv_1', argv: ['/usr/bin/node', 'game.js'], cwd: '/data/servers/srv_1', address: { host: '203.0.113.7', port: 25570 },
+    serverId: 'srv_1', argv: ['/usr/bin/node', 'game.js'], cwd: '/srv/game', address: { host: '203.0.113.7', port: 25570 },
     ipc: true, limits: { memoryMb: 256, cpuPercent: 150 },
   };
-  const options = { engine: createEngine('unix:///nowhere.sock'), instance: 'i1', gameEnv: { PATH: '/usr/bin' }, readOnlyPaths: [], user: { uid: 1000, gid: 1000 }, log: console };
+  const options = { engine: createEngine('unix:///nowhere.sock'), instance: 'i1', gameEnv: { PATH: '/usr/bin' }, user: { uid: 1000, gid: 1000 } };
   const config = containerConfig(spec, options, 'gsh-game:test') as Record<string, unknown> & { HostConfig: Record<string, unknown> };
   expect(config).toMatchObject({ User: '1000:1000', Labels: { 'io.gsh.server': 'srv_1', 'io.gsh.instance': 'i1' }, ExposedPorts: { '25570/tcp': {} } });
-  expect(config.Env).toEqual(['PATH=/usr/bin', 'HOME=/data/servers/srv_1', 'GSH_SERVER_ID=srv_1']);
+  expect(config.Env).toEqual(['PATH=/usr/bin', 'HOME=/srv/game', 'GSH_SERVER_ID=srv_1']);
   expect(config.HostConfig).toMatchObject({
     Memory: 256 * 1024 * 1024, MemorySwap: 256 * 1024 * 1024, CpuPeriod: 100_000, CpuQuota: 150_000, PidsLimit: 512,
     ReadonlyRootfs: true, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'],
     PortBindings: { '25570/tcp': [{ HostIp: '203.0.113.7', HostPort: '25570' }] },
-    Mounts: [
-      { Type: 'bind', Source: '/data/servers/srv_1', Target: '/data/servers/srv_1', ReadOnly: false },
-      { Type: 'bind', Source: '/data/servers/srv_1/logs', Target: '/data/servers/srv_1/logs', ReadOnly: true },
-    ],
   });
+  // Its volume on the node, and no path of the control plane's host.
+  expect(config.HostConfig.Mounts).toEqual([{ Type: 'volume', Source: 'gsh-i1-srv_1', Target: '/srv/game', ReadOnly: false }]);
   const other = containerConfig({ ...spec, argv: ['/opt/game/bin/server', '--port', '25570'] }, options, 'gsh-game:test') as { Cmd: string[] };
   expect(other.Cmd).toEqual(['/opt/game/bin/server', '--port', '25570']); // a native game (image_files): run as given
   // This service's Node runs as the image's copy, wherever it is on the host (a /tmp path would be under the tmpfs).
@@ -85,10 +83,10 @@ test('the container definition holds every limit and confinement, and publishes 
 
 test('on an engine without a bridge network the container shares the node\'s network and publishes nothing', () => {
   const spec: LaunchSpec = {
-    serverId: 'srv_1', argv: ['/usr/bin/node', 'game.js'], cwd: '/data/servers/srv_1', address: { host: '203.0.113.7', port: 25570 },
+    serverId: 'srv_1', argv: ['/usr/bin/node', 'game.js'], cwd: '/srv/game', address: { host: '203.0.113.7', port: 25570 },
     ipc: true, limits: { memoryMb: 256, cpuPercent: 150 },
   };
-  const options = { engine: createEngine('unix:///nowhere.sock'), instance: 'i1', gameEnv: {}, readOnlyPaths: [], user: { uid: 1000, gid: 1000 }, log: console };
+  const options = { engine: createEngine('unix:///nowhere.sock'), instance: 'i1', gameEnv: {}, user: { uid: 1000, gid: 1000 } };
   const cases: [NetworkMode, object][] = [
     ['bridge', { ExposedPorts: { '25570/tcp': {} }, HostConfig: { NetworkMode: 'bridge', PortBindings: { '25570/tcp': [{ HostIp: '203.0.113.7', HostPort: '25570' }] } } }],
     ['host', { ExposedPorts: {}, HostConfig: { NetworkMode: 'host', PortBindings: {} } }],

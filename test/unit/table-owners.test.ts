@@ -31,6 +31,7 @@ const OWNERS: Record<string, string[]> = {
   schedule_runs: ['store/schedules-repo.ts'],
   schedules: ['store/schedules-repo.ts'],
   schema_migrations: ['store/db.ts'],
+  server_moves: ['store/moves-repo.ts'],
   server_settings: ['store/settings-repo.ts'],
   servers: ['store/server-writes.ts'],
   session_tokens: ['store/sessions-repo.ts'],

@@ -1,21 +1,17 @@
-import fs from 'node:fs';
 import net from 'node:net';
-import path from 'node:path';
 import type { Logger } from '../../log';
 import { PIDS_MAX } from '../cgroups';
 import type { Environment, GameProcess, LaunchSpec, LeftoverProcess } from '../environment';
 import { isPortFree, SERVER_ID_ENV } from '../local-environment';
 import { removeContainer, wrapContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
-import { IMAGE_NODE, imageKeeper, imageName } from './image';
+import { IMAGE_NODE } from './image';
 import { createNextContainers } from './next-containers';
 
 /** The labels that make a container ours: which server, and which service instance (its DATA_DIR). */
 export const LABEL_SERVER = 'io.gsh.server';
 export const LABEL_INSTANCE = 'io.gsh.instance';
 const MIB = 1024 * 1024;
-/** The server folder's `logs/` (console-buffer.ts writes `logs/console.log` there). */
-const LOGS = 'logs';
 const CPU_PERIOD_US = 100_000;
 
 export interface DockerEnvironmentOptions {
@@ -25,18 +21,16 @@ export interface DockerEnvironmentOptions {
   instance: string;
   /** As LocalEnvironmentOptions.gameEnv: the only variables of the service's that reach a game. */
   gameEnv: Record<string, string>;
-  /**
-   * Host paths a game's command needs to read (the software launchers' folders, node_modules): each is mounted
-   * read-only at the same path, its symlinks resolved, so an argv rendered for this host runs unchanged.
-   */
-  readOnlyPaths: string[];
-  /** The non-root user games run as; the server folder is given to it (DOCKER_GAME_USER). */
+  /** The non-root user games run as (DOCKER_GAME_USER). */
   user: { uid: number; gid: number };
   log: Logger;
-  /** The image; defaults to image.ts `imageName(imageExtras)`, built on first need. */
-  image?: string;
-  /** Files and folders the image holds beside Node: the software definitions' `image_files` (image.ts). */
-  imageExtras?: readonly string[];
+  /** The game image's name, built on first need (image.ts imageKeeper, shared with the node's storage). */
+  image: () => Promise<string>;
+}
+
+/** The volume holding a server's files on a node (docker/volume-storage.ts), mounted at its game's folder. */
+export function volumeName(instance: string, serverId: string): string {
+  return `gsh-${instance}-${serverId}`;
 }
 
 /**
@@ -56,7 +50,8 @@ interface ContainerSummary {
 /**
  * Game servers as Docker containers on one engine (docs/architecture.md "The Docker environment"): one
  * container per server with the plan's memory (no swap), CPU quota and pids limit, a read-only root, a
- * non-root user, no capability, no-new-privileges, only its folder writable and only its game port published.
+ * non-root user, no capability, no-new-privileges, only its volume writable and only its game port published;
+ * no path of the control plane's host is mounted (the image holds the game, docker/image.ts).
  * Console and reports cross over the attached stdio (container-process.ts REPORT_PREFIX), CPU and memory come
  * from the engine's stats. Labels name the server and this instance, so a later service life adopts a
  * container still running (adopt) and removes every other of its own (start). When a server's container ends,
@@ -65,8 +60,7 @@ interface ContainerSummary {
  */
 export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
   const { engine, log, instance } = options;
-  const image = options.image ?? imageName(options.imageExtras);
-  const ensureImage = imageKeeper(engine, image, options.imageExtras);
+  const ensureImage = options.image;
   // The engine's own port view is enough where it is another machine; this host's listeners matter only here.
   const sameHost = engine.endpoint.startsWith('unix://');
   let network: Promise<NetworkMode> | null = null;
@@ -101,10 +95,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
   }
 
   async function spawn(spec: LaunchSpec): Promise<GameProcess> {
-    await ensureImage();
-    await fs.promises.mkdir(path.join(spec.cwd, LOGS), { recursive: true }); // a folder from before the logs mount
-    const top = await fs.promises.stat(spec.cwd);
-    if (top.uid !== options.user.uid) await giveFolder(spec.cwd, options.user); // a folder a local run left
+    const image = await ensureImage();
     const name = `gsh-${instance}-${spec.serverId}`;
     const config = JSON.stringify(containerConfig(spec, options, image, await networkMode()));
     // The container made when its last one ended, if its definition is still this one (next-containers.ts).
@@ -120,7 +111,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
       const ended = id;
       void proc.exited.then(() => {
         held.delete(ended);
-        if (!closed) next.prepare(spec.serverId, name, spec.cwd, config); // its old one is removed by now
+        if (!closed) next.prepare(spec.serverId, name, config); // its old one is removed by now
       });
       return proc;
     } catch (err) {
@@ -149,7 +140,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
         const left = (await ours()).filter((c) => !held.has(c.Id));
         for (const c of left) await removeContainer(engine, c.Id);
         if (left.length > 0) log.warn('removed containers a previous service life left', { count: left.length });
-        log.info('game servers run as containers', { engine: engine.endpoint, image });
+        log.info('game servers run as containers', { engine: engine.endpoint, image: await ensureImage() });
       } catch (err) {
         log.error('the Docker engine did not answer at start; game servers cannot start until it does', { engine: engine.endpoint, error: String(err) });
       }
@@ -159,18 +150,8 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
       held.clear();
       await next.removeAll(); // the stopped servers' next containers: a next life would remove them anyway
     },
-    async install(dir, subdirs, files) {
-      for (const sub of ['', ...subdirs, LOGS]) await fs.promises.mkdir(path.join(dir, sub), { recursive: true });
-      // The folder is the game's to write: a name it turned into a symlink is replaced, never followed (O_EXCL).
-      for (const [file, content] of Object.entries(files)) {
-        await fs.promises.rm(path.join(dir, file), { force: true });
-        await fs.promises.writeFile(path.join(dir, file), content, { flag: 'wx' });
-      }
-      await giveFolder(dir, options.user);
-    },
-    async uninstall(dir) {
-      await next.removeFor(dir);
-      await fs.promises.rm(dir, { recursive: true, force: true });
+    async uninstall(serverId) {
+      await next.removeFor(serverId); // it mounts the server's volume, which cannot go while it exists
     },
     async isPortFree(address) {
       const { port } = address;
@@ -207,7 +188,7 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
 }
 
 /** The container's definition (API "Create a container"): every limit and confinement of the class comment. */
-export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOptions, image: string, network: NetworkMode = 'bridge'): object {
+export function containerConfig(spec: LaunchSpec, options: Pick<DockerEnvironmentOptions, 'gameEnv' | 'instance' | 'user'>, image: string, network: NetworkMode = 'bridge'): object {
   const memory = spec.limits.memoryMb * MIB;
   const port = `${spec.address.port}/${spec.address.transport ?? 'tcp'}`;
   const publishIp = net.isIP(spec.address.host) ? spec.address.host : '0.0.0.0';
@@ -232,13 +213,8 @@ export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOpti
       SecurityOpt: ['no-new-privileges'],
       Init: true, // docker-init as pid 1: signals and zombies handled, the game's death by signal reported as 128+n
       Tmpfs: { '/tmp': 'rw,nosuid,nodev,noexec,size=64m' },
-      Mounts: [
-        { Type: 'bind', Source: spec.cwd, Target: spec.cwd, ReadOnly: false },
-        // The service (root) appends the console log there: read-only inside, and a mount point cannot be renamed,
-        // so the game can never swap it for a symlink that the service would then write through.
-        { Type: 'bind', Source: path.join(spec.cwd, LOGS), Target: path.join(spec.cwd, LOGS), ReadOnly: true },
-        ...options.readOnlyPaths.map((p) => ({ Type: 'bind', Source: fs.realpathSync(p), Target: p, ReadOnly: true })),
-      ],
+      // The server's volume on this node, and nothing of the control plane's host (the image holds the rest).
+      Mounts: [{ Type: 'volume', Source: volumeName(options.instance, spec.serverId), Target: spec.cwd, ReadOnly: false }],
       NetworkMode: network,
       PortBindings: network === 'bridge' ? { [port]: [{ HostIp: publishIp, HostPort: String(spec.address.port) }] } : {},
       RestartPolicy: { Name: 'no' },
@@ -247,14 +223,3 @@ export function containerConfig(spec: LaunchSpec, options: DockerEnvironmentOpti
   };
 }
 
-/** Gives the server folder to the games' user (only root can; a non-root service's games run as itself). */
-async function giveFolder(dir: string, user: { uid: number; gid: number }): Promise<void> {
-  if (process.getuid?.() !== 0) return;
-  const walk = async (p: string): Promise<void> => {
-    await fs.promises.lchown(p, user.uid, user.gid);
-    const s = await fs.promises.lstat(p);
-    if (!s.isDirectory()) return;
-    for (const entry of await fs.promises.readdir(p)) await walk(path.join(p, entry));
-  };
-  await walk(dir);
-}

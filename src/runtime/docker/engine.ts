@@ -5,6 +5,8 @@ import type { Duplex, Readable } from 'node:stream';
 
 /** The API version every request names (Docker 20.10 speaks 1.41; one-shot stats need it). */
 const API = '/v1.41';
+/** How long a streamed request (an archive) may go without a byte before it fails. */
+const IDLE_MS = 60_000;
 
 export class EngineError extends Error {
   constructor(
@@ -35,8 +37,17 @@ export interface Engine {
   readonly endpoint: string;
   /** A JSON request; resolves with the parsed body (null when empty). */
   json<T = unknown>(method: string, path: string, body?: unknown, timeoutMs?: number, signal?: AbortSignal): Promise<T>;
-  /** A request whose body is a stream (an image tarball); resolves with the whole response text. */
-  upload(path: string, body: Readable, contentType: string): Promise<string>;
+  /**
+   * A request whose body is a stream (an image tarball, an archive: POST or PUT); resolves with the whole response
+   * text. Rejects when the body fails, or the socket is silent for `idleMs` (default IDLE_MS).
+   */
+  upload(path: string, body: Readable, contentType: string, method?: 'POST' | 'PUT', idleMs?: number): Promise<string>;
+  /**
+   * A GET whose answer is a stream (an archive, a container's logs), resolved once its status is known (an error
+   * status rejects). The stream errors when the socket is silent for `idleMs` (default IDLE_MS), so an engine that
+   * hangs never holds a reader forever.
+   */
+  download(path: string, idleMs?: number): Promise<Readable>;
   /** A streamed response of JSON objects (stats); returns a stop function. `onEnd` runs once when it ends. */
   stream(path: string, onObject: (obj: unknown) => void, onEnd: (err?: Error) => void): () => void;
   /** Hijacks the connection (attach): the raw duplex socket after the 101 answer. */
@@ -91,19 +102,31 @@ export function createEngine(dockerHost: string): Engine {
         req.end(payload);
       });
     },
-    upload(path, body, contentType) {
+    upload(path, body, contentType, method = 'POST', idleMs = IDLE_MS) {
       return new Promise((resolve, reject) => {
-        const req = http.request(base('POST', path, { 'Content-Type': contentType }), (res) => {
+        const req = http.request({ ...base(method, path, { 'Content-Type': contentType }), timeout: idleMs }, (res) => {
           collect(res)
             .then((text) => {
-              check(res, text, 'POST', path);
+              check(res, text, method, path);
               resolve(text);
             })
             .catch(reject);
         });
+        req.on('timeout', () => req.destroy(new Error(`${method} ${path}: ${dockerHost} silent for ${idleMs} ms`)));
         req.on('error', reject);
         body.on('error', (err) => req.destroy(err));
         body.pipe(req);
+      });
+    },
+    download(path, idleMs = IDLE_MS) {
+      return new Promise((resolve, reject) => {
+        const req = http.request({ ...base('GET', path), timeout: idleMs }, (res) => {
+          if ((res.statusCode ?? 500) < 400) return resolve(res);
+          collect(res).then((text) => check(res, text, 'GET', path)).catch(reject);
+        });
+        req.on('timeout', () => req.destroy(new Error(`GET ${path}: ${dockerHost} silent for ${idleMs} ms`)));
+        req.on('error', reject);
+        req.end();
       });
     },
     stream(path, onObject, onEnd) {

@@ -7,8 +7,6 @@ import type { Engine } from './engine';
 const REMOVE_TIMEOUT_MS = 5_000;
 
 interface Next {
-  /** The server folder the container binds (uninstall finds it by this). */
-  cwd: string;
   /** The container's id once created, null if the create failed (the next spawn creates one then). */
   made: Promise<{ id: string; config: string } | null>;
 }
@@ -16,7 +14,7 @@ interface Next {
 /**
  * Creating a container is on the path of every start (about 10 ms of the engine's), so when a server's container
  * ends, the next one is created at once with the same definition, not started. The next spawn takes it if its
- * definition (`config`, the whole create body as JSON: image, command, environment, plan limits, port, mounts)
+ * definition (`config`, the whole create body as JSON: image, command, environment, plan limits, port, volume)
  * is still the same, else removes it and creates anew. Held in memory only: the service's next life removes
  * those it finds (docker-environment.ts start, which removes every container of this instance it does not hold).
  */
@@ -31,12 +29,12 @@ export function createNextContainers(engine: Engine, log: Logger) {
 
   return {
     /** Creates the server's next container under `name` (its last one is already removed). Never rejects. */
-    prepare(serverId: string, name: string, cwd: string, config: string): void {
+    prepare(serverId: string, name: string, config: string): void {
       const made = engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, JSON.parse(config)).then(
         (c) => ({ id: c.Id, config }),
         () => null, // e.g. the old one could not be removed yet (409): the next spawn creates it, saying why
       );
-      next.set(serverId, { cwd, made });
+      next.set(serverId, { made });
     },
 
     /** The next container's id if it was made with `config`; one made otherwise is removed. Never rejects. */
@@ -55,14 +53,12 @@ export function createNextContainers(engine: Engine, log: Logger) {
       next.delete(serverId);
     },
 
-    /** Removes the next container of the server whose folder is `cwd` (its uninstall). Never rejects. */
-    async removeFor(cwd: string): Promise<void> {
-      for (const [serverId, entry] of next) {
-        if (entry.cwd !== cwd) continue;
-        next.delete(serverId);
-        const made = await entry.made;
-        if (made) await remove(serverId, made.id);
-      }
+    /** Removes the server's next container (its removal, or a move: it holds the server's volume). Never rejects. */
+    async removeFor(serverId: string): Promise<void> {
+      const entry = next.get(serverId);
+      next.delete(serverId);
+      const made = await entry?.made;
+      if (made) await remove(serverId, made.id);
     },
 
     /** Removes every next container (shutdown). Never rejects. */

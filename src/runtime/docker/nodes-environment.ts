@@ -1,19 +1,46 @@
-// Every node's Docker environment behind the one Environment the runtime holds (environment.ts states the
-// contract; docs/architecture.md "Nodes and placement" draws it).
+// Every node's Docker environment and volumes behind the one Environment and ServerStorage the runtime holds
+// (environment.ts and storage.ts state the contracts; docs/architecture.md "Nodes and placement" draws it), and the
+// copy of a server's volume from one node to another that a move makes (moves.ts).
 import type { Logger } from '../../log';
 import type { Node, NodesRepo } from '../../store/nodes-repo';
 import type { Environment, LeftoverProcess } from '../environment';
+import type { ServerStorage } from '../storage';
 import type { Engine } from './engine';
+import { GAME_DIR } from './image';
+import type { NodeVolumes } from './volume-storage';
+
+/** One node's parts: its environment (containers), its volumes, and the engine both talk to. */
+export interface NodeParts {
+  environment: Environment;
+  storage: NodeVolumes;
+  engine: Engine;
+}
 
 export interface NodesEnvironmentOptions {
   nodes: Pick<NodesRepo, 'get' | 'list' | 'nodeOf' | 'serverIdsOn' | 'setReachable'>;
-  /** One node's environment and its engine (docker-environment.ts over createEngine(node.dockerHost)). */
-  nodeEnvironment(node: Pick<Node, 'name' | 'dockerHost'>): { environment: Environment; engine: Engine };
+  /** One node's parts (docker-environment.ts and volume-storage.ts over createEngine(node.dockerHost)). */
+  nodeParts(node: Pick<Node, 'name' | 'dockerHost'>): NodeParts;
   /** The engine of servers placed on no node (none, once nodes-repo.ts ensureDefault ran): DOCKER_HOST. */
   defaultDockerHost: string;
   /** How often each node's engine is asked whether it answers (NODE_CHECK_INTERVAL_S). */
   checkMs: number;
   log: Logger;
+}
+
+/** A server's files copied from one node to another (a move, moves.ts). */
+export interface VolumeTransfer {
+  /**
+   * Makes a copy of the server's volume on node `to` from the one on `from` (a folder a previous release kept under
+   * DATA_DIR moved into that one first), streamed from one engine to the other, and verifies it: the two volumes'
+   * digests of every path, size, mode and content must be equal. Resolves with what it copied; rejects when either
+   * engine fails or the copies differ. Only while no game of the server runs. What it made on `to` is left for the
+   * caller to drop.
+   */
+  copy(serverId: string, from: string, to: string): Promise<{ files: number; bytes: number }>;
+  /** Removes the server's volume, and its container made ahead of a start, from the node. A missing one is a no-op. */
+  drop(serverId: string, node: string): Promise<void>;
+  /** False while the node does not answer (as of the last check). */
+  reachable(node: string): boolean;
 }
 
 /** An engine that has not answered within this long has failed the check. */
@@ -22,36 +49,40 @@ const CHECK_TIMEOUT_MS = 3_000;
 const FAILURES = 2;
 
 /**
- * Routes each call to the environment of the node the server is on (servers.node), made on first use from the
- * `nodes` row, so a node `gsh node add` made while the service runs takes servers at once. Also the nodes'
- * health: each check asks every engine for its version, in parallel and bounded by CHECK_TIMEOUT_MS, so one
- * node that hangs stalls nothing else; after FAILURES failed checks in a row the node's servers are reported
- * unreachable (within FAILURES × checkMs + CHECK_TIMEOUT_MS), and reachable again at its first answer.
- *
- * The server folders stay on this host's DATA_DIR, bind-mounted into the containers: a node on another machine
- * must see DATA_DIR and the service's folder at the same paths (README "Nodes").
+ * Routes each call to the parts of the node the server is on (servers.node), made on first use from the `nodes`
+ * row, so a node `gsh node add` made while the service runs takes servers at once. Also the nodes' health: each
+ * check asks every engine for its version, in parallel and bounded by CHECK_TIMEOUT_MS, so one node that hangs
+ * stalls nothing else; after FAILURES failed checks in a row the node's servers are reported unreachable (within
+ * FAILURES × checkMs + CHECK_TIMEOUT_MS), and reachable again at its first answer. A server's files are in a volume on
+ * its node (volume-storage.ts): a node shares nothing with this host but its engine's API.
  */
-export function createNodesEnvironment(options: NodesEnvironmentOptions): Environment {
+export function createNodesEnvironment(options: NodesEnvironmentOptions): { environment: Environment; storage: ServerStorage; transfer: VolumeTransfer } {
   const { nodes, log } = options;
-  const made = new Map<string, { environment: Environment; engine: Engine }>();
+  const made = new Map<string, NodeParts>();
   const failures = new Map<string, number>();
   const away = new Set<string>();
   const listeners: ((serverIds: string[], reachable: boolean) => void)[] = [];
   let timer: NodeJS.Timeout | null = null;
   let checking: Promise<void> | null = null;
 
-  /** The node's environment; one per name and engine address (a node removed and added again gets a new one). */
-  function ofNode(node: Pick<Node, 'name' | 'dockerHost'>) {
+  /** The node's parts; one per name and engine address (a node removed and added again gets new ones). */
+  function ofNode(node: Pick<Node, 'name' | 'dockerHost'>): NodeParts {
     const key = `${node.name}\n${node.dockerHost}`;
     let entry = made.get(key);
-    if (!entry) made.set(key, (entry = options.nodeEnvironment(node)));
+    if (!entry) made.set(key, (entry = options.nodeParts(node)));
     return entry;
   }
 
-  function forServer(serverId: string): Environment {
+  function forServer(serverId: string): NodeParts {
     const name = nodes.nodeOf(serverId);
     const node = name ? nodes.get(name) : undefined;
-    return ofNode(node ?? { name: '', dockerHost: options.defaultDockerHost }).environment;
+    return ofNode(node ?? { name: '', dockerHost: options.defaultDockerHost });
+  }
+
+  function named(name: string): NodeParts {
+    const node = nodes.get(name);
+    if (!node) throw new Error(`there is no node ${name}`);
+    return ofNode(node);
   }
 
   /**
@@ -104,7 +135,7 @@ export function createNodesEnvironment(options: NodesEnvironmentOptions): Enviro
     return checking;
   }
 
-  return {
+  const environment: Environment = {
     gameBindHost: '0.0.0.0', // every node's environment is a container's (docker-environment.ts)
     async start() {
       await checkAll(true); // the first round now, so a node already away is known before the first launch
@@ -117,28 +148,63 @@ export function createNodesEnvironment(options: NodesEnvironmentOptions): Enviro
       await checking;
       await Promise.all([...made.values()].map((e) => e.environment.close()));
     },
-    // The folder is on this host whichever node runs the server: any node's environment installs it alike.
-    install: (dir, subdirs, files) => forServer('').install(dir, subdirs, files),
     // Every node's environment, each removing the server's next container if it made one (docker-environment.ts).
-    async uninstall(dir) {
-      forServer(''); // at least one, which deletes the folder
-      await Promise.all([...made.values()].map((e) => e.environment.uninstall(dir)));
+    async uninstall(serverId) {
+      await Promise.all([...made.values()].map((e) => e.environment.uninstall(serverId)));
     },
-    isPortFree: (address, serverId) => forServer(serverId).isPortFree(address, serverId),
+    isPortFree: (address, serverId) => forServer(serverId).environment.isPortFree(address, serverId),
     async spawn(spec) {
       try {
-        return await forServer(spec.serverId).spawn(spec);
+        return await forServer(spec.serverId).environment.spawn(spec);
       } catch (err) {
         await checkNodeOf(spec.serverId); // an engine gone away is told now, not as a string of failed starts
         throw err;
       }
     },
-    killLeftover: (leftover: LeftoverProcess) => forServer(leftover.serverId).killLeftover(leftover),
-    adopt: async (leftover: LeftoverProcess) => (await forServer(leftover.serverId).adopt?.(leftover)) ?? null,
+    killLeftover: (leftover: LeftoverProcess) => forServer(leftover.serverId).environment.killLeftover(leftover),
+    adopt: async (leftover: LeftoverProcess) => (await forServer(leftover.serverId).environment.adopt?.(leftover)) ?? null,
     onReachability: (fn) => void listeners.push(fn),
     reachable(serverId) {
       const name = nodes.nodeOf(serverId);
       return !(name && away.has(name));
     },
   };
+
+  const storage: ServerStorage = {
+    async start() {
+      // Each volume's half-done restore is put right by its next operation (volume-storage.ts).
+    },
+    gameDir: () => GAME_DIR,
+    write: (serverId, subdirs, files) => forServer(serverId).storage.write(serverId, subdirs, files),
+    remove: (serverId) => forServer(serverId).storage.remove(serverId),
+    usage: (serverId, stop) => forServer(serverId).storage.usage(serverId, stop),
+    exportTar: (serverId, paths) => forServer(serverId).storage.exportTar(serverId, paths),
+    importArchive: (serverId, paths, archive, tag) => forServer(serverId).storage.importArchive(serverId, paths, archive, tag),
+  };
+
+  const transfer: VolumeTransfer = {
+    async copy(serverId, from, to) {
+      const [source, target] = [named(from).storage, named(to).storage];
+      await source.ensure(serverId);
+      const content = await source.exportVolume(serverId);
+      try {
+        await target.importVolume(serverId, content);
+      } finally {
+        content.destroy(); // read to its end when the copy worked; given up otherwise
+      }
+      const [mine, theirs] = await Promise.all([source.manifest(serverId), target.manifest(serverId)]);
+      if (mine.digest !== theirs.digest) {
+        throw new Error(`the copy differs from the original (${theirs.files} files, ${theirs.bytes} bytes of ${mine.files} files, ${mine.bytes} bytes)`);
+      }
+      return { files: mine.files, bytes: mine.bytes };
+    },
+    async drop(serverId, node) {
+      const parts = named(node);
+      await parts.environment.uninstall(serverId);
+      await parts.storage.drop(serverId);
+    },
+    reachable: (node) => !away.has(node),
+  };
+
+  return { environment, storage, transfer };
 }

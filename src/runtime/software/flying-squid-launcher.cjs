@@ -97,7 +97,9 @@ function main() {
   wire(server, Number(args['max-players']));
   server.once('pluginsReady', () => {
     pvpRule(server, settings.pvp !== false);
-    flushOnQuit(server);
+    const flush = server.overworld && server.overworld.storageProvider ? trackWorld(server.overworld) : async () => undefined;
+    flushOnQuit(server, flush);
+    worldSaving(server, flush);
   });
   playerLists(server, readJson(path.join(dir, 'players.json')));
   return server;
@@ -106,8 +108,7 @@ function main() {
 // flying-squid writes chunks to disk about every second but not when it stops; the stop command (and so a backup's
 // brief stop, docs/architecture.md "Backups") flushes the world first, every change included (world-flush.cjs), so
 // the folder is whole once the process exits.
-function flushOnQuit(serv) {
-  const flush = serv.overworld && serv.overworld.storageProvider ? trackWorld(serv.overworld) : async () => undefined;
+function flushOnQuit(serv, flush) {
   const quit = serv.quit.bind(serv);
   serv.quit = async (reason) => {
     try {
@@ -117,6 +118,57 @@ function flushOnQuit(serv) {
     }
     return quit(reason);
   };
+}
+
+// A live backup (flying-squid.json backup.live; docs/architecture.md "Backups"): `world-saving off <seconds>` writes
+// every change to the region files (world-flush.cjs) and holds saving, the players' own files too (flying-squid writes
+// them as they join and leave), then reports world_saving_off, so the world folder stays whole while it is archived
+// and the players stay connected. `world-saving on` resumes, writing what was held. A hold ends by itself after
+// <seconds>: a service that died during a backup never leaves a world unsaved.
+function worldSaving(serv, flush) {
+  const world = serv.overworld;
+  let hold = null; // { timer, players: Set } while saving is held
+  const writing = new Set(); // players' files being written
+  serv.on('newPlayer', (player) => {
+    const save = player.save.bind(player);
+    player.save = async () => {
+      if (hold) return void hold.players.add(save);
+      const p = save();
+      writing.add(p);
+      return p.finally(() => writing.delete(p));
+    };
+  });
+  const resume = async () => {
+    if (!hold) return;
+    const { timer, players } = hold;
+    hold = null;
+    clearTimeout(timer);
+    if (world && world.storageProvider) world.startSaving();
+    for (const save of players) await save().catch((err) => console.error(`saving a player failed: ${err && err.message}`));
+    console.log('world saving resumed');
+    send({ type: 'world_saving_on' });
+  };
+  serv.commands.add({
+    base: 'world-saving',
+    info: 'holds world saving for a backup made while the game runs, or resumes it',
+    usage: '/world-saving off <seconds> | /world-saving on',
+    op: true,
+    parse: (str) => {
+      const m = /^(?:off (\d{1,6})|on)$/.exec(str);
+      return m ? { off: m[1] !== undefined, seconds: Number(m[1]) } : false;
+    },
+    action: async ({ off, seconds }) => {
+      if (!off) return resume();
+      if (hold) clearTimeout(hold.timer);
+      else hold = { timer: null, players: new Set() };
+      hold.timer = setTimeout(() => void resume(), seconds * 1000);
+      hold.timer.unref();
+      await flush(); // stops the periodic saver and writes every change made so far
+      await Promise.allSettled([...writing]);
+      console.log(`world saving held for at most ${seconds} s`);
+      send({ type: 'world_saving_off' });
+    },
+  });
 }
 
 // The player lists (flying-squid.json player_lists): players.json, written by the supervisor before every launch,

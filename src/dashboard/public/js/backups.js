@@ -15,6 +15,13 @@ export function backupsSection(server, signal, latest = () => server) {
   const outcome = h('div', { class: 'outcome' });
   const name = h('input', { id: 'backup-name', name: 'name', maxlength: 100, autocomplete: 'off' });
   const form = h('form', { class: 'row' }, field('Backup name (optional)', name), h('button', { type: 'submit' }, 'Back up now'));
+  // Said before the click: whether a backup of a running server disconnects its players (VersionDetail.backup).
+  const players = h('p', { class: 'muted backup-players' });
+  api('GET', `/v1/versions/${server.version}`).then((v) => {
+    if (v.backup) players.textContent = v.backup.consistency === 'live'
+      ? 'Players stay connected while a backup is made.'
+      : 'A running server is stopped while a backup is made: its players are disconnected.';
+  }, () => undefined);
   const say = (text, failed = false) => {
     outcome.replaceChildren(failed ? errorBox(text) : h('span', {}, text));
     announce(text, failed);
@@ -93,7 +100,7 @@ export function backupsSection(server, signal, latest = () => server) {
   every(REFRESH_MS, signal, () => (pending ? refresh() : Promise.resolve()));
   refresh().catch((e) => say(`Could not list backups: ${e.message}`, true));
 
-  return h('section', { 'aria-labelledby': 'backups-title' }, h('h2', { id: 'backups-title' }, 'Backups'), form, outcome, list);
+  return h('section', { 'aria-labelledby': 'backups-title' }, h('h2', { id: 'backups-title' }, 'Backups'), form, players, outcome, list);
 }
 
 const label = (b) => b.name ?? b.id;

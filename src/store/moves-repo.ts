@@ -1,0 +1,148 @@
+import type { Db } from './db';
+import type { Clock } from '../clock';
+import { iso } from '../clock';
+import { newId } from '../ids';
+import type { EventsRepo } from './events-repo';
+import type { NodesRepo } from './nodes-repo';
+import { parseServer, SERVER_JSON } from './server-view';
+import type { ServerWrites } from './server-writes';
+
+/**
+ * A move's progress (docs/architecture.md "Moving a server"): `pending` (asked for), `copying` (the game stopped,
+ * its files being copied to the new node), `switched` (the copy verified, the server's row on the new node), then
+ * `done`, or `failed` with the server left whole where it was.
+ */
+export type MoveStatus = 'pending' | 'copying' | 'switched' | 'done' | 'failed';
+
+export interface Move {
+  id: string;
+  serverId: string;
+  fromNode: string;
+  toNode: string;
+  status: MoveStatus;
+  /** Whether its game ran when the move began (it starts again on the new node); null until then. */
+  wasRunning: boolean | null;
+  /** What the copy held; null until copied. */
+  bytes: number | null;
+  error: string | null;
+  /** The node where a volume of the server is still to be removed, or null. */
+  leftover: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface MoveRow {
+  id: string;
+  server_id: string;
+  from_node: string;
+  to_node: string;
+  status: MoveStatus;
+  was_running: 0 | 1 | null;
+  bytes: number | null;
+  error: string | null;
+  leftover: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const toMove = (r: MoveRow): Move => ({
+  id: r.id, serverId: r.server_id, fromNode: r.from_node, toNode: r.to_node, status: r.status,
+  wasRunning: r.was_running === null ? null : r.was_running === 1, bytes: r.bytes, error: r.error, leftover: r.leftover,
+  createdAt: r.created_at, updatedAt: r.updated_at,
+});
+
+/**
+ * The `server_moves` table (migration 032): written by the operator's `gsh server move` (request) and by the
+ * runtime's moves (moves.ts), each step its own transaction. The switch writes the server's new node and address
+ * through ServersRepo's writes, with its `server.updated` event, in the step's transaction.
+ */
+export function createMovesRepo(
+  db: Db,
+  clock: Clock,
+  nodes: Pick<NodesRepo, 'get' | 'nodeOf' | 'placeOn'>,
+  memoryOf: (plan: string) => number,
+  events: EventsRepo,
+  writes: Pick<ServerWrites, 'relocate'>,
+) {
+  const q = {
+    insert: db.prepare(`INSERT INTO server_moves (id, server_id, from_node, to_node, status, created_at, updated_at)
+      VALUES (?, ?, ?, ?, 'pending', ?, ?)`),
+    get: db.prepare('SELECT * FROM server_moves WHERE id = ?'),
+    open: db.prepare(`SELECT * FROM server_moves WHERE status IN ('pending', 'copying', 'switched') ORDER BY id`),
+    openOf: db.prepare(`SELECT * FROM server_moves WHERE server_id = ? AND status IN ('pending', 'copying', 'switched')`),
+    leftovers: db.prepare('SELECT * FROM server_moves WHERE leftover IS NOT NULL ORDER BY id'),
+    server: db.prepare('SELECT user_id, plan, state, node FROM servers WHERE id = ?'),
+    view: db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck(),
+    begin: db.prepare(`UPDATE server_moves SET status = 'copying', was_running = COALESCE(was_running, ?), updated_at = ?
+      WHERE id = ? AND status IN ('pending', 'copying')`),
+    switched: db.prepare(`UPDATE server_moves SET status = 'switched', bytes = ?, leftover = from_node, updated_at = ? WHERE id = ?`),
+    done: db.prepare(`UPDATE server_moves SET status = 'done', updated_at = ? WHERE id = ? AND status = 'switched'`),
+    failed: db.prepare(`UPDATE server_moves SET status = 'failed', error = ?, leftover = ?, updated_at = ?
+      WHERE id = ? AND status IN ('pending', 'copying')`),
+    dropped: db.prepare('UPDATE server_moves SET leftover = NULL, updated_at = ? WHERE id = ?'),
+  };
+  const get = (id: string): Move | undefined => {
+    const row = q.get.get(id) as MoveRow | undefined;
+    return row && toMove(row);
+  };
+
+  return {
+    get,
+    /**
+     * The operator's request to move a server to node `to` (one IMMEDIATE transaction), or why it is refused: no such
+     * server or node, the server being deleted or already there or already moving, its node or the target not
+     * answering, the target drained or without room (its memory and a free port, checked again at the switch).
+     */
+    request(serverId: string, to: string): { move: Move } | { refused: string } {
+      return db.transaction((): { move: Move } | { refused: string } => {
+        const server = q.server.get(serverId) as { plan: string; state: string; node: string | null } | undefined;
+        if (!server) return { refused: `There is no server ${serverId}.` };
+        if (server.node === null) return { refused: `Server ${serverId} is on no node; moves need RUNTIME=docker and its nodes.` };
+        if (server.state === 'deleting') return { refused: `Server ${serverId} is being deleted.` };
+        if (server.node === to) return { refused: `Server ${serverId} is on node ${to} already.` };
+        if (q.openOf.get(serverId)) return { refused: `Server ${serverId} is being moved already.` };
+        if (nodes.get(server.node)?.unreachableSince) return { refused: `Node ${server.node}, where the server's files are, does not answer.` };
+        const room = nodes.placeOn(to, memoryOf(server.plan));
+        if ('refused' in room) return { refused: `Cannot move server ${serverId}: ${room.refused}.` };
+        const id = newId('mov', clock.now());
+        const now = iso(clock.now());
+        q.insert.run(id, serverId, server.node, to, now, now);
+        return { move: get(id)! };
+      }).immediate();
+    },
+    /** Moves not yet done or failed, oldest first (the runtime carries them out, also after a restart). */
+    open: (): Move[] => (q.open.all() as MoveRow[]).map(toMove),
+    /** Moves whose leftover volume is still to be removed. */
+    leftovers: (): Move[] => (q.leftovers.all() as MoveRow[]).map(toMove),
+    /** The copy begins: `copying`, and whether the game ran, recorded the first time only. */
+    begin(id: string, wasRunning: boolean): Move | undefined {
+      q.begin.run(wasRunning ? 1 : 0, iso(clock.now()), id);
+      return get(id);
+    },
+    /**
+     * The copy is verified: the server's row takes its new node, public host and a port of the new node's range, with
+     * its `server.updated` event, and the move is `switched` (its old node's volume now the leftover), one
+     * transaction. Refused, changing nothing, when the new node no longer takes the server.
+     */
+    switchOver(id: string, bytes: number): { address: { host: string; port: number } } | { refused: string } {
+      return db.transaction((): { address: { host: string; port: number } } | { refused: string } => {
+        const move = get(id);
+        const server = move && (q.server.get(move.serverId) as { user_id: string; plan: string } | undefined);
+        if (!move || !server || move.status !== 'copying') return { refused: 'the move or its server is gone' };
+        const room = nodes.placeOn(move.toNode, memoryOf(server.plan));
+        if ('refused' in room) return room;
+        writes.relocate(move.serverId, room.place);
+        events.raise('server.updated', { server: parseServer(q.view.get(move.serverId) as string) }, { serverId: move.serverId });
+        q.switched.run(bytes, iso(clock.now()), id);
+        return { address: { host: room.place.host, port: room.place.port } };
+      }).immediate();
+    },
+    finish: (id: string): void => void q.done.run(iso(clock.now()), id),
+    /** The move did not happen: the server is whole where it was; `leftover`: where a partial copy may remain. */
+    fail: (id: string, error: string, leftover: string | null): void => void q.failed.run(error.slice(0, 500), leftover, iso(clock.now()), id),
+    /** The leftover volume is gone. */
+    dropped: (id: string): void => void q.dropped.run(iso(clock.now()), id),
+  };
+}
+
+export type MovesRepo = ReturnType<typeof createMovesRepo>;

@@ -1,0 +1,229 @@
+// Moving a server between nodes (issue 26 §4; docs/architecture.md "Moving a server"), the service in a process of
+// its own (test/helpers/service-main.cjs) on two engines (the second from scripts/docker-node.sh). A running
+// flying-squid server with a block set through its console and 64 MiB more in its world is moved by `gsh server
+// move`; the service is killed with SIGKILL while the copy streams into the second engine: the server is whole on
+// the first (its row there, its game stopped, nothing running anywhere), and the next service life finishes the move:
+// running on the second node at a new address (server.updated), the old volume gone, the block and the file in its
+// world. `gsh node drain --evacuate` moves it back; a move whose target engine stops midway fails, and the server runs
+// again where it was, the partial copy removed once that engine answers again; a move whose source engine stops
+// midway fails too, and the server runs again on that node once it answers. All along, the server never runs on
+// both nodes at once. Ports 29060-29079.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import Database from 'better-sqlite3';
+import tar from 'tar-stream';
+import { instanceName } from '../../src/runtime/cgroups';
+import { LABEL_SERVER, volumeName } from '../../src/runtime/docker/docker-environment';
+import { LABEL_HELPER } from '../../src/runtime/docker/helper-containers';
+import type { Engine } from '../../src/runtime/docker/engine';
+import { GAME_DIR, IMAGE_NODE } from '../../src/runtime/docker/image';
+import { tempDir } from '../helpers/app';
+import { until } from '../helpers/wait';
+import { blockIn } from '../helpers/world';
+import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, removeContainersOf, secondEngine, volumesOf, type SecondEngine } from './engine';
+
+jest.setTimeout(600_000);
+const MIB = 1024 * 1024;
+const PORTS = { one: [29060, 29069], two: [29070, 29079] } as const;
+let lease: { release(): Promise<void> };
+let two: SecondEngine;
+const dataDir = tempDir('moves');
+const started: ChildProcess[] = [];
+
+beforeAll(async () => {
+  lease = await ensureEngine();
+  two = await secondEngine();
+}, 180_000);
+
+afterAll(async () => {
+  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await removeContainersOf(dataDir, engine);
+  await removeContainersOf(dataDir, two.engine).catch(() => undefined);
+  await two?.release();
+  await lease?.release();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}, 180_000);
+
+/** The service in its own process, as `npm start` runs it; resolves once it listens. */
+async function startService(): Promise<{ child: ChildProcess; base: string }> {
+  const env = {
+    ...process.env, DATA_DIR: dataDir, RUNTIME: 'docker', DOCKER_HOST, PORT: '0', HOST: '127.0.0.1', NODE_CHECK_INTERVAL_S: '1', RATE_LIMIT_PER_MINUTE: '100000',
+  };
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'service-main.cjs')], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  started.push(child);
+  let buffered = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const entry = JSON.parse(buffered.slice(0, nl));
+        buffered = buffered.slice(nl + 1);
+        if (entry.msg === 'listening') resolve(entry.address.port);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+/** The newest move of the server as the database holds it (what the service recorded). */
+function lastMove(serverId: string): { status: string; leftover: string | null; error: string | null } | undefined {
+  const db = new Database(path.join(dataDir, 'gsh.sqlite'), { readonly: true });
+  try {
+    return db.prepare('SELECT status, leftover, error FROM server_moves WHERE server_id = ? ORDER BY id DESC LIMIT 1').get(serverId) as never;
+  } finally {
+    db.close();
+  }
+}
+
+/** Whether a helper container works on the server's files on the engine (a copy streaming in, on the target). */
+async function helperOn(on: Engine, serverId: string): Promise<boolean> {
+  const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_HELPER}=${serverId}`] }));
+  return (await on.json<unknown[]>('GET', `/containers/json?all=1&filters=${filters}`).catch(() => [])).length > 0;
+}
+
+/** The server's running game containers on each engine, sampled until stopped: the most seen at once. */
+function watchRunning(serverId: string): { stop(): Promise<number> } {
+  let most = 0;
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      const counts = await Promise.all([engine, two.engine].map(async (e) =>
+        (await containersOf(dataDir, e).catch(() => [])).filter((c) => c.Labels[LABEL_SERVER] === serverId && c.State === 'running').length));
+      most = Math.max(most, counts[0] + counts[1]);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return { stop: async () => ((on = false), await loop, most) };
+}
+
+async function putIntoVolume(on: Engine, serverId: string, files: Record<string, Buffer>): Promise<void> {
+  const image = (await on.json<{ RepoTags: string[] }[]>('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'))!;
+  const c = await on.json<{ Id: string }>('POST', '/containers/create', {
+    Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(dataDir), serverId), Target: GAME_DIR }] },
+  });
+  try {
+    const pack = tar.pack();
+    for (const [name, content] of Object.entries(files)) pack.entry({ name, uid: 1000, gid: 1000 }, content);
+    pack.finalize();
+    await on.upload(`/containers/${c.Id}/archive?path=${GAME_DIR}`, Readable.from(pack), 'application/x-tar', 'PUT');
+  } finally {
+    await on.json('DELETE', `/containers/${c.Id}?force=1`);
+  }
+}
+
+test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it back; either engine gone undoes a move', async () => {
+  for (const [name, host, [low, high]] of [['one', DOCKER_HOST, PORTS.one], ['two', two.dockerHost, PORTS.two]] as const) {
+    expect(await gsh(dataDir, 'node', 'add', '--name', name, '--docker-host', host, '--public-host', '127.0.0.1', '--memory-mb', '2000', '--ports', `${low}-${high}`)).toMatchObject({ code: 0 });
+  }
+  expect((await gsh(dataDir, 'node', 'drain', 'two')).code).toBe(0); // the server is made on node one
+  const token = (await gsh(dataDir, 'token', 'create', '--email', 'mover@example.com', '--name', 'test')).out.split('\n').pop()!;
+  const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
+  let service = await startService();
+  const api = async (method: string, p: string, body?: object) => {
+    const res = await fetch(`${service.base}${p}`, { method, headers, body: body && JSON.stringify(body) });
+    return { status: res.status, body: (await res.json().catch(() => null)) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  const server = async () => (await api('GET', `/v1/servers/${id}`)).body as { state: string; address: { host: string; port: number } };
+  const inRange = (port: number, [low, high]: readonly [number, number]) => port >= low && port <= high;
+
+  const created = await api('POST', '/v1/servers', { name: 'Mover', plan: 'micro', version: 'flying-squid-1.20' });
+  expect(created.status).toBe(201);
+  const id = created.body.id as string;
+  await until('installed', async () => (await server()).state === 'stopped', 180_000);
+  await putIntoVolume(engine, id, { 'world/filler.bin': Buffer.alloc(64 * MIB, 7) });
+  expect((await api('POST', `/v1/servers/${id}/actions`, { type: 'start' })).status).toBe(202);
+  await until('running', async () => (await server()).state === 'running', 180_000);
+  expect(inRange((await server()).address.port, PORTS.one)).toBe(true);
+  expect((await api('POST', `/v1/servers/${id}/console`, { command: 'setblock 3 100 3 gold_block' })).status).toBe(202);
+  expect((await gsh(dataDir, 'node', 'drain', 'two', '--undo')).code).toBe(0);
+  const running = watchRunning(id);
+
+  // The move, and the service killed while the copy streams into the second engine.
+  const asked = await gsh(dataDir, 'server', 'move', id, '--to', 'two', '--no-wait');
+  expect(asked).toMatchObject({ code: 0 });
+  await until('the copy streaming into node two', async () => (lastMove(id)?.status === 'copying' && (await helperOn(two.engine, id))) || undefined, 120_000);
+  service.child.kill('SIGKILL');
+  await new Promise((r) => service.child.once('exit', r));
+  // Whole on node one: its row there, its game stopped (the move stopped it first), nothing running anywhere.
+  expect(lastMove(id)?.status).toBe('copying');
+  expect((await containersOf(dataDir, engine)).filter((c) => c.State === 'running')).toEqual([]);
+  expect((await containersOf(dataDir, two.engine)).filter((c) => c.State === 'running')).toEqual([]);
+  expect((await volumesOf(dataDir, engine)).map((v) => v.Name)).toEqual([volumeName(instanceName(dataDir), id)]);
+
+  // The next life finishes it: running on node two at a new address, the old volume gone.
+  service = await startService();
+  await until('the move done', async () => lastMove(id)?.status === 'done' || undefined, 240_000);
+  await until('running on node two', async () => (await server()).state === 'running' || undefined, 120_000);
+  const moved = await server();
+  expect(inRange(moved.address.port, PORTS.two)).toBe(true);
+  const events = (await api('GET', `/v1/events?server_id=${id}&limit=100&order=desc`)).body.data as { type: string; data: { server?: { address: { port: number } } } }[];
+  expect(events.find((e) => e.type === 'server.updated')?.data.server?.address.port).toBe(moved.address.port);
+  expect([(await containersOf(dataDir, engine)).length, (await containersOf(dataDir, two.engine)).length]).toEqual([0, 1]);
+  await until('the old volume removed', async () => (await volumesOf(dataDir, engine)).length === 0 || undefined, 30_000);
+  expect(lastMove(id)?.leftover).toBeNull();
+
+  // The world came along: a backup made on node two holds the block and the file.
+  const backup = await api('POST', `/v1/servers/${id}/backups`, {});
+  expect(backup.status).toBe(202);
+  const ready = await until('the backup', async () => {
+    const b = (await api('GET', `/v1/servers/${id}/backups/${backup.body.id}`)).body;
+    return b.status !== 'pending' ? b : undefined;
+  });
+  expect(ready).toMatchObject({ status: 'ready', consistency: 'live' });
+  const out = tempDir('moved-world');
+  try {
+    const res = await fetch(`${service.base}/v1/servers/${id}/backups/${backup.body.id}/archive`, { headers });
+    fs.writeFileSync(path.join(out, 'a.tar.gz'), Buffer.from(await res.arrayBuffer()));
+    execFileSync('tar', ['-xzf', 'a.tar.gz'], { cwd: out });
+    expect([await blockIn(path.join(out, 'world'), 3, 100, 3), fs.statSync(path.join(out, 'world', 'filler.bin')).size]).toEqual(['gold_block', 64 * MIB]);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+
+  // Evacuating node two moves it back to node one, one server at a time.
+  const evacuated = await gsh(dataDir, 'node', 'drain', 'two', '--evacuate');
+  expect(evacuated).toMatchObject({ code: 0 });
+  expect(evacuated.out).toContain(`Moved ${id} to node one`);
+  await until('running on node one', async () => (await server()).state === 'running' || undefined, 120_000);
+  expect(inRange((await server()).address.port, PORTS.one)).toBe(true);
+
+  // The target engine stops while the copy streams in: the move fails, the server runs again on node one, and the
+  // partial copy goes once node two answers again.
+  expect((await gsh(dataDir, 'node', 'drain', 'two', '--undo')).code).toBe(0);
+  expect((await gsh(dataDir, 'server', 'move', id, '--to', 'two', '--no-wait')).code).toBe(0);
+  await until('the copy streaming into node two', async () => (lastMove(id)?.status === 'copying' && (await helperOn(two.engine, id))) || undefined, 120_000);
+  await two.stop();
+  await until('the move failed', async () => lastMove(id)?.status === 'failed' || undefined, 180_000);
+  expect(lastMove(id)).toMatchObject({ leftover: 'two' });
+  await until('running on node one again', async () => (await server()).state === 'running' || undefined, 120_000);
+  expect(inRange((await server()).address.port, PORTS.one)).toBe(true);
+  await two.start();
+  await until('the partial copy removed', async () => (lastMove(id)?.leftover === null && (await volumesOf(dataDir, two.engine)).length === 0) || undefined, 120_000);
+
+  // The source engine stops while the copy streams out of it (128 MiB more, so the copy outlasts the engine's
+  // stop): the move fails, the server stays on node two (`unreachable` while its engine is away, running again
+  // there once it answers), and the partial copy on node one goes at once.
+  expect(await gsh(dataDir, 'server', 'move', id, '--to', 'two')).toMatchObject({ code: 0 });
+  await until('running on node two', async () => (await server()).state === 'running' || undefined, 120_000);
+  await putIntoVolume(two.engine, id, { 'world/filler-2.bin': Buffer.alloc(128 * MIB, 9) });
+  expect((await gsh(dataDir, 'server', 'move', id, '--to', 'one', '--no-wait')).code).toBe(0);
+  await until('the copy streaming into node one', async () => (lastMove(id)?.status === 'copying' && (await helperOn(engine, id))) || undefined, 120_000);
+  await two.stop();
+  await until('the move failed', async () => lastMove(id)?.status === 'failed' || undefined, 180_000);
+  await until('the partial copy on node one removed', async () => (lastMove(id)?.leftover === null && (await volumesOf(dataDir, engine)).length === 0) || undefined, 60_000);
+  await until('unreachable on node two', async () => (await server()).state === 'unreachable' || undefined, 60_000);
+  await two.start();
+  await until('running on node two again', async () => (await server()).state === 'running' || undefined, 180_000);
+  expect(inRange((await server()).address.port, PORTS.two)).toBe(true);
+  expect([(await containersOf(dataDir, engine)).length, (await volumesOf(dataDir, two.engine)).length]).toEqual([0, 1]);
+
+  expect(await running.stop()).toBe(1); // never on both nodes at once
+  expect((await api('DELETE', `/v1/servers/${id}`)).status).toBe(202);
+  await until('deleted', async () => (await api('GET', `/v1/servers/${id}`)).status === 404);
+  service.child.kill('SIGTERM');
+  await new Promise((r) => service.child.once('exit', r));
+});
