@@ -57,14 +57,16 @@ function sharedParts() {
 /**
  * A fresh service, built by the same wiring as `npm start` (src/service.ts), on its own SQLite file and
  * DATA_DIR, with every response checked against the spec. Game ports default to a range per test file
- * (from JEST_WORKER_ID) so files running in parallel never collide; GSH_TEST_PORT_BASE (default 40000) moves the
- * whole block, so two checkouts can run their suites on one machine at once. Like the rate limit, the quotas are raised
- * out of the way unless a test sets them (test/integration/quota.test.ts does; `QUOTA_SERVERS: ''` there means
- * the operator's default).
+ * (from JEST_WORKER_ID) so files running in parallel never collide; GSH_TEST_PORT_BASE (default 12000) moves the
+ * whole block, so two checkouts can run their suites on one machine at once. Keep it below Linux's ephemeral ports
+ * (ip_local_port_range, 32768-60999 by default): there every listen(0) and outgoing connection of the tests can
+ * take a game's port first, and the game's start is then refused. Like the rate limit, the quotas are raised out of
+ * the way unless a test sets them (test/integration/quota.test.ts does; `QUOTA_SERVERS: ''` there means the
+ * operator's default).
  */
 export async function createTestApp(options: TestAppOptions = {}) {
   const dir = tempDir('app');
-  const base = Number(process.env.GSH_TEST_PORT_BASE ?? 40000) + Number(process.env.JEST_WORKER_ID ?? 1) * 200;
+  const base = Number(process.env.GSH_TEST_PORT_BASE ?? 12000) + Number(process.env.JEST_WORKER_ID ?? 1) * 200;
   const config: Config = loadConfig({
     DATA_DIR: dir,
     RATE_LIMIT_PER_MINUTE: '100000',

@@ -15,7 +15,7 @@ import { luantiAnswers } from './luanti-probe';
 const LAUNCHER = path.join(__dirname, '..', '..', 'src', 'runtime', 'software', 'luanti-launcher.cjs');
 const BINARY = '/usr/lib/minetest/minetestserver';
 // A port of this worker's block above the test apps' game ports (test/helpers/app.ts).
-const PORT = Number(process.env.GSH_TEST_PORT_BASE ?? 40000) + Number(process.env.JEST_WORKER_ID ?? 1) * 200 + 150;
+const PORT = Number(process.env.GSH_TEST_PORT_BASE ?? 12000) + Number(process.env.JEST_WORKER_ID ?? 1) * 200 + 150;
 
 /** Every special form of the syntax, as a value; each must come back from the engine exactly as written. */
 const forms: Array<[string, string]> = [
