@@ -33,6 +33,8 @@ beforeAll(async () => {
   token = t.token();
   fs.copyFileSync(path.join(root, 'generated', 'v1.ts'), path.join(dir, 'v1.ts'));
   fs.symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+  // In CI (.ci/run installs python3-requests) a missing Python is a gap, not a skip.
+  if (!hasPython && process.env.CI) throw new Error('python3 with requests is missing: .ci/run installs python3-requests');
   if (!hasPython) process.stdout.write('code-samples: python3 with requests is not installed here; the Python samples are not run.\n');
 });
 afterAll(async () => {
