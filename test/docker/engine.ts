@@ -136,14 +136,59 @@ function runNodeScript(command: 'start' | 'stop', dir: string): Promise<void> {
   });
 }
 
+/** Where the second engine's lock lives: one per machine, whichever checkout or worker asks. */
+const SECOND_ENGINE_LOCK = path.join(os.tmpdir(), 'gsh-second-engine.lock');
+
+/**
+ * The second engine is one resource of the machine that test files stop and start again (moves, nodes), and jest
+ * runs several files at once: so the files that use it take it in turn. The lock is a folder made atomically, held
+ * from secondEngine() until release(), naming its holder's pid; one whose holder is gone is taken over.
+ */
+async function lockSecondEngine(): Promise<() => void> {
+  const deadline = Date.now() + 20 * 60_000;
+  const pidFile = path.join(SECOND_ENGINE_LOCK, 'pid');
+  for (;;) {
+    try {
+      fs.mkdirSync(SECOND_ENGINE_LOCK);
+      fs.writeFileSync(pidFile, String(process.pid));
+      return () => fs.rmSync(SECOND_ENGINE_LOCK, { recursive: true, force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : 0); // 0: just being made
+    if (holder > 0 && !alive(holder)) {
+      fs.rmSync(SECOND_ENGINE_LOCK, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`the second engine stayed locked by pid ${holder} (${SECOND_ENGINE_LOCK})`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /**
  * A second engine beside the first, as a second node (scripts/docker-node.sh): the one .ci/run started, named
  * by GSH_NODE2_DIR, or one started here in a short folder of its own (a unix socket path is at most 107 bytes).
+ * The calling file has it to itself until release() (lockSecondEngine).
  */
 export async function secondEngine(): Promise<SecondEngine> {
+  const unlock = await lockSecondEngine();
   const given = process.env.GSH_NODE2_DIR;
   const dir = given || fs.mkdtempSync('/tmp/gsh-n2-');
-  await runNodeScript('start', dir);
+  try {
+    await runNodeScript('start', dir);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   const dockerHost = `unix://${dir}/docker.sock`;
   let running = true;
   return {
@@ -158,12 +203,16 @@ export async function secondEngine(): Promise<SecondEngine> {
       running = true;
     },
     async release() {
-      if (given) {
-        if (!running) await runNodeScript('start', dir);
-        return;
+      try {
+        if (given) {
+          if (!running) await runNodeScript('start', dir);
+          return;
+        }
+        await runNodeScript('stop', dir);
+        fs.rmSync(dir, { recursive: true, force: true });
+      } finally {
+        unlock();
       }
-      await runNodeScript('stop', dir);
-      fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -36,7 +36,7 @@ const started: ChildProcess[] = [];
 beforeAll(async () => {
   lease = await ensureEngine();
   two = await secondEngine();
-}, 180_000);
+}, 1_500_000); // it may wait its turn for the second engine (lockSecondEngine in ./engine.ts)
 
 afterAll(async () => {
   for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -17,7 +17,7 @@ let two: SecondEngine;
 beforeAll(async () => {
   lease = await ensureEngine();
   two = await secondEngine();
-}, 180_000);
+}, 1_500_000); // it may wait its turn for the second engine (lockSecondEngine in ./engine.ts)
 
 afterAll(async () => {
   await two?.release();

@@ -47,7 +47,7 @@ beforeAll(async () => {
     runtime: { backoffMs: 300, stopTimeoutMs: 10_000, reconcileMs: 500 },
   });
   token = t.token('far@example.com');
-}, 300_000);
+}, 1_500_000); // it may wait its turn for the second engine (lockSecondEngine in ./engine.ts)
 
 afterAll(async () => {
   await mounts?.stop();
