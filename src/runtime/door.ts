@@ -19,7 +19,11 @@ export interface CommandContext {
    * without changes of its own from then on (a restart or a backup does not start the game again).
    */
   readonly overtaken: boolean;
-  /** Resolves once every other command under way on this server has ended (the removal waits before deleting). */
+  /**
+   * Resolves once every other command under way on this server that began before this one has ended (the removal
+   * waits before deleting). Only those: two overtaking commands that each waited for the other (a shutdown that
+   * overtook a removal) would wait forever.
+   */
   othersSettled(): Promise<void>;
   /**
    * What it holds the server for is done (a backup's archive is written): requests are accepted again, and wait
@@ -77,6 +81,8 @@ interface Entry {
   actor: Actor;
   overtaken: boolean;
   released: boolean;
+  /** When it began to run, in this door's order (othersSettled waits for those that began before). */
+  began: number;
   done: Promise<Failure | null>;
   resolve(failure: Failure | null): void;
 }
@@ -98,6 +104,8 @@ const autoRestart: Command = {
  */
 export class ServerDoor {
   private readonly queue: Entry[] = [];
+  /** How many commands have begun to run here: each one's `began`. */
+  private begun = 0;
   private readonly underway = new Set<Entry>();
   private restartTimer: NodeJS.Timeout | null = null;
   private readonly server: ServerSupervisor;
@@ -135,7 +143,7 @@ export class ServerDoor {
     if (!command.run) return Promise.resolve(null);
     let resolve!: (failure: Failure | null) => void;
     const done = new Promise<Failure | null>((r) => (resolve = r));
-    const entry: Entry = { command, actor, overtaken: false, released: false, done, resolve };
+    const entry: Entry = { command, actor, overtaken: false, released: false, began: 0, done, resolve };
     this.deps.track(done);
     if (command.overtakes) {
       for (const waiting of this.queue.splice(0)) this.cancel(waiting, command);
@@ -197,6 +205,7 @@ export class ServerDoor {
   }
 
   private start(entry: Entry): void {
+    entry.began = ++this.begun;
     this.underway.add(entry);
     const ctx: CommandContext = {
       get overtaken() { return entry.overtaken; },
@@ -227,7 +236,7 @@ export class ServerDoor {
 
   private async othersSettled(self: Entry): Promise<void> {
     for (;;) {
-      const others = [...this.underway].filter((e) => e !== self);
+      const others = [...this.underway].filter((e) => e.began < self.began);
       if (others.length === 0) return;
       await Promise.all(others.map((e) => e.done));
     }

@@ -160,6 +160,41 @@ test('othersSettled waits for the commands it overtook; a run that throws ends a
   await settled();
 });
 
+test('othersSettled waits only for what began before it: a removal and a shutdown that overtakes it never wait for each other', async () => {
+  // Seen in CI: a server deleted just before the service shut down; both reached othersSettled while the other
+  // ran, each waited for the other, and the shutdown never ended.
+  const log: string[] = [];
+  const { door: d, settled } = door();
+  let reached!: () => void;
+  const removalWaits = new Promise<void>((r) => (reached = r));
+  let goOn!: () => void;
+  const gate = new Promise<void>((r) => (goOn = r));
+  const removal = d.submit({
+    kind: 'remove', holds: true, overtakes: true,
+    run: async (_s, ctx) => {
+      reached();
+      await gate; // still halting the game when the shutdown comes
+      await ctx.othersSettled();
+      log.push('removal done');
+      return null;
+    },
+  });
+  await removalWaits;
+  const shutdown = d.submit({
+    kind: 'shutdown', holds: true, overtakes: true,
+    run: async (_s, ctx) => {
+      await ctx.othersSettled();
+      log.push('shutdown done');
+      return null;
+    },
+  });
+  await tick();
+  goOn();
+  expect(await Promise.race([Promise.all([removal, shutdown]), new Promise((r) => setTimeout(() => r('stuck'), 2_000))])).toEqual([null, null]);
+  expect(log).toEqual(['removal done', 'shutdown done']); // the shutdown waited for the removal, not the reverse
+  await settled();
+});
+
 test('a command that releases its hold lets requests in, which then wait behind the rest of it', async () => {
   const log: string[] = [];
   const { door: d } = door();
