@@ -91,7 +91,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   for (const look of LOOKS) {
     const q = look === DESKTOP_LIGHT ? p : await ctx.open(look);
     if (q !== p) await q.page.goto(`${ctx.service.origin}/#/servers/${id}`);
-    await q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }).waitFor({ timeout: 20_000 });
+    await q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }).waitFor({ timeout: 60_000 });
     await waitForText(q.page.getByRole('log', { name: 'Console output' }), /\S/);
     const where = `running server (${look.name})`;
     await expectFits(q.page, where);
@@ -118,7 +118,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   // Safe buttons, on a phone: stop, kill and a backup ask first, naming who is online; "no" changes nothing.
   const phone = await ctx.open(PHONE_DARK);
   await phone.page.goto(`${ctx.service.origin}/#/servers/${id}`);
-  await phone.page.locator('[data-player="Steve"]').waitFor({ timeout: 20_000 });
+  await phone.page.locator('[data-player="Steve"]').waitFor({ timeout: 60_000 });
   phone.answer.yes = false;
   await phone.page.getByRole('button', { name: 'Stop Survival', exact: true }).click();
   await phone.page.getByRole('button', { name: 'Kill Survival', exact: true }).click();
@@ -141,7 +141,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await waitForText(phone.page.locator('.outcome', { hasText: 'Kicked' }), /^Kicked Steve\.$/);
   await phone.page.getByText('Nobody is playing right now.').waitFor({ timeout: 20_000 });
   await join(address.port, 'Steve');
-  await phone.page.locator('[data-player="Steve"]').waitFor({ timeout: 20_000 });
+  await phone.page.locator('[data-player="Steve"]').waitFor({ timeout: 60_000 });
 
   // A ban asks, then disconnects the player: they leave the list of who is online.
   const left = new Promise<void>((resolve) => bots[0].once('end', () => resolve()));
