@@ -117,9 +117,15 @@ export function jsonBody(limit: number) {
  * with a body would otherwise wait (issue 32: no operation's first request over 20 ms; BENCHMARKS.md §8).
  */
 function warmBodyDecoder(): void {
-  const rawBody = require.resolve('raw-body', { paths: [path.dirname(require.resolve('body-parser'))] });
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  (require(require.resolve('iconv-lite', { paths: [path.dirname(rawBody)] })) as { getDecoder(e: string): unknown }).getDecoder('utf-8');
+  try {
+    // Each package resolved from the one that uses it (express → body-parser → raw-body → iconv-lite), as npm lays them out.
+    const from = (name: string, user: string) => require.resolve(name, { paths: [path.dirname(user)] });
+    const iconv = from('iconv-lite', from('raw-body', from('body-parser', require.resolve('express'))));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    (require(iconv) as { getDecoder(e: string): unknown }).getDecoder('utf-8');
+  } catch {
+    // Only a head start: if the layout changed, the first request with a body loads the tables as it always did.
+  }
 }
 
 /** 415 for a body that is not JSON (docs/conventions.md "Errors"), checked before parsing so nothing else is ever parsed. */
