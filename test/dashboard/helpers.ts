@@ -231,3 +231,18 @@ export async function waitForAttribute(locator: Locator, name: string, ok: (valu
   }
   throw new Error(`${name} stayed "${value}"`);
 }
+
+/**
+ * The buttons' names under `locator` once they read `want`. The page draws a server's buttons when its state
+ * arrives, so a read right after a click can see none yet; this waits, then fails with what was there.
+ */
+export async function waitForButtons(locator: Locator, want: string[], timeout = 30_000) {
+  const deadline = Date.now() + timeout;
+  let names: string[] = [];
+  while (Date.now() < deadline) {
+    names = await locator.getByRole('button').allTextContents();
+    if (names.join('\n') === want.join('\n')) return names;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`expected the buttons ${JSON.stringify(want)}, saw ${JSON.stringify(names)}`);
+}

@@ -9,7 +9,7 @@
 import { launchChromium } from '../helpers/browser';
 import { until } from '../helpers/wait';
 import {
-  EMAIL, LOOKS, sizeText, expectAccessible, expectFits, expectOneTimeFormat, expectScheme, openPage, startDashboard, waitForText,
+  EMAIL, LOOKS, sizeText, expectAccessible, expectFits, expectOneTimeFormat, expectScheme, openPage, startDashboard, waitForButtons, waitForText,
   type Dashboard, type Look, type TestPage,
 } from './helpers';
 import type { Browser } from 'playwright-core';
@@ -89,7 +89,7 @@ describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, loo
     expect(options[0]).toBe('Minecraft Java Edition 1.21.4'); // newest first
     expect(await page.getByLabel('Plan').locator('option').first().textContent()).toBe('Micro: 512 MiB RAM · 0.5 CPU cores · 5 players · 2 GiB disk · 2 backups');
     // A stopped server offers Start and Delete, nothing that needs a running game.
-    expect(await row.getByRole('button').allTextContents()).toEqual(['Start', 'Delete']);
+    await waitForButtons(row, ['Start', 'Delete']);
     // Messages never take a click meant for what is under them.
     expect(await page.locator('#status').evaluate((el) => getComputedStyle(el).pointerEvents)).toBe('none');
     expect(p.consoleErrors).toEqual([]);
@@ -110,7 +110,7 @@ describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, loo
     expect(await page.locator('#server-disk').textContent()).toMatch(/^(not measured yet|[\d.]+ (B|KiB|MiB) used of 2 GiB)$/);
     expect(await page.locator('.backup-size').first().textContent()).toBe(sizeText(backupSize));
     expect(await page.locator('#players-online').textContent()).toBe('Nobody: the server is stopped.');
-    expect(await page.getByRole('group', { name: 'Actions for Survival' }).getByRole('button').allTextContents()).toEqual(['Start', 'Delete']);
+    await waitForButtons(page.getByRole('group', { name: 'Actions for Survival' }), ['Start', 'Delete']);
     // Charts: the game's own tick title; the plan's memory is the RAM ceiling.
     await page.getByRole('img', { name: /^TPS \(ticks per second; 20 is full speed\)/ }).waitFor();
     const ram = page.locator('svg[data-chart="ram_bytes"]');

@@ -8,7 +8,7 @@
 import mineflayer from 'mineflayer';
 import {
   DESKTOP_LIGHT, LOOKS, PHONE_DARK, EMAIL, dashboardPerTest, expectAccessible, expectFits, expectOneTimeFormat, expectScheme,
-  waitForAttribute, waitForText, type TestPage,
+  waitForAttribute, waitForButtons, waitForText, type TestPage,
 } from './helpers';
 import { until } from '../helpers/wait';
 
@@ -57,11 +57,11 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   // Start: the only power button a stopped server has besides Delete.
   await row.getByRole('link', { name: 'Survival' }).click();
   const group = page.getByRole('group', { name: 'Actions for Survival' });
-  expect(await group.getByRole('button').allTextContents()).toEqual(['Start', 'Delete']);
+  await waitForButtons(group, ['Start', 'Delete']);
   await page.getByRole('button', { name: 'Start Survival', exact: true }).click();
   await waitForText(page.locator('#server-state'), /running/, 120_000);
   await waitForText(page.locator('.outcome').first(), /^Started Survival\.$/, 30_000);
-  await until('the running buttons', async () => (await group.getByRole('button').allTextContents()).join() === 'Stop,Restart,Kill,Delete');
+  await waitForButtons(group, ['Stop', 'Restart', 'Kill', 'Delete']);
 
   // Live charts: "now" from the stream, points growing, the value under the pointer; RAM up to the plan's memory.
   await waitForText(page.locator('#now-tps'), /^\d+\.\d$/, 30_000);
@@ -76,7 +76,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await join(address.port, 'Steve');
   const steve = page.locator('[data-player="Steve"]');
   await steve.waitFor({ timeout: 30_000 });
-  expect(await steve.getByRole('button').allTextContents()).toEqual(['Whitelist', 'Make operator', 'Ban', 'Kick']);
+  await waitForButtons(steve, ['Whitelist', 'Make operator', 'Ban', 'Kick']);
   await waitForText(page.locator('#players-count'), /^1 of 5$/);
   await page.getByRole('button', { name: 'Whitelist Steve' }).click();
   await page.getByRole('button', { name: 'Remove from whitelist Steve' }).waitFor();
@@ -104,7 +104,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
     await waitForText(q.page.locator('[data-chart-tip="players_online"]'), /^\d at \d{2}:\d{2}:\d{2} GMT\+\d$/);
     await expectFits(q.page, `${where}, a value shown`);
     // The buttons a running server allows; a stop asks first while someone plays ("no" here).
-    expect(await q.page.getByRole('group', { name: 'Actions for Survival' }).getByRole('button').allTextContents()).toEqual(['Stop', 'Restart', 'Kill', 'Delete']);
+    await waitForButtons(q.page.getByRole('group', { name: 'Actions for Survival' }), ['Stop', 'Restart', 'Kill', 'Delete']);
     q.answer.yes = false;
     await q.page.getByRole('button', { name: 'Stop Survival', exact: true }).click();
     await until('the question', async () => q.dialogs.length === 1);
@@ -159,7 +159,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await waitForText(page.locator('#server-state'), /stopped/, 60_000);
   await page.locator('.toast', { hasText: 'Stopped Survival.' }).waitFor();
   expect(p.dialogs).toEqual([]);
-  expect(await group.getByRole('button').allTextContents()).toEqual(['Start', 'Delete']);
+  await waitForButtons(group, ['Start', 'Delete']);
 
   // A command to a stopped server fails with the service's explanation (409), shown in the page.
   await page.getByLabel('Command').fill('ping 1');
