@@ -40,13 +40,12 @@ function toBackup(row: BackupRow): Backup {
   };
 }
 
-/**
- * The `backups` table (migration 015). The runtime's backups (src/runtime/backups.ts) are the only writer. Each
- * change writes its `backup.*` event for the server's owner in its own transaction (docs/architecture.md "Events
- * and webhooks").
- */
-export function createBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+type Events = Pick<EventsRepo, 'raise'>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     insert: db.prepare(`INSERT INTO backups (id, server_id, name, automatic, status, created_at) VALUES (?, ?, ?, ?, 'pending', ?)`),
     // Retention (openapi/v1.yaml Backup.automatic): the oldest ready automatic backup goes first.
     oldestAutomatic: db.prepare(`SELECT * FROM backups WHERE server_id = ? AND automatic = 1 AND status = 'ready' ORDER BY id LIMIT 1`),
@@ -64,12 +63,10 @@ export function createBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo,
     failed: db.prepare(`UPDATE backups SET status = 'failed', error = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
     remove: db.prepare('DELETE FROM backups WHERE server_id = ? AND id = ?'),
   };
-  /** The backup's event, as the row is now. */
-  function announce(id: string, type: 'backup.ready' | 'backup.failed'): void {
-    const row = q.byId.get(id) as BackupRow;
-    events.raise(type, { backup: toBackup(row) }, { serverId: row.server_id });
-  }
+}
 
+/** Asking for a backup: a new pending one, with room made under the plan's and the schedule's limits. */
+function backupCreation(db: Db, st: Statements, clock: Clock, events: Events) {
   return {
     /**
      * A new `pending` backup, unless one of the server's is still pending (returned as `busy`). At the plan's
@@ -79,64 +76,92 @@ export function createBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo,
      */
     create(serverId: string, name: string | null, opts: { limit: number; automatic?: boolean; keep?: number }): { backup: Backup; pruned: string[] } | { busy: Backup } {
       return db.transaction(() => {
-        const open = q.pending.get(serverId) as BackupRow | undefined;
+        const open = st.pending.get(serverId) as BackupRow | undefined;
         if (open) return { busy: toBackup(open) };
         const pruned: string[] = [];
         const full = () =>
-          (q.kept.get(serverId) as { n: number }).n >= opts.limit ||
-          (opts.automatic === true && opts.keep !== undefined && (q.keptAutomatic.get(serverId) as number) >= opts.keep);
+          (st.kept.get(serverId) as { n: number }).n >= opts.limit ||
+          (opts.automatic === true && opts.keep !== undefined && (st.keptAutomatic.get(serverId) as number) >= opts.keep);
         while (full()) {
-          const oldest = q.oldestAutomatic.get(serverId) as BackupRow | undefined;
+          const oldest = st.oldestAutomatic.get(serverId) as BackupRow | undefined;
           if (!oldest) {
-            const kept = (q.kept.get(serverId) as { n: number }).n;
+            const kept = (st.kept.get(serverId) as { n: number }).n;
             throw new AppError('backup_limit_reached', `The server keeps ${kept} backups, as many as its plan allows (${opts.limit}); delete one first.`);
           }
-          q.remove.run(serverId, oldest.id);
+          st.remove.run(serverId, oldest.id);
           events.raise('backup.deleted', { backup: toBackup(oldest) }, { serverId: serverId });
           pruned.push(oldest.id);
         }
         const id = newId('bkp', clock.now());
-        q.insert.run(id, serverId, name, opts.automatic ? 1 : 0, iso(clock.now()));
-        const backup = toBackup(q.get.get(serverId, id) as BackupRow);
+        st.insert.run(id, serverId, name, opts.automatic ? 1 : 0, iso(clock.now()));
+        const backup = toBackup(st.get.get(serverId, id) as BackupRow);
         events.raise('backup.created', { backup }, { serverId: serverId });
         return { backup, pruned };
       }).immediate();
     },
+  };
+}
+
+/** Reading backups: one, a page, the pending ones, and the schedules' last automatic backups. */
+function backupReads(st: Statements) {
+  return {
     /** Every server with a backup schedule, and when its newest automatic backup was made (backup-schedule.ts). */
     scheduled: (): Array<{ serverId: string; schedule: StoredSchedule; lastAutomatic: string | null }> =>
-      (q.scheduled.all() as Array<{ id: string; backup_schedule: string; last_automatic: string | null }>).map((r) => ({
+      (st.scheduled.all() as Array<{ id: string; backup_schedule: string; last_automatic: string | null }>).map((r) => ({
         serverId: r.id,
         schedule: JSON.parse(r.backup_schedule) as StoredSchedule,
         lastAutomatic: r.last_automatic,
       })),
     get: (serverId: string, id: string): Backup | undefined => {
-      const row = q.get.get(serverId, id) as BackupRow | undefined;
+      const row = st.get.get(serverId, id) as BackupRow | undefined;
       return row && toBackup(row);
     },
     page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Backup[]; has_more: boolean } {
-      const rows = q.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as BackupRow[];
+      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as BackupRow[];
       return { data: rows.slice(0, opts.limit).map(toBackup), has_more: rows.length > opts.limit };
     },
-    pending: (serverId: string): boolean => q.pending.get(serverId) !== undefined,
+    pending: (serverId: string): boolean => st.pending.get(serverId) !== undefined,
     /** Every pending backup with its server: at boot, these were interrupted. */
-    allPending: (): Array<{ serverId: string; id: string }> => (q.allPending.all() as BackupRow[]).map((r) => ({ serverId: r.server_id, id: r.id })),
+    allPending: (): Array<{ serverId: string; id: string }> => (st.allPending.all() as BackupRow[]).map((r) => ({ serverId: r.server_id, id: r.id })),
+  };
+}
+
+/** A backup's end: ready or failed once its archive is written or not, or deleted; each with its event. */
+function backupOutcomes(db: Db, st: Statements, clock: Clock, events: Events) {
+  /** The backup's event, as the row is now. */
+  function announce(id: string, type: 'backup.ready' | 'backup.failed'): void {
+    const row = st.byId.get(id) as BackupRow;
+    events.raise(type, { backup: toBackup(row) }, { serverId: row.server_id });
+  }
+
+  return {
     /** The archive is written: `ready`, with how it was made (Backup.consistency), its size and digest. */
     markReady: (id: string, made: { consistency: NonNullable<Backup['consistency']>; sizeBytes: number; sha256: string }): void =>
       db.transaction(() => {
-        if (q.ready.run(made.consistency, made.sizeBytes, made.sha256, iso(clock.now()), id).changes > 0) announce(id, 'backup.ready');
+        if (st.ready.run(made.consistency, made.sizeBytes, made.sha256, iso(clock.now()), id).changes > 0) announce(id, 'backup.ready');
       })(),
     markFailed: (id: string, error: string): void =>
       db.transaction(() => {
-        if (q.failed.run(error.slice(0, 500), iso(clock.now()), id).changes > 0) announce(id, 'backup.failed');
+        if (st.failed.run(error.slice(0, 500), iso(clock.now()), id).changes > 0) announce(id, 'backup.failed');
       })(),
     remove: (serverId: string, id: string): boolean =>
       db.transaction(() => {
-        const row = q.get.get(serverId, id) as BackupRow | undefined;
-        if (!row || q.remove.run(serverId, id).changes === 0) return false;
+        const row = st.get.get(serverId, id) as BackupRow | undefined;
+        if (!row || st.remove.run(serverId, id).changes === 0) return false;
         events.raise('backup.deleted', { backup: toBackup(row) }, { serverId: serverId });
         return true;
       })(),
   };
+}
+
+/**
+ * The `backups` table (migration 015). The runtime's backups (src/runtime/backups.ts) are the only writer. Each
+ * change writes its `backup.*` event for the server's owner in its own transaction (docs/architecture.md "Events
+ * and webhooks").
+ */
+export function createBackupsRepo(db: Db, clock: Clock, events: Events) {
+  const st = statements(db);
+  return { ...backupCreation(db, st, clock, events), ...backupReads(st), ...backupOutcomes(db, st, clock, events) };
 }
 
 export type BackupsRepo = ReturnType<typeof createBackupsRepo>;

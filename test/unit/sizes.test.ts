@@ -80,6 +80,7 @@ const MEASURED_WHOLE = [
   'runtime/power.ts',
   'runtime/schedules.ts',
   'store/actions-repo.ts',
+  'store/backups-repo.ts',
   'store/events-repo.ts',
   'store/idempotency-repo.ts',
   'store/kept-backups-repo.ts',
