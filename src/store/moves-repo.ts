@@ -51,20 +51,14 @@ const toMove = (r: MoveRow): Move => ({
   createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
-/**
- * The `server_moves` table (migration 032): written by the operator's `gsh server move` (request) and by the
- * runtime's moves (moves.ts), each step its own transaction. The switch writes the server's new node and address
- * through ServersRepo's writes, with its `server.updated` event, in the step's transaction.
- */
-export function createMovesRepo(
-  db: Db,
-  clock: Clock,
-  nodes: Pick<NodesRepo, 'get' | 'nodeOf' | 'placeOn'>,
-  memoryOf: (plan: string) => number,
-  events: EventsRepo,
-  writes: Pick<ServerWrites, 'relocate'>,
-) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+type Nodes = Pick<NodesRepo, 'get' | 'nodeOf' | 'placeOn'>;
+type MemoryOf = (plan: string) => number;
+type GetMove = (id: string) => Move | undefined;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     insert: db.prepare(`INSERT INTO server_moves (id, server_id, from_node, to_node, status, created_at, updated_at)
       VALUES (?, ?, ?, ?, 'pending', ?, ?)`),
     get: db.prepare('SELECT * FROM server_moves WHERE id = ?'),
@@ -81,13 +75,26 @@ export function createMovesRepo(
       WHERE id = ? AND status IN ('pending', 'copying')`),
     dropped: db.prepare('UPDATE server_moves SET leftover = NULL, updated_at = ? WHERE id = ?'),
   };
-  const get = (id: string): Move | undefined => {
-    const row = q.get.get(id) as MoveRow | undefined;
+}
+
+/** Reading moves: one by id (also how the request and the steps return a move after writing it), and the lists. */
+function moveReads(st: Statements) {
+  const get: GetMove = (id) => {
+    const row = st.get.get(id) as MoveRow | undefined;
     return row && toMove(row);
   };
-
   return {
     get,
+    /** Moves not yet done or failed, oldest first (the runtime carries them out, also after a restart). */
+    open: (): Move[] => (st.open.all() as MoveRow[]).map(toMove),
+    /** Moves whose leftover volume is still to be removed. */
+    leftovers: (): Move[] => (st.leftovers.all() as MoveRow[]).map(toMove),
+  };
+}
+
+/** The operator's request: checked against the server, its node and the target, then a `pending` move. */
+function moveRequests(db: Db, st: Statements, clock: Clock, nodes: Nodes, memoryOf: MemoryOf, get: GetMove) {
+  return {
     /**
      * The operator's request to move a server to node `to` (one IMMEDIATE transaction), or why it is refused: no such
      * server or node, the server being deleted or already there or already moving, its node or the target not
@@ -95,28 +102,38 @@ export function createMovesRepo(
      */
     request(serverId: string, to: string): { move: Move } | { refused: string } {
       return db.transaction((): { move: Move } | { refused: string } => {
-        const server = q.server.get(serverId) as { plan: string; state: string; node: string | null } | undefined;
+        const server = st.server.get(serverId) as { plan: string; state: string; node: string | null } | undefined;
         if (!server) return { refused: `There is no server ${serverId}.` };
         if (server.node === null) return { refused: `Server ${serverId} is on no node; moves need RUNTIME=docker and its nodes.` };
         if (server.state === 'deleting') return { refused: `Server ${serverId} is being deleted.` };
         if (server.node === to) return { refused: `Server ${serverId} is on node ${to} already.` };
-        if (q.openOf.get(serverId)) return { refused: `Server ${serverId} is being moved already.` };
+        if (st.openOf.get(serverId)) return { refused: `Server ${serverId} is being moved already.` };
         if (nodes.get(server.node)?.unreachableSince) return { refused: `Node ${server.node}, where the server's files are, does not answer.` };
         const room = nodes.placeOn(to, memoryOf(server.plan));
         if ('refused' in room) return { refused: `Cannot move server ${serverId}: ${room.refused}.` };
         const id = newId('mov', clock.now());
         const now = iso(clock.now());
-        q.insert.run(id, serverId, server.node, to, now, now);
+        st.insert.run(id, serverId, server.node, to, now, now);
         return { move: get(id)! };
       }).immediate();
     },
-    /** Moves not yet done or failed, oldest first (the runtime carries them out, also after a restart). */
-    open: (): Move[] => (q.open.all() as MoveRow[]).map(toMove),
-    /** Moves whose leftover volume is still to be removed. */
-    leftovers: (): Move[] => (q.leftovers.all() as MoveRow[]).map(toMove),
+  };
+}
+
+/** The runtime's steps of a move (moves.ts): copying, the switch to the new node, then done or failed. */
+function moveSteps(
+  db: Db,
+  st: Statements,
+  clock: Clock,
+  placement: { nodes: Nodes; memoryOf: MemoryOf },
+  /** The switch writes the server's new place through the table's writer, with its event (see createMovesRepo). */
+  relocation: { events: EventsRepo; writes: Pick<ServerWrites, 'relocate'> },
+  get: GetMove,
+) {
+  return {
     /** The copy begins: `copying`, and whether the game ran, recorded the first time only. */
     begin(id: string, wasRunning: boolean): Move | undefined {
-      q.begin.run(wasRunning ? 1 : 0, iso(clock.now()), id);
+      st.begin.run(wasRunning ? 1 : 0, iso(clock.now()), id);
       return get(id);
     },
     /**
@@ -127,21 +144,43 @@ export function createMovesRepo(
     switchOver(id: string, bytes: number): { address: { host: string; port: number } } | { refused: string } {
       return db.transaction((): { address: { host: string; port: number } } | { refused: string } => {
         const move = get(id);
-        const server = move && (q.server.get(move.serverId) as { user_id: string; plan: string } | undefined);
+        const server = move && (st.server.get(move.serverId) as { user_id: string; plan: string } | undefined);
         if (!move || !server || move.status !== 'copying') return { refused: 'the move or its server is gone' };
-        const room = nodes.placeOn(move.toNode, memoryOf(server.plan));
+        const room = placement.nodes.placeOn(move.toNode, placement.memoryOf(server.plan));
         if ('refused' in room) return room;
-        writes.relocate(move.serverId, room.place);
-        events.raise('server.updated', { server: parseServer(q.view.get(move.serverId) as string) }, { serverId: move.serverId });
-        q.switched.run(bytes, iso(clock.now()), id);
+        relocation.writes.relocate(move.serverId, room.place);
+        relocation.events.raise('server.updated', { server: parseServer(st.view.get(move.serverId) as string) }, { serverId: move.serverId });
+        st.switched.run(bytes, iso(clock.now()), id);
         return { address: { host: room.place.host, port: room.place.port } };
       }).immediate();
     },
-    finish: (id: string): void => void q.done.run(iso(clock.now()), id),
+    finish: (id: string): void => void st.done.run(iso(clock.now()), id),
     /** The move did not happen: the server is whole where it was; `leftover`: where a partial copy may remain. */
-    fail: (id: string, error: string, leftover: string | null): void => void q.failed.run(error.slice(0, 500), leftover, iso(clock.now()), id),
+    fail: (id: string, error: string, leftover: string | null): void => void st.failed.run(error.slice(0, 500), leftover, iso(clock.now()), id),
     /** The leftover volume is gone. */
-    dropped: (id: string): void => void q.dropped.run(iso(clock.now()), id),
+    dropped: (id: string): void => void st.dropped.run(iso(clock.now()), id),
+  };
+}
+
+/**
+ * The `server_moves` table (migration 032): written by the operator's `gsh server move` (request) and by the
+ * runtime's moves (moves.ts), each step its own transaction. The switch writes the server's new node and address
+ * through ServersRepo's writes, with its `server.updated` event, in the step's transaction.
+ */
+export function createMovesRepo(
+  db: Db,
+  clock: Clock,
+  nodes: Nodes,
+  memoryOf: MemoryOf,
+  events: EventsRepo,
+  writes: Pick<ServerWrites, 'relocate'>,
+) {
+  const st = statements(db);
+  const reads = moveReads(st);
+  return {
+    ...reads,
+    ...moveRequests(db, st, clock, nodes, memoryOf, reads.get),
+    ...moveSteps(db, st, clock, { nodes, memoryOf }, { events, writes }, reads.get),
   };
 }
 

@@ -85,6 +85,7 @@ const MEASURED_WHOLE = [
   'store/idempotency-repo.ts',
   'store/kept-backups-repo.ts',
   'store/members-repo.ts',
+  'store/moves-repo.ts',
   'store/outbox-repo.ts',
   'store/quotas-repo.ts',
   'store/schedules-repo.ts',
