@@ -56,19 +56,12 @@ export const DEFAULT_NODE = 'local';
 
 export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt'>;
 
-/**
- * The `nodes` table and placement over it. Use is read from `node_counts`, which triggers on `servers` keep in every
- * write's transaction (migration 026), so it cannot drift (as quotas-repo.ts reads an account's). `memoryOf` is the
- * plan catalog's memory of a plan id.
- */
-export function createNodesRepo(
-  db: Db,
-  clock: Clock,
-  memoryOf: (plan: string) => number,
-  /** The servers table's writer (ServersRepo): ensureDefault places unplaced servers through it. */
-  servers: Pick<ServerWrites, 'placeUnplacedOn'>,
-) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+type NodeReads = ReturnType<typeof nodeReads>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     all: db.prepare('SELECT * FROM nodes ORDER BY name'),
     one: db.prepare('SELECT * FROM nodes WHERE name = ?'),
     insert: db.prepare(`INSERT INTO nodes (name, docker_host, public_host, memory_mb, port_low, port_high, created_at)
@@ -83,37 +76,48 @@ export function createNodesRepo(
     on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
     onWithPlans: db.prepare("SELECT id, plan FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id"),
   };
-  const ports = portsIn(db);
+}
 
-  function use(): Map<string, NodeUse> {
-    const byNode = new Map<string, NodeUse>();
-    for (const r of q.plansOn.all() as { node: string; plan: string; n: number }[]) {
-      const u = byNode.get(r.node) ?? { servers: 0, memoryMb: 0 };
-      u.servers += r.n;
-      u.memoryMb += r.n * memoryOf(r.plan);
-      byNode.set(r.node, u);
-    }
-    return byNode;
-  }
+/** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, room), else null. */
+function room(node: Node, memoryMb: number, used: Map<string, NodeUse>): number | null {
+  const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
+  return node.draining || node.unreachableSince !== null || free < memoryMb ? null : free;
+}
 
-  /** False when a node of that name exists already. */
-  function add(node: NewNode): boolean {
-    if (q.one.get(node.name)) return false;
-    q.insert.run({
-      name: node.name, docker_host: node.dockerHost, public_host: node.publicHost, memory_mb: node.memoryMb,
-      port_low: node.ports[0], port_high: node.ports[1], created_at: iso(clock.now()),
-    });
-    return true;
-  }
+/** Reading the nodes, what their servers take, and which servers are on them. */
+function nodeReads(st: Statements, memoryOf: (plan: string) => number) {
+  return {
+    list: (): Node[] => (st.all.all() as NodeRow[]).map(toNode),
+    get(name: string): Node | undefined {
+      const row = st.one.get(name) as NodeRow | undefined;
+      return row && toNode(row);
+    },
+    /** Each node's servers and plan memory, by node name. */
+    use(): Map<string, NodeUse> {
+      const byNode = new Map<string, NodeUse>();
+      for (const r of st.plansOn.all() as { node: string; plan: string; n: number }[]) {
+        const u = byNode.get(r.node) ?? { servers: 0, memoryMb: 0 };
+        u.servers += r.n;
+        u.memoryMb += r.n * memoryOf(r.plan);
+        byNode.set(r.node, u);
+      }
+      return byNode;
+    },
+    /** The node a server is on; null in the local environment or when the server is gone. */
+    nodeOf(serverId: string): string | null {
+      return (st.nodeOf.get(serverId) as string | null | undefined) ?? null;
+    },
+    /** The servers on a node, except those being deleted. */
+    serverIdsOn(name: string): string[] {
+      return st.on.all(name) as string[];
+    },
+    /** The same, with each server's plan (an evacuation picks each one's new node by its plan's memory). */
+    serversOn: (name: string): { id: string; plan: string }[] => st.onWithPlans.all(name) as { id: string; plan: string }[],
+  };
+}
 
-  const list = (): Node[] => (q.all.all() as NodeRow[]).map(toNode);
-
-  /** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, room), else null. */
-  function room(node: Node, memoryMb: number, used: Map<string, NodeUse>): number | null {
-    const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
-    return node.draining || node.unreachableSince !== null || free < memoryMb ? null : free;
-  }
-
+/** Placement over the nodes: a new server's place, a resize's check, an evacuation's target, a move's place. */
+function nodePlacement(st: Statements, ports: ReturnType<typeof portsIn>, reads: Pick<NodeReads, 'list' | 'use'>) {
   /**
    * A place for a server of `memoryMb` on the node with the most free plan memory that holds this plan and has a free
    * port, among those neither drained nor unreachable (but `except`); ties go to the first name, so placement is
@@ -121,8 +125,8 @@ export function createNodesRepo(
    * memory is promised to it. Null when no node takes it.
    */
   function best(memoryMb: number, except?: string): { node: string; host: string; port: number } | null {
-    const used = use();
-    const fitting = list()
+    const used = reads.use();
+    const fitting = reads.list()
       .filter((node) => node.name !== except)
       .map((node) => ({ node, free: room(node, memoryMb, used) }))
       .filter((n): n is { node: Node; free: number } => n.free !== null)
@@ -141,10 +145,10 @@ export function createNodesRepo(
       return place;
     },
     checkResize(serverId, fromMb, toMb) {
-      const name = q.nodeOf.get(serverId) as string | null | undefined;
-      const node = name ? (q.one.get(name) as NodeRow | undefined) : undefined;
+      const name = st.nodeOf.get(serverId) as string | null | undefined;
+      const node = name ? (st.one.get(name) as NodeRow | undefined) : undefined;
       if (!node || toMb <= fromMb) return;
-      const inUse = use().get(node.name)?.memoryMb ?? 0;
+      const inUse = reads.use().get(node.name)?.memoryMb ?? 0;
       if (inUse - fromMb + toMb > node.memory_mb) {
         throw capacityExhausted(`No capacity is left for this server at ${toMb} MiB; try again later or pick a smaller plan.`);
       }
@@ -161,35 +165,44 @@ export function createNodesRepo(
      * the node does not take it now.
      */
     placeOn(name: string, memoryMb: number): { place: { node: string; host: string; port: number } } | { refused: string } {
-      const node = list().find((n) => n.name === name);
+      const node = reads.list().find((n) => n.name === name);
       if (!node) return { refused: `there is no node ${name}` };
-      const port = room(node, memoryMb, use()) === null ? null : ports.draw(...node.ports);
+      const port = room(node, memoryMb, reads.use()) === null ? null : ports.draw(...node.ports);
       if (port === null) {
         return { refused: `node ${name} does not take a server of ${memoryMb} MiB now (drained, unreachable, or out of memory or ports)` };
       }
       return { place: { node: name, host: node.publicHost, port } };
     },
-    list,
-    get(name: string): Node | undefined {
-      const row = q.one.get(name) as NodeRow | undefined;
-      return row && toNode(row);
-    },
-    /** Each node's servers and plan memory, by node name. */
-    use,
+  };
+}
+
+/** The operator's changes to the nodes (cli-nodes.ts), the environment's reachability, and the default node at boot. */
+function nodeWrites(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWrites, 'placeUnplacedOn'>) {
+  /** False when a node of that name exists already. */
+  function add(node: NewNode): boolean {
+    if (st.one.get(node.name)) return false;
+    st.insert.run({
+      name: node.name, docker_host: node.dockerHost, public_host: node.publicHost, memory_mb: node.memoryMb,
+      port_low: node.ports[0], port_high: node.ports[1], created_at: iso(clock.now()),
+    });
+    return true;
+  }
+
+  return {
     add,
     /** False when there is no such node. */
     setDraining(name: string, draining: boolean): boolean {
-      return q.drain.run(draining ? 1 : 0, name).changes === 1;
+      return st.drain.run(draining ? 1 : 0, name).changes === 1;
     },
     /** Records whether the node's engine answers (the nodes environment's checks, its one writer). */
     setReachable(name: string, reachable: boolean): void {
-      if (reachable) q.back.run(name);
-      else q.lost.run(iso(clock.now()), name);
+      if (reachable) st.back.run(name);
+      else st.lost.run(iso(clock.now()), name);
     },
     /** 'removed', 'missing', or 'in_use' while any server (even one being deleted) is on it. */
     remove(name: string): 'removed' | 'missing' | 'in_use' {
-      if (!q.one.get(name)) return 'missing';
-      return q.remove.run(name, name).changes === 1 ? 'removed' : 'in_use';
+      if (!st.one.get(name)) return 'missing';
+      return st.remove.run(name, name).changes === 1 ? 'removed' : 'in_use';
     },
     /**
      * RUNTIME=docker at boot: with no node added, the engine at DOCKER_HOST becomes node `local`; servers placed
@@ -197,21 +210,28 @@ export function createNodesRepo(
      */
     ensureDefault(node: NewNode): void {
       db.transaction(() => {
-        if ((q.all.all() as NodeRow[]).length === 0) add(node);
-        if (q.one.get(DEFAULT_NODE)) servers.placeUnplacedOn(DEFAULT_NODE);
+        if ((st.all.all() as NodeRow[]).length === 0) add(node);
+        if (st.one.get(DEFAULT_NODE)) servers.placeUnplacedOn(DEFAULT_NODE);
       }).immediate();
     },
-    /** The node a server is on; null in the local environment or when the server is gone. */
-    nodeOf(serverId: string): string | null {
-      return (q.nodeOf.get(serverId) as string | null | undefined) ?? null;
-    },
-    /** The servers on a node, except those being deleted. */
-    serverIdsOn(name: string): string[] {
-      return q.on.all(name) as string[];
-    },
-    /** The same, with each server's plan (an evacuation picks each one's new node by its plan's memory). */
-    serversOn: (name: string): { id: string; plan: string }[] => q.onWithPlans.all(name) as { id: string; plan: string }[],
   };
+}
+
+/**
+ * The `nodes` table and placement over it. Use is read from `node_counts`, which triggers on `servers` keep in every
+ * write's transaction (migration 026), so it cannot drift (as quotas-repo.ts reads an account's). `memoryOf` is the
+ * plan catalog's memory of a plan id.
+ */
+export function createNodesRepo(
+  db: Db,
+  clock: Clock,
+  memoryOf: (plan: string) => number,
+  /** The servers table's writer (ServersRepo): ensureDefault places unplaced servers through it. */
+  servers: Pick<ServerWrites, 'placeUnplacedOn'>,
+) {
+  const st = statements(db);
+  const reads = nodeReads(st, memoryOf);
+  return { ...nodePlacement(st, portsIn(db), reads), ...reads, ...nodeWrites(db, st, clock, servers) };
 }
 
 export type NodesRepo = ReturnType<typeof createNodesRepo>;

@@ -86,6 +86,7 @@ const MEASURED_WHOLE = [
   'store/kept-backups-repo.ts',
   'store/members-repo.ts',
   'store/moves-repo.ts',
+  'store/nodes-repo.ts',
   'store/outbox-repo.ts',
   'store/quotas-repo.ts',
   'store/schedules-repo.ts',
