@@ -48,16 +48,12 @@ export interface ServerRow {
   updated_at: string;
 }
 
-/**
- * Every statement that writes the `servers` table, in one place: ServersRepo is the table's one writer
- * (docs/architecture.md "Who owns what"), and the repositories whose changes touch a server's row (an action's
- * desired state, a kept-backups promise, the default node's adoption) call these inside their own transactions,
- * where they join as plain statements. test/unit/servers-writer.test.ts fails on a write to `servers` anywhere
- * else in src/. Each state change is written with its server.state_changed event (docs/architecture.md "Events and
- * webhooks").
- */
-export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
-  const q = {
+type Statements = ReturnType<typeof statements>;
+type Events = Pick<EventsRepo, 'raise'>;
+
+/** The table's writes and the one read their events need, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     insert: db.prepare(`INSERT INTO servers
       (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
        idle_stop_minutes, backup_schedule, created_at, updated_at)
@@ -81,38 +77,61 @@ export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo
     placeUnplaced: db.prepare('UPDATE servers SET node = ? WHERE node IS NULL'),
     relocate: db.prepare('UPDATE servers SET node = @node, host = @host, port = @port, updated_at = @updated_at WHERE id = @id'),
   };
-  type Current = { user_id: string; name: string; state: ServerState } | undefined;
+}
 
+type Current = { user_id: string; name: string; state: ServerState } | undefined;
+
+/** The writes other repositories join inside their own transactions, as plain statements: the row's fields and place. */
+function joinedWrites(st: Statements, clock: Clock) {
+  return {
+    /** A new row (servers-repo.ts create, inside its transaction with the quota check and the placement). */
+    insert: (row: ServerRow): void => void st.insert.run(row),
+    /** Name, plan, idle stop and backup schedule (servers-repo.ts update, inside its transaction). */
+    update: (row: ServerRow): void => void st.update.run(row),
+    /** What its owner asked for last (ActionsRepo.create, in the action's transaction). */
+    setDesired: (id: string, desired: 'running' | 'stopped', at: string): void => void st.setDesired.run(desired, at, id),
+    /** `keep_backups`: the removal hands the server's ready backups to its owner (KeptBackupsRepo.promise). */
+    promiseBackups: (id: string): void => void st.promiseBackups.run(id),
+    /** A moved server's new node and address (MovesRepo.switchOver, in its transaction with server.updated). */
+    relocate: (id: string, place: { node: string; host: string; port: number }): void =>
+      void st.relocate.run({ id, ...place, updated_at: iso(clock.now()) }),
+    /** Servers placed before nodes existed (node NULL) are on `node` (NodesRepo.ensureDefault). */
+    placeUnplacedOn: (node: string): void => void st.placeUnplaced.run(node),
+  };
+}
+
+/** The server's observed state and its removal, each with its event in the write's transaction. */
+function lifecycleWrites(db: Db, st: Statements, clock: Clock, events: Events) {
   /** A state write and its server.state_changed event, one transaction. */
   const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
-    const before = q.current.get(id) as Current;
+    const before = st.current.get(id) as Current;
     write();
     if (before && before.state !== to) events.raise('server.state_changed', { from: before.state, to }, { serverId: id });
   });
 
   return {
-    /** A new row (servers-repo.ts create, inside its transaction with the quota check and the placement). */
-    insert: (row: ServerRow): void => void q.insert.run(row),
-    /** Name, plan, idle stop and backup schedule (servers-repo.ts update, inside its transaction). */
-    update: (row: ServerRow): void => void q.update.run(row),
     /** The observed state; the server's owner (src/runtime/server-state.ts) is the only caller. */
     setState(id: string, state: ServerState): void {
-      changeState(id, state, () => q.setState.run(state, iso(clock.now()), id));
+      changeState(id, state, () => st.setState.run(state, iso(clock.now()), id));
     },
     /** `deleting`, desired state `stopped`: the removal began. */
     markDeleting(id: string): void {
-      changeState(id, 'deleting', () => q.markDeleting.run(iso(clock.now()), id));
+      changeState(id, 'deleting', () => st.markDeleting.run(iso(clock.now()), id));
     },
     /** Deletes the row with its server.deleted event, which frees its port for the next server. */
     remove(id: string): void {
       db.transaction(() => {
-        const row = q.current.get(id) as Current;
+        const row = st.current.get(id) as Current;
         if (row) events.raise('server.deleted', { name: row.name }, { serverId: id });
-        q.remove.run(id);
+        st.remove.run(id);
       })();
     },
-    /** What its owner asked for last (ActionsRepo.create, in the action's transaction). */
-    setDesired: (id: string, desired: 'running' | 'stopped', at: string): void => void q.setDesired.run(desired, at, id),
+  };
+}
+
+/** The disk watcher's writes (docs/architecture.md "Disk"): its measurements, what makes it measure again, its stop. */
+function diskWrites(db: Db, st: Statements, clock: Clock, events: Events) {
+  return {
     /**
      * Records a pass's measurements in one transaction (one fsync, not one per server), each with `quota.disk_warning`
      * when `warnLimitBytes` gives the plan's limit (the watcher saw the 90% line crossed). `seenChanges` is the row's
@@ -124,7 +143,7 @@ export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo
         const recorded = new Set<string>();
         const at = iso(clock.now());
         for (const m of measured) {
-          if (q.recordDisk.run(m.bytes, at, m.seenChanges, m.id).changes !== 1) continue;
+          if (st.recordDisk.run(m.bytes, at, m.seenChanges, m.id).changes !== 1) continue;
           recorded.add(m.id);
           if (m.warnLimitBytes !== null) events.raise('quota.disk_warning', { used_bytes: m.bytes, limit_bytes: m.warnLimitBytes }, { serverId: m.id }, DISK);
         }
@@ -132,7 +151,7 @@ export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo
       })();
     },
     /** Its files changed while no game ran (a backup made or deleted, a restore): the disk watcher measures it again. */
-    filesChanged: (id: string): void => void q.filesChanged.run(id),
+    filesChanged: (id: string): void => void st.filesChanged.run(id),
     /**
      * Desired state `stopped`, written by the service itself rather than by an action: the disk watcher's stop of a
      * server over its plan's disk space, so neither reconcile nor the crash policy starts it again; with its
@@ -140,19 +159,25 @@ export function createServerWrites(db: Db, clock: Clock, events: Pick<EventsRepo
      */
     stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
       db.transaction(() => {
-        if (q.wantStopped.run(iso(clock.now()), id).changes === 1) {
+        if (st.wantStopped.run(iso(clock.now()), id).changes === 1) {
           events.raise('quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes }, { serverId: id }, DISK);
         }
       })();
     },
-    /** `keep_backups`: the removal hands the server's ready backups to its owner (KeptBackupsRepo.promise). */
-    promiseBackups: (id: string): void => void q.promiseBackups.run(id),
-    /** A moved server's new node and address (MovesRepo.switchOver, in its transaction with server.updated). */
-    relocate: (id: string, place: { node: string; host: string; port: number }): void =>
-      void q.relocate.run({ id, ...place, updated_at: iso(clock.now()) }),
-    /** Servers placed before nodes existed (node NULL) are on `node` (NodesRepo.ensureDefault). */
-    placeUnplacedOn: (node: string): void => void q.placeUnplaced.run(node),
   };
+}
+
+/**
+ * Every statement that writes the `servers` table, in one place: ServersRepo is the table's one writer
+ * (docs/architecture.md "Who owns what"), and the repositories whose changes touch a server's row (an action's
+ * desired state, a kept-backups promise, the default node's adoption) call these inside their own transactions,
+ * where they join as plain statements. test/unit/servers-writer.test.ts fails on a write to `servers` anywhere
+ * else in src/. Each state change is written with its server.state_changed event (docs/architecture.md "Events and
+ * webhooks").
+ */
+export function createServerWrites(db: Db, clock: Clock, events: Events) {
+  const st = statements(db);
+  return { ...joinedWrites(st, clock), ...lifecycleWrites(db, st, clock, events), ...diskWrites(db, st, clock, events) };
 }
 
 export type ServerWrites = ReturnType<typeof createServerWrites>;

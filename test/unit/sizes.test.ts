@@ -90,6 +90,7 @@ const MEASURED_WHOLE = [
   'store/outbox-repo.ts',
   'store/quotas-repo.ts',
   'store/schedules-repo.ts',
+  'store/server-writes.ts',
   'store/servers-repo.ts',
   'store/sessions-repo.ts',
   'store/tokens-repo.ts',
