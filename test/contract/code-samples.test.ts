@@ -73,38 +73,42 @@ test('every operation\'s curl, TypeScript and Python samples run against the ser
   });
   expect(made).toHaveLength(67);
 
-  // Type-checked together, as a reader's project would, against the types openapi-typescript makes.
-  const tsc = spawnSync(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--strict', '--noEmit', '--target', 'ES2022', '--module', 'ESNext', '--moduleResolution', 'Bundler', '--lib', 'ES2022,DOM,DOM.Iterable', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), '--skipLibCheck', ...made.map((m) => path.join(dir, `${m.id}.ts`))], { cwd: dir, encoding: 'utf8' });
-  expect([tsc.status, tsc.stdout.trim()]).toEqual([0, '']);
-
   const env = { ...process.env, GSH_TOKEN: token };
   // Asynchronous: the service answers from this same process, so a spawnSync would wait on itself.
-  const run = (cmd: string, args: string[]) =>
+  const run = (cmd: string, args: string[], timeout = 30_000) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(cmd, args, { cwd: dir, env, timeout: 30_000 });
+      const child = spawn(cmd, args, { cwd: dir, env, timeout });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d));
       child.stderr.on('data', (d: Buffer) => (out += d));
       child.on('close', (code) => resolve({ code, out }));
     });
+  // Type-checked together, as a reader's project would, against the types openapi-typescript makes; the compiler
+  // runs while the samples do (it reads only the files written above).
+  const tsc = run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--strict', '--noEmit', '--target', 'ES2022', '--module', 'ESNext', '--moduleResolution', 'Bundler', '--lib', 'ES2022,DOM,DOM.Iterable', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), '--skipLibCheck', ...made.map((m) => path.join(dir, `${m.id}.ts`))], 600_000);
   const statusOf = (out: string) => Number(/^(\d{3})\b/m.exec(out)?.[1] ?? NaN);
   const wrong: string[] = [];
+  // One operation at a time (deletions last, as ordered above), its three samples side by side: each is its own
+  // client, as three readers would be, and an answer they change for each other (a 404 after another's delete, a
+  // 409) is neither refused nor a 5xx.
   for (const m of made) {
-    // curl: its answer's status after the body (-w is added here; the sample is otherwise as shown).
-    const curl = await run('bash', ['-c', `${m.curl} -w '\\n%{http_code}'`]);
-    const curlStatus = Number(curl.out.trim().split('\n').pop());
-    if (curl.code !== 0 || refused.includes(curlStatus) || curlStatus >= 500) wrong.push(`${m.id} curl: ${curl.code} ${curl.out.slice(-300)}`);
-    // TypeScript: transpiled as it stands (the types are erased) and run as a module; it prints the status first,
-    // or, for a stream, throws on one that is not 2xx.
     const js = ts.transpileModule(m.tsCode, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
     fs.writeFileSync(path.join(dir, `${m.id}.mjs`), js);
-    const node = await run(process.execPath, [path.join(dir, `${m.id}.mjs`)]);
+    const [curl, node, py] = await Promise.all([
+      // curl: its answer's status after the body (-w is added here; the sample is otherwise as shown).
+      run('bash', ['-c', `${m.curl} -w '\\n%{http_code}'`]),
+      // TypeScript: transpiled as it stands (the types are erased) and run as a module; it prints the status
+      // first, or, for a stream, throws on one that is not 2xx.
+      run(process.execPath, [path.join(dir, `${m.id}.mjs`)]),
+      hasPython ? run('python3', ['-c', m.py]) : undefined,
+    ]);
+    const curlStatus = Number(curl.out.trim().split('\n').pop());
+    if (curl.code !== 0 || refused.includes(curlStatus) || curlStatus >= 500) wrong.push(`${m.id} curl: ${curl.code} ${curl.out.slice(-300)}`);
     if (node.code !== 0 || (!m.stream && (refused.includes(statusOf(node.out)) || !(statusOf(node.out) < 500)))) wrong.push(`${m.id} TypeScript: ${node.code} ${node.out.slice(0, 300)}`);
-    if (hasPython) {
-      const py = await run('python3', ['-c', m.py]);
-      if (py.code !== 0 || (!m.stream && (refused.includes(statusOf(py.out)) || !(statusOf(py.out) < 500)))) wrong.push(`${m.id} Python: ${py.code} ${py.out.slice(0, 300)}`);
-    }
+    if (py && (py.code !== 0 || (!m.stream && (refused.includes(statusOf(py.out)) || !(statusOf(py.out) < 500))))) wrong.push(`${m.id} Python: ${py.code} ${py.out.slice(0, 300)}`);
   }
+  const checked = await tsc;
+  expect([checked.code, checked.out.trim()]).toEqual([0, '']);
   expect(wrong).toEqual([]);
 }, 600_000);
 
