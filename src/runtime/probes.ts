@@ -1,4 +1,3 @@
-import { ping } from 'minecraft-protocol';
 import type { components } from '../../generated/v1';
 
 /** Who is online, as the game itself reports it (the spec's Players schema). */
@@ -28,10 +27,13 @@ export function tpsFromMessage(msg: unknown): number | null {
 /**
  * Server List Ping (https://minecraft.wiki/w/Java_Edition_protocol/Server_List_Ping) through minecraft-protocol's
  * `ping`, for software without an IPC channel (an operator's Paper jar). The sample list is the game's choice:
- * vanilla servers show at most 12 names, so `players` may be shorter than `online`.
+ * vanilla servers show at most 12 names, so `players` may be shorter than `online`. minecraft-protocol is loaded on
+ * the first ping: with the account libraries it pulls in it takes about 0.4 s to load, which every start of the
+ * service (and every test file) paid, though only software without IPC is pinged.
  */
 export async function pingPlayers(host: string, port: number, timeoutMs = 5000): Promise<Players> {
   const target = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const { ping } = await import('minecraft-protocol');
   const result = await ping({ host: target, port, closeTimeout: timeoutMs, noPongTimeout: timeoutMs });
   if ('players' in result) {
     const sample = result.players.sample ?? [];
