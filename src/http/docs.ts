@@ -15,13 +15,16 @@ export function docsFile(): string {
  */
 export function serveDocs(app: Express, spec: Spec, publicUrl: string): void {
   // servers[0].url names this service as its clients reach it (PUBLIC_URL), so generated clients default to it.
-  const yaml = spec.yaml.replace(/^( {2}- url: )https:\/\/gsh\.example\.com$/m, `$1${publicUrl}`);
+  // Made at the first request, not at start: most starts (and test apps) never serve them.
+  let yaml: string | undefined;
+  let json: string | undefined;
   const document = spec.document as { servers?: Array<{ url: string }> };
-  const json = JSON.stringify({ ...document, servers: (document.servers ?? []).map((s, i) => (i === 0 ? { ...s, url: publicUrl } : s)) });
   app.get('/openapi.yaml', (_req, res) => {
+    yaml ??= spec.yaml.replace(/^( {2}- url: )https:\/\/gsh\.example\.com$/m, `$1${publicUrl}`);
     res.type('application/yaml').send(yaml);
   });
   app.get('/openapi.json', (_req, res) => {
+    json ??= JSON.stringify({ ...document, servers: (document.servers ?? []).map((s, i) => (i === 0 ? { ...s, url: publicUrl } : s)) });
     res.type('application/json').send(json);
   });
   const page = docsPage(publicUrl);

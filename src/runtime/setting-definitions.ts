@@ -34,6 +34,19 @@ const TYPES = ['string', 'integer', 'number', 'boolean'];
 const loadAjv = new Ajv({ strict: true, allErrors: true });
 
 /**
+ * Each fragment compiled once per process, by its text: Ajv keeps what it compiled by the schema object, and every
+ * catalog load parses new objects, so each load compiled (and kept) every fragment again.
+ */
+const compiled = new Map<string, ReturnType<typeof loadAjv.compile>>();
+
+function compile(schema: Record<string, unknown>) {
+  const key = JSON.stringify(schema);
+  let validate = compiled.get(key);
+  if (!validate) compiled.set(key, (validate = loadAjv.compile(schema)));
+  return validate;
+}
+
+/**
  * Parses a definition's `user_settings`; `placeholders` are those its command uses (an `argument` must name one).
  * Throws through `fail` naming the setting and the field at fault.
  */
@@ -49,7 +62,7 @@ export function parseSettingDefinitions(raw: unknown, placeholders: string[], fa
     if (typeof schema.description !== 'string') at('"schema.description" is required');
     if (schema.title !== undefined && (typeof schema.title !== 'string' || schema.title.length > 100)) at('"schema.title" must be text of at most 100 characters');
     try {
-      const validate = loadAjv.compile(schema);
+      const validate = compile(schema);
       if (schema.default !== undefined && !validate(schema.default)) at('"schema.default" does not match the schema');
     } catch (err) {
       at(`"schema" is not a valid JSON Schema: ${(err as Error).message}`);

@@ -46,13 +46,20 @@ export function parseStat(text: string): ProcStat | null {
   return Number.isFinite(stat.ppid + stat.cpuTicks + stat.rssPages) ? stat : null;
 }
 
+/** The machine's figures never change while it runs: asked once per process, not per reader (a spawn each). */
+const confs = new Map<string, number>();
+
 function getconf(name: string, fallback: number): number {
-  try {
-    const n = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
-    return n > 0 ? n : fallback;
-  } catch {
-    return fallback;
+  let n = confs.get(name);
+  if (n === undefined) {
+    try {
+      n = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
+    } catch {
+      n = 0;
+    }
+    confs.set(name, n);
   }
+  return n > 0 ? n : fallback;
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Clock } from '../../src/clock';
 import { createContractChecker, type ContractChecker } from './contract';
 import { answerClientErrors } from '../../src/http/client-errors';
 import { loadSpec, type Spec } from '../../src/spec';
+import { openDb } from '../../src/store/db';
 import { createOpenApi, type OpenApi } from '../../src/http/openapi';
 
 export const allScopes: Scope[] = ['servers:read', 'servers:write', 'tokens:manage'];
@@ -55,6 +56,22 @@ function sharedParts() {
 }
 
 /**
+ * The image of a database every migration has run on (src/store/db.ts openDb, in memory), made by the file's first
+ * app and written out for each app: each still gets a real SQLite file of its own, which openDb then opens as it
+ * would any, without running the 30-odd migrations, each app's an fsynced transaction, hundreds of times per run.
+ */
+let migrated: Buffer | undefined;
+
+function freshDatabase(file: string): void {
+  if (!migrated) {
+    const db = openDb(':memory:');
+    migrated = db.serialize();
+    db.close();
+  }
+  fs.writeFileSync(file, migrated);
+}
+
+/**
  * A fresh service, built by the same wiring as `npm start` (src/service.ts), on its own SQLite file and
  * DATA_DIR, with every response checked against the spec. Game ports default to a range per test file
  * (from JEST_WORKER_ID) so files running in parallel never collide; GSH_TEST_PORT_BASE (default 12000) moves the
@@ -79,6 +96,7 @@ export async function createTestApp(options: TestAppOptions = {}) {
     PASSWORD_SCRYPT_N: '1024',
     ...options.env,
   });
+  if (!fs.existsSync(config.dbFile)) freshDatabase(config.dbFile);
   if (options.software) fs.cpSync(options.software, path.join(config.dataDir, 'software'), { recursive: true });
   const { spec, openapi, check } = await sharedParts();
   const contractFailures: string[] = [];
