@@ -95,7 +95,7 @@ describe('what a token sees and revokes among its user\'s tokens', () => {
     const { manager } = await tree();
     const password = 'correct horse battery';
     const user = t.store.users.ensure('alice@example.com');
-    t.store.users.setPasswordHash(user.id, hashPasswordSync(password));
+    t.store.users.setPasswordHash(user.id, hashPasswordSync(password, t.config.dashboard.passwordCost)); // the app's cost: 2^10 in tests
     const { base, close } = await t.listen();
     try {
       const agent = supertest.agent(base);

@@ -115,7 +115,7 @@ describe('catalog', () => {
 async function dashboardSession(email = 'alice@example.com') {
   const password = 'correct horse battery';
   const user = t.store.users.ensure(email);
-  t.store.users.setPasswordHash(user.id, hashPasswordSync(password));
+  t.store.users.setPasswordHash(user.id, hashPasswordSync(password, t.config.dashboard.passwordCost)); // the app's cost: 2^10 in tests
   const { base, close } = await t.listen();
   const agent = supertest.agent(base);
   const signedIn = await agent.post('/dashboard/sign-in').set('Origin', base).send({ email, password }).expect(200);
