@@ -91,7 +91,23 @@ async function tests() {
   await run('jest', 'jest/bin/jest.js', ['--json', `--outputFile=${results}`, ...process.argv.slice(2)], { show: 'live' });
   const r = fs.existsSync(results) ? JSON.parse(fs.readFileSync(results, 'utf8')) : undefined;
   fs.rmSync(dir, { recursive: true, force: true });
+  if (r && process.env.GSH_WRITE_DURATIONS === '1') writeDurations(r);
   return r;
+}
+
+/**
+ * test/helpers/durations.json from a whole run: each file's seconds, longest first, for the order jest starts files
+ * in where it has no times of its own (test/helpers/sequencer.js).
+ */
+function writeDurations(r) {
+  const file = path.join(root, 'test', 'helpers', 'durations.json');
+  const before = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+  const now = Object.fromEntries(r.testResults.map((t) => [path.relative(root, t.name), Math.round((t.endTime - t.startTime) / 1000)]));
+  // A run of some files keeps the others' figures, as long as those files still exist.
+  const seconds = Object.entries({ ...before, ...now })
+    .filter(([name]) => fs.existsSync(path.join(root, name)))
+    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  fs.writeFileSync(file, `${JSON.stringify(Object.fromEntries(seconds), null, 2)}\n`);
 }
 
 (async () => {
