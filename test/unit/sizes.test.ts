@@ -78,6 +78,7 @@ const MEASURED_WHOLE = [
   'runtime/docker/container-process.ts',
   'runtime/lifecycle.ts',
   'runtime/local-process.ts',
+  'runtime/moves.ts',
   'runtime/power.ts',
   'runtime/schedules.ts',
   'store/actions-repo.ts',
