@@ -80,6 +80,7 @@ const MEASURED_WHOLE = [
   'runtime/local-process.ts',
   'runtime/moves.ts',
   'runtime/power.ts',
+  'runtime/reconcile.ts',
   'runtime/schedules.ts',
   'store/actions-repo.ts',
   'store/events-repo.ts',
