@@ -75,6 +75,7 @@ test(`no function in src/ is over ${MAX_FUNCTION_LINES} lines`, () => {
  */
 const MEASURED_WHOLE = [
   'app.ts',
+  'runtime/backups.ts',
   'runtime/disk-watcher.ts',
   'runtime/docker/container-process.ts',
   'runtime/lifecycle.ts',
