@@ -32,56 +32,57 @@ export interface LifecycleDeps {
 }
 
 /**
+ * The removal, as a command that overtakes whatever runs (docs/architecture.md "Removal"): `deleting` at once
+ * (begin), then the game killed (its players leave with reason `delete`), the other commands waited out, the
+ * folder and archives deleted, `removed` published (telemetry drops the history) and the row deleted. A failure
+ * is logged and the server stays `deleting` until the next boot runs it again, so every step is idempotent (its
+ * files on a node away cannot be deleted until the node answers: it stays `deleting` until then).
+ */
+function removal(deps: LifecycleDeps, serverId: string): Command {
+  const { servers, doors, log } = deps;
+  return {
+    kind: 'remove',
+    holds: true,
+    overtakes: true,
+    begin(server) {
+      servers.markDeleting(serverId);
+      for (const a of deps.actions.open(serverId)) {
+        deps.actions.finish(a.id, { code: 'action_cancelled', detail: 'The server was deleted before this action finished.' });
+      }
+      server.markDeleting();
+    },
+    async run(server, ctx) {
+      try {
+        await server.halt('kill', 'delete');
+        await ctx.othersSettled();
+        await server.whenInstalled();
+        await server.console.close();
+        await deps.environment.uninstall(serverId);
+        await deps.storage.remove(serverId);
+        await deps.backups.removeAll(serverId);
+        // Listeners (telemetry) drop what they keep before the row goes: a crash in between leaves the row in
+        // `deleting`, and the next boot runs the whole removal again, so listeners must be idempotent.
+        deps.events.emit('removed', { serverId });
+        servers.remove(serverId);
+        doors.forget(serverId);
+      } catch (err) {
+        log.error('deleting a server failed; it stays in state deleting and is retried at the next start', { server_id: serverId, error: String(err) });
+      }
+      return null;
+    },
+  };
+}
+
+/**
  * A server from create to removal (docs/architecture.md "A server's life"): its row, its install, its changes, its
  * removal, each through the server's door where the server itself is touched.
  */
 export function createLifecycle(deps: LifecycleDeps) {
-  const { servers, doors, log } = deps;
+  const { servers, doors } = deps;
 
   /** Prepares the server's folder (the install command); resolves when done, never rejects (a failure is a crash). */
   async function installServer(serverId: string): Promise<void> {
     await doors.of(serverId).submit(install);
-  }
-
-  /**
-   * The removal, as a command that overtakes whatever runs (docs/architecture.md "Removal"): `deleting` at once
-   * (begin), then the game killed (its players leave with reason `delete`), the other commands waited out, the
-   * folder and archives deleted, `removed` published (telemetry drops the history) and the row deleted. A failure
-   * is logged and the server stays `deleting` until the next boot runs it again, so every step is idempotent (its
-   * files on a node away cannot be deleted until the node answers: it stays `deleting` until then).
-   */
-  function removal(serverId: string): Command {
-    return {
-      kind: 'remove',
-      holds: true,
-      overtakes: true,
-      begin(server) {
-        servers.markDeleting(serverId);
-        for (const a of deps.actions.open(serverId)) {
-          deps.actions.finish(a.id, { code: 'action_cancelled', detail: 'The server was deleted before this action finished.' });
-        }
-        server.markDeleting();
-      },
-      async run(server, ctx) {
-        try {
-          await server.halt('kill', 'delete');
-          await ctx.othersSettled();
-          await server.whenInstalled();
-          await server.console.close();
-          await deps.environment.uninstall(serverId);
-          await deps.storage.remove(serverId);
-          await deps.backups.removeAll(serverId);
-          // Listeners (telemetry) drop what they keep before the row goes: a crash in between leaves the row in
-          // `deleting`, and the next boot runs the whole removal again, so listeners must be idempotent.
-          deps.events.emit('removed', { serverId });
-          servers.remove(serverId);
-          doors.forget(serverId);
-        } catch (err) {
-          log.error('deleting a server failed; it stays in state deleting and is retried at the next start', { server_id: serverId, error: String(err) });
-        }
-        return null;
-      },
-    };
   }
 
   return {
@@ -119,11 +120,11 @@ export function createLifecycle(deps: LifecycleDeps) {
     async remove(serverId: string): Promise<void> {
       const door = doors.of(serverId);
       if (door.state === 'deleting') return void (await door.removal());
-      await door.submit(removal(serverId));
+      await door.submit(removal(deps, serverId));
     },
     /** Boot: runs again the whole removal of a server a previous life left `deleting`. */
     resumeRemoval(serverId: string): Promise<unknown> {
-      return doors.of(serverId).submit(removal(serverId));
+      return doors.of(serverId).submit(removal(deps, serverId));
     },
     /** The observed state as the server's owner holds it (also written to servers.state). */
     state: (serverId: string): ServerState => doors.of(serverId).state,
