@@ -78,6 +78,7 @@ const MEASURED_WHOLE = [
   'runtime/docker/container-process.ts',
   'runtime/docker/docker-environment.ts',
   'runtime/docker/engine.ts',
+  'runtime/docker/nodes-environment.ts',
   'runtime/docker/volume-storage.ts',
   'runtime/local-process.ts',
   'runtime/power.ts',
