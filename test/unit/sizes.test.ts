@@ -83,6 +83,7 @@ const MEASURED_WHOLE = [
   'runtime/local-process.ts',
   'runtime/power.ts',
   'runtime/schedules.ts',
+  'service.ts',
   'store/actions-repo.ts',
   'store/events-repo.ts',
   'store/idempotency-repo.ts',
