@@ -65,7 +65,13 @@ interface ContainerSummary {
  * uninstall and close remove it.
  */
 export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
-  const s: Shared = { options, held: new Set(), next: createNextContainers(options.engine, options.log), closed: false, networkMode: networkModeOf(options.engine) };
+  const s: Shared = {
+    options,
+    held: new Set(),
+    next: createNextContainers(options.engine, options.log),
+    closed: false,
+    networkMode: networkModeOf(options.engine),
+  };
   return {
     gameBindHost: '0.0.0.0', // inside its own network namespace; the engine publishes the one port on the host
     ...lifetime(s),
@@ -80,6 +86,7 @@ interface Shared {
   options: DockerEnvironmentOptions;
   /** Containers this life spawned or adopted: start() removes every other labelled with this instance. */
   held: Set<string>;
+  /** Each stopped server's next container, made ahead of its start (next-containers.ts). */
   next: ReturnType<typeof createNextContainers>;
   /** Set by close(): a container that ends after it gets no next one. */
   closed: boolean;
