@@ -10,19 +10,19 @@ import { loadSpec, type Spec } from './spec';
 import { createApp, type AppDeps } from './app';
 import { plans } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
-import { createStreamRegistry } from './http/sse';
+import { createStreamRegistry, type StreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog } from './runtime/software-catalog';
 import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
 import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/types';
 import { composeRuntime, type Runtime } from './runtime/compose';
-import { createTelemetry } from './telemetry';
+import { createTelemetry, type Telemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
-import { createEventFeed } from './events/feed';
-import { createDispatcher, dispatcherDefaults, type DispatcherConfig } from './webhooks/dispatcher';
-import { createIdleStop } from './runtime/idle-stop';
+import { createEventFeed, type EventFeed } from './events/feed';
+import { createDispatcher, dispatcherDefaults, type Dispatcher, type DispatcherConfig } from './webhooks/dispatcher';
+import { createIdleStop, type IdleStop } from './runtime/idle-stop';
 import { createRetention } from './retention';
-import { createAlerts } from './runtime/alerts';
+import { createAlerts, type Alerts } from './runtime/alerts';
 import type { SchedulesConfig } from './runtime/schedules';
 import { createActors, serviceActor, type Actors } from './actors';
 
@@ -64,23 +64,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const outboxLimits = { perWebhook: config.webhooks.pendingPerWebhook, perUser: config.webhooks.pendingPerUser };
   const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, actors.current, prometheus?.observer, outboxLimits);
   warnIfOneAccountFillsThePorts(config, log);
-  const operatorSoftware = path.join(config.dataDir, 'software');
-  const catalog = loadSoftwareCatalog({
-    operatorDir: operatorSoftware,
-    // A bad file is left out, loudly; the other software keeps running (README "Adding software").
-    onInvalid: (message) => log.error('a software definition is invalid and was not loaded', { error: message }),
-  });
-  const runtime = composeRuntime({
-    store,
-    clock,
-    ...selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog),
-    catalog,
-    config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
-    schedules: { perServer: config.sharing.schedulesPerServer, tasksPerSchedule: config.sharing.tasksPerSchedule, checkMs: 5_000, secondMs: 1_000, ...options.schedules },
-    plans,
-    log,
-    actors,
-  });
+  const { runtime, catalog } = runtimeOf(config, options, { store, clock, log, actors });
   const { telemetry, alerts, idleStop } = watchSamples(config, options, { db, clock, store, runtime, log, actors });
   const streams = createStreamRegistry({
     perUser: config.streamsPerUser,
@@ -113,7 +97,46 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     actors,
   });
   const retention = createRetention(store, config, log);
+  const { boot, shutdown } = lifeOf({ db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed });
 
+  return {
+    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
+    boot, shutdown, purge: retention.run,
+  };
+}
+
+/**
+ * The runtime (src/runtime/compose.ts) over the environment RUNTIME selects, with the software catalog it launches
+ * from: the built-in definitions and the operator's under DATA_DIR/software. The catalog is returned too, for the API.
+ */
+function runtimeOf(config: Config, options: BuildOptions, deps: { store: Store; clock: Clock; log: Logger; actors: Actors }) {
+  const { store, clock, log, actors } = deps;
+  const operatorSoftware = path.join(config.dataDir, 'software');
+  const catalog = loadSoftwareCatalog({
+    operatorDir: operatorSoftware,
+    // A bad file is left out, loudly; the other software keeps running (README "Adding software").
+    onInvalid: (message) => log.error('a software definition is invalid and was not loaded', { error: message }),
+  });
+  const runtime = composeRuntime({
+    store,
+    clock,
+    ...selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog),
+    catalog,
+    config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
+    schedules: { perServer: config.sharing.schedulesPerServer, tasksPerSchedule: config.sharing.tasksPerSchedule, checkMs: 5_000, secondMs: 1_000, ...options.schedules },
+    plans,
+    log,
+    actors,
+  });
+  return { runtime, catalog };
+}
+
+/** The service's boot and shutdown over the parts buildService made, each started and stopped in its order. */
+function lifeOf(parts: {
+  db: Db; runtime: Runtime; telemetry: Telemetry; idleStop: IdleStop; alerts: Alerts; dispatcher: Dispatcher;
+  retention: ReturnType<typeof createRetention>; streams: StreamRegistry; feed: EventFeed;
+}) {
+  const { db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed } = parts;
   /**
    * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
    * periodic purge of old token rows and events start.
@@ -139,11 +162,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     await runtime.close();
     db.close();
   }
-
-  return {
-    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
-    boot, shutdown, purge: retention.run,
-  };
+  return { boot, shutdown };
 }
 
 /**

@@ -4,8 +4,11 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import tar from 'tar-stream';
 import { instanceName } from '../../src/runtime/cgroups';
-import { LABEL_INSTANCE, LABEL_SERVER } from '../../src/runtime/docker/docker-environment';
+import { LABEL_INSTANCE, LABEL_SERVER, volumeName } from '../../src/runtime/docker/docker-environment';
+import { GAME_DIR, IMAGE_NODE } from '../../src/runtime/docker/image';
 import { createDockerNode } from '../../src/runtime/docker/node';
 import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
 import type { Logger } from '../../src/log';
@@ -113,6 +116,22 @@ export async function removeContainersOf(dataDir: string, on: Engine = engine): 
 export async function volumesOf(dataDir: string, on: Engine = engine): Promise<{ Name: string; Labels: Record<string, string> }[]> {
   const filters = encodeURIComponent(JSON.stringify({ label: [`${LABEL_INSTANCE}=${instanceName(dataDir)}`] }));
   return (await on.json<{ Volumes: { Name: string; Labels: Record<string, string> }[] | null }>('GET', `/volumes?filters=${filters}`)).Volumes ?? [];
+}
+
+/** Puts files into a server's volume on an engine, as the game could write them (the engines' archive endpoint). */
+export async function putIntoVolume(on: Engine, dataDir: string, serverId: string, files: Record<string, Buffer>): Promise<void> {
+  const image = (await on.json<{ RepoTags: string[] }[]>('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'))!;
+  const c = await on.json<{ Id: string }>('POST', '/containers/create', {
+    Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(dataDir), serverId), Target: GAME_DIR }] },
+  });
+  try {
+    const pack = tar.pack();
+    for (const [name, content] of Object.entries(files)) pack.entry({ name, uid: GAME_USER.uid, gid: GAME_USER.gid }, content);
+    pack.finalize();
+    await on.upload(`/containers/${c.Id}/archive?path=${GAME_DIR}`, Readable.from(pack), 'application/x-tar', 'PUT');
+  } finally {
+    await on.json('DELETE', `/containers/${c.Id}?force=1`);
+  }
 }
 
 export interface SecondEngine {

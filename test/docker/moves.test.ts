@@ -12,18 +12,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import Database from 'better-sqlite3';
-import tar from 'tar-stream';
 import { instanceName } from '../../src/runtime/cgroups';
 import { LABEL_SERVER, volumeName } from '../../src/runtime/docker/docker-environment';
 import { LABEL_HELPER } from '../../src/runtime/docker/helper-containers';
 import type { Engine } from '../../src/runtime/docker/engine';
-import { GAME_DIR, IMAGE_NODE } from '../../src/runtime/docker/image';
 import { tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { blockIn } from '../helpers/world';
-import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, removeContainersOf, secondEngine, volumesOf, type SecondEngine } from './engine';
+import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, volumesOf, type SecondEngine } from './engine';
 
 jest.setTimeout(600_000);
 const MIB = 1024 * 1024;
@@ -100,21 +97,6 @@ function watchRunning(serverId: string): { stop(): Promise<number> } {
   return { stop: async () => ((on = false), await loop, most) };
 }
 
-async function putIntoVolume(on: Engine, serverId: string, files: Record<string, Buffer>): Promise<void> {
-  const image = (await on.json<{ RepoTags: string[] }[]>('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'))!;
-  const c = await on.json<{ Id: string }>('POST', '/containers/create', {
-    Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(dataDir), serverId), Target: GAME_DIR }] },
-  });
-  try {
-    const pack = tar.pack();
-    for (const [name, content] of Object.entries(files)) pack.entry({ name, uid: 1000, gid: 1000 }, content);
-    pack.finalize();
-    await on.upload(`/containers/${c.Id}/archive?path=${GAME_DIR}`, Readable.from(pack), 'application/x-tar', 'PUT');
-  } finally {
-    await on.json('DELETE', `/containers/${c.Id}?force=1`);
-  }
-}
-
 test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it back; either engine gone undoes a move', async () => {
   for (const [name, host, [low, high]] of [['one', DOCKER_HOST, PORTS.one], ['two', two.dockerHost, PORTS.two]] as const) {
     expect(await gsh(dataDir, 'node', 'add', '--name', name, '--docker-host', host, '--public-host', '127.0.0.1', '--memory-mb', '2000', '--ports', `${low}-${high}`)).toMatchObject({ code: 0 });
@@ -134,7 +116,7 @@ test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it ba
   expect(created.status).toBe(201);
   const id = created.body.id as string;
   await until('installed', async () => (await server()).state === 'stopped', 180_000);
-  await putIntoVolume(engine, id, { 'world/filler.bin': Buffer.alloc(64 * MIB, 7) });
+  await putIntoVolume(engine, dataDir, id, { 'world/filler.bin': Buffer.alloc(64 * MIB, 7) });
   expect((await api('POST', `/v1/servers/${id}/actions`, { type: 'start' })).status).toBe(202);
   await until('running', async () => (await server()).state === 'running', 180_000);
   expect(inRange((await server()).address.port, PORTS.one)).toBe(true);
@@ -210,7 +192,7 @@ test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it ba
   // there once it answers), and the partial copy on node one goes at once.
   expect(await gsh(dataDir, 'server', 'move', id, '--to', 'two')).toMatchObject({ code: 0 });
   await until('running on node two', async () => (await server()).state === 'running' || undefined, 120_000);
-  await putIntoVolume(two.engine, id, { 'world/filler-2.bin': Buffer.alloc(128 * MIB, 9) });
+  await putIntoVolume(two.engine, dataDir, id, { 'world/filler-2.bin': Buffer.alloc(128 * MIB, 9) });
   expect((await gsh(dataDir, 'server', 'move', id, '--to', 'one', '--no-wait')).code).toBe(0);
   await until('the copy streaming into node one', async () => (lastMove(id)?.status === 'copying' && (await helperOn(engine, id))) || undefined, 120_000);
   await two.stop();

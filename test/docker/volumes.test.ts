@@ -8,18 +8,14 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import mineflayer from 'mineflayer';
 import { ping } from 'minecraft-protocol';
-import tar from 'tar-stream';
 import { instanceName } from '../../src/runtime/cgroups';
 import { volumeName } from '../../src/runtime/docker/docker-environment';
-import type { Engine } from '../../src/runtime/docker/engine';
-import { GAME_DIR, IMAGE_NODE } from '../../src/runtime/docker/image';
 import { createTestApp, tempDir, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { blockIn } from '../helpers/world';
-import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, removeContainersOf, secondEngine, volumesOf, watchMounts, type SecondEngine } from './engine';
+import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, volumesOf, watchMounts, type SecondEngine } from './engine';
 
 jest.setTimeout(300_000);
 const MIB = 1024 * 1024;
@@ -60,22 +56,6 @@ afterAll(async () => {
 }, 180_000);
 
 const state = async (id: string) => (await get(`/v1/servers/${id}`)).body.state as string;
-
-/** Puts files into a server's volume on an engine, as the game could write them (the engines' archive endpoint). */
-async function putIntoVolume(on: Engine, serverId: string, files: Record<string, Buffer>): Promise<void> {
-  const image = (await on.json<{ RepoTags: string[] }[]>('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'))!;
-  const c = await on.json<{ Id: string }>('POST', '/containers/create', {
-    Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(dataDir), serverId), Target: GAME_DIR }] },
-  });
-  try {
-    const pack = tar.pack();
-    for (const [name, content] of Object.entries(files)) pack.entry({ name, uid: 1000, gid: 1000 }, content);
-    pack.finalize();
-    await on.upload(`/containers/${c.Id}/archive?path=${GAME_DIR}`, Readable.from(pack), 'application/x-tar', 'PUT');
-  } finally {
-    await on.json('DELETE', `/containers/${c.Id}?force=1`);
-  }
-}
 
 /** The server's status as a Minecraft client's server list sees it. */
 async function status(port: number): Promise<{ motd: string; max: number }> {
@@ -156,7 +136,7 @@ test('on the second node: settings, player lists, console, disk use, a live back
     await t.runtime.diskWatcher.measureNow();
     const before = (await get(`/v1/servers/${id}`)).body.disk_used_mb as number;
     expect(before).toBeGreaterThan(0);
-    await putIntoVolume(two.engine, id, { 'world/filler.bin': Buffer.alloc(24 * MIB) });
+    await putIntoVolume(two.engine, dataDir, id, { 'world/filler.bin': Buffer.alloc(24 * MIB) });
     await t.runtime.diskWatcher.measureNow();
     expect((await get(`/v1/servers/${id}`)).body.disk_used_mb).toBeGreaterThanOrEqual(before + 24);
 

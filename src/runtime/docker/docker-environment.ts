@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { Logger } from '../../log';
 import { PIDS_MAX } from '../cgroups';
-import type { Environment, GameProcess, LaunchSpec, LeftoverProcess } from '../environment';
+import type { Environment, GameAddress, GameProcess, LaunchSpec, LeftoverProcess } from '../environment';
 import { isPortFree, SERVER_ID_ENV } from '../local-environment';
 import { removeContainer, wrapContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
@@ -65,13 +65,38 @@ interface ContainerSummary {
  * uninstall and close remove it.
  */
 export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
-  const { engine, log, instance } = options;
-  const ensureImage = options.image;
-  // The engine's own port view is enough where it is another machine; this host's listeners matter only here.
-  const sameHost = engine.endpoint.startsWith('unix://');
+  const s: Shared = {
+    options,
+    held: new Set(),
+    next: createNextContainers(options.engine, options.log),
+    closed: false,
+    networkMode: networkModeOf(options.engine),
+  };
+  return {
+    gameBindHost: '0.0.0.0', // inside its own network namespace; the engine publishes the one port on the host
+    ...lifetime(s),
+    isPortFree: (address) => portFree(options, address),
+    spawn: (spec) => spawn(s, spec),
+    ...leftovers(s),
+  };
+}
+
+/** What the pieces of one Docker environment share: createDockerEnvironment makes it once and hands it to each. */
+interface Shared {
+  options: DockerEnvironmentOptions;
+  /** Containers this life spawned or adopted: start() removes every other labelled with this instance. */
+  held: Set<string>;
+  /** Each stopped server's next container, made ahead of its start (next-containers.ts). */
+  next: ReturnType<typeof createNextContainers>;
+  /** Set by close(): a container that ends after it gets no next one. */
+  closed: boolean;
+  networkMode: () => Promise<NetworkMode>;
+}
+
+/** `bridge` where the engine has its default bridge network, else `host`; asked once per engine (again if the ask failed). */
+function networkModeOf(engine: Engine): () => Promise<NetworkMode> {
   let network: Promise<NetworkMode> | null = null;
-  /** `bridge` where the engine has its default bridge network, else `host`; asked once per engine. */
-  const networkMode = (): Promise<NetworkMode> => {
+  return () => {
     network ??= engine.json('GET', '/networks/bridge').then(
       () => 'bridge' as const,
       (err) => {
@@ -82,96 +107,108 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
     );
     return network;
   };
-  /** Containers this life spawned or adopted: start() removes every other labelled with this instance. */
-  const held = new Set<string>();
-  const next = createNextContainers(engine, log);
-  let closed = false;
+}
 
-  async function ours(serverId?: string): Promise<ContainerSummary[]> {
-    const label = [`${LABEL_INSTANCE}=${instance}`, ...(serverId ? [`${LABEL_SERVER}=${serverId}`] : [])];
-    const filters = encodeURIComponent(JSON.stringify({ label }));
-    return engine.json<ContainerSummary[]>('GET', `/containers/json?all=1&filters=${filters}`);
-  }
+/** The containers labelled with this instance (and the server, if given), running or not. */
+async function ours(options: Pick<DockerEnvironmentOptions, 'engine' | 'instance'>, serverId?: string): Promise<ContainerSummary[]> {
+  const label = [`${LABEL_INSTANCE}=${options.instance}`, ...(serverId ? [`${LABEL_SERVER}=${serverId}`] : [])];
+  const filters = encodeURIComponent(JSON.stringify({ label }));
+  return options.engine.json<ContainerSummary[]>('GET', `/containers/json?all=1&filters=${filters}`);
+}
 
-  const attach = (id: string) => engine.hijack(`/containers/${id}/attach?stream=1&stdin=1&stdout=1&stderr=1`);
+const attach = (engine: Engine, id: string) => engine.hijack(`/containers/${id}/attach?stream=1&stdin=1&stdout=1&stderr=1`);
 
-  async function inspectPid(id: string): Promise<number> {
-    const c = await engine.json<{ State: { Pid: number } }>('GET', `/containers/${id}/json`);
-    return c.State.Pid;
-  }
+async function inspectPid(engine: Engine, id: string): Promise<number> {
+  const c = await engine.json<{ State: { Pid: number } }>('GET', `/containers/${id}/json`);
+  return c.State.Pid;
+}
 
-  async function spawn(spec: LaunchSpec): Promise<GameProcess> {
-    const image = await ensureImage();
-    const name = `gsh-${instance}-${spec.serverId}`;
-    const config = JSON.stringify(containerConfig(spec, options, image, await networkMode()));
-    // The container made when its last one ended, if its definition is still this one (next-containers.ts).
-    let id = await next.take(spec.serverId, config);
-    let stdio = id === null ? null : await attach(id).catch(() => null); // null: removed meanwhile (killLeftover)
-    if (id === null || stdio === null) id = await create(name, config);
-    held.add(id);
-    try {
-      // Attached before it starts, so no line is lost; the attach keeps stdin open for console commands.
-      stdio ??= await attach(id);
-      await engine.json('POST', `/containers/${id}/start`);
-      const proc = wrapContainer({ engine, id, pid: await inspectPid(id), stdio, argv: spec.argv });
-      const ended = id;
-      void proc.exited.then(() => {
-        held.delete(ended);
-        if (!closed) next.prepare(spec.serverId, name, config); // its old one is removed by now
-      });
-      return proc;
-    } catch (err) {
-      held.delete(id);
-      await removeContainer(engine, id).catch(() => undefined);
-      throw err;
-    }
-  }
-
-  async function create(name: string, config: string): Promise<string> {
-    const body: unknown = JSON.parse(config);
-    try {
-      return (await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body)).Id;
-    } catch (err) {
-      if (!(err instanceof EngineError && err.status === 409)) throw err;
-      await removeContainer(engine, name); // a previous life's container that start() could not remove
-      return (await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body)).Id;
-    }
-  }
-
+/** Environment.start, close and uninstall: what a service life does with this instance's containers as a whole. */
+function lifetime(s: Shared): Pick<Environment, 'start' | 'close' | 'uninstall'> {
+  const { engine, log } = s.options;
   return {
-    gameBindHost: '0.0.0.0', // inside its own network namespace; the engine publishes the one port on the host
     async start() {
       try {
-        await ensureImage();
-        const left = (await ours()).filter((c) => !held.has(c.Id));
+        await s.options.image();
+        const left = (await ours(s.options)).filter((c) => !s.held.has(c.Id));
         for (const c of left) await removeContainer(engine, c.Id);
         if (left.length > 0) log.warn('removed containers a previous service life left', { count: left.length });
-        log.info('game servers run as containers', { engine: engine.endpoint, image: await ensureImage() });
+        log.info('game servers run as containers', { engine: engine.endpoint, image: await s.options.image() });
       } catch (err) {
         log.error('the Docker engine did not answer at start; game servers cannot start until it does', { engine: engine.endpoint, error: String(err) });
       }
     },
     async close() {
-      closed = true;
-      held.clear();
-      await next.removeAll(); // the stopped servers' next containers: a next life would remove them anyway
+      s.closed = true;
+      s.held.clear();
+      await s.next.removeAll(); // the stopped servers' next containers: a next life would remove them anyway
     },
     async uninstall(serverId) {
-      await next.removeFor(serverId); // it mounts the server's volume, which cannot go while it exists
+      await s.next.removeFor(serverId); // it mounts the server's volume, which cannot go while it exists
     },
-    async isPortFree(address) {
-      const { port } = address;
-      // The engine's own view first (a published port may not show as a listener, e.g. without its userland
-      // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
-      const published = await ours().catch(() => [] as ContainerSummary[]);
-      const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
-      return !taken && (!sameHost || isPortFree(address));
-    },
-    spawn,
+  };
+}
+
+/** Environment.isPortFree. */
+async function portFree(options: DockerEnvironmentOptions, address: GameAddress): Promise<boolean> {
+  const { port } = address;
+  // The engine's own view first (a published port may not show as a listener, e.g. without its userland
+  // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
+  const published = await ours(options).catch(() => [] as ContainerSummary[]);
+  const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
+  // The engine's own port view is enough where it is another machine; this host's listeners matter only here.
+  const sameHost = options.engine.endpoint.startsWith('unix://');
+  return !taken && (!sameHost || isPortFree(address));
+}
+
+/** Environment.spawn: the server's next container if its definition is unchanged, else a new one; attached, then started. */
+async function spawn(s: Shared, spec: LaunchSpec): Promise<GameProcess> {
+  const { engine, instance } = s.options;
+  const image = await s.options.image();
+  const name = `gsh-${instance}-${spec.serverId}`;
+  const config = JSON.stringify(containerConfig(spec, s.options, image, await s.networkMode()));
+  // The container made when its last one ended, if its definition is still this one (next-containers.ts).
+  let id = await s.next.take(spec.serverId, config);
+  let stdio = id === null ? null : await attach(engine, id).catch(() => null); // null: removed meanwhile (killLeftover)
+  if (id === null || stdio === null) id = await create(engine, name, config);
+  s.held.add(id);
+  try {
+    // Attached before it starts, so no line is lost; the attach keeps stdin open for console commands.
+    stdio ??= await attach(engine, id);
+    await engine.json('POST', `/containers/${id}/start`);
+    const proc = wrapContainer({ engine, id, pid: await inspectPid(engine, id), stdio, argv: spec.argv });
+    const ended = id;
+    void proc.exited.then(() => {
+      s.held.delete(ended);
+      if (!s.closed) s.next.prepare(spec.serverId, name, config); // its old one is removed by now
+    });
+    return proc;
+  } catch (err) {
+    s.held.delete(id);
+    await removeContainer(engine, id).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function create(engine: Engine, name: string, config: string): Promise<string> {
+  const body: unknown = JSON.parse(config);
+  try {
+    return (await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body)).Id;
+  } catch (err) {
+    if (!(err instanceof EngineError && err.status === 409)) throw err;
+    await removeContainer(engine, name); // a previous life's container that start() could not remove
+    return (await engine.json<{ Id: string }>('POST', `/containers/create?name=${name}`, body)).Id;
+  }
+}
+
+/** Environment.killLeftover and adopt: the containers a previous service life left, at boot. */
+function leftovers(s: Shared): Pick<Environment, 'killLeftover' | 'adopt'> {
+  const { engine, log } = s.options;
+  return {
     async killLeftover(leftover: LeftoverProcess) {
-      next.forget(leftover.serverId); // removed below with every other container of the server
+      s.next.forget(leftover.serverId); // removed below with every other container of the server
       try {
-        const found = await ours(leftover.serverId);
+        const found = await ours(s.options, leftover.serverId);
         for (const c of found) await removeContainer(engine, c.Id);
         return found.some((c) => c.State === 'running');
       } catch (err) {
@@ -181,13 +218,13 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
       }
     },
     async adopt(leftover: LeftoverProcess) {
-      const running = (await ours(leftover.serverId)).find((c) => c.State === 'running');
+      const running = (await ours(s.options, leftover.serverId)).find((c) => c.State === 'running');
       if (!running) return null;
       const id = running.Id;
-      held.add(id);
+      s.held.add(id);
       // Lines it printed while no service listened are not replayed; its reports repeat every second.
-      const proc = wrapContainer({ engine, id, pid: await inspectPid(id), stdio: await attach(id), argv: leftover.cmdline });
-      void proc.exited.then(() => held.delete(id));
+      const proc = wrapContainer({ engine, id, pid: await inspectPid(engine, id), stdio: await attach(engine, id), argv: leftover.cmdline });
+      void proc.exited.then(() => s.held.delete(id));
       return proc;
     },
   };

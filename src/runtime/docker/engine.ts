@@ -56,123 +56,143 @@ export interface Engine {
 
 export function createEngine(dockerHost: string): Engine {
   const endpoint = parseDockerHost(dockerHost);
-  const base = (method: string, path: string, headers: Record<string, string> = {}): http.RequestOptions => ({
-    ...endpoint,
-    method,
-    path: API + path,
-    headers: { Host: 'docker', ...headers },
-  });
-
-  function collect(res: http.IncomingMessage): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      res.on('error', reject);
-    });
-  }
-
-  function check(res: http.IncomingMessage, text: string, method: string, path: string): void {
-    if ((res.statusCode ?? 500) < 400) return;
-    let message = text;
-    try {
-      message = (JSON.parse(text) as { message?: string }).message ?? text;
-    } catch {
-      // not JSON: keep the text
-    }
-    throw new EngineError(res.statusCode ?? 500, `${method} ${path}: ${res.statusCode} ${message.trim()}`);
-  }
-
+  const c: Connection = {
+    dockerHost,
+    options: (method, path, headers = {}) => ({ ...endpoint, method, path: API + path, headers: { Host: 'docker', ...headers } }),
+  };
   return {
     endpoint: dockerHost,
-    json(method, path, body, timeoutMs = 60_000, signal) {
-      const payload = body === undefined ? undefined : JSON.stringify(body);
-      const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': 'application/json' };
-      return new Promise((resolve, reject) => {
-        const req = http.request({ ...base(method, path, headers), timeout: timeoutMs, signal }, (res) => {
-          collect(res)
-            .then((text) => {
-              check(res, text, method, path);
-              resolve((text.trim() === '' ? null : JSON.parse(text)) as never);
-            })
-            .catch(reject);
-        });
-        req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer from ${dockerHost} within ${timeoutMs} ms`)));
-        req.on('error', reject);
-        req.end(payload);
-      });
-    },
-    upload(path, body, contentType, method = 'POST', idleMs = IDLE_MS) {
-      return new Promise((resolve, reject) => {
-        const req = http.request({ ...base(method, path, { 'Content-Type': contentType }), timeout: idleMs }, (res) => {
-          collect(res)
-            .then((text) => {
-              check(res, text, method, path);
-              resolve(text);
-            })
-            .catch(reject);
-        });
-        req.on('timeout', () => req.destroy(new Error(`${method} ${path}: ${dockerHost} silent for ${idleMs} ms`)));
-        req.on('error', reject);
-        body.on('error', (err) => req.destroy(err));
-        body.pipe(req);
-      });
-    },
-    download(path, idleMs = IDLE_MS) {
-      return new Promise((resolve, reject) => {
-        const req = http.request({ ...base('GET', path), timeout: idleMs }, (res) => {
-          if ((res.statusCode ?? 500) < 400) return resolve(res);
-          collect(res).then((text) => check(res, text, 'GET', path)).catch(reject);
-        });
-        req.on('timeout', () => req.destroy(new Error(`GET ${path}: ${dockerHost} silent for ${idleMs} ms`)));
-        req.on('error', reject);
-        req.end();
-      });
-    },
-    stream(path, onObject, onEnd) {
-      let ended = false;
-      const end = (err?: Error) => {
-        if (!ended) onEnd(err);
-        ended = true;
-      };
-      const req = http.request(base('GET', path), (res) => {
-        if ((res.statusCode ?? 500) >= 400) return void collect(res).then((t) => end(new EngineError(res.statusCode ?? 500, t)), end);
-        let partial = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          const parts = (partial + chunk).split('\n');
-          partial = parts.pop()!;
-          for (const p of parts) {
-            try {
-              if (p.trim() !== '') onObject(JSON.parse(p));
-            } catch {
-              // one torn object is skipped; the next comes within a second
-            }
-          }
-        });
-        res.on('end', () => end());
-        res.on('error', end);
-      });
-      req.on('error', end);
-      req.end();
-      return () => {
-        ended = true;
-        req.destroy();
-      };
-    },
-    hijack(path) {
-      return new Promise((resolve, reject) => {
-        const req = http.request(base('POST', path, { Connection: 'Upgrade', Upgrade: 'tcp' }));
-        req.on('upgrade', (_res, socket, head) => {
-          if (head.length > 0) socket.unshift(head);
-          resolve(socket);
-        });
-        req.on('response', (res) => collect(res).then((t) => reject(new EngineError(res.statusCode ?? 500, `POST ${path}: ${t}`)), reject));
-        req.on('error', reject);
-        req.end();
-      });
-    },
+    json: (method, path, body, timeoutMs = 60_000, signal) => requestJson(c, method, path, body, timeoutMs, signal),
+    upload: (path, body, contentType, method = 'POST', idleMs = IDLE_MS) => upload(c, path, body, contentType, method, idleMs),
+    download: (path, idleMs = IDLE_MS) => download(c, path, idleMs),
+    stream: (path, onObject, onEnd) => streamObjects(c, path, onObject, onEnd),
+    hijack: (path) => hijack(c, path),
   };
+}
+
+/** What every request to one engine shares: the address it was given (for messages) and the request's options. */
+interface Connection {
+  dockerHost: string;
+  options(method: string, path: string, headers?: Record<string, string>): http.RequestOptions;
+}
+
+/** The whole answer as text. */
+function collect(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+/** Throws the engine's error status as an EngineError, with its `message` when the body is the API's JSON error. */
+function check(res: http.IncomingMessage, text: string, method: string, path: string): void {
+  if ((res.statusCode ?? 500) < 400) return;
+  let message = text;
+  try {
+    message = (JSON.parse(text) as { message?: string }).message ?? text;
+  } catch {
+    // not JSON: keep the text
+  }
+  throw new EngineError(res.statusCode ?? 500, `${method} ${path}: ${res.statusCode} ${message.trim()}`);
+}
+
+/** Engine.json. */
+function requestJson<T>(c: Connection, method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': 'application/json' };
+  return new Promise((resolve, reject) => {
+    const req = http.request({ ...c.options(method, path, headers), timeout: timeoutMs, signal }, (res) => {
+      collect(res)
+        .then((text) => {
+          check(res, text, method, path);
+          resolve((text.trim() === '' ? null : JSON.parse(text)) as T);
+        })
+        .catch(reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer from ${c.dockerHost} within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Engine.upload. */
+function upload(c: Connection, path: string, body: Readable, contentType: string, method: 'POST' | 'PUT', idleMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ ...c.options(method, path, { 'Content-Type': contentType }), timeout: idleMs }, (res) => {
+      collect(res)
+        .then((text) => {
+          check(res, text, method, path);
+          resolve(text);
+        })
+        .catch(reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: ${c.dockerHost} silent for ${idleMs} ms`)));
+    req.on('error', reject);
+    body.on('error', (err) => req.destroy(err));
+    body.pipe(req);
+  });
+}
+
+/** Engine.download. */
+function download(c: Connection, path: string, idleMs: number): Promise<Readable> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ ...c.options('GET', path), timeout: idleMs }, (res) => {
+      if ((res.statusCode ?? 500) < 400) return resolve(res);
+      collect(res).then((text) => check(res, text, 'GET', path)).catch(reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: ${c.dockerHost} silent for ${idleMs} ms`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Engine.stream: one JSON object a line (API "Get container stats based on resource usage", stream=1). */
+function streamObjects(c: Connection, path: string, onObject: (obj: unknown) => void, onEnd: (err?: Error) => void): () => void {
+  let ended = false;
+  const end = (err?: Error) => {
+    if (!ended) onEnd(err);
+    ended = true;
+  };
+  const req = http.request(c.options('GET', path), (res) => {
+    if ((res.statusCode ?? 500) >= 400) return void collect(res).then((t) => end(new EngineError(res.statusCode ?? 500, t)), end);
+    let partial = '';
+    res.setEncoding('utf8');
+    res.on('data', (chunk: string) => {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop()!;
+      for (const p of parts) {
+        try {
+          if (p.trim() !== '') onObject(JSON.parse(p));
+        } catch {
+          // one torn object is skipped; the next comes within a second
+        }
+      }
+    });
+    res.on('end', () => end());
+    res.on('error', end);
+  });
+  req.on('error', end);
+  req.end();
+  return () => {
+    ended = true;
+    req.destroy();
+  };
+}
+
+/** Engine.hijack. */
+function hijack(c: Connection, path: string): Promise<Duplex> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(c.options('POST', path, { Connection: 'Upgrade', Upgrade: 'tcp' }));
+    req.on('upgrade', (_res, socket, head) => {
+      if (head.length > 0) socket.unshift(head);
+      resolve(socket);
+    });
+    req.on('response', (res) => collect(res).then((t) => reject(new EngineError(res.statusCode ?? 500, `POST ${path}: ${t}`)), reject));
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /**

@@ -57,134 +57,157 @@ const FAILURES = 2;
  * its node (volume-storage.ts): a node shares nothing with this host but its engine's API.
  */
 export function createNodesEnvironment(options: NodesEnvironmentOptions): { environment: Environment; storage: ServerStorage; transfer: VolumeTransfer } {
-  const { nodes, log } = options;
-  const made = new Map<string, NodeParts>();
-  const failures = new Map<string, number>();
-  const away = new Set<string>();
-  const listeners: ((serverIds: string[], reachable: boolean) => void)[] = [];
-  let timer: NodeJS.Timeout | null = null;
-  let checking: Promise<void> | null = null;
+  const s: Shared = { options, made: new Map(), failures: new Map(), away: new Set(), listeners: [], timer: null, checking: null };
+  return { environment: routedEnvironment(s), storage: routedStorage(s), transfer: volumeTransfer(s) };
+}
 
-  /** The node's parts; one per name and engine address (a node removed and added again gets new ones). */
-  function ofNode(node: Pick<Node, 'name' | 'dockerHost'>): NodeParts {
-    const key = `${node.name}\n${node.dockerHost}`;
-    let entry = made.get(key);
-    if (!entry) made.set(key, (entry = options.nodeParts(node)));
-    return entry;
+/** What the pieces below share: createNodesEnvironment makes it once and hands it to each. */
+interface Shared {
+  options: NodesEnvironmentOptions;
+  /** Each node's parts, made on first use (ofNode). */
+  made: Map<string, NodeParts>;
+  /** Failed checks in a row, by node name. */
+  failures: Map<string, number>;
+  /** The nodes whose servers are reported unreachable. */
+  away: Set<string>;
+  /** Environment.onReachability's listeners. */
+  listeners: ((serverIds: string[], reachable: boolean) => void)[];
+  /** The checks' interval, from start() to close(). */
+  timer: NodeJS.Timeout | null;
+  /** The round of checks under way (checkAll). */
+  checking: Promise<void> | null;
+}
+
+/** The node's parts; one per name and engine address (a node removed and added again gets new ones). */
+function ofNode(s: Shared, node: Pick<Node, 'name' | 'dockerHost'>): NodeParts {
+  const key = `${node.name}\n${node.dockerHost}`;
+  let entry = s.made.get(key);
+  if (!entry) s.made.set(key, (entry = s.options.nodeParts(node)));
+  return entry;
+}
+
+function forServer(s: Shared, serverId: string): NodeParts {
+  const name = s.options.nodes.nodeOf(serverId);
+  const node = name ? s.options.nodes.get(name) : undefined;
+  return ofNode(s, node ?? { name: '', dockerHost: s.options.defaultDockerHost });
+}
+
+function named(s: Shared, name: string): NodeParts {
+  const node = s.options.nodes.get(name);
+  if (!node) throw new Error(`there is no node ${name}`);
+  return ofNode(s, node);
+}
+
+/**
+ * With `first` (at boot, or after a spawn there failed), one failed check is enough: a node away since before
+ * the service started is away, and so is one whose engine just failed a start.
+ */
+async function checkOne(s: Shared, node: Node, first: boolean): Promise<void> {
+  const { nodes, log } = s.options;
+  const { engine } = ofNode(s, node);
+  let answered = true;
+  try {
+    await engine.json('GET', '/version', undefined, CHECK_TIMEOUT_MS);
+  } catch {
+    answered = false;
   }
-
-  function forServer(serverId: string): NodeParts {
-    const name = nodes.nodeOf(serverId);
-    const node = name ? nodes.get(name) : undefined;
-    return ofNode(node ?? { name: '', dockerHost: options.defaultDockerHost });
+  const failed = answered ? 0 : first ? FAILURES : (s.failures.get(node.name) ?? 0) + 1;
+  s.failures.set(node.name, failed);
+  if (failed >= FAILURES) {
+    if (!s.away.has(node.name)) log.warn('a node stopped answering; its servers are unreachable', { node: node.name });
+    s.away.add(node.name);
+    nodes.setReachable(node.name, false);
+    emit(s, nodes.serverIdsOn(node.name), false); // again at every check: servers that appeared meanwhile too
+  } else if (answered && s.away.delete(node.name)) {
+    log.info('a node answers again; its servers are reconciled', { node: node.name });
+    nodes.setReachable(node.name, true);
+    emit(s, nodes.serverIdsOn(node.name), true);
   }
+}
 
-  function named(name: string): NodeParts {
-    const node = nodes.get(name);
-    if (!node) throw new Error(`there is no node ${name}`);
-    return ofNode(node);
-  }
+function emit(s: Shared, serverIds: string[], reachable: boolean) {
+  if (serverIds.length === 0) return;
+  for (const fn of s.listeners) fn(serverIds, reachable);
+}
 
-  /**
-   * With `first` (at boot, or after a spawn there failed), one failed check is enough: a node away since before
-   * the service started is away, and so is one whose engine just failed a start.
-   */
-  async function checkOne(node: Node, first: boolean): Promise<void> {
-    const { engine } = ofNode(node);
-    let answered = true;
-    try {
-      await engine.json('GET', '/version', undefined, CHECK_TIMEOUT_MS);
-    } catch {
-      answered = false;
-    }
-    const failed = answered ? 0 : first ? FAILURES : (failures.get(node.name) ?? 0) + 1;
-    failures.set(node.name, failed);
-    if (failed >= FAILURES) {
-      if (!away.has(node.name)) log.warn('a node stopped answering; its servers are unreachable', { node: node.name });
-      away.add(node.name);
-      nodes.setReachable(node.name, false);
-      emit(nodes.serverIdsOn(node.name), false); // again at every check: servers that appeared meanwhile too
-    } else if (answered && away.delete(node.name)) {
-      log.info('a node answers again; its servers are reconciled', { node: node.name });
-      nodes.setReachable(node.name, true);
-      emit(nodes.serverIdsOn(node.name), true);
-    }
-  }
+/** Checks the server's node now, one failed answer being enough (as at boot). */
+async function checkNodeOf(s: Shared, serverId: string): Promise<void> {
+  const name = s.options.nodes.nodeOf(serverId);
+  const node = name ? s.options.nodes.get(name) : undefined;
+  if (node && !s.away.has(node.name)) await checkOne(s, node, true);
+}
 
-  function emit(serverIds: string[], reachable: boolean) {
-    if (serverIds.length === 0) return;
-    for (const fn of listeners) fn(serverIds, reachable);
-  }
+/** One round over every node, in parallel; a round still under way is not started twice. */
+function checkAll(s: Shared, first = false): Promise<void> {
+  s.checking ??= Promise.all(s.options.nodes.list().map((node) => checkOne(s, node, first))).then(
+    () => void (s.checking = null),
+    (err) => {
+      s.checking = null;
+      s.options.log.error('node check failed', { error: String(err) });
+    },
+  );
+  return s.checking;
+}
 
-  /** Checks the server's node now, one failed answer being enough (as at boot). */
-  async function checkNodeOf(serverId: string): Promise<void> {
-    const name = nodes.nodeOf(serverId);
-    const node = name ? nodes.get(name) : undefined;
-    if (node && !away.has(node.name)) await checkOne(node, true);
-  }
-
-  /** One round over every node, in parallel; a round still under way is not started twice. */
-  function checkAll(first = false): Promise<void> {
-    checking ??= Promise.all(nodes.list().map((node) => checkOne(node, first))).then(
-      () => void (checking = null),
-      (err) => {
-        checking = null;
-        log.error('node check failed', { error: String(err) });
-      },
-    );
-    return checking;
-  }
-
-  const environment: Environment = {
+/** The Environment: each server's calls to its node's environment, and the nodes' health checks from start() to close(). */
+function routedEnvironment(s: Shared): Environment {
+  const { nodes } = s.options;
+  return {
     gameBindHost: '0.0.0.0', // every node's environment is a container's (docker-environment.ts)
     async start() {
-      await checkAll(true); // the first round now, so a node already away is known before the first launch
+      await checkAll(s, true); // the first round now, so a node already away is known before the first launch
       // A node away is not waited for: its leftovers are replaced by the next spawn there (docker-environment.ts).
-      await Promise.all(nodes.list().filter((n) => !away.has(n.name)).map((n) => ofNode(n).environment.start()));
-      timer = setInterval(() => void checkAll(), options.checkMs);
+      await Promise.all(nodes.list().filter((n) => !s.away.has(n.name)).map((n) => ofNode(s, n).environment.start()));
+      s.timer = setInterval(() => void checkAll(s), s.options.checkMs);
     },
     async close() {
-      if (timer) clearInterval(timer);
-      await checking;
-      await Promise.all([...made.values()].map((e) => e.environment.close()));
+      if (s.timer) clearInterval(s.timer);
+      await s.checking;
+      await Promise.all([...s.made.values()].map((e) => e.environment.close()));
     },
     // Every node's environment, each removing the server's next container if it made one (docker-environment.ts).
     async uninstall(serverId) {
-      await Promise.all([...made.values()].map((e) => e.environment.uninstall(serverId)));
+      await Promise.all([...s.made.values()].map((e) => e.environment.uninstall(serverId)));
     },
-    isPortFree: (address, serverId) => forServer(serverId).environment.isPortFree(address, serverId),
+    isPortFree: (address, serverId) => forServer(s, serverId).environment.isPortFree(address, serverId),
     async spawn(spec) {
       try {
-        return await forServer(spec.serverId).environment.spawn(spec);
+        return await forServer(s, spec.serverId).environment.spawn(spec);
       } catch (err) {
-        await checkNodeOf(spec.serverId); // an engine gone away is told now, not as a string of failed starts
+        await checkNodeOf(s, spec.serverId); // an engine gone away is told now, not as a string of failed starts
         throw err;
       }
     },
-    killLeftover: (leftover: LeftoverProcess) => forServer(leftover.serverId).environment.killLeftover(leftover),
-    adopt: async (leftover: LeftoverProcess) => (await forServer(leftover.serverId).environment.adopt?.(leftover)) ?? null,
-    onReachability: (fn) => void listeners.push(fn),
+    killLeftover: (leftover: LeftoverProcess) => forServer(s, leftover.serverId).environment.killLeftover(leftover),
+    adopt: async (leftover: LeftoverProcess) => (await forServer(s, leftover.serverId).environment.adopt?.(leftover)) ?? null,
+    onReachability: (fn) => void s.listeners.push(fn),
     reachable(serverId) {
       const name = nodes.nodeOf(serverId);
-      return !(name && away.has(name));
+      return !(name && s.away.has(name));
     },
   };
+}
 
-  const storage: ServerStorage = {
+/** The ServerStorage: each server's calls to the volumes of its node. */
+function routedStorage(s: Shared): ServerStorage {
+  return {
     async start() {
       // Each volume's half-done restore is put right by its next operation (volume-storage.ts).
     },
     gameDir: () => GAME_DIR,
-    write: (serverId, subdirs, files) => forServer(serverId).storage.write(serverId, subdirs, files),
-    remove: (serverId) => forServer(serverId).storage.remove(serverId),
-    usage: (serverId, stop) => forServer(serverId).storage.usage(serverId, stop),
-    exportTar: (serverId, paths) => forServer(serverId).storage.exportTar(serverId, paths),
-    importArchive: (serverId, paths, archive, tag) => forServer(serverId).storage.importArchive(serverId, paths, archive, tag),
+    write: (serverId, subdirs, files) => forServer(s, serverId).storage.write(serverId, subdirs, files),
+    remove: (serverId) => forServer(s, serverId).storage.remove(serverId),
+    usage: (serverId, stop) => forServer(s, serverId).storage.usage(serverId, stop),
+    exportTar: (serverId, paths) => forServer(s, serverId).storage.exportTar(serverId, paths),
+    importArchive: (serverId, paths, archive, tag) => forServer(s, serverId).storage.importArchive(serverId, paths, archive, tag),
   };
+}
 
-  const transfer: VolumeTransfer = {
+/** The VolumeTransfer of a move, between two named nodes. */
+function volumeTransfer(s: Shared): VolumeTransfer {
+  return {
     async copy(serverId, from, to) {
-      const [source, target] = [named(from).storage, named(to).storage];
+      const [source, target] = [named(s, from).storage, named(s, to).storage];
       await source.ensure(serverId);
       const content = await source.exportVolume(serverId);
       try {
@@ -199,12 +222,10 @@ export function createNodesEnvironment(options: NodesEnvironmentOptions): { envi
       return { files: mine.files, bytes: mine.bytes };
     },
     async drop(serverId, node) {
-      const parts = named(node);
+      const parts = named(s, node);
       await parts.environment.uninstall(serverId);
       await parts.storage.drop(serverId);
     },
-    reachable: (node) => !away.has(node),
+    reachable: (node) => !s.away.has(node),
   };
-
-  return { environment, storage, transfer };
 }

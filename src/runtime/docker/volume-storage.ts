@@ -56,76 +56,87 @@ export interface NodeVolumes extends ServerStorage {
  * where walking every volume would take a helper each.
  */
 export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
-  const { engine, helpers, log } = o;
-  const folder = (serverId: string) => serverFolder(o.dataDir, serverId);
-  const archiveOf = (containerId: string, p: string) => `/containers/${containerId}/archive?path=${encodeURIComponent(p)}`;
-
-  /** What a previous release kept in the server's folder under DATA_DIR, but for the console log. */
-  async function legacy(serverId: string): Promise<string[]> {
-    const names = await fs.promises.readdir(folder(serverId)).catch(() => [] as string[]);
-    return names.filter((n) => n !== LOGS);
-  }
-
-  async function has(serverId: string): Promise<boolean> {
-    try {
-      await engine.json('GET', `/volumes/${o.volumeName(serverId)}`);
-      return true;
-    } catch (err) {
-      if (err instanceof EngineError && err.status === 404) return false;
-      throw err;
-    }
-  }
-
-  async function create(serverId: string): Promise<void> {
-    await engine.json('POST', '/volumes/create', { Name: o.volumeName(serverId), Labels: o.labels(serverId) });
-  }
-
-  async function drop(serverId: string): Promise<void> {
-    try {
-      await engine.json('DELETE', `/volumes/${o.volumeName(serverId)}`);
-    } catch (err) {
-      if (!(err instanceof EngineError && err.status === 404)) throw err;
-    }
-  }
-
-  async function ensure(serverId: string): Promise<void> {
-    await create(serverId);
-    const names = await legacy(serverId);
-    if (names.length === 0) return;
-    // Copied whole again after an interruption: the files still in the folder are whole ones, the others are in.
-    const content = owned(await tarOf(folder(serverId), names), o.user);
-    await helpers.withVolume(o.volumeName(serverId), serverId, (c) => engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
-    for (const name of names) await fs.promises.rm(path.join(folder(serverId), name), { recursive: true, force: true });
-    log.info('moved a server\'s folder into its volume', { serverId, entries: names.length });
-  }
-
-  /**
-   * A stream of the engine's archive of `paths` (absolute in the helper: each entry named from the path's last
-   * part; one tar, repacked when several); the helper goes when it ends.
-   */
-  function streamOut(serverId: string, paths: string[]): Promise<Readable> {
-    return new Promise<Readable>((resolve, reject) => {
-      helpers
-        .withVolume(o.volumeName(serverId), serverId, async (c) => {
-          const out = paths.length === 1 ? await engine.download(archiveOf(c, paths[0])) : concatenated(paths.map((p) => () => engine.download(archiveOf(c, p))));
-          resolve(out);
-          await finished(out).catch(() => undefined); // read to its end, or given up by its reader
-        })
-        .catch(reject);
-    });
-  }
-
   return {
-    ensure,
-    has,
-    drop,
+    ensure: (serverId) => ensure(o, serverId),
+    has: (serverId) => has(o, serverId),
+    drop: (serverId) => drop(o, serverId),
     async start() {
-      // Nothing at boot: an interrupted restore is put right by the volume's next `prepare` (above).
+      // Nothing at boot: an interrupted restore is put right by the volume's next `prepare` (the comment above).
     },
     gameDir: () => GAME_DIR,
+    ...gameFiles(o),
+    ...archives(o),
+    ...volumeCopies(o),
+  };
+}
+
+/** The server's folder under DATA_DIR: its console log, and what a previous release kept there. */
+const folder = (o: VolumeStorageOptions, serverId: string) => serverFolder(o.dataDir, serverId);
+const archiveOf = (containerId: string, p: string) => `/containers/${containerId}/archive?path=${encodeURIComponent(p)}`;
+
+/** What a previous release kept in the server's folder under DATA_DIR, but for the console log. */
+async function legacy(o: VolumeStorageOptions, serverId: string): Promise<string[]> {
+  const names = await fs.promises.readdir(folder(o, serverId)).catch(() => [] as string[]);
+  return names.filter((n) => n !== LOGS);
+}
+
+async function has(o: VolumeStorageOptions, serverId: string): Promise<boolean> {
+  try {
+    await o.engine.json('GET', `/volumes/${o.volumeName(serverId)}`);
+    return true;
+  } catch (err) {
+    if (err instanceof EngineError && err.status === 404) return false;
+    throw err;
+  }
+}
+
+async function create(o: VolumeStorageOptions, serverId: string): Promise<void> {
+  await o.engine.json('POST', '/volumes/create', { Name: o.volumeName(serverId), Labels: o.labels(serverId) });
+}
+
+async function drop(o: VolumeStorageOptions, serverId: string): Promise<void> {
+  try {
+    await o.engine.json('DELETE', `/volumes/${o.volumeName(serverId)}`);
+  } catch (err) {
+    if (!(err instanceof EngineError && err.status === 404)) throw err;
+  }
+}
+
+async function ensure(o: VolumeStorageOptions, serverId: string): Promise<void> {
+  await create(o, serverId);
+  const names = await legacy(o, serverId);
+  if (names.length === 0) return;
+  // Copied whole again after an interruption: the files still in the folder are whole ones, the others are in.
+  const content = owned(await tarOf(folder(o, serverId), names), o.user);
+  await o.helpers.withVolume(o.volumeName(serverId), serverId, (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
+  for (const name of names) await fs.promises.rm(path.join(folder(o, serverId), name), { recursive: true, force: true });
+  o.log.info('moved a server\'s folder into its volume', { serverId, entries: names.length });
+}
+
+/**
+ * A stream of the engine's archive of `paths` (absolute in the helper: each entry named from the path's last
+ * part; one tar, repacked when several); the helper goes when it ends.
+ */
+function streamOut(o: VolumeStorageOptions, serverId: string, paths: string[]): Promise<Readable> {
+  const { engine } = o;
+  return new Promise<Readable>((resolve, reject) => {
+    o.helpers
+      .withVolume(o.volumeName(serverId), serverId, async (c) => {
+        const out = paths.length === 1 ? await engine.download(archiveOf(c, paths[0])) : concatenated(paths.map((p) => () => engine.download(archiveOf(c, p))));
+        resolve(out);
+        await finished(out).catch(() => undefined); // read to its end, or given up by its reader
+      })
+      .catch(reject);
+  });
+}
+
+/** ServerStorage.write, remove and usage: the files the runtime writes (settings, player lists) and measures. */
+function gameFiles(o: VolumeStorageOptions): Pick<ServerStorage, 'write' | 'remove' | 'usage'> {
+  const { engine, helpers, log } = o;
+  return {
     async write(serverId, subdirs, files) {
-      await ensure(serverId);
-      await fs.promises.mkdir(path.join(folder(serverId), LOGS), { recursive: true });
+      await ensure(o, serverId);
+      await fs.promises.mkdir(path.join(folder(o, serverId), LOGS), { recursive: true });
       const pack = tar.pack();
       for (const [name, content] of Object.entries(files)) pack.entry({ name, mode: 0o644, ...o.user }, content);
       pack.finalize();
@@ -136,39 +147,52 @@ export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
       );
     },
     async remove(serverId) {
-      await drop(serverId);
-      await fs.promises.rm(folder(serverId), { recursive: true, force: true });
+      await drop(o, serverId);
+      await fs.promises.rm(folder(o, serverId), { recursive: true, force: true });
     },
     async usage(serverId, stop = () => false) {
       try {
-        if ((await legacy(serverId)).length > 0) return await folderBytes(folder(serverId), stop);
-        if (!(await has(serverId)) || stop()) return null;
+        if ((await legacy(o, serverId)).length > 0) return await folderBytes(folder(o, serverId), stop);
+        if (!(await has(o, serverId)) || stop()) return null;
         const { bytes } = await helpers.run<{ bytes: number }>(o.volumeName(serverId), serverId, ['usage', GAME_DIR]);
-        return stop() ? null : bytes + ((await folderBytes(path.join(folder(serverId), LOGS), stop)) ?? 0);
+        return stop() ? null : bytes + ((await folderBytes(path.join(folder(o, serverId), LOGS), stop)) ?? 0);
       } catch (err) {
         log.warn('could not measure a server\'s volume', { serverId, error: String(err) });
         return null;
       }
     },
+  };
+}
+
+/** ServerStorage.exportTar and importArchive: a backup's files out, a restore's archive in. */
+function archives(o: VolumeStorageOptions): Pick<ServerStorage, 'exportTar' | 'importArchive'> {
+  const { engine, helpers } = o;
+  return {
     async exportTar(serverId, paths) {
-      if ((await legacy(serverId)).length > 0) return tarOf(folder(serverId), paths); // a running game's, still bind-mounted
+      if ((await legacy(o, serverId)).length > 0) return tarOf(folder(o, serverId), paths); // a running game's, still bind-mounted
       await helpers.run(o.volumeName(serverId), serverId, ['prepare', GAME_DIR]); // an interrupted restore put right first
-      return streamOut(serverId, paths.map((p) => `${GAME_DIR}/${p}`));
+      return streamOut(o, serverId, paths.map((p) => `${GAME_DIR}/${p}`));
     },
     async importArchive(serverId, paths, archive, tag) {
-      await ensure(serverId);
+      await ensure(o, serverId);
       await checkArchive(archive, paths); // here, before a byte of it reaches the node
       await helpers.run(o.volumeName(serverId), serverId, ['swap', GAME_DIR, tag, ...paths], (c) =>
         engine.upload(archiveOf(c, GAME_DIR), owned(staged(archive, `.restore-${tag}`), o.user), 'application/x-tar', 'PUT').then(() => undefined),
       );
     },
-    exportVolume: (serverId) => streamOut(serverId, [`${GAME_DIR}/.`]),
+  };
+}
+
+/** NodeVolumes.exportVolume, importVolume and manifest: the whole volume, as a move copies and compares it. */
+function volumeCopies(o: VolumeStorageOptions): Pick<NodeVolumes, 'exportVolume' | 'importVolume' | 'manifest'> {
+  return {
+    exportVolume: (serverId) => streamOut(o, serverId, [`${GAME_DIR}/.`]),
     async importVolume(serverId, content) {
-      await drop(serverId);
-      await create(serverId);
-      await helpers.withVolume(o.volumeName(serverId), serverId, (c) => engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
+      await drop(o, serverId);
+      await create(o, serverId);
+      await o.helpers.withVolume(o.volumeName(serverId), serverId, (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
     },
-    manifest: (serverId) => helpers.run(o.volumeName(serverId), serverId, ['manifest', GAME_DIR]),
+    manifest: (serverId) => o.helpers.run(o.volumeName(serverId), serverId, ['manifest', GAME_DIR]),
   };
 }
 
