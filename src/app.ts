@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response } from 'express';
+import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import type { Db } from './store/db';
 import type { Store } from './store';
@@ -147,6 +147,17 @@ async function apiDispatch(deps: AppDeps, handlers: Handlers) {
 }
 
 /**
+ * A write answered with success may have taken authority away (a token revoked, a member removed or a permission
+ * taken, a server deleted, a password changed): the streams it covered end at once (StreamRegistry.sweepSoon).
+ */
+function sweepAfterWrites(streams: StreamRegistry): RequestHandler {
+  return (req, res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') res.once('finish', () => res.statusCode < 400 && streams.sweepSoon());
+    next();
+  };
+}
+
+/**
  * Builds the service: express → rate limiter → the dispatcher (openapi-backend's routing and Ajv validation,
  * bearerAuth) → the handler under the operation's operationId → a repository or the runtime. The handlers and the
  * dispatcher are built first; the middleware below is mounted in the order requests pass it.
@@ -169,6 +180,7 @@ export async function createApp(deps: AppDeps) {
       ...(deps.prometheus ? [deps.prometheus.measure] : []),
       securityHeaders,
       accessLog(deps.log),
+      sweepAfterWrites(deps.streams),
     ),
   );
   // Before the Host check: load balancers and orchestrators probe health by address, and it tells nothing.

@@ -46,6 +46,8 @@ export interface BuildOptions {
   idleMinuteMs?: number;
   /** Schedule timings (SchedulesConfig: how often due schedules are looked for, how long a task's second is). */
   schedules?: Partial<Pick<SchedulesConfig, 'checkMs' | 'secondMs'>>;
+  /** How often open streams are checked for authority lost outside this service (500 ms; StreamRegistryOptions). */
+  streamSweepMs?: number;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const streams = createStreamRegistry({
     perUser: config.streamsPerUser,
     maxLifetimeMs: config.streamMaxLifetimeMs,
+    sweepMs: options.streamSweepMs,
     authority: { activeTokens: (ids) => store.tokens.activeIds(ids), holding: (pairs) => store.members.holding(pairs) },
   });
   prometheus?.watch({ servers: store.servers, streams, sampler: telemetry.sampler, outbox: store.outbox, dbFile: config.dbFile });

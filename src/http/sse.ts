@@ -64,8 +64,9 @@ interface OpenStream {
  * The streams one service has open (docs/conventions.md "Real-time"): at most `perUser` per user, each for at most
  * `maxLifetimeMs`, and none past its authority: every `sweepMs` (500 ms, so within a second) one query finds the
  * tokens revoked or expired and another the servers deleted or no longer shared with the stream's user (a member
- * removed, or a permission taken away) since, and their streams end. The sweep also covers
- * revocations made by another process (the CLI) on the same database. Graceful shutdown ends them all.
+ * removed, or a permission taken away) since, and their streams end. A write this service answers with success
+ * sweeps at once too (sweepSoon), so authority taken away through the API ends its streams without waiting; the
+ * periodic sweep covers revocations made by another process (the CLI) on the same database. Graceful shutdown ends them all.
  */
 export function createStreamRegistry(options: StreamRegistryOptions = {}) {
   const perUser = options.perUser ?? 10;
@@ -73,6 +74,7 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
   const maxTotalQueued = options.maxTotalQueuedBytes ?? MAX_TOTAL_QUEUED_BYTES;
   const open = new Set<OpenStream>();
   let sweeper: NodeJS.Timeout | null = null;
+  let sweepQueued = false;
   // What the blocked streams held when they blocked (see serveStream), kept as streams block and drain.
   let totalHeld = 0;
   const frame = frameMemo();
@@ -132,6 +134,19 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
     size: () => open.size,
     /** Unsent bytes queued across every stream (for tests and the benchmark). */
     queuedBytes: () => [...open].reduce((sum, s) => sum + s.queued(), 0),
+    /**
+     * Sweeps on the next turn of the event loop, once however often it is asked within a turn: after a write this
+     * service answered, which may have taken authority away (a token revoked, a member removed, a server deleted),
+     * so its streams end at once rather than at the next periodic sweep. Nothing to do while no stream is open.
+     */
+    sweepSoon(): void {
+      if (open.size === 0 || sweepQueued) return;
+      sweepQueued = true;
+      setImmediate(() => {
+        sweepQueued = false;
+        sweep();
+      });
+    },
     closeAll(): void {
       for (const s of [...open]) s.end();
     },

@@ -411,6 +411,23 @@ describe('ending streams', () => {
     expect(eventBlocks(clients[0].text()).map(parseEvent)).toEqual([{ event: 'line', id: '1', data: 'before' }]);
   });
 
+  test('sweepSoon() ends, on the next turn, the streams whose token no longer holds, long before the periodic sweep', async () => {
+    const active = new Set(['tok_a']);
+    const registry = createStreamRegistry({ sweepMs: 600_000, authority: { activeTokens: (ids) => new Set(ids.filter((id) => active.has(id))), holding: () => new Set() } });
+    const sub: Subscription = { unsubscribed: 0 };
+    const port = await listen(registry, (res) => recordingReply(res, sub));
+    const client = await connect(port);
+    await client.until((t) => t.includes(': stream open\n\n'));
+    registry.sweepSoon(); // the token still holds: nothing ends
+    await new Promise((r) => setImmediate(r));
+    expect(registry.size()).toBe(1);
+    active.delete('tok_a');
+    registry.sweepSoon();
+    registry.sweepSoon(); // asked twice in one turn, swept once
+    await client.ended;
+    expect([registry.size(), sub.unsubscribed]).toEqual([0, 1]);
+  });
+
   test('a client going away unsubscribes once and leaves the registry', async () => {
     const registry = createStreamRegistry();
     const sub: Subscription = { unsubscribed: 0 };
