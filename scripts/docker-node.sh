@@ -15,13 +15,16 @@ sock="unix://$dir/docker.sock"
 answers() { docker -H "$sock" version >/dev/null 2>&1; }
 hash=$(printf '%s' "$dir" | md5sum | cut -c1-8)
 bridge="gsh${hash}"                               # at most 15 characters (IFNAMSIZ)
-subnet="172.31.$((16#${hash:0:2})).1/24"
 
 case "$cmd" in
   start)
     mkdir -p "$dir"
     answers && exit 0
     if ! ip link show "$bridge" >/dev/null 2>&1; then
+      # A /24 of 172.31/16 from the folder's name, the next free one if another bridge (another engine) has it.
+      third=$((16#${hash:0:2}))
+      while ip -o -4 addr show | grep -q " 172\.31\.$third\."; do third=$(((third + 1) % 256)); done
+      subnet="172.31.$third.1/24"
       ip link add "$bridge" type bridge
       ip addr add "$subnet" dev "$bridge"
       ip link set "$bridge" up

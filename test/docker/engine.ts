@@ -155,33 +155,49 @@ function runNodeScript(command: 'start' | 'stop', dir: string): Promise<void> {
   });
 }
 
-/** Where the second engine's lock lives: one per machine, whichever checkout or worker asks. */
-const SECOND_ENGINE_LOCK = path.join(os.tmpdir(), 'gsh-second-engine.lock');
+/**
+ * How many second engines test files may hold at once, each with its own folder, bridge and lock: the files that
+ * stop and start one (moves, volumes, nodes) hold it for minutes, and with one engine the others waited that long
+ * holding a jest worker idle.
+ */
+const SECOND_ENGINES = 2;
+
+/** Where each second engine's lock lives: one per machine, whichever checkout or worker asks. */
+const lockOf = (slot: number) => path.join(os.tmpdir(), `gsh-second-engine-${slot}.lock`);
 
 /**
- * The second engine is one resource of the machine that test files stop and start again (moves, nodes), and jest
- * runs several files at once: so the files that use it take it in turn. The lock is a folder made atomically, held
- * from secondEngine() until release(), naming its holder's pid; one whose holder is gone is taken over.
+ * A second engine is one resource of the machine that test files stop and start again (moves, nodes), and jest
+ * runs several files at once: so each file takes one to itself, the first free of SECOND_ENGINES, or waits its
+ * turn. A lock is a folder made atomically, held from secondEngine() until release(), naming its holder's pid; one
+ * whose holder is gone is taken over.
  */
-async function lockSecondEngine(): Promise<() => void> {
+async function lockSecondEngine(): Promise<{ slot: number; unlock: () => void }> {
   const deadline = Date.now() + 20 * 60_000;
-  const pidFile = path.join(SECOND_ENGINE_LOCK, 'pid');
   for (;;) {
-    try {
-      fs.mkdirSync(SECOND_ENGINE_LOCK);
-      fs.writeFileSync(pidFile, String(process.pid));
-      return () => fs.rmSync(SECOND_ENGINE_LOCK, { recursive: true, force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    for (let slot = 0; slot < SECOND_ENGINES; slot++) {
+      const unlock = tryLock(lockOf(slot));
+      if (unlock) return { slot, unlock };
     }
-    const holder = Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : 0); // 0: just being made
-    if (holder > 0 && !alive(holder)) {
-      fs.rmSync(SECOND_ENGINE_LOCK, { recursive: true, force: true });
-      continue;
-    }
-    if (Date.now() > deadline) throw new Error(`the second engine stayed locked by pid ${holder} (${SECOND_ENGINE_LOCK})`);
+    if (Date.now() > deadline) throw new Error(`every second engine stayed locked (${lockOf(0)} and the next)`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+function tryLock(lock: string): (() => void) | undefined {
+  const pidFile = path.join(lock, 'pid');
+  try {
+    fs.mkdirSync(lock);
+    fs.writeFileSync(pidFile, String(process.pid));
+    return () => fs.rmSync(lock, { recursive: true, force: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const holder = Number(fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8') : 0); // 0: just being made
+  if (holder > 0 && !alive(holder)) {
+    fs.rmSync(lock, { recursive: true, force: true });
+    return tryLock(lock);
+  }
+  return undefined;
 }
 
 function alive(pid: number): boolean {
@@ -194,13 +210,14 @@ function alive(pid: number): boolean {
 }
 
 /**
- * A second engine beside the first, as a second node (scripts/docker-node.sh): the one .ci/run started, named
- * by GSH_NODE2_DIR, or one started here in a short folder of its own (a unix socket path is at most 107 bytes).
- * The calling file has it to itself until release() (lockSecondEngine).
+ * A second engine beside the first, as a second node (scripts/docker-node.sh). With GSH_NODE2_DIR, the one .ci/run
+ * started there, or the next in GSH_NODE2_DIR-1 (started here and left running for the files after, as the first
+ * is; .ci/run stops both); without it, one started here in a short folder of its own (a unix socket path is at
+ * most 107 bytes) and stopped again. The calling file has it to itself until release() (lockSecondEngine).
  */
 export async function secondEngine(): Promise<SecondEngine> {
-  const unlock = await lockSecondEngine();
-  const given = process.env.GSH_NODE2_DIR;
+  const { slot, unlock } = await lockSecondEngine();
+  const given = process.env.GSH_NODE2_DIR && (slot === 0 ? process.env.GSH_NODE2_DIR : `${process.env.GSH_NODE2_DIR}-${slot}`);
   const dir = given || fs.mkdtempSync('/tmp/gsh-n2-');
   try {
     await runNodeScript('start', dir);

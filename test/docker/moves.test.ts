@@ -29,6 +29,8 @@ let lease: { release(): Promise<void> };
 let two: SecondEngine;
 const dataDir = tempDir('moves');
 const started: ChildProcess[] = [];
+/** The services' last log lines but the access log, shown with a failure: the service runs in its own process. */
+const logTail: string[] = [];
 
 beforeAll(async () => {
   lease = await ensureEngine();
@@ -56,8 +58,11 @@ async function startService(): Promise<{ child: ChildProcess; base: string }> {
     child.stdout!.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const entry = JSON.parse(buffered.slice(0, nl));
+        const line = buffered.slice(0, nl);
+        const entry = JSON.parse(line);
         buffered = buffered.slice(nl + 1);
+        if (entry.msg !== 'request') logTail.push(line.slice(0, 600));
+        if (logTail.length > 60) logTail.shift();
         if (entry.msg === 'listening') resolve(entry.address.port);
       }
     });
@@ -98,6 +103,15 @@ function watchRunning(serverId: string): { stop(): Promise<number> } {
 }
 
 test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it back; either engine gone undoes a move', async () => {
+  try {
+    await movesAndFailures();
+  } catch (err) {
+    (err as Error).message += `\nthe services' last log lines:\n${logTail.join('\n')}`;
+    throw err;
+  }
+});
+
+async function movesAndFailures() {
   for (const [name, host, [low, high]] of [['one', DOCKER_HOST, PORTS.one], ['two', two.dockerHost, PORTS.two]] as const) {
     expect(await gsh(dataDir, 'node', 'add', '--name', name, '--docker-host', host, '--public-host', '127.0.0.1', '--memory-mb', '2000', '--ports', `${low}-${high}`)).toMatchObject({ code: 0 });
   }
@@ -209,4 +223,4 @@ test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it ba
   await until('deleted', async () => (await api('GET', `/v1/servers/${id}`)).status === 404);
   service.child.kill('SIGTERM');
   await new Promise((r) => service.child.once('exit', r));
-});
+}
