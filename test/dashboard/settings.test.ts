@@ -59,3 +59,26 @@ test('settings refused at their field or saved, at every size and scheme; a whit
   await until('Steve gone', async () => (await get(`/v1/servers/${id}/players/whitelist`)).data.length === 0);
   expect(consoleErrors).toEqual([]);
 }, 180_000);
+
+test('reads the network dropped are asked again: the server page and its settings still show', async () => {
+  const auth = { Authorization: `Bearer ${ctx.service.token(EMAIL)}` };
+  const { id } = (await ctx.service.http.post('/v1/servers').set(auth).send({ name: 'Flaky', plan: 'micro', version: 'flying-squid-1.20' })).body;
+  const { page } = await ctx.open(DESKTOP_LIGHT);
+  // The first read of the server and of its settings fail as a dropped connection does (what Chromium reports
+  // as net::ERR_INTERNET_DISCONNECTED or ERR_NETWORK_CHANGED); the ones after pass.
+  const dropped: string[] = [];
+  for (const path of [`/v1/servers/${id}`, `/v1/servers/${id}/settings`]) {
+    await page.route(`${ctx.service.origin}${path}`, async (route) => {
+      if (route.request().method() === 'GET' && !dropped.includes(path)) {
+        dropped.push(path);
+        await route.abort('internetdisconnected');
+      } else {
+        await route.continue();
+      }
+    });
+  }
+  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await page.locator('#setting-max_players').waitFor();
+  expect(await page.locator('#server-game').textContent()).toBe('Minecraft Java Edition 1.20');
+  expect(dropped.sort()).toEqual([`/v1/servers/${id}`, `/v1/servers/${id}/settings`]);
+});

@@ -34,6 +34,22 @@ async function readJson(res) {
   }
 }
 
+/**
+ * fetch for a read (GET), tried again after a network failure: a phone between networks, or a browser that drops
+ * the requests in flight when the host's network interfaces change (Chromium's net::ERR_NETWORK_CHANGED). A read
+ * is safe to repeat (RFC 9110 §9.2.1); a write is never repeated here, since it may have arrived.
+ */
+async function fetchRead(path, init = {}) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fetch(path, init);
+    } catch (e) {
+      if (attempt >= 3 || init.signal?.aborted) throw e;
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
+    }
+  }
+}
+
 /** POST to a session endpoint: same-origin cookie plus the CSRF token in a header. */
 async function sessionPost(path, body) {
   const headers = { 'X-CSRF-Token': csrfToken };
@@ -80,7 +96,7 @@ function renewInBackground() {
 
 /** Resumes a session from its cookie; false when there is none. */
 export async function resume() {
-  const s = await readJson(await fetch('/dashboard/session', { cache: 'no-store' }));
+  const s = await readJson(await fetchRead('/dashboard/session', { cache: 'no-store' }));
   if (!s || !s.signed_in) return false;
   remember(s);
   await newBearer();
@@ -144,7 +160,7 @@ async function authorized(method, path, body, extraHeaders = {}) {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     // no-store: the data is live, and a revalidation would come back 304, which the contract does not list.
     const init = { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) };
-    const res = await fetch(path, init);
+    const res = await (method === 'GET' ? fetchRead(path, init) : fetch(path, init));
     if (res.status === 401 && attempt === 0) {
       if (used === bearer) await renewOrSignOut();
       continue;
