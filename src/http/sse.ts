@@ -91,18 +91,7 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
     },
   };
 
-  function sweep(): void {
-    const authority = options.authority;
-    if (!authority) return;
-    const streams = [...open];
-    const tokens = authority.activeTokens([...new Set(streams.map((s) => s.owner.tokenId))]);
-    const key = (o: StreamOwner) => JSON.stringify([o.userId, o.serverId, o.need ?? 'member']);
-    const pairs = [...new Set(streams.flatMap((s) => (s.owner.serverId ? [key(s.owner)] : [])))];
-    const holding = pairs.length > 0 ? authority.holding(pairs.map((p) => JSON.parse(p) as [string, string, string])) : new Set<string>();
-    for (const s of streams) {
-      if (!tokens.has(s.owner.tokenId) || (s.owner.serverId && !holding.has(key(s.owner)))) s.end();
-    }
-  }
+  const sweep = () => options.authority && sweepStreams([...open], options.authority);
 
   function track(stream: OpenStream): () => void {
     open.add(stream);
@@ -154,6 +143,17 @@ export function createStreamRegistry(options: StreamRegistryOptions = {}) {
 }
 
 export type StreamRegistry = ReturnType<typeof createStreamRegistry>;
+
+/** Ends the streams whose token no longer works or whose user no longer holds what the stream needs. */
+function sweepStreams(streams: OpenStream[], authority: NonNullable<StreamRegistryOptions['authority']>): void {
+  const tokens = authority.activeTokens([...new Set(streams.map((s) => s.owner.tokenId))]);
+  const key = (o: StreamOwner) => JSON.stringify([o.userId, o.serverId, o.need ?? 'member']);
+  const pairs = [...new Set(streams.flatMap((s) => (s.owner.serverId ? [key(s.owner)] : [])))];
+  const holding = pairs.length > 0 ? authority.holding(pairs.map((p) => JSON.parse(p) as [string, string, string])) : new Set<string>();
+  for (const s of streams) {
+    if (!tokens.has(s.owner.tokenId) || (s.owner.serverId && !holding.has(key(s.owner)))) s.end();
+  }
+}
 
 /** The service-wide budget: `add` may drop streams (the one holding most first) until the total fits. */
 interface QueueBudget {

@@ -3,7 +3,7 @@
 // disk and backups, the world (creation-only settings) chosen in the form, servers listed by game and plan name,
 // quota use (servers, running, memory) that follows each create, and a create past the memory quota refused with
 // the service's reason. No game is started.
-import { EMAIL, LOOKS, dashboardPerTest, expectAccessible, expectFits, expectScheme, waitForText } from './helpers';
+import { EMAIL, LOOKS, dashboardPerTest, expectAccessible, expectFits, expectScheme, waitForText, waitOnPage } from './helpers';
 
 const ctx = dashboardPerTest({ env: { QUOTA_SERVERS: '10', QUOTA_RUNNING_SERVERS: '2', QUOTA_MEMORY_MB: '2048' } });
 const MEMORY = ['512 MiB', '1 GiB', '1.5 GiB', '2 GiB'];
@@ -11,10 +11,11 @@ const WORLDS = ['grass_field', 'nether', 'empty'];
 
 test('create by name at every size and scheme; quota use follows; past the memory quota it is refused', async () => {
   for (const [i, look] of LOOKS.entries()) {
-    const { page, consoleErrors } = await ctx.open(look);
+    const p = await ctx.open(look);
+    const { page, consoleErrors } = p;
     await page.goto(`${ctx.service.origin}/#/servers`);
     const picker = page.getByLabel('Version');
-    await picker.locator('option').first().waitFor({ state: 'attached' });
+    await waitOnPage(p, picker.locator('option'), { state: 'attached' });
     const groups = await picker.locator('optgroup').evaluateAll((els) => els.map((g) => [g.getAttribute('label'), g.children.length]));
     expect(groups.map(([label]) => label)).toEqual(['Minecraft Java Edition', 'Luanti']);
     expect(groups.every(([, n]) => Number(n) > 0)).toBe(true);

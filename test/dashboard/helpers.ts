@@ -86,6 +86,10 @@ export async function openPage(browser: Browser, service: Dashboard, look: Look 
   const dialogs: string[] = [];
   const answer = { yes: true };
   page.on('request', (r) => requests.push(r.url()));
+  // What went wrong on the wire, for a failure's message (waitOnPage): requests that failed, answers of 400 and up.
+  const trouble: string[] = [];
+  page.on('requestfailed', (r) => trouble.push(`${r.method()} ${r.url()} failed: ${r.failure()?.errorText}`));
+  page.on('response', (r) => void (r.status() >= 400 && trouble.push(`${r.request().method()} ${r.url()} answered ${r.status()}`)));
   page.on('console', (m) => {
     // Not the page's doing: Chromium aborts requests in flight when the host's network interfaces change, which the
     // Docker tests running beside these do (each container's veth). The page asks a dropped read again
@@ -98,7 +102,7 @@ export async function openPage(browser: Browser, service: Dashboard, look: Look 
     void (answer.yes ? d.accept() : d.dismiss());
   });
   return {
-    page, context, requests, consoleErrors, dialogs, answer, look,
+    page, context, requests, consoleErrors, dialogs, answer, look, trouble,
     /** Hosts other than the service that the page tried to reach. */
     foreignRequests() {
       return requests.filter((u) => !u.startsWith(`${service.origin}/`) && !u.startsWith('data:') && !u.startsWith('blob:'));
@@ -246,4 +250,23 @@ export async function waitForButtons(locator: Locator, want: string[], timeout =
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`expected the buttons ${JSON.stringify(want)}, saw ${JSON.stringify(names)}`);
+}
+
+/**
+ * Waits for `locator` on the page; when it does not come, fails saying what the page shows and what went wrong on
+ * the wire and in its console meanwhile (a page that stays empty says nothing by itself).
+ */
+export async function waitOnPage(p: TestPage, locator: Locator, { timeout = 30_000, state = 'visible' as 'visible' | 'attached' } = {}) {
+  try {
+    await locator.first().waitFor({ timeout, state });
+  } catch (err) {
+    const shown = await p.page.locator('main').innerText({ timeout: 2_000 }).catch(() => '(no main)');
+    throw new Error([
+      (err as Error).message.split('\n')[0],
+      `page: ${p.page.url()}`,
+      `shown: ${shown.replace(/\s+/g, ' ').slice(0, 800)}`,
+      `console: ${JSON.stringify(p.consoleErrors)}`,
+      `wire: ${JSON.stringify(p.trouble.slice(-20))}`,
+    ].join('\n'));
+  }
 }

@@ -2,7 +2,7 @@
 // Debian's Chromium at both sizes in both schemes, checked through the API (issue 29): a value over the plan's
 // limit is refused at its field, which says why, and nothing changes; a good change is saved and says what applies
 // at the next start; the whitelist is kept from its own section.
-import { DESKTOP_LIGHT, EMAIL, LOOKS, dashboardPerTest, expectAccessible, expectFits, expectScheme, waitForText } from './helpers';
+import { DESKTOP_LIGHT, EMAIL, LOOKS, dashboardPerTest, expectAccessible, expectFits, expectScheme, waitForText, waitOnPage } from './helpers';
 import { until } from '../helpers/wait';
 
 const ctx = dashboardPerTest({ boot: true });
@@ -14,10 +14,11 @@ test('settings refused at their field or saved, at every size and scheme; a whit
   await until('installed', async () => (await get(`/v1/servers/${id}`)).state === 'stopped', 60_000);
 
   for (const [i, look] of LOOKS.entries()) {
-    const { page, consoleErrors } = await ctx.open(look);
+    const p = await ctx.open(look);
+    const { page, consoleErrors } = p;
     await page.goto(`${ctx.service.origin}/#/servers/${id}`);
     const settings = page.locator('section[aria-labelledby="settings-title"]');
-    await page.locator('#setting-max_players').waitFor();
+    await waitOnPage(p, page.locator('#setting-max_players'));
     const before = (await get(`/v1/servers/${id}/settings`)).values;
 
     // 50 players on a 5-slot plan: the error is at the field, the field is marked, nothing is saved.

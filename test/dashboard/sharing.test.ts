@@ -2,7 +2,7 @@
 // permission checkboxes, changes and removes members; makes a schedule with the cron helper showing the next
 // times, runs it now and reads its history; a member's dashboard shows the shared server with only the controls
 // their permissions allow. Each page is looked at as a desktop and a phone: it fits, axe finds nothing serious.
-import { addAccount, dashboardPerTest, DESKTOP_DARK, DESKTOP_LIGHT, EMAIL, expectAccessible, expectFits, PHONE_LIGHT } from './helpers';
+import { addAccount, dashboardPerTest, DESKTOP_DARK, DESKTOP_LIGHT, EMAIL, expectAccessible, expectFits, PHONE_LIGHT, waitOnPage } from './helpers';
 import { until } from '../helpers/wait';
 
 // A task's second lasts 20 ms: the run's wait is real, and short.
@@ -22,7 +22,7 @@ test('the owner invites with checkboxes, changes and removes members; an email w
   const p = await ctx.open(DESKTOP_LIGHT);
   const { page } = p;
   await page.goto(`${ctx.service.origin}/#/servers/${id}`);
-  await page.getByRole('heading', { name: 'Members', level: 2 }).waitFor();
+  await waitOnPage(p, page.getByRole('heading', { name: 'Members', level: 2 }));
   await page.getByText('Not shared with anyone.').waitFor();
 
   const form = page.getByRole('form', { name: 'Invite someone' });
@@ -57,7 +57,7 @@ test('a schedule made with the cron helper, run now, its history read', async ()
   const { page } = p;
   await page.goto(`${ctx.service.origin}/#/servers/${id}`);
   const form = page.getByRole('form', { name: 'New schedule' });
-  await form.waitFor();
+  await waitOnPage(p, form);
   // The helper shows the service's next times for the cron in the zone; a preset fills the cron in.
   await form.getByLabel('Repeats').selectOption({ label: 'Every Monday at 06:00' });
   expect(await form.getByLabel('Cron').inputValue()).toBe('0 6 * * 1');

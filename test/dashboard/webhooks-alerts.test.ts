@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { DESKTOP_DARK, PHONE_LIGHT, dashboardPerTest, EMAIL } from './helpers';
+import { DESKTOP_DARK, PHONE_LIGHT, dashboardPerTest, EMAIL, waitOnPage } from './helpers';
 import { until } from '../helpers/wait';
 
 const ctx = dashboardPerTest({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, webhooks: { pollMs: 50 } });
@@ -74,7 +74,7 @@ test('an alert rule added on the server page fires on a crash; the timeline show
 
   await page.goto(`${ctx.service.origin}/#/servers`);
   await page.getByRole('link', { name: 'Watched' }).click();
-  await page.getByRole('heading', { name: 'Alerts', level: 2 }).waitFor();
+  await waitOnPage(p, page.getByRole('heading', { name: 'Alerts', level: 2 }));
   await page.getByText('No alert rules.').waitFor();
 
   // A metric rule, then a crash rule.
