@@ -93,7 +93,7 @@ export async function openPage(browser: Browser, service: Dashboard, look: Look 
   page.on('console', (m) => {
     // Not the page's doing: Chromium aborts requests in flight when the host's network interfaces change, which the
     // Docker tests running beside these do (each container's veth). The page asks a dropped read again
-    // (fetchRead in src/dashboard/public/js/api.js; settings.test.ts drops reads on purpose).
+    // (fetchAgain in src/dashboard/public/js/api.js; settings.test.ts drops requests on purpose).
     if (m.type() === 'error' && !m.text().includes('net::ERR_NETWORK_CHANGED')) consoleErrors.push(`${m.text()} @ ${m.location().url}`);
   });
   page.on('pageerror', (e) => consoleErrors.push(`uncaught: ${e.message}`));

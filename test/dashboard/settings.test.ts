@@ -61,16 +61,17 @@ test('settings refused at their field or saved, at every size and scheme; a whit
   expect(consoleErrors).toEqual([]);
 }, 180_000);
 
-test('reads the network dropped are asked again: the server page and its settings still show', async () => {
+test('requests the network dropped are sent again: the page gets its token, the server page and its settings show', async () => {
   const auth = { Authorization: `Bearer ${ctx.service.token(EMAIL)}` };
   const { id } = (await ctx.service.http.post('/v1/servers').set(auth).send({ name: 'Flaky', plan: 'micro', version: 'flying-squid-1.20' })).body;
   const { page } = await ctx.open(DESKTOP_LIGHT);
-  // The first read of the server and of its settings fail as a dropped connection does (what Chromium reports
-  // as net::ERR_INTERNET_DISCONNECTED or ERR_NETWORK_CHANGED); the ones after pass.
+  // The first request for the page's token, and the first read of the server and of its settings, fail as a
+  // dropped connection does (what Chromium reports as net::ERR_INTERNET_DISCONNECTED or ERR_NETWORK_CHANGED); the
+  // ones after pass.
   const dropped: string[] = [];
-  for (const path of [`/v1/servers/${id}`, `/v1/servers/${id}/settings`]) {
+  for (const path of ['/dashboard/session-token', `/v1/servers/${id}`, `/v1/servers/${id}/settings`]) {
     await page.route(`${ctx.service.origin}${path}`, async (route) => {
-      if (route.request().method() === 'GET' && !dropped.includes(path)) {
+      if (['GET', 'POST'].includes(route.request().method()) && !dropped.includes(path)) {
         dropped.push(path);
         await route.abort('internetdisconnected');
       } else {
@@ -81,5 +82,5 @@ test('reads the network dropped are asked again: the server page and its setting
   await page.goto(`${ctx.service.origin}/#/servers/${id}`);
   await page.locator('#setting-max_players').waitFor();
   expect(await page.locator('#server-game').textContent()).toBe('Minecraft Java Edition 1.20');
-  expect(dropped.sort()).toEqual([`/v1/servers/${id}`, `/v1/servers/${id}/settings`]);
+  expect(dropped.sort()).toEqual(['/dashboard/session-token', `/v1/servers/${id}`, `/v1/servers/${id}/settings`]);
 });

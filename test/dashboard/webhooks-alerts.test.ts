@@ -73,6 +73,7 @@ test('an alert rule added on the server page fires on a crash; the timeline show
   await until('installed', async () => (await ctx.service.http.get(`/v1/servers/${id}`).set(auth)).body.state === 'stopped');
 
   await page.goto(`${ctx.service.origin}/#/servers`);
+  await waitOnPage(p, page.getByRole('link', { name: 'Watched' }));
   await page.getByRole('link', { name: 'Watched' }).click();
   await waitOnPage(p, page.getByRole('heading', { name: 'Alerts', level: 2 }));
   await page.getByText('No alert rules.').waitFor();

@@ -35,11 +35,13 @@ async function readJson(res) {
 }
 
 /**
- * fetch for a read (GET), tried again after a network failure: a phone between networks, or a browser that drops
- * the requests in flight when the host's network interfaces change (Chromium's net::ERR_NETWORK_CHANGED). A read
- * is safe to repeat (RFC 9110 §9.2.1); a write is never repeated here, since it may have arrived.
+ * fetch, tried again after a network failure: a phone between networks, or a browser that drops the requests in
+ * flight when the host's network interfaces change (Chromium's net::ERR_NETWORK_CHANGED). Only for requests safe
+ * to send twice: reads (RFC 9110 §9.2.1), and the page's own token (a second one, if the first arrived, is as
+ * harmless as the page's renewals: bound to the session, short-lived, never listed). A write to /v1 is never
+ * repeated here, since it may have arrived.
  */
-async function fetchRead(path, init = {}) {
+async function fetchAgain(path, init = {}) {
   for (let attempt = 0; ; attempt++) {
     try {
       return await fetch(path, init);
@@ -51,10 +53,10 @@ async function fetchRead(path, init = {}) {
 }
 
 /** POST to a session endpoint: same-origin cookie plus the CSRF token in a header. */
-async function sessionPost(path, body) {
+async function sessionPost(path, body, send = fetch) {
   const headers = { 'X-CSRF-Token': csrfToken };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
-  return fetch(path, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return send(path, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
 }
 
 function remember(s) {
@@ -74,7 +76,7 @@ function newBearer() {
 
 async function fetchBearer() {
   clearTimeout(renewTimer);
-  const res = await sessionPost('/dashboard/session-token', session.tokenId ? { replaces: session.tokenId } : undefined);
+  const res = await sessionPost('/dashboard/session-token', session.tokenId ? { replaces: session.tokenId } : undefined, fetchAgain);
   if (res.status === 401) {
     bearer = session.tokenId = '';
     throw new SignedOut('The session has ended.');
@@ -96,7 +98,7 @@ function renewInBackground() {
 
 /** Resumes a session from its cookie; false when there is none. */
 export async function resume() {
-  const s = await readJson(await fetchRead('/dashboard/session', { cache: 'no-store' }));
+  const s = await readJson(await fetchAgain('/dashboard/session', { cache: 'no-store' }));
   if (!s || !s.signed_in) return false;
   remember(s);
   await newBearer();
@@ -160,7 +162,7 @@ async function authorized(method, path, body, extraHeaders = {}) {
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     // no-store: the data is live, and a revalidation would come back 304, which the contract does not list.
     const init = { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) };
-    const res = await (method === 'GET' ? fetchRead(path, init) : fetch(path, init));
+    const res = await (method === 'GET' ? fetchAgain(path, init) : fetch(path, init));
     if (res.status === 401 && attempt === 0) {
       if (used === bearer) await renewOrSignOut();
       continue;
