@@ -256,7 +256,11 @@ export async function waitForButtons(locator: Locator, want: string[], timeout =
  * Waits for `locator` on the page; when it does not come, fails saying what the page shows and what went wrong on
  * the wire and in its console meanwhile (a page that stays empty says nothing by itself).
  */
-export async function waitOnPage(p: TestPage, locator: Locator, { timeout = 30_000, state = 'visible' as 'visible' | 'attached' } = {}) {
+export async function waitOnPage(
+  p: TestPage,
+  locator: Locator,
+  { timeout = 30_000, state = 'visible' as 'visible' | 'attached', also = (): string[] => [] } = {},
+) {
   try {
     await locator.first().waitFor({ timeout, state });
   } catch (err) {
@@ -267,6 +271,7 @@ export async function waitOnPage(p: TestPage, locator: Locator, { timeout = 30_0
       `shown: ${shown.replace(/\s+/g, ' ').slice(0, 800)}`,
       `console: ${JSON.stringify(p.consoleErrors)}`,
       `wire: ${JSON.stringify(p.trouble.slice(-20))}`,
+      ...also(),
     ].join('\n'));
   }
 }

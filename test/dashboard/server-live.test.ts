@@ -8,7 +8,7 @@
 import mineflayer from 'mineflayer';
 import {
   DESKTOP_LIGHT, LOOKS, PHONE_DARK, EMAIL, dashboardPerTest, expectAccessible, expectFits, expectOneTimeFormat, expectScheme,
-  waitForAttribute, waitForButtons, waitForText, type TestPage,
+  waitForAttribute, waitForButtons, waitForText, waitOnPage, type TestPage,
 } from './helpers';
 import { until } from '../helpers/wait';
 
@@ -19,10 +19,16 @@ afterEach(() => {
   for (const b of bots.splice(0)) b.end();
 });
 
+/** How the players' connections ended, for a failure's message (waitOnPage). */
+const botEnds: string[] = [];
+
 function join(port: number, username: string): Promise<mineflayer.Bot> {
   const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20' });
   bots.push(bot);
-  bot.once('end', () => void bots.splice(bots.indexOf(bot), 1)); // ended by the game: nothing left to end
+  bot.once('end', (reason) => {
+    bots.splice(bots.indexOf(bot), 1); // ended by the game: nothing left to end
+    botEnds.push(`${username}'s connection ended (${reason}) at ${new Date().toISOString()}`);
+  });
   return new Promise((resolve, reject) => {
     bot.once('spawn', () => resolve(bot));
     bot.once('kicked', (why) => reject(new Error(`kicked: ${why}`)));
@@ -91,7 +97,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   for (const look of LOOKS) {
     const q = look === DESKTOP_LIGHT ? p : await ctx.open(look);
     if (q !== p) await q.page.goto(`${ctx.service.origin}/#/servers/${id}`);
-    await q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }).waitFor({ timeout: 60_000 });
+    await waitOnPage(q, q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }), { timeout: 60_000, also: () => botEnds });
     await waitForText(q.page.getByRole('log', { name: 'Console output' }), /\S/);
     const where = `running server (${look.name})`;
     await expectFits(q.page, where);
@@ -118,7 +124,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   // Safe buttons, on a phone: stop, kill and a backup ask first, naming who is online; "no" changes nothing.
   const phone = await ctx.open(PHONE_DARK);
   await phone.page.goto(`${ctx.service.origin}/#/servers/${id}`);
-  await phone.page.locator('[data-player="Steve"]').waitFor({ timeout: 60_000 });
+  await waitOnPage(phone, phone.page.locator('[data-player="Steve"]'), { timeout: 60_000, also: () => botEnds });
   phone.answer.yes = false;
   await phone.page.getByRole('button', { name: 'Stop Survival', exact: true }).click();
   await phone.page.getByRole('button', { name: 'Kill Survival', exact: true }).click();
@@ -141,7 +147,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await waitForText(phone.page.locator('.outcome', { hasText: 'Kicked' }), /^Kicked Steve\.$/);
   await phone.page.getByText('Nobody is playing right now.').waitFor({ timeout: 20_000 });
   await join(address.port, 'Steve');
-  await phone.page.locator('[data-player="Steve"]').waitFor({ timeout: 60_000 });
+  await waitOnPage(phone, phone.page.locator('[data-player="Steve"]'), { timeout: 60_000, also: () => botEnds });
 
   // A ban asks, then disconnects the player: they leave the list of who is online.
   const left = new Promise<void>((resolve) => bots[0].once('end', () => resolve()));
