@@ -259,7 +259,7 @@ export async function waitForButtons(locator: Locator, want: string[], timeout =
 export async function waitOnPage(
   p: TestPage,
   locator: Locator,
-  { timeout = 30_000, state = 'visible' as 'visible' | 'attached', also = (): string[] => [] } = {},
+  { timeout = 30_000, state = 'visible' as 'visible' | 'attached', also = async (): Promise<string[]> => [] } = {},
 ) {
   try {
     await locator.first().waitFor({ timeout, state });
@@ -271,7 +271,7 @@ export async function waitOnPage(
       `shown: ${shown.replace(/\s+/g, ' ').slice(0, 800)}`,
       `console: ${JSON.stringify(p.consoleErrors)}`,
       `wire: ${JSON.stringify(p.trouble.slice(-20))}`,
-      ...also(),
+      ...(await also().catch((e: Error) => [`(could not say more: ${e.message})`])),
     ].join('\n'));
   }
 }

@@ -93,11 +93,18 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await page.locator('[data-list="operators"]').getByText('Steve').waitFor(); // the lists below follow
   await p.screenshot('server-running');
 
+  // What happened to the game and to Steve's connection, should a page below not list him.
+  const story = async () => [
+    ...botEnds,
+    `crashes: ${JSON.stringify((await get(`/v1/servers/${id}/crashes`)).data)}`,
+    `actions: ${JSON.stringify((await get(`/v1/servers/${id}/actions`)).data.map((a: { type: string; status: string; reason: string }) => [a.type, a.status, a.reason]))}`,
+  ];
+
   // The running page with a player, at every size and scheme.
   for (const look of LOOKS) {
     const q = look === DESKTOP_LIGHT ? p : await ctx.open(look);
     if (q !== p) await q.page.goto(`${ctx.service.origin}/#/servers/${id}`);
-    await waitOnPage(q, q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }), { timeout: 60_000, also: () => botEnds });
+    await waitOnPage(q, q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }), { timeout: 60_000, also: story });
     await waitForText(q.page.getByRole('log', { name: 'Console output' }), /\S/);
     const where = `running server (${look.name})`;
     await expectFits(q.page, where);
@@ -124,7 +131,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   // Safe buttons, on a phone: stop, kill and a backup ask first, naming who is online; "no" changes nothing.
   const phone = await ctx.open(PHONE_DARK);
   await phone.page.goto(`${ctx.service.origin}/#/servers/${id}`);
-  await waitOnPage(phone, phone.page.locator('[data-player="Steve"]'), { timeout: 60_000, also: () => botEnds });
+  await waitOnPage(phone, phone.page.locator('[data-player="Steve"]'), { timeout: 60_000, also: story });
   phone.answer.yes = false;
   await phone.page.getByRole('button', { name: 'Stop Survival', exact: true }).click();
   await phone.page.getByRole('button', { name: 'Kill Survival', exact: true }).click();
@@ -147,7 +154,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await waitForText(phone.page.locator('.outcome', { hasText: 'Kicked' }), /^Kicked Steve\.$/);
   await phone.page.getByText('Nobody is playing right now.').waitFor({ timeout: 20_000 });
   await join(address.port, 'Steve');
-  await waitOnPage(phone, phone.page.locator('[data-player="Steve"]'), { timeout: 60_000, also: () => botEnds });
+  await waitOnPage(phone, phone.page.locator('[data-player="Steve"]'), { timeout: 60_000, also: story });
 
   // A ban asks, then disconnects the player: they leave the list of who is online.
   const left = new Promise<void>((resolve) => bots[0].once('end', () => resolve()));
