@@ -66,7 +66,8 @@ interface OpenStream {
  * tokens revoked or expired and another the servers deleted or no longer shared with the stream's user (a member
  * removed, or a permission taken away) since, and their streams end. A write this service answers with success
  * sweeps at once too (sweepSoon), so authority taken away through the API ends its streams without waiting; the
- * periodic sweep covers revocations made by another process (the CLI) on the same database. Graceful shutdown ends them all.
+ * periodic sweep covers revocations made by another process (the CLI) on the same database. Graceful shutdown
+ * ends them all.
  */
 export function createStreamRegistry(options: StreamRegistryOptions = {}) {
   const perUser = options.perUser ?? 10;

@@ -58,7 +58,7 @@ function sharedParts() {
 /**
  * The image of a database every migration has run on (src/store/db.ts openDb, in memory), made by the file's first
  * app and written out for each app: each still gets a real SQLite file of its own, which openDb then opens as it
- * would any, without running the 30-odd migrations, each app's an fsynced transaction, hundreds of times per run.
+ * would any, and the 30-odd migrations (an fsynced transaction) no longer run for every app of the run.
  */
 let migrated: Buffer | undefined;
 
