@@ -60,10 +60,15 @@ test('a whitelisted bot joins, one not whitelisted and a banned one are refused;
   // While it runs: bob is whitelisted through the console and joins; alice, online, is banned and kicked.
   expect((await put('whitelist', 'bob')).status).toBe(200);
   expect((await join(address.port, 'bob')).outcome).toBe('joined');
+  // She gets the game's reason (refusing bob and Mallory at login once cut every online player's connection, so
+  // no reason came and hers hung for 30 s); a generous 20 s for what takes milliseconds.
   const alice = bots.find((b) => b.username === 'alice')!;
-  const kicked = new Promise<void>((resolve) => alice.once('end', () => resolve()));
+  const kicked = new Promise<string>((resolve) => alice.once('kicked', (reason) => resolve(String(reason))));
+  const ended = new Promise<void>((resolve) => alice.once('end', () => resolve()));
   expect((await put('bans', 'alice')).status).toBe(200);
-  await kicked;
+  const noKick = new Promise<string>((resolve) => setTimeout(() => resolve('no kick within 20 s'), 20_000));
+  expect(await Promise.race([kicked, noKick])).toMatch(/banned/);
+  await ended;
   expect((await join(address.port, 'alice')).outcome).toBe('refused');
   const bans = await t.http.get(`/v1/servers/${id}/players/bans`).set(auth());
   expect(bans.body).toMatchObject({ enabled: null, data: [{ name: 'mallory' }, { name: 'alice' }] });

@@ -192,7 +192,15 @@ function playerLists(serv, initial) {
     player.login = async () => {
       const name = String(player._client.username || '').toLowerCase();
       const why = refusal(name);
-      if (why) return player.kick(why);
+      if (why) {
+        // A player refused here never joined, but flying-squid's logout still tells everyone online that they left,
+        // by uuid, which only its login sets: without it that packet fails to serialize and cuts every other
+        // player's connection (their clients hang until minecraft-protocol's 30 s close timeout). So the refused
+        // player has its uuid (a removal others ignore; no name, so no "left the game" line) and no file to save.
+        player.uuid = player._client.uuid;
+        player.save = async () => undefined;
+        return player.kick(why);
+      }
       await login();
       if (lists.operators.has(name)) player.op = true;
     };
