@@ -9,6 +9,9 @@ import { tokensView } from './tokens.js';
 import { webhooksView } from './webhooks.js';
 import { passwordView } from './password.js';
 
+// The modules loaded: the reloads boot.js made after a dropped module start counting again.
+sessionStorage.removeItem('gsh-dashboard-reloads');
+
 const main = document.getElementById('main');
 const ROUTES = [
   [/^#\/servers\/(srv_[0-9A-Za-z]+)$/, serverView, 'Server'],
