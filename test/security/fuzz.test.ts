@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { plans } from '../../src/catalog/plans';
 import { createTokensRepo } from '../../src/store/tokens-repo';
-import { diffSnapshots, rawRequest, snapshot, specOperations, type Json, type RawRequest, type RawResponse, type SpecOperation } from './helpers';
+import { diffSnapshots, rawRequest, snapshot, snapshotter, specOperations, type Json, type RawRequest, type RawResponse, type SpecOperation } from './helpers';
 import type { Hints } from './arbitraries';
 import { fixtureKeeper, type UserFixture } from './fixtures';
 import { caseArb, render, type Case } from './fuzz-cases';
@@ -28,16 +28,20 @@ import { caseArb, render, type Case } from './fuzz-cases';
  * the fixture schedule that runServerSchedule runs only stops; every other server the fuzzer reaches is stopped, where stop and
  * kill are no-ops. A backstop checks after every case that no start/restart action exists and no game process runs.
  *
+ * The budget is a count, FUZZ_RUNS cases per operation (100: 6,700 in all), so a seed replays the same cases on any
+ * machine, and a loaded CI machine runs as many as an idle one. (A 60 s time box ran 3,100–5,600 cases in CI and
+ * 11,000 alone.) FUZZ_TIME_MS bounds the whole run as a backstop, shared evenly among the operations.
+ *
  * Reproduce: FUZZ_SEED=<printed seed> npx jest test/security/fuzz.test.ts (each operation's seed is derived from it;
- * fast-check prints the counterexample, its seed and path on failure). FUZZ_TIME_MS and FUZZ_RUNS scale the run.
+ * fast-check prints the counterexample, its seed and path on failure). FUZZ_RUNS and FUZZ_TIME_MS scale the run.
  */
 
 const { operations, problemCodes } = specOperations();
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : crypto.randomInt(0, 2 ** 31 - 1);
-const TOTAL_MS = Number(process.env.FUZZ_TIME_MS ?? 60_000);
-const RUNS_PER_OP = Number(process.env.FUZZ_RUNS ?? 400);
+const TOTAL_MS = Number(process.env.FUZZ_TIME_MS ?? 300_000);
+const RUNS_PER_OP = Number(process.env.FUZZ_RUNS ?? 100);
 const MS_PER_OP = Math.floor(TOTAL_MS / operations.length);
-console.log(`fuzz: FUZZ_SEED=${SEED}; ${operations.length} operations × up to ${RUNS_PER_OP} cases, ${MS_PER_OP} ms each (rerun: FUZZ_SEED=${SEED} npx jest test/security/fuzz.test.ts)`);
+console.log(`fuzz: FUZZ_SEED=${SEED}; ${operations.length} operations × ${RUNS_PER_OP} cases, at most ${MS_PER_OP} ms each (rerun: FUZZ_SEED=${SEED} npx jest test/security/fuzz.test.ts)`);
 
 const seedFor = (operationId: string) => (SEED ^ crypto.createHash('sha256').update(operationId).digest().readInt32LE(0)) | 0;
 
@@ -50,6 +54,8 @@ let B: UserFixture; // someone else
 let expiredSecret: string;
 let revokedSecret: string;
 let hints: Hints;
+let fingerprint: () => ReturnType<typeof snapshot>; // snapshot(t.db, t.dir), taken again only after a write
+let countStarts: () => unknown;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 const casesRun: Record<string, number> = {};
 const statuses: Record<string, number> = {};
@@ -60,6 +66,9 @@ async function setup() {
   t = await createTestApp({ env: { GAME_PORT_RANGE: '27800-27839' }, webhooks: { lookup: async () => [{ address: '93.184.215.14', family: 4 }] } });
   ({ base, close } = await t.listen());
   keeper = fixtureKeeper(t);
+  fingerprint = snapshotter(t.db, t.dir);
+  const starts = t.db.prepare("SELECT count(*) FROM actions WHERE type IN ('start', 'restart')").pluck();
+  countStarts = () => starts.get();
   A = await keeper.user('fuzz-a@example.com', true);
   B = await keeper.user('fuzz-b@example.com');
   const past = { now: () => Date.now() - 86_400_000 };
@@ -113,7 +122,7 @@ async function runCase(op: SpecOperation, c: Case): Promise<void> {
   // Nothing that an earlier, accepted request started (an install, an action, a deletion) may still be running
   // when the "before" fingerprint is taken, or its work would be charged to this request.
   await keeper.settle();
-  const before = snapshot(t.db, t.dir);
+  const before = fingerprint();
   t.contractFailures.length = 0;
   let res: RawResponse | undefined;
   const problems: string[] = [];
@@ -139,12 +148,11 @@ async function runCase(op: SpecOperation, c: Case): Promise<void> {
     for (const u of [A, B]) for (const tok of Object.values(u.tokens)) if (everything.includes(tok.secret)) problems.push('a token secret in the answer');
     if (res.status >= 400) {
       await t.runtime.idle(); // anything the rejected request started (it should start nothing) shows up in "after"
-      const after = snapshot(t.db, t.dir);
+      const after = fingerprint();
       if (after.hash !== before.hash) problems.push(`a rejected request changed state: ${diffSnapshots(before, after).join('; ')}`);
     }
     if (protoKeys() !== PROTO_BEFORE || ({} as Json).polluted !== undefined) problems.push('Object.prototype was polluted');
-    const starts = t.db.prepare("SELECT count(*) FROM actions WHERE type IN ('start', 'restart')").pluck().get();
-    if (starts !== 0 || t.runtime.doors.live().length > 0) problems.push('a game was asked to start (start guard failed)');
+    if (countStarts() !== 0 || t.runtime.doors.live().length > 0) problems.push('a game was asked to start (start guard failed)');
   } finally {
     await keeper.settle();
     await keeper.repair(A);

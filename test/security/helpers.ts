@@ -158,6 +158,25 @@ export function snapshot(db: Db, dataDir?: string): { hash: string; tables: Reco
   return { hash, tables };
 }
 
+/**
+ * snapshot() for a loop of many cases on one service: a fingerprint is taken again only when something may have
+ * changed since the last one. SQLite's total_changes() counts every row an INSERT, UPDATE or DELETE touched on the
+ * connection, triggers included (https://sqlite.org/c3ref/total_changes.html), and the service writes through `db`
+ * alone; so while it and the file list stand still, the last fingerprint is still true. A write that changes
+ * nothing (or is rolled back) moves the count too, and then a full snapshot is taken and compared as before.
+ */
+export function snapshotter(db: Db, dataDir?: string): () => ReturnType<typeof snapshot> {
+  const totalChanges = db.prepare('SELECT total_changes()').pluck();
+  let last: { changes: number; files: string; taken: ReturnType<typeof snapshot> } | undefined;
+  return () => {
+    const changes = totalChanges.get() as number;
+    const files = dataDir ? listFiles(path.join(dataDir, 'servers')).join('|') : '';
+    if (last && last.changes === changes && last.files === files) return last.taken;
+    last = { changes, files, taken: snapshot(db, dataDir) };
+    return last.taken;
+  };
+}
+
 function listFiles(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
   const out: string[] = [];
