@@ -12,6 +12,7 @@ import mineflayer from 'mineflayer';
 import { ping } from 'minecraft-protocol';
 import { instanceName } from '../../src/runtime/cgroups';
 import { volumeName } from '../../src/runtime/docker/docker-environment';
+import { GAME_DIR, IMAGE_NODE } from '../../src/runtime/docker/image';
 import { createTestApp, tempDir, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { blockIn } from '../helpers/world';
@@ -196,4 +197,20 @@ test('a server from before volumes is backed up from its folder, and moved into 
   expect(await inArchive(fromVolume.location, async (dir) => fs.readFileSync(path.join(dir, 'world', 'marker.txt'), 'utf8'))).toBe('from the folder');
   expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
   await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+});
+
+test('a container left mounting a server\'s volume (its engine went away mid-way) does not hold up the server\'s deletion', async () => {
+  const { id } = (await post('/v1/servers', { name: 'Held', plan: 'micro', version: 'flying-squid-1.20' })).body;
+  await until('installed', async () => (await state(id)) === 'stopped');
+  await t.runtime.idle();
+  // What a helper whose engine went away during its run leaves: a container, never started, mounting the volume.
+  const volume = volumeName(instanceName(dataDir), id);
+  const image = (await two.engine.json<{ RepoTags: string[] }[]>('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'))!;
+  const left = await two.engine.json<{ Id: string }>('POST', '/containers/create', {
+    Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volume, Target: GAME_DIR }] },
+  });
+  expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
+  await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+  expect((await volumesOf(dataDir, two.engine)).map((v) => v.Name)).not.toContain(volume);
+  expect(await two.engine.json('GET', `/containers/${left.Id}/json`).then(() => 'there', (e: { status?: number }) => e.status)).toBe(404);
 });

@@ -9,6 +9,7 @@ import { LOGS, serverFolder, tarOf } from '../local-storage';
 import { checkArchive } from '../restore';
 import { forEachEntry, gunzipped, repack } from '../tar-entries';
 import type { ServerStorage } from '../storage';
+import { removeContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
 import type { Helpers } from './helper-containers';
 import { GAME_DIR } from './image';
@@ -94,12 +95,29 @@ async function create(o: VolumeStorageOptions, serverId: string): Promise<void> 
   await o.engine.json('POST', '/volumes/create', { Name: o.volumeName(serverId), Labels: o.labels(serverId) });
 }
 
+/**
+ * Deletes the server's volume. The engine refuses (409) while any container mounts it, and a container can outlive
+ * what made it when its engine went away mid-way: a helper whose run was cut off, a game container a failed spawn
+ * could not remove. Its server is being removed, so every container that mounts its volume (a volume of this
+ * instance: the name says so) goes first, then the volume.
+ */
 async function drop(o: VolumeStorageOptions, serverId: string): Promise<void> {
+  const name = o.volumeName(serverId);
+  const gone = (err: unknown) => err instanceof EngineError && err.status === 404;
   try {
-    await o.engine.json('DELETE', `/volumes/${o.volumeName(serverId)}`);
+    await o.engine.json('DELETE', `/volumes/${name}`);
+    return;
   } catch (err) {
-    if (!(err instanceof EngineError && err.status === 404)) throw err;
+    if (gone(err)) return;
+    if (!(err instanceof EngineError && err.status === 409)) throw err;
   }
+  const filters = encodeURIComponent(JSON.stringify({ volume: [name] }));
+  const users = await o.engine.json<Array<{ Id: string }>>('GET', `/containers/json?all=1&filters=${filters}`);
+  for (const c of users) await removeContainer(o.engine, c.Id);
+  o.log.warn('removed containers left mounting a deleted server\'s volume', { serverId, count: users.length });
+  await o.engine.json('DELETE', `/volumes/${name}`).catch((err: unknown) => {
+    if (!gone(err)) throw err;
+  });
 }
 
 async function ensure(o: VolumeStorageOptions, serverId: string): Promise<void> {
