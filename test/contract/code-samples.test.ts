@@ -138,12 +138,21 @@ function pythonRunner(env: NodeJS.ProcessEnv) {
   const child = spawn('python3', ['-c', script], { cwd: dir, env, stdio: ['pipe', 'pipe', 'inherit'] });
   const waiting: Array<(r: { code: number | null; out: string }) => void> = [];
   let buffered = '';
+  let stray = ''; // what a sample wrote past the redirection (os.write(1, …)): kept with its answer
   child.stdout.on('data', (d: Buffer) => {
     buffered += d;
     for (let i = buffered.indexOf('\n'); i >= 0; i = buffered.indexOf('\n')) {
-      const answer = JSON.parse(buffered.slice(0, i));
+      const line = buffered.slice(0, i);
       buffered = buffered.slice(i + 1);
-      waiting.shift()?.(answer);
+      let answer: { code: number | null; out: string };
+      try {
+        answer = JSON.parse(line);
+      } catch {
+        stray += `${line}\n`;
+        continue;
+      }
+      waiting.shift()?.({ code: answer.code, out: stray + answer.out });
+      stray = '';
     }
   });
   let ended: string | undefined;

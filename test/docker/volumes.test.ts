@@ -209,8 +209,12 @@ test('a container left mounting a server\'s volume (its engine went away mid-way
   const left = await two.engine.json<{ Id: string }>('POST', '/containers/create', {
     Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volume, Target: GAME_DIR }] },
   });
-  expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
-  await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
-  expect((await volumesOf(dataDir, two.engine)).map((v) => v.Name)).not.toContain(volume);
-  expect(await two.engine.json('GET', `/containers/${left.Id}/json`).then(() => 'there', (e: { status?: number }) => e.status)).toBe(404);
+  try {
+    expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
+    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+    expect((await volumesOf(dataDir, two.engine)).map((v) => v.Name)).not.toContain(volume);
+    expect(await two.engine.json('GET', `/containers/${left.Id}/json`).then(() => 'there', (e: { status?: number }) => e.status)).toBe(404);
+  } finally {
+    await two.engine.json('DELETE', `/containers/${left.Id}?force=1`).catch(() => undefined); // unlabelled: afterAll would not find it
+  }
 });
