@@ -21,6 +21,8 @@ const spec = loadSpec().document as Json;
 const placeholder: string = spec.servers[0].url;
 const hasPython = spawnSync('python3', ['-c', 'import requests'], { encoding: 'utf8' }).status === 0;
 const refused = [400, 401, 403, 415, 422];
+/** How long one sample may take, in any language. */
+const SAMPLE_TIMEOUT_MS = 30_000;
 
 let t: TestApp;
 let api: { base: string; close(): Promise<void> };
@@ -75,7 +77,7 @@ test('every operation\'s curl, TypeScript and Python samples run against the ser
 
   const env = { ...process.env, GSH_TOKEN: token };
   // Asynchronous: the service answers from this same process, so a spawnSync would wait on itself.
-  const run = (cmd: string, args: string[], timeout = 30_000) =>
+  const run = (cmd: string, args: string[], timeout = SAMPLE_TIMEOUT_MS) =>
     new Promise<{ code: number | null; out: string }>((resolve) => {
       const child = spawn(cmd, args, { cwd: dir, env, timeout });
       let out = '';
@@ -167,8 +169,8 @@ function pythonRunner(env: NodeJS.ProcessEnv) {
       fs.writeFileSync(file, source);
       if (ended) return Promise.resolve({ code: 1, out: ended });
       return new Promise<{ code: number | null; out: string }>((resolve) => {
-        // As the other samples' 30 s: a sample that hangs ends the runner, and every sample still waiting fails.
-        const timer = setTimeout(() => child.kill(), 30_000);
+        // A sample that hangs ends the runner, and every sample still waiting fails.
+        const timer = setTimeout(() => child.kill(), SAMPLE_TIMEOUT_MS);
         waiting.push((answer) => {
           clearTimeout(timer);
           resolve(answer);

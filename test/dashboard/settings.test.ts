@@ -66,8 +66,8 @@ test('requests the network dropped are sent again: the page loads, gets its toke
   const { id } = (await ctx.service.http.post('/v1/servers').set(auth).send({ name: 'Flaky', plan: 'micro', version: 'flying-squid-1.20' })).body;
   const { page } = await ctx.open(DESKTOP_LIGHT);
   // The first fetch of one of the page's modules, the first request for the page's token, and the first read of
-  // the server and of its settings, fail as a dropped connection does (what Chromium reports as net::ERR_INTERNET_DISCONNECTED or ERR_NETWORK_CHANGED); the
-  // ones after pass.
+  // the server and of its settings, fail as a dropped connection does (what Chromium reports as
+  // net::ERR_INTERNET_DISCONNECTED or ERR_NETWORK_CHANGED); the ones after pass.
   const dropped: string[] = [];
   for (const path of ['/dashboard/assets/js/backups.js', '/dashboard/session-token', `/v1/servers/${id}`, `/v1/servers/${id}/settings`]) {
     await page.route(`${ctx.service.origin}${path}`, async (route) => {

@@ -118,12 +118,18 @@ export async function volumesOf(dataDir: string, on: Engine = engine): Promise<{
   return (await on.json<{ Volumes: { Name: string; Labels: Record<string, string> }[] | null }>('GET', `/volumes?filters=${filters}`)).Volumes ?? [];
 }
 
-/** Puts files into a server's volume on an engine, as the game could write them (the engines' archive endpoint). */
-export async function putIntoVolume(on: Engine, dataDir: string, serverId: string, files: Record<string, Buffer>): Promise<void> {
+/** A container of the game image, never started and unlabelled, with a server's volume mounted where games have it. */
+export async function containerOnVolume(on: Engine, dataDir: string, serverId: string): Promise<string> {
   const image = (await on.json<{ RepoTags: string[] }[]>('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'))!;
   const c = await on.json<{ Id: string }>('POST', '/containers/create', {
     Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(dataDir), serverId), Target: GAME_DIR }] },
   });
+  return c.Id;
+}
+
+/** Puts files into a server's volume on an engine, as the game could write them (the engines' archive endpoint). */
+export async function putIntoVolume(on: Engine, dataDir: string, serverId: string, files: Record<string, Buffer>): Promise<void> {
+  const c = { Id: await containerOnVolume(on, dataDir, serverId) };
   try {
     const pack = tar.pack();
     for (const [name, content] of Object.entries(files)) pack.entry({ name, uid: GAME_USER.uid, gid: GAME_USER.gid }, content);

@@ -12,11 +12,10 @@ import mineflayer from 'mineflayer';
 import { ping } from 'minecraft-protocol';
 import { instanceName } from '../../src/runtime/cgroups';
 import { volumeName } from '../../src/runtime/docker/docker-environment';
-import { GAME_DIR, IMAGE_NODE } from '../../src/runtime/docker/image';
 import { createTestApp, tempDir, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { blockIn } from '../helpers/world';
-import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, volumesOf, watchMounts, type SecondEngine } from './engine';
+import { containerOnVolume, containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, volumesOf, watchMounts, type SecondEngine } from './engine';
 
 jest.setTimeout(300_000);
 const MIB = 1024 * 1024;
@@ -205,10 +204,7 @@ test('a container left mounting a server\'s volume (its engine went away mid-way
   await t.runtime.idle();
   // What a helper whose engine went away during its run leaves: a container, never started, mounting the volume.
   const volume = volumeName(instanceName(dataDir), id);
-  const image = (await two.engine.json<{ RepoTags: string[] }[]>('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'))!;
-  const left = await two.engine.json<{ Id: string }>('POST', '/containers/create', {
-    Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volume, Target: GAME_DIR }] },
-  });
+  const left = { Id: await containerOnVolume(two.engine, dataDir, id) };
   try {
     expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
     await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);

@@ -140,6 +140,13 @@ export const VOLATILE_COLUMNS: Record<string, string[]> = { tokens: ['last_used_
  * list of files under DATA_DIR/servers. Two equal fingerprints mean the request changed nothing.
  */
 export function snapshot(db: Db, dataDir?: string): { hash: string; tables: Record<string, string> } {
+  return fingerprintOf(db, dataDir ? serverFiles(dataDir) : undefined);
+}
+
+/** The files under DATA_DIR/servers, as snapshot() lists them. */
+const serverFiles = (dataDir: string) => listFiles(path.join(dataDir, 'servers')).join('|');
+
+function fingerprintOf(db: Db, files: string | undefined): { hash: string; tables: Record<string, string> } {
   const tables: Record<string, string> = {};
   const names = db
     .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
@@ -153,7 +160,7 @@ export function snapshot(db: Db, dataDir?: string): { hash: string; tables: Reco
     rows.sort();
     tables[name] = crypto.createHash('sha256').update(rows.join('\n')).digest('hex').slice(0, 16) + `:${rows.length}`;
   }
-  if (dataDir) tables['fs:servers'] = listFiles(path.join(dataDir, 'servers')).join('|');
+  if (files !== undefined) tables['fs:servers'] = files;
   const hash = crypto.createHash('sha256').update(JSON.stringify(tables)).digest('hex');
   return { hash, tables };
 }
@@ -167,12 +174,12 @@ export function snapshot(db: Db, dataDir?: string): { hash: string; tables: Reco
  */
 export function snapshotter(db: Db, dataDir?: string): () => ReturnType<typeof snapshot> {
   const totalChanges = db.prepare('SELECT total_changes()').pluck();
-  let last: { changes: number; files: string; taken: ReturnType<typeof snapshot> } | undefined;
+  let last: { changes: number; files: string | undefined; taken: ReturnType<typeof snapshot> } | undefined;
   return () => {
     const changes = totalChanges.get() as number;
-    const files = dataDir ? listFiles(path.join(dataDir, 'servers')).join('|') : '';
+    const files = dataDir ? serverFiles(dataDir) : undefined;
     if (last && last.changes === changes && last.files === files) return last.taken;
-    last = { changes, files, taken: snapshot(db, dataDir) };
+    last = { changes, files, taken: fingerprintOf(db, files) };
     return last.taken;
   };
 }
