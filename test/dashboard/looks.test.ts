@@ -6,7 +6,7 @@
 // the power buttons the state allows, settings by title with their limits, the tick rate titled per game, the
 // plan's memory as the RAM chart's ceiling. The running game, its players and the actions are in
 // server-live.test.ts; forms that change things in settings.test.ts and catalog-quota.test.ts.
-import { launchChromium } from '../helpers/browser';
+import { CHROMIUM, launchChromium } from '../helpers/browser';
 import { until } from '../helpers/wait';
 import {
   EMAIL, LOOKS, sizeText, expectAccessible, expectFits, expectOneTimeFormat, expectScheme, openPage, startDashboard, waitForButtons, waitForText,
@@ -21,7 +21,7 @@ const ids = { survival: '', blocks: '' };
 let backupSize = 0;
 
 beforeAll(async () => {
-  [browser, service] = await Promise.all([launchChromium(), startDashboard({ boot: true, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } })]);
+  [browser, service] = await Promise.all([launchChromium(CHROMIUM), startDashboard({ boot: true, env: { WEBHOOK_ALLOW_PRIVATE: 'true' } })]);
   const auth = { Authorization: `Bearer ${service.token(EMAIL)}` };
   const post = (path: string, body: object) => service.http.post(path).set(auth).send(body).expect((r) => expect(r.status).toBeLessThan(300));
   ids.survival = (await post('/v1/servers', { name: 'Survival', plan: 'micro', version: 'flying-squid-1.20' })).body.id;

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createTestApp, type TestApp } from '../helpers/app';
-import { artifactsDir, launchBrowser } from '../helpers/browser';
+import { CHROMIUM, artifactsDir, launchBrowser } from '../helpers/browser';
 import { loadSpec } from '../../src/spec';
 
 let t: TestApp;
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 test('the API docs render in a real browser and load nothing from outside this host', async () => {
-  const { context, close } = await launchBrowser();
+  const { context, close } = await launchBrowser(CHROMIUM);
   try {
     const page = await context.newPage();
     const outside: string[] = [];
@@ -51,7 +51,7 @@ test('the API docs render in a real browser and load nothing from outside this h
 });
 
 test('the docs teach: this instance as the server, code samples, rendered tag tables, scope names whole', async () => {
-  const { context, close } = await launchBrowser();
+  const { context, close } = await launchBrowser(CHROMIUM);
   try {
     const page = await context.newPage();
     await page.setViewportSize({ width: 1400, height: 1000 });
@@ -89,7 +89,7 @@ test('the quickstart\'s browser stream reader reads a stream with its token in a
   const description: string = (loadSpec().document as { info: { description: string } }).info.description;
   const from = description.indexOf('**Open a stream from a browser.**');
   const snippet = /```js\n([\s\S]*?)```/.exec(description.slice(from))![1].replace(/^ {3}/gm, '');
-  const { context, close } = await launchBrowser();
+  const { context, close } = await launchBrowser(CHROMIUM);
   try {
     const page = await context.newPage();
     await page.goto(`${base}/docs`);
