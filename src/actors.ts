@@ -36,6 +36,15 @@ export function createActors(fallback: Actor) {
     run<T>(actor: Actor, fn: () => T): T {
       return storage.run(actor, fn);
     },
+    /**
+     * Releases the storage when its service ends (AsyncLocalStorage.disable). Node 20 keeps every storage that has
+     * run in one list for the whole process and walks it for each promise created, so one left behind by every
+     * service that ended would make every later promise dearer (a test process builds hundreds of services). A
+     * `run` after this takes the storage up again.
+     */
+    close(): void {
+      storage.disable();
+    },
   };
 }
 

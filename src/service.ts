@@ -100,7 +100,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     actors,
   });
   const retention = createRetention(store, config, log);
-  const { boot, shutdown } = lifeOf({ db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed });
+  const { boot, shutdown } = lifeOf({ db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed, actors });
 
   return {
     app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
@@ -137,9 +137,9 @@ function runtimeOf(config: Config, options: BuildOptions, deps: { store: Store; 
 /** The service's boot and shutdown over the parts buildService made, each started and stopped in its order. */
 function lifeOf(parts: {
   db: Db; runtime: Runtime; telemetry: Telemetry; idleStop: IdleStop; alerts: Alerts; dispatcher: Dispatcher;
-  retention: ReturnType<typeof createRetention>; streams: StreamRegistry; feed: EventFeed;
+  retention: ReturnType<typeof createRetention>; streams: StreamRegistry; feed: EventFeed; actors: Actors;
 }) {
-  const { db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed } = parts;
+  const { db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed, actors } = parts;
   /**
    * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
    * periodic purge of old token rows and events start.
@@ -164,6 +164,7 @@ function lifeOf(parts: {
     telemetry.sampler.stop();
     await runtime.close();
     db.close();
+    actors.close();
   }
   return { boot, shutdown };
 }
