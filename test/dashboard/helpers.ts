@@ -177,7 +177,8 @@ const AXE = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
  * protocol, which the page's CSP does not govern, so the page runs under its real CSP.
  */
 export async function expectAccessible(page: Page, where: string) {
-  await page.evaluate(AXE);
+  // Once per document: the dashboard moves between its pages by the URL's fragment, within one document.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(ctx: Document, o: object): Promise<{ violations: Array<{ id: string; impact: string; nodes: Array<{ target: unknown }> }> }> } }).axe;
     const result = await axe.run(document, { resultTypes: ['violations'] });
