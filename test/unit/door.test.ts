@@ -190,7 +190,13 @@ test('othersSettled waits only for what began before it: a removal and a shutdow
   });
   await tick();
   goOn();
-  expect(await Promise.race([Promise.all([removal, shutdown]), new Promise((r) => setTimeout(() => r('stuck'), 2_000))])).toEqual([null, null]);
+  let timer: NodeJS.Timeout | undefined;
+  const stuck = new Promise((r) => (timer = setTimeout(() => r('stuck'), 2_000)));
+  try {
+    expect(await Promise.race([Promise.all([removal, shutdown]), stuck])).toEqual([null, null]);
+  } finally {
+    clearTimeout(timer); // else it holds the test worker open for 2 s after the file ends
+  }
   expect(log).toEqual(['removal done', 'shutdown done']); // the shutdown waited for the removal, not the reverse
   await settled();
 });
