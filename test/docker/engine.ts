@@ -129,14 +129,14 @@ export async function containerOnVolume(on: Engine, dataDir: string, serverId: s
 
 /** Puts files into a server's volume on an engine, as the game could write them (the engines' archive endpoint). */
 export async function putIntoVolume(on: Engine, dataDir: string, serverId: string, files: Record<string, Buffer>): Promise<void> {
-  const c = { Id: await containerOnVolume(on, dataDir, serverId) };
+  const container = await containerOnVolume(on, dataDir, serverId);
   try {
     const pack = tar.pack();
     for (const [name, content] of Object.entries(files)) pack.entry({ name, uid: GAME_USER.uid, gid: GAME_USER.gid }, content);
     pack.finalize();
-    await on.upload(`/containers/${c.Id}/archive?path=${GAME_DIR}`, Readable.from(pack), 'application/x-tar', 'PUT');
+    await on.upload(`/containers/${container}/archive?path=${GAME_DIR}`, Readable.from(pack), 'application/x-tar', 'PUT');
   } finally {
-    await on.json('DELETE', `/containers/${c.Id}?force=1`);
+    await on.json('DELETE', `/containers/${container}?force=1`);
   }
 }
 

@@ -204,13 +204,13 @@ test('a container left mounting a server\'s volume (its engine went away mid-way
   await t.runtime.idle();
   // What a helper whose engine went away during its run leaves: a container, never started, mounting the volume.
   const volume = volumeName(instanceName(dataDir), id);
-  const left = { Id: await containerOnVolume(two.engine, dataDir, id) };
+  const left = await containerOnVolume(two.engine, dataDir, id);
   try {
     expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
     await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
     expect((await volumesOf(dataDir, two.engine)).map((v) => v.Name)).not.toContain(volume);
-    expect(await two.engine.json('GET', `/containers/${left.Id}/json`).then(() => 'there', (e: { status?: number }) => e.status)).toBe(404);
+    expect(await two.engine.json('GET', `/containers/${left}/json`).then(() => 'there', (e: { status?: number }) => e.status)).toBe(404);
   } finally {
-    await two.engine.json('DELETE', `/containers/${left.Id}?force=1`).catch(() => undefined); // unlabelled: afterAll would not find it
+    await two.engine.json('DELETE', `/containers/${left}?force=1`).catch(() => undefined); // unlabelled: afterAll would not find it
   }
 });

@@ -114,7 +114,7 @@ async function drop(o: VolumeStorageOptions, serverId: string): Promise<void> {
   const filters = encodeURIComponent(JSON.stringify({ volume: [name] }));
   const users = await o.engine.json<Array<{ Id: string }>>('GET', `/containers/json?all=1&filters=${filters}`);
   for (const c of users) await removeContainer(o.engine, c.Id);
-  o.log.warn('removed containers left mounting a deleted server\'s volume', { serverId, count: users.length });
+  if (users.length > 0) o.log.warn('removed containers left mounting a deleted server\'s volume', { serverId, count: users.length });
   await o.engine.json('DELETE', `/volumes/${name}`).catch((err: unknown) => {
     if (!gone(err)) throw err;
   });
