@@ -89,6 +89,7 @@ test('every operation\'s curl, TypeScript and Python samples run against the ser
   // runs while the samples do (it reads only the files written above).
   const tsc = run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '--strict', '--noEmit', '--target', 'ES2022', '--module', 'ESNext', '--moduleResolution', 'Bundler', '--lib', 'ES2022,DOM,DOM.Iterable', '--types', 'node', '--typeRoots', path.join(root, 'node_modules', '@types'), '--skipLibCheck', ...made.map((m) => path.join(dir, `${m.id}.ts`))], 600_000);
   const python = hasPython ? pythonRunner(env) : undefined;
+  const node = nodeRunner(env);
   const statusOf = (out: string) => Number(/^(\d{3})\b/m.exec(out)?.[1] ?? NaN);
   const wrong: string[] = [];
   // One operation at a time (deletions last, as ordered above), its three samples side by side: each is its own
@@ -97,47 +98,34 @@ test('every operation\'s curl, TypeScript and Python samples run against the ser
   for (const m of made) {
     const js = ts.transpileModule(m.tsCode, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
     fs.writeFileSync(path.join(dir, `${m.id}.mjs`), js);
-    const [curl, node, py] = await Promise.all([
+    const [curl, nodeJs, py] = await Promise.all([
       // curl: its answer's status after the body (-w is added here; the sample is otherwise as shown).
       run('bash', ['-c', `${m.curl} -w '\\n%{http_code}'`]),
       // TypeScript: transpiled as it stands (the types are erased) and run as a module; it prints the status
       // first, or, for a stream, throws on one that is not 2xx.
-      run(process.execPath, [path.join(dir, `${m.id}.mjs`)]),
+      node.run(path.join(dir, `${m.id}.mjs`)),
       python?.run(m.id, m.py),
     ]);
     const curlStatus = Number(curl.out.trim().split('\n').pop());
     if (curl.code !== 0 || refused.includes(curlStatus) || curlStatus >= 500) wrong.push(`${m.id} curl: ${curl.code} ${curl.out.slice(-300)}`);
-    if (node.code !== 0 || (!m.stream && (refused.includes(statusOf(node.out)) || !(statusOf(node.out) < 500)))) wrong.push(`${m.id} TypeScript: ${node.code} ${node.out.slice(0, 300)}`);
+    if (nodeJs.code !== 0 || (!m.stream && (refused.includes(statusOf(nodeJs.out)) || !(statusOf(nodeJs.out) < 500)))) wrong.push(`${m.id} TypeScript: ${nodeJs.code} ${nodeJs.out.slice(0, 300)}`);
     if (py && (py.code !== 0 || (!m.stream && (refused.includes(statusOf(py.out)) || !(statusOf(py.out) < 500))))) wrong.push(`${m.id} Python: ${py.code} ${py.out.slice(0, 300)}`);
   }
   python?.close();
+  node.close();
   const checked = await tsc;
   expect([checked.code, checked.out.trim()]).toEqual([0, '']);
   expect(wrong).toEqual([]);
 }, 600_000);
 
 /**
- * One python3 for all the Python samples, each run as a script by runpy.run_path (what `python3 sample.py` does:
- * the file as __main__ in a namespace of its own), its output and exit status caught. Importing requests costs
- * 0.2 s of CPU, 67 times over in interpreters of their own. A sample is written to a file and named on stdin; the
- * runner answers with one JSON line.
+ * One interpreter runs all of a language's samples, each a file of its own that it runs as its own program would
+ * (below), catching its output and exit status. Starting an interpreter and loading the HTTP library cost more CPU
+ * than most samples do (python3 with requests 0.2 s, Node with openapi-fetch 0.17 s), 67 times over in each
+ * language. A sample's file is named on stdin; the runner answers with one JSON line, { code, out }.
  */
-function pythonRunner(env: NodeJS.ProcessEnv) {
-  const script = [
-    'import contextlib, io, json, runpy, sys, traceback',
-    'for line in sys.stdin:',
-    '    out, code = io.StringIO(), 0',
-    '    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):',
-    '        try:',
-    '            runpy.run_path(line.strip(), run_name="__main__")',
-    '        except SystemExit as e:',
-    '            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)',
-    '        except BaseException:',
-    '            traceback.print_exc()',
-    '            code = 1',
-    '    print(json.dumps({"code": code, "out": out.getvalue()}), flush=True)',
-  ].join('\n');
-  const child = spawn('python3', ['-c', script], { cwd: dir, env, stdio: ['pipe', 'pipe', 'inherit'] });
+function sampleRunner(command: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(command, args, { cwd: dir, env, stdio: ['pipe', 'pipe', 'inherit'] });
   const waiting: Array<(r: { code: number | null; out: string }) => void> = [];
   let buffered = '';
   let stray = ''; // what a sample wrote past the redirection (os.write(1, …)): kept with its answer
@@ -160,13 +148,11 @@ function pythonRunner(env: NodeJS.ProcessEnv) {
   let ended: string | undefined;
   child.stdin.on('error', () => undefined); // a write after the runner ended: that sample fails below
   child.on('close', (code, signal) => {
-    ended = `the Python runner ended (${signal ?? code})`;
+    ended = `the ${path.basename(command)} runner ended (${signal ?? code})`;
     for (const w of waiting.splice(0)) w({ code: 1, out: ended });
   });
   return {
-    run(id: string, source: string) {
-      const file = path.join(dir, `${id}.py`);
-      fs.writeFileSync(file, source);
+    run(file: string) {
       if (ended) return Promise.resolve({ code: 1, out: ended });
       return new Promise<{ code: number | null; out: string }>((resolve) => {
         // A sample that hangs ends the runner, and every sample still waiting fails.
@@ -180,6 +166,67 @@ function pythonRunner(env: NodeJS.ProcessEnv) {
     },
     close: () => child.stdin.end(),
   };
+}
+
+/** Python: each sample run by runpy.run_path, as `python3 sample.py` runs it (the file as __main__ in a namespace of its own). */
+function pythonRunner(env: NodeJS.ProcessEnv) {
+  const script = [
+    'import contextlib, io, json, runpy, sys, traceback',
+    'for line in sys.stdin:',
+    '    out, code = io.StringIO(), 0',
+    '    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):',
+    '        try:',
+    '            runpy.run_path(line.strip(), run_name="__main__")',
+    '        except SystemExit as e:',
+    '            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)',
+    '        except BaseException:',
+    '            traceback.print_exc()',
+    '            code = 1',
+    '    print(json.dumps({"code": code, "out": out.getvalue()}), flush=True)',
+  ].join('\n');
+  const runner = sampleRunner('python3', ['-c', script], env);
+  return {
+    run(id: string, source: string) {
+      const file = path.join(dir, `${id}.py`);
+      fs.writeFileSync(file, source);
+      return runner.run(file);
+    },
+    close: runner.close,
+  };
+}
+
+/**
+ * Node: each transpiled sample imported as an ES module, as `node sample.mjs` runs it (a file of its own, so a
+ * module of its own; its top-level await settles once its last request has). What it writes to stdout or stderr,
+ * console.log included, is its output; a rejection is exit status 1, as an uncaught error at the top level is.
+ */
+function nodeRunner(env: NodeJS.ProcessEnv) {
+  const file = path.join(dir, 'run-samples.mjs');
+  fs.writeFileSync(file, [
+    "import readline from 'node:readline';",
+    "import { pathToFileURL } from 'node:url';",
+    'const answer = process.stdout.write.bind(process.stdout);',
+    "let out = '';",
+    'const capture = (chunk, ...rest) => {',
+    "  out += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();",
+    "  rest.find((f) => typeof f === 'function')?.();",
+    '  return true;',
+    '};',
+    'process.stdout.write = capture;',
+    'process.stderr.write = capture;',
+    'for await (const line of readline.createInterface({ input: process.stdin })) {',
+    "  out = '';",
+    '  let code = 0;',
+    '  try {',
+    '    await import(pathToFileURL(line.trim()).href);',
+    '  } catch (err) {',
+    "    out += `${err?.stack ?? err}\\n`;",
+    '    code = 1;',
+    '  }',
+    "  answer(`${JSON.stringify({ code, out })}\\n`);",
+    '}',
+  ].join('\n'));
+  return sampleRunner(process.execPath, [file], env);
 }
 
 test('the quickstart\'s webhook checks accept a delivery the service signed, and refuse a changed or old one', async () => {
