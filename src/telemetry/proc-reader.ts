@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 
 /** Cumulative resource use of one process tree at one moment. */
 export interface TreeUsage {
@@ -46,20 +46,31 @@ export function parseStat(text: string): ProcStat | null {
   return Number.isFinite(stat.ppid + stat.cpuTicks + stat.rssPages) ? stat : null;
 }
 
-/** The machine's figures never change while it runs: asked once per process, not per reader (a spawn each). */
-const confs = new Map<string, number>();
-
-function getconf(name: string, fallback: number): number {
-  let n = confs.get(name);
-  if (n === undefined) {
-    try {
-      n = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim());
-    } catch {
-      n = 0;
-    }
-    confs.set(name, n);
+/**
+ * sysconf(3)'s PAGESIZE and CLK_TCK, as the kernel handed them to this process in its auxiliary vector
+ * (getauxval(3): AT_PAGESZ = 6, AT_CLKTCK = 17), read from /proc/self/auxv (proc(5)): native-endian pairs of
+ * machine words, type then value, ending with AT_NULL = 0. That is where glibc's sysconf takes them from, and it
+ * costs a file read where `getconf` cost two process spawns per service start. Linux's own defaults where absent.
+ */
+export function machineFigures(auxvFile = '/proc/self/auxv'): { pageSize: number; clockTicks: number } {
+  const figures = { pageSize: 4096, clockTicks: 100 };
+  let auxv: Buffer;
+  try {
+    auxv = fs.readFileSync(auxvFile);
+  } catch {
+    return figures;
   }
-  return n > 0 ? n : fallback;
+  const word = process.arch === 'ia32' || process.arch === 'arm' ? 4 : 8;
+  const read = (at: number) =>
+    word === 4 ? (os.endianness() === 'LE' ? auxv.readUInt32LE(at) : auxv.readUInt32BE(at))
+      : Number(os.endianness() === 'LE' ? auxv.readBigUInt64LE(at) : auxv.readBigUInt64BE(at));
+  for (let at = 0; at + 2 * word <= auxv.length; at += 2 * word) {
+    const type = read(at);
+    if (type === 0) break;
+    if (type === 6 && read(at + word) > 0) figures.pageSize = read(at + word);
+    if (type === 17 && read(at + word) > 0) figures.clockTicks = read(at + word);
+  }
+  return figures;
 }
 
 /**
@@ -68,8 +79,8 @@ function getconf(name: string, fallback: number): number {
  * processes; it is measured in the sampler tests and reported in the sampler's stats.
  */
 export function createLinuxProcReader(procDir = '/proc'): ProcReader {
-  const pageSize = getconf('PAGESIZE', 4096);
-  const msPerTick = 1000 / getconf('CLK_TCK', 100);
+  const { pageSize, clockTicks } = machineFigures();
+  const msPerTick = 1000 / clockTicks;
 
   function scan(): Map<number, ProcStat> {
     const all = new Map<number, ProcStat>();

@@ -1,6 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createLinuxProcReader, parseStat } from '../../src/telemetry/proc-reader';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createLinuxProcReader, machineFigures, parseStat } from '../../src/telemetry/proc-reader';
 
 // The child starts a grandchild that holds 64 MiB and burns CPU, then idles itself: so the tree's numbers
 // can only be right if descendants are counted.
@@ -18,6 +21,39 @@ describe('parseStat', () => {
   });
   test('rejects text that is not a stat line', () => {
     expect(parseStat('garbage')).toBeNull();
+  });
+});
+
+describe('machineFigures', () => {
+  // getconf(1) asks sysconf(3), the figures' owner; the auxiliary vector must give the same.
+  test.each([
+    ['pageSize', 'PAGESIZE'],
+    ['clockTicks', 'CLK_TCK'],
+  ] as const)('%s is what `getconf %s` says', (figure, name) => {
+    expect(machineFigures()[figure]).toBe(Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim()));
+  });
+  // An auxiliary vector as the kernel lays it out on this 64-bit little-endian machine: (type, value) pairs.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-auxv-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const auxv = (pairs: Array<[number, number]>) => {
+    const file = path.join(dir, `auxv-${pairs.flat().join('-')}`);
+    const buf = Buffer.alloc(pairs.length * 16);
+    pairs.forEach(([type, value], i) => {
+      buf.writeBigUInt64LE(BigInt(type), i * 16);
+      buf.writeBigUInt64LE(BigInt(value), i * 16 + 8);
+    });
+    fs.writeFileSync(file, buf);
+    return file;
+  };
+  test.each([
+    ['both figures, among others', [[33, 7], [6, 65536], [17, 250], [0, 0]], { pageSize: 65536, clockTicks: 250 }],
+    ['nothing after AT_NULL', [[6, 16384], [0, 0], [17, 1000]], { pageSize: 16384, clockTicks: 100 }],
+    ['a zero value is no figure', [[6, 0], [17, 0], [0, 0]], { pageSize: 4096, clockTicks: 100 }],
+  ] as Array<[string, Array<[number, number]>, object]>)('from an auxiliary vector: %s', (_, pairs, expected) => {
+    expect(machineFigures(auxv(pairs))).toEqual(expected);
+  });
+  test('without an auxiliary vector to read, Linux\'s defaults', () => {
+    expect(machineFigures('/nonexistent/auxv')).toEqual({ pageSize: 4096, clockTicks: 100 });
   });
 });
 
