@@ -96,3 +96,15 @@ describe('sendProblem', () => {
     expect(c.headers.has('retry-after')).toBe(false);
   });
 });
+
+describe('AppError', () => {
+  test('captures no stack (an answer, not a fault) and leaves Error.stackTraceLimit as it was', () => {
+    const before = Error.stackTraceLimit;
+    const err = new AppError('not_found', 'Nothing here.');
+    expect(Error.stackTraceLimit).toBe(before);
+    expect([err instanceof Error, err.name, err.message, err.status]).toEqual([true, 'AppError', 'Nothing here.', 404]);
+    expect(err.stack).toBe('AppError: Nothing here.');
+    // Other errors still carry their frames.
+    expect(new Error('x').stack).toMatch(/\n\s+at /);
+  });
+});
