@@ -5,7 +5,7 @@ import type { Spec } from '../spec';
 /**
  * openapi-backend built from the spec: its router (which operation a request is, and its parse) and its Ajv
  * request validators, both used through the library's public interface only (dispatch.ts). Immutable once built,
- * so one can serve any number of apps (a test worker builds it once, test/helpers/app.ts).
+ * so one can serve any number of apps (a jest worker builds it once for all its files, test/helpers/app.ts).
  *
  * - `quick: true`: the document is dereferenced synchronously and no validator is compiled by init(). It also
  *   skips openapi-backend's definition check, which validates against the OpenAPI 3.0 meta-schema and so refuses
