@@ -1,4 +1,4 @@
-import { OpenAPIBackend } from 'openapi-backend';
+import type { OpenAPIBackend } from 'openapi-backend';
 import addFormats from 'ajv-formats';
 import type { Spec } from '../spec';
 
@@ -20,9 +20,11 @@ import type { Spec } from '../spec';
  * - Ajv: every error, not the first (`allErrors`), and the formats of ajv-formats beside openapi-backend's own.
  *
  * Where openapi-backend itself was slow per request or per compile, it is patched (patches/, applied at install;
- * BENCHMARKS.md §1).
+ * BENCHMARKS.md §1). The library is loaded here, by the first build: a jest worker's later test files share the
+ * one built and never load it (docs/conventions.md "Tests").
  */
 export async function createOpenApi(spec: Spec, options: { precompile?: boolean } = {}): Promise<OpenApi> {
+  const { OpenAPIBackend } = await import('openapi-backend');
   const api = new OpenAPIBackend({
     definition: structuredClone(spec.document) as never,
     strict: true,

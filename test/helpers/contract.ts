@@ -1,6 +1,5 @@
 import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
-import { OpenAPIBackend } from 'openapi-backend';
 import { loadSpec, type Spec } from '../../src/spec';
 import type { SentResponse } from '../../src/app';
 
@@ -17,6 +16,8 @@ export type ContractChecker = (sent: SentResponse) => string[];
 export async function createContractChecker(spec: Spec = loadSpec()): Promise<ContractChecker> {
   const definition = closedResponses(structuredClone(spec.document) as Json);
   // quick: dereferenced synchronously, as src/http/openapi.ts does (test/unit/openapi.test.ts: the same document).
+  // Loaded here, not at the top: a jest worker builds one checker for all its files (test/helpers/app.ts).
+  const { OpenAPIBackend } = await import('openapi-backend');
   const api = new OpenAPIBackend({ definition: definition as never, validate: false, strict: true, quick: true });
   await api.init();
   const ajv = new Ajv({ allErrors: true, strict: false });
