@@ -16,8 +16,8 @@ const FLAGS = [
 
 /**
  * Debian's Chromium (package `chromium`), headless, driven by playwright-core (never a downloaded browser): the
- * browser customers have. What a page looks like on a phone and a desktop (looks.test.ts) and the published docs
- * are checked in it.
+ * browser customers have. The published docs are checked in it, and every dashboard page at one look, the phone
+ * in the dark (looks.test.ts).
  */
 export const CHROMIUM: LaunchOptions = { executablePath: '/usr/bin/chromium', headless: true, args: FLAGS };
 
