@@ -25,7 +25,8 @@ export const CHROMIUM: LaunchOptions = { executablePath: '/usr/bin/chromium', he
  * Debian's Chromium headless shell (package `chromium-headless-shell`, built from the same Chromium source and
  * version as `chromium`: the same Blink, V8 and network stack, without the desktop browser around them). It is
  * what Playwright itself runs headless tests in, and it takes about 0.6 of the CPU of the full browser for the
- * dashboard's page flows (docs/conventions.md "Tests"), so the flows and the CORS check run in it.
+ * dashboard's page flows (docs/conventions.md "Tests"), so the flows, the CORS check and three of the four looks
+ * run in it.
  */
 export const HEADLESS_SHELL: LaunchOptions = { executablePath: '/usr/bin/chromium-headless-shell', headless: true, args: FLAGS };
 
