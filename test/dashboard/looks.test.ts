@@ -1,11 +1,11 @@
 /// <reference lib="dom" />
 // Every page of the dashboard at a desktop's 1280×900 and a phone's 390×844, each in the light and the dark scheme
-// (issue 29), in Debian's Chromium (below: which build for which look): no page scrolls sideways, axe-core finds no serious or critical violation, the
-// scheme follows prefers-color-scheme, every time has the one format with its zone, and what the pages show reads
-// as a customer expects: quota use, plans and versions by name with their figures, sizes in B/KiB/MiB/GiB, only
-// the power buttons the state allows, settings by title with their limits, the tick rate titled per game, the
-// plan's memory as the RAM chart's ceiling. The running game, its players and the actions are in
-// server-live.test.ts; forms that change things in settings.test.ts and catalog-quota.test.ts.
+// (issue 29), in Debian's Chromium (which build for which look: below): no page scrolls sideways, axe-core finds no
+// serious or critical violation, the scheme follows prefers-color-scheme, every time has the one format with its
+// zone, and what the pages show reads as a customer expects: quota use, plans and versions by name with their
+// figures, sizes in B/KiB/MiB/GiB, only the power buttons the state allows, settings by title with their limits,
+// the tick rate titled per game, the plan's memory as the RAM chart's ceiling. The running game, its players and
+// the actions are in server-live.test.ts; forms that change things in settings.test.ts and catalog-quota.test.ts.
 import { CHROMIUM, HEADLESS_SHELL, launchChromium } from '../helpers/browser';
 import { until } from '../helpers/wait';
 import {
