@@ -64,8 +64,17 @@ function exited(child: ChildProcessWithoutNullStreams, ms = 60_000): Promise<num
   });
 }
 
-test('every special form reaches the engine as written, under its own key; the service\'s keys stay its own', async () => {
+/** The engines' folders, removed once the file is done. */
+const made: string[] = [];
+afterAll(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+const engineDir = () => {
   const dir = tempDir('luanti-conf');
+  made.push(dir);
+  return dir;
+};
+
+test('every special form reaches the engine as written, under its own key; the service\'s keys stay its own', async () => {
+  const dir = engineDir();
   const probes = Object.fromEntries(forms.map(([, value], i) => [`gsh_probe_${i}`, value]));
   const { child, output } = launch(dir, { server_name: '{', motd: '"""x', ...probes });
   try {
@@ -99,7 +108,7 @@ describe('a value the file cannot hold is refused by the writer, before the game
     ['CR LF', 'a\r\nport = 1'],
     ['a NUL', 'a\u0000b'],
   ])('%s', async (_name, value) => {
-    const dir = tempDir('luanti-conf');
+    const dir = engineDir();
     const { child, output } = launch(dir, { server_name: value });
     expect(await exited(child, 10_000)).toBe(1);
     expect(output()).toMatch(/server_name/);
