@@ -26,6 +26,20 @@ export function tempDir(label: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `gsh-${label}-`));
 }
 
+/**
+ * For a folder no app owns (an app's close() removes only the folder it made itself): a maker of temporary
+ * folders, each removed once the file's tests are done. Call it at a test file's top level, where hooks are made.
+ */
+export function tempDirsOfFile(label: string): () => string {
+  const made: string[] = [];
+  afterAll(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+  return () => {
+    const dir = tempDir(label);
+    made.push(dir);
+    return dir;
+  };
+}
+
 export interface TestAppOptions extends BuildOptions {
   /** Environment as an operator would set it (GAME_PORT_RANGE, RATE_LIMIT_PER_MINUTE, …). */
   env?: Record<string, string>;

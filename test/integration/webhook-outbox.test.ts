@@ -1,9 +1,8 @@
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { createTestApp, manualClock, tempDir, type TestApp } from '../helpers/app';
+import { createTestApp, manualClock, tempDirsOfFile, type TestApp } from '../helpers/app';
 import { loadMigrations, migrate } from '../../src/store/db';
 import { until } from '../helpers/wait';
 import { OUTBOX_SCANS } from '../../src/store/outbox-repo';
@@ -17,8 +16,7 @@ import { OUTBOX_SCANS } from '../../src/store/outbox-repo';
 let t: TestApp;
 afterEach(() => t.finish());
 /** DATA_DIRs given to an app, which its close() leaves where they are. */
-const given: string[] = [];
-afterAll(() => given.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+const givenDataDir = tempDirsOfFile('outbox-upgrade');
 
 const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
 async function hook(token: string, types: string[], url = 'http://127.0.0.1:9/hook'): Promise<string> {
@@ -120,8 +118,7 @@ describe('the due scan', () => {
 });
 
 test('an outbox written before migration 025 gets its queue heads (each queue\'s oldest pending row) and its counts', async () => {
-  const dir = tempDir('outbox-upgrade');
-  given.push(dir);
+  const dir = givenDataDir();
   const file = path.join(dir, 'gsh.sqlite');
   const before = new Database(file);
   migrate(before, loadMigrations().filter((m) => m.id < 25));

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestApp, tempDir } from '../helpers/app';
+import { createTestApp, tempDirsOfFile } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { luantiAnswers } from './luanti-probe';
 
@@ -65,13 +65,7 @@ function exited(child: ChildProcessWithoutNullStreams, ms = 60_000): Promise<num
 }
 
 /** The engines' folders, removed once the file is done. */
-const made: string[] = [];
-afterAll(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
-const engineDir = () => {
-  const dir = tempDir('luanti-conf');
-  made.push(dir);
-  return dir;
-};
+const engineDir = tempDirsOfFile('luanti-conf');
 
 test('every special form reaches the engine as written, under its own key; the service\'s keys stay its own', async () => {
   const dir = engineDir();

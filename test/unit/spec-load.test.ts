@@ -3,19 +3,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { loadSpec } from '../../src/spec';
-import { tempDir } from '../helpers/app';
+import { tempDirsOfFile } from '../helpers/app';
 
 // src/spec.ts reads the document from generated/v1.json (scripts/spec-json.js) only while that file was made from
 // the very YAML it reads; any other YAML is parsed as it stands.
 const root = path.join(__dirname, '..', '..');
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
-const made: string[] = [];
-afterAll(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+const layoutDir = tempDirsOfFile('spec-load');
 
 /** A copy of the layout loadSpec expects (openapi/ beside generated/), with this YAML and this generated file. */
 function layout(yaml: string, generated?: string): string {
-  const dir = tempDir('spec-load');
-  made.push(dir);
+  const dir = layoutDir();
   fs.mkdirSync(path.join(dir, 'openapi'));
   fs.mkdirSync(path.join(dir, 'generated'));
   fs.writeFileSync(path.join(dir, 'openapi', 'v1.yaml'), yaml);
