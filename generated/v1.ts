@@ -207,6 +207,17 @@ export interface paths {
          *     server's actions: desired state becomes `stopped`, the game is stopped cleanly (not recorded as a
          *     crash, not restarted), and the action appears in the server's actions. Like an action it answers `409`
          *     while another action is in progress, and `503` while the service shuts down.
+         *
+         *     A command that does what another operation does needs that operation's permission too, whoever sends
+         *     it (the owner holds them all): the stop command and other power commands need `power`; commands that
+         *     change who may join, who is an operator or a player's privileges, or that kick (`op`, `deop`, `ban`,
+         *     `pardon`, `kick`, `players …` for flying-squid; `/ban`, `/unban`, `/kick`, `/grant`, `/revoke`,
+         *     `/setpassword` for Luanti, …) need `players`; commands that change a game setting (`difficulty`, `pvp`;
+         *     Luanti's `/set`) need `settings`; flying-squid's `world-saving` needs `backups`. Each software's list is
+         *     part of its definition; a command is known by its first word, in any case, with or without leading
+         *     spaces or `/`, and without a `namespace:` prefix (`minecraft:stop` is `stop`). Without the permission the
+         *     command is refused with `403 missing_permission`, whose `permission` names it and whose `detail` names
+         *     the command, and nothing reaches the game.
          */
         post: operations["sendServerCommand"];
         delete?: never;
@@ -353,8 +364,9 @@ export interface paths {
          * Kick a player
          * @description Disconnects a player who is online, with a reason they see; they may join again (to keep them out, add
          *     them to the bans list: `…/players/bans/{name}`). The server must be `running`, and its software able to
-         *     kick (`VersionDetail.kick`): otherwise `409 invalid_state`. The player must be online now, their name in
-         *     any case: otherwise `409 player_not_online`. The game is told at once, and the player's `player.left`
+         *     kick (`VersionDetail.kick`): otherwise `409 invalid_state`. The player must be online now, named by their
+         *     name in any case or by their UUID (`KickRequest`; a name the API cannot take, such as a Luanti name with a
+         *     `-`, is kicked by UUID): otherwise `409 player_not_online`. The game is told at once, and the player's `player.left`
          *     event follows with `reason: kick`. The command shows on the console as an `input` line naming the caller.
          */
         post: operations["kickServerPlayer"];
@@ -1794,6 +1806,27 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "schedule.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * schedule.disabled
+         * @description The service disabled a schedule; `data.schedule.disabled_reason` says why. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["scheduleDisabledWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2270,11 +2303,24 @@ export interface components {
          * @example Steve
          */
         PlayerName: string;
-        /** @description Who to kick, and what they are told. */
+        /**
+         * @description Who to kick, by `player` (their name) or by `uuid` (their `Player.uuid`, as `GET …/players` lists it):
+         *     exactly one of the two, else `400`.
+         * @example {
+         *       "player": "Steve",
+         *       "reason": "Please keep the chat friendly."
+         *     }
+         */
         KickRequest: {
-            player: components["schemas"]["PlayerName"];
+            player?: components["schemas"]["PlayerName"];
+            uuid?: components["schemas"]["PlayerUuid"];
             reason?: components["schemas"]["KickReason"];
         };
+        /**
+         * @description A player's UUID (`Player.uuid`), in any case.
+         * @example 5627dd98-e6be-3c21-b8a8-e92344183641
+         */
+        PlayerUuid: string;
         /**
          * @description What the player is told: one line of text without control characters (as `ConsoleCommand.command`).
          *     Absent: "Kicked from the server."
@@ -2556,7 +2602,8 @@ export interface components {
         };
         /**
          * @description What a member may do on a shared server besides reading it, its metrics, its actions and its schedules
-         *     (which every member may): `console` (read the console, its crashes' last lines, and send commands),
+         *     (which every member may): `console` (read the console, its crashes' last lines, and send commands; a
+         *     command that acts as another operation also needs that one's permission, see `sendServerCommand`),
          *     `power` (start, stop, restart, kill), `settings` (read and change the game settings), `players` (who is
          *     online, the player lists), `backups` (make, download, delete and restore backups), `alerts` (the alert
          *     rules). More may be added within v1.
@@ -2769,6 +2816,24 @@ export interface components {
          *     ]
          */
         ScheduleTasks: components["schemas"]["ScheduleTask"][];
+        /**
+         * @description The tasks, in the order they run. A command task's text is shown only to those who may use the console
+         *     (the owner, and members with `console`): a command may hold a secret. To others its `command` is `null`.
+         */
+        ShownScheduleTasks: components["schemas"]["ShownScheduleTask"][];
+        /** @description One step of a schedule, by its `type`, as shown to you. */
+        ShownScheduleTask: components["schemas"]["ShownCommandTask"] | components["schemas"]["PowerTask"] | components["schemas"]["BackupTask"];
+        /** @description A `CommandTask` as shown to you; `command` is `null` unless you may use the console. */
+        ShownCommandTask: {
+            /**
+             * @description `command`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "command";
+            /** @description The line sent to the console; `null` unless you may use the console. */
+            command: components["schemas"]["CommandText"] | null;
+            delay_seconds?: components["schemas"]["TaskDelaySeconds"];
+        };
         /** @description Tasks a server runs on a cron (the Schedules tag). */
         Schedule: {
             id: components["schemas"]["ScheduleId"];
@@ -2783,13 +2848,31 @@ export interface components {
             enabled: boolean;
             /** @description A condition a scheduled run needs (`ScheduleCondition`), or `null` for none. */
             only_when: components["schemas"]["ScheduleCondition"] | null;
-            tasks: components["schemas"]["ScheduleTasks"];
+            tasks: components["schemas"]["ShownScheduleTasks"];
             /**
              * Format: date-time
              * @description When it runs next (UTC); `null` while disabled.
              * @example 2026-11-23T03:00:00.000Z
              */
             next_run_at: string | null;
+            /**
+             * @description The account that created it.
+             * @example usr_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            created_by: string;
+            /**
+             * @description The account that created it or last changed it. Its runs act for this account, with the permissions it
+             *     holds on the server when each run begins (the Schedules tag).
+             * @example usr_mi9x2k3p0a8Hq2LrT5vBn7c
+             */
+            updated_by: string;
+            /**
+             * @description Why the service disabled it (`enabled` is then `false`): its author (`updated_by`) lost access to the
+             *     server or a permission its tasks need, or its next time could not be computed. `null` otherwise; enabling
+             *     it again clears it.
+             * @example null
+             */
+            disabled_reason: string | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -2902,7 +2985,10 @@ export interface components {
              * @example 2026-11-23T03:05:12.000Z
              */
             finished_at: string | null;
-            /** @description Why it failed; `null` unless `failed`. */
+            /**
+             * @description Why it failed; `null` unless `failed`. A command task's `detail` may quote the command: to those who may
+             *     not use the console it says only that the command failed.
+             */
             error: components["schemas"]["TaskError"] | null;
             /**
              * @description The power action a `power` task asked for (getServerAction), else `null`.
@@ -2986,6 +3072,26 @@ export interface components {
             data: {
                 schedule: components["schemas"]["Schedule"];
                 run: components["schemas"]["ScheduleRun"];
+            };
+        };
+        /**
+         * @description `schedule.disabled`: the service disabled a schedule; its `disabled_reason` says why (its author lost access
+         *     or a permission its tasks need, or its next time could not be computed). Nothing runs at its times until
+         *     someone who may enables it again.
+         */
+        ScheduleDisabledEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type.
+             * @enum {string}
+             */
+            type: "schedule.disabled";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+            /** @description The schedule as it is, disabled. */
+            data: {
+                schedule: components["schemas"]["Schedule"];
             };
         };
         /**
@@ -3780,7 +3886,7 @@ export interface components {
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed" | "schedule.disabled";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -3804,7 +3910,7 @@ export interface components {
          *     lists the types it carries. (No `discriminator`: several types share a branch, and some generators,
          *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
          */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"] | components["schemas"]["ScheduleDisabledEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change, or a move to another machine, which changes its `address`): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
@@ -8335,6 +8441,53 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ScheduleEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    scheduleDisabledWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleDisabledEvent"];
             };
         };
         responses: {

@@ -109,7 +109,7 @@ export interface AppDeps {
 
 /** The handlers by operationId (one module per tag), each given only the services it calls. */
 function apiHandlers(deps: AppDeps): Handlers {
-  const { servers, tokens, idempotency, quotas, members } = deps.store;
+  const { servers, tokens, idempotency, quotas } = deps.store;
   const { runtime } = deps;
   return {
     ...catalogHandlers(deps),
@@ -121,7 +121,7 @@ function apiHandlers(deps: AppDeps): Handlers {
     ...settingsHandlers({ settings: runtime.settings }),
     ...backupHandlers({ backups: runtime.backups, keptBackups: runtime.keptBackups }),
     ...alertHandlers({ alerts: deps.store.alerts }),
-    ...memberHandlers({ members, idempotency, perServer: deps.config.membersPerServer }),
+    ...memberHandlers({ members: runtime.members, idempotency, perServer: deps.config.membersPerServer }),
     ...scheduleHandlers({ schedules: runtime.schedules, idempotency }),
     ...metricsHandlers({ telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),

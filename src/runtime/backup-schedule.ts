@@ -1,14 +1,15 @@
 // Backup schedules (openapi/v1.yaml BackupSchedule; docs/architecture.md "Backups"): when a server's next automatic
 // backup is due, whether a schedule is valid, and the loop that makes the backups that are due.
-import { CronExpressionParser } from 'cron-parser';
 import { AppError, type FieldError } from '../errors';
 import type { Logger } from '../log';
 import type { BackupSchedule, StoredSchedule } from '../store/servers-repo';
+import { cronProblem, nextTime, parseCron } from './cron';
 
 /** The first time after `after` (ms) that the schedule is due (ms). */
 export function nextBackupAt(schedule: BackupSchedule, after: number): number {
   if ('every_hours' in schedule) return after + schedule.every_hours * 3_600_000;
-  return CronExpressionParser.parse(schedule.cron, { currentDate: new Date(after), tz: 'UTC' }).next().getTime();
+  // A cron that names no time never comes due (creation refuses one: cronProblem).
+  return nextTime(parseCron(schedule.cron), 'UTC', after) ?? Infinity;
 }
 
 /**
@@ -19,15 +20,8 @@ export function nextBackupAt(schedule: BackupSchedule, after: number): number {
 export function scheduleErrors(schedule: BackupSchedule, planBackups: number): FieldError[] {
   const at = (field: string, detail: string): FieldError => ({ pointer: `/body/backup_schedule${field}`, detail });
   const errors: FieldError[] = [];
-  if ('cron' in schedule) {
-    const fields = schedule.cron.trim().split(/\s+/).length;
-    try {
-      if (fields !== 5) throw new Error(`has ${fields} fields, not 5`);
-      CronExpressionParser.parse(schedule.cron, { tz: 'UTC' });
-    } catch (err) {
-      errors.push(at('/cron', `is not a five-field cron expression: ${(err as Error).message}`.slice(0, 200)));
-    }
-  }
+  const problem = 'cron' in schedule ? cronProblem(schedule.cron) : null;
+  if (problem) errors.push(at('/cron', problem.slice(0, 200)));
   if (schedule.keep !== undefined && schedule.keep > planBackups) errors.push(at('/keep', `is more than the plan keeps (${planBackups})`));
   return errors;
 }

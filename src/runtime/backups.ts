@@ -86,7 +86,10 @@ function backupCommand(deps: BackupsDeps, def: BackupDefinition, id: string): Co
         deps.repo.markReady(id, { consistency: live ? 'live' : 'stop', sizeBytes: made.size, sha256: made.sha256 });
         server.console.push('system', `backup ${id} ready (${made.size} bytes${live ? ', made while the game ran' : ''})`);
       } catch (err) {
-        await fs.promises.rm(`${file}.partial`, { force: true });
+        // The failure is recorded whatever the cleanup meets: where the archive's folder cannot be made (a file in
+        // its place, no permission), removing the partial file fails too (ENOTDIR, EACCES), and the backup would
+        // stay pending for good.
+        await fs.promises.rm(`${file}.partial`, { force: true }).catch(() => undefined);
         deps.repo.markFailed(id, `The archive could not be made: ${(err as Error).message}`);
       }
       deps.servers.filesChanged(server.id); // its archives count toward its disk use

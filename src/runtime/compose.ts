@@ -25,6 +25,7 @@ import { createDiskWatcher } from './disk-watcher';
 import { serverDiskUsage } from './disk-usage';
 import { createBackupScheduler } from './backup-schedule';
 import { createSchedules, type SchedulesConfig } from './schedules';
+import { createMembers } from './members';
 
 /** What the runtime is built from: where games run and their files are (RuntimeHost), and the service's parts. */
 export interface RuntimeDeps extends RuntimeHost {
@@ -68,8 +69,11 @@ export function composeRuntime(deps: RuntimeDeps) {
   const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
   const consoles = createConsoles({ doors, power, ownerOf: store.servers.ownerOf, now });
   const schedules = createSchedules({
-    repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, actors, now, log, track: work.track, config: deps.schedules,
+    repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, standing: store.members.standing,
+    softwareOf: (id) => { const software = store.servers.find(id)?.software; return software === undefined ? undefined : catalog.get(software); },
+    actors, now, log, track: work.track, config: deps.schedules,
   });
+  const members = createMembers({ repo: store.members, schedules });
   const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: store.nodes.nodeOf, doors, transfer: deps.transfer, log, track: work.track });
   const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves });
   const nodeLoss = createNodeLoss({ doors, environment, log });
@@ -84,7 +88,7 @@ export function composeRuntime(deps: RuntimeDeps) {
     everyMs: config.backupScheduleMs,
   });
   return {
-    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, schedules, events,
+    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, schedules, members, events,
     /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
     start: (): Promise<void> =>
       actors.run(serviceActor('boot'), async () => {

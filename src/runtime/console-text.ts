@@ -19,15 +19,20 @@ const TERMINAL_CONTROLS = new RegExp(
     String.raw`\x1b[\x20-\x2f]*[\x30-\x7e]`,
     // Whatever is left: every C0 control but tab (a lone ESC, BEL, CR, backspace), DEL, every C1 control.
     String.raw`[\x00-\x08\x0a-\x1f\x7f-\x9f]`,
+    // Not terminal controls, but they forge a line all the same (issue 39 §3): the line and paragraph separators,
+    // which a viewer breaks a line at, and the bidirectional controls (Unicode UAX #9 §2: U+061C, U+200E, U+200F,
+    // U+202A–U+202E, U+2066–U+2069), which reorder what follows them, so `…\u202e` shows text backwards.
+    String.raw`[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]`,
   ].join('|'),
-  'g',
+  'gu',
 );
 
 /**
  * The line without any terminal control: colours, cursor moves, window titles, device strings, resets and lone
- * control characters are removed; tabs and every printable character stay. What is left contains no C0 control
- * but tab, no DEL and no C1 control, so showing it (`tail -f logs/console.log`, a dashboard) cannot drive the
- * viewer's terminal. Idempotent.
+ * control characters are removed, and so are line separators and bidirectional controls; tabs and every other
+ * printable character stay. What is left contains no C0 control but tab, no DEL, no C1 control and no bidi
+ * control, so showing it (`tail -f logs/console.log`, a dashboard) cannot drive the viewer's terminal nor reorder
+ * the line. Idempotent.
  */
 export function stripTerminalControls(text: string): string {
   return text.replace(TERMINAL_CONTROLS, '');
@@ -70,6 +75,18 @@ export function pathMasker(masks: readonly PathMask[]): (text: string) => string
   // Not after a name character; not before one, nor before a dot that goes on with one (a full stop may follow).
   const pattern = new RegExp(`(?<![\\w.-])(?:${alternatives.join('|')})(?![\\w-]|\\.[\\w.-])`, 'g');
   return (text) => text.replace(pattern, (folder) => standIns.get(folder) ?? folder);
+}
+
+/**
+ * What a name the service passes on (a player's, as a game reports it: the API's Player, player events, webhooks)
+ * may not hold: controls (tab too), line separators, bidi controls (as above), lone surrogates.
+ */
+// eslint-disable-next-line no-control-regex
+const NOT_IN_PLAIN_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udfff]/u;
+
+/** True for text of 1 to `max` characters with none of NOT_IN_PLAIN_TEXT in it. */
+export function isPlainText(text: string, max: number): boolean {
+  return text.length > 0 && text.length <= max && !NOT_IN_PLAIN_TEXT.test(text);
 }
 
 /** What the spec's ConsoleCommand refuses: control characters (tab too), line separators, unpaired surrogates (as the range U+D7FF–U+E000, the spec's form). */

@@ -1,4 +1,6 @@
 import { AppError } from '../errors';
+import type { MemberPermission } from '../store/server-view';
+import { checkCommandPermissions } from './command-permissions';
 import type { ConsoleLine, ConsoleListener } from './console-buffer';
 import { isCommandLine } from './console-text';
 import type { Doors } from './doors';
@@ -37,9 +39,11 @@ export function createConsoles(deps: {
      * Writes one console line to the game; invalid_state unless it is running, validation_failed unless it is one
      * line of text. Echoed as an `input` line that records its sender (an account and its token, or a schedule).
      * The software's stop command is a stop action by the sender instead (refused like one: action_conflict while
-     * another action holds the server).
+     * another action holds the server). With `held`, the sender's permissions on the server (Server.access), a
+     * command that needs one they lack (command-permissions.ts: `stop` needs `power`, `op` needs `players`) is
+     * refused with missing_permission before anything reaches the game.
      */
-    sendCommand(serverId: string, text: string, sender: CommandSender): ConsoleLine {
+    sendCommand(serverId: string, text: string, sender: CommandSender, held?: readonly MemberPermission[]): ConsoleLine {
       const door = doors.of(serverId);
       const game = door.running('commands need it running');
       // The spec refuses these before a handler runs; checked again for the runtime's other callers.
@@ -47,6 +51,7 @@ export function createConsoles(deps: {
         const detail = 'must be one non-empty line of text, without control characters';
         throw new AppError('validation_failed', `A command ${detail}.`, [{ pointer: '/command', detail }]);
       }
+      if (held) checkCommandPermissions(game.def, text, held);
       if (isStopCommand(game.def, text)) {
         // The game would exit on it as on a crash (and be restarted): it is this user's stop action instead, so
         // desired state becomes `stopped` with the action and the exit is expected. The action sends the stop.
@@ -60,16 +65,20 @@ export function createConsoles(deps: {
 
     /**
      * Disconnects a player the game reports online (kickServerPlayer), telling them `reason`: invalid_state unless
-     * the game runs and its software can kick, player_not_online unless `name` (in any case) is in the game's
-     * last report (Game.online). Echoed as an `input` line naming its sender; the player's leaving
+     * the game runs and its software can kick, player_not_online unless `who` is in the game's last report
+     * (Game.online): a name (in any case) or `{ uuid }` (in any case; for a name the API cannot take, such as a
+     * Luanti name with a dash). Echoed as an `input` line naming its sender; the player's leaving
      * is reported with reason `kick`. Synchronous, so that it runs inside an Idempotency-Key's transaction.
      */
-    kick(serverId: string, name: string, reason: string | undefined, sender: CommandSender): { player: Player; reason: string } {
+    kick(serverId: string, who: string | { uuid: string }, reason: string | undefined, sender: CommandSender): { player: Player; reason: string } {
       const door = doors.of(serverId);
       const game = door.running('a player can be kicked only while it runs');
       if (game.def.kickCommand === null) throw new AppError('invalid_state', `${game.def.id} cannot kick a player.`);
-      const player = game.online().find((p) => p.name.toLowerCase() === name.toLowerCase());
-      if (!player) throw new AppError('player_not_online', `No player named ${name} is online on this server.`);
+      const player = typeof who === 'string'
+        ? game.online().find((p) => p.name.toLowerCase() === who.toLowerCase())
+        : game.online().find((p) => p.uuid.toLowerCase() === who.uuid.toLowerCase());
+      const named = typeof who === 'string' ? `named ${who}` : `with the UUID ${who.uuid}`;
+      if (!player) throw new AppError('player_not_online', `No player ${named} is online on this server.`);
       const told = reason ?? DEFAULT_KICK_REASON;
       door.console.push('input', game.kick(player, told), sender);
       return { player, reason: told };

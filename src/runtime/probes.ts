@@ -1,11 +1,15 @@
 import type { components } from '../../generated/v1';
+import { isPlainText } from './console-text';
 
 /** Who is online, as the game itself reports it (the spec's Players schema). */
 export type Players = components['schemas']['Players'];
 
 /**
  * Parses the launcher's `{ type: 'players', online, max, players }` IPC message (flying-squid-launcher.cjs).
- * Returns null for anything else, so a malformed message is ignored rather than trusted.
+ * Returns null for anything else, so a malformed message is ignored rather than trusted. A player whose name or
+ * uuid is not plain text within the spec's Player (at most 64 and 36 characters; no control, bidi or line
+ * separator character) is left out: the games refuse such names at login (issue 39 §3), and should one come
+ * anyway it never reaches `GET …/players`, an event or a webhook.
  */
 export function playersFromMessage(msg: unknown): Players | null {
   if (typeof msg !== 'object' || msg === null || (msg as { type?: unknown }).type !== 'players') return null;
@@ -13,6 +17,7 @@ export function playersFromMessage(msg: unknown): Players | null {
   if (typeof m.online !== 'number' || typeof m.max !== 'number' || !Array.isArray(m.players)) return null;
   const players = m.players
     .filter((p): p is { name: string; uuid: string } => typeof p?.name === 'string' && typeof p?.uuid === 'string')
+    .filter((p) => isPlainText(p.name, 64) && isPlainText(p.uuid, 36))
     .map((p) => ({ name: p.name, uuid: p.uuid }));
   return { online: m.online, max: m.max, players };
 }
@@ -37,7 +42,7 @@ export async function pingPlayers(host: string, port: number, timeoutMs = 5000):
   const result = await ping({ host: target, port, closeTimeout: timeoutMs, noPongTimeout: timeoutMs });
   if ('players' in result) {
     const sample = result.players.sample ?? [];
-    return { online: result.players.online, max: result.players.max, players: sample.map((p) => ({ name: p.name, uuid: p.id })) };
+    return { online: result.players.online, max: result.players.max, players: sample.map((p) => ({ name: p.name, uuid: p.id })).filter((p) => typeof p.name === 'string' && typeof p.uuid === 'string' && isPlainText(p.name, 64) && isPlainText(p.uuid, 36)) };
   }
   return { online: result.playerCount, max: result.maxPlayers, players: [] };
 }

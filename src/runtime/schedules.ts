@@ -1,15 +1,18 @@
 // Schedules (openapi/v1.yaml, the Schedules tag; docs/architecture.md "Schedules"): a server's tasks on a cron, run
-// in order with their delays, through the same services as requests, acting as the schedule.
-import { CronExpressionParser } from 'cron-parser';
+// in order with their delays, through the same services as requests, acting as the schedule, for its author.
 import { serviceActor, type Actors } from '../actors';
 import { iso } from '../clock';
-import { AppError, invalidState, type ErrorCode, type FieldError } from '../errors';
+import { AppError, invalidState, type ErrorCode } from '../errors';
 import type { Logger } from '../log';
 import type { RunTrigger, Schedule, ScheduleFields, ScheduleLimits, ScheduleRun, SchedulesRepo, ScheduleTask, TaskOutcome } from '../store/schedules-repo';
+import type { MemberPermission } from '../store/server-view';
 import type { BackupsService } from './backups';
 import type { Consoles } from './consoles';
 import type { Doors } from './doors';
 import type { PowerService } from './power';
+import { authority, check, commandsAllowed, nextTime, permissionsOf, type AuthorityDeps } from './schedule-rules';
+
+export { nextTime, scheduleFieldErrors, TASK_PERMISSION } from './schedule-rules';
 
 export interface SchedulesConfig extends ScheduleLimits {
   /** How often due schedules are looked for (cron's resolution is a minute). */
@@ -18,7 +21,7 @@ export interface SchedulesConfig extends ScheduleLimits {
   secondMs: number;
 }
 
-export interface SchedulesDeps {
+export interface SchedulesDeps extends AuthorityDeps {
   repo: SchedulesRepo;
   doors: Pick<Doors, 'of' | 'isClosing'>;
   power: Pick<PowerService, 'begin'>;
@@ -32,41 +35,6 @@ export interface SchedulesDeps {
   /** Tracks a run until it ends (Runtime idle()). */
   track(p: Promise<unknown>): void;
   config: SchedulesConfig;
-}
-
-/** The first time after `after` (ms) that the cron names in its time zone (ms). */
-export function nextTime(schedule: Pick<Schedule, 'cron' | 'time_zone'>, after: number): number {
-  return CronExpressionParser.parse(schedule.cron, { currentDate: new Date(after), tz: schedule.time_zone }).next().getTime();
-}
-
-/**
- * A schedule's rules beyond its schema: a five-field cron that parses, a time zone the runtime knows. Pointers are
- * under `at` (`/body`, or `/query` for listScheduleTimes).
- */
-export function scheduleFieldErrors(fields: Partial<Pick<Schedule, 'cron' | 'time_zone'>>, at = '/body'): FieldError[] {
-  const errors: FieldError[] = [];
-  if (fields.time_zone !== undefined) {
-    try {
-      new Intl.DateTimeFormat('en', { timeZone: fields.time_zone });
-    } catch {
-      errors.push({ pointer: `${at}/time_zone`, detail: 'is not an IANA time zone name' });
-    }
-  }
-  if (fields.cron !== undefined) {
-    const n = fields.cron.trim().split(/\s+/).length;
-    try {
-      if (n !== 5) throw new Error(`has ${n} fields, not 5`);
-      CronExpressionParser.parse(fields.cron, { tz: 'UTC' });
-    } catch (err) {
-      errors.push({ pointer: `${at}/cron`, detail: `is not a five-field cron expression: ${(err as Error).message}`.slice(0, 200) });
-    }
-  }
-  return errors;
-}
-
-function check(fields: Partial<Pick<Schedule, 'cron' | 'time_zone'>>, at = '/body'): void {
-  const errors = scheduleFieldErrors(fields, at);
-  if (errors.length > 0) throw new AppError('validation_failed', 'The schedule is not valid.', errors);
 }
 
 /** What a task answered when it failed, as a TaskOutcome's error. */
@@ -99,9 +67,9 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** One task, through the service a request would use; resolves with what it made, throws why it failed. */
-async function perform(deps: SchedulesDeps, serverId: string, task: ScheduleTask, outcome: TaskOutcome): Promise<void> {
+async function perform(deps: SchedulesDeps, serverId: string, task: ScheduleTask, outcome: TaskOutcome, permissions: readonly MemberPermission[]): Promise<void> {
   if (task.type === 'command') {
-    deps.consoles.sendCommand(serverId, task.command, deps.actors.current());
+    deps.consoles.sendCommand(serverId, task.command, deps.actors.current(), [...permissions]);
     return;
   }
   if (task.type === 'power') {
@@ -118,8 +86,11 @@ async function perform(deps: SchedulesDeps, serverId: string, task: ScheduleTask
   if (made.status !== 'ready') throw new AppError('internal_error', made.error ?? 'The backup was not made.');
 }
 
-/** Runs the tasks in order, each after its delay; the first failure ends it (the rest are skipped). */
-async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun, signal: AbortSignal): Promise<void> {
+/**
+ * Runs the tasks in order, each after its delay, with the permissions the author holds as it begins; the first
+ * failure ends it (the rest are skipped).
+ */
+async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun, signal: AbortSignal, permissions: readonly MemberPermission[]): Promise<void> {
   const { repo, config } = deps;
   const tasks = run.tasks.map((t) => ({ ...t }));
   let failed: string | null = null;
@@ -133,7 +104,7 @@ async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun
     Object.assign(outcome, { status: 'running', started_at: iso(deps.now()) });
     repo.progress(run.id, tasks);
     try {
-      await perform(deps, schedule.server_id, task, outcome);
+      await perform(deps, schedule.server_id, task, outcome, permissions);
       outcome.status = 'succeeded';
     } catch (err) {
       Object.assign(outcome, { status: 'failed', error: taskError(err) });
@@ -146,11 +117,11 @@ async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun
   repo.finish(run.id, failed === null ? 'succeeded' : 'failed', failed, tasks);
 }
 
-/** Starts a recorded run in the background, as the schedule (src/actors.ts). */
-function launch(deps: SchedulesDeps, state: State, schedule: Schedule, run: ScheduleRun): void {
+/** Starts a recorded run in the background, as the schedule (src/actors.ts), with its author's permissions. */
+function launch(deps: SchedulesDeps, state: State, schedule: Schedule, run: ScheduleRun, permissions: readonly MemberPermission[]): void {
   const abort = new AbortController();
   const done = deps.actors
-    .run(serviceActor('schedule', schedule.id), () => execute(deps, schedule, run, abort.signal))
+    .run(serviceActor('schedule', schedule.id), () => execute(deps, schedule, run, abort.signal, permissions))
     .catch((err: unknown) => deps.log.error('a schedule run failed unexpectedly', { schedule_id: schedule.id, error: String(err) }))
     .finally(() => state.runs.delete(run.id));
   state.runs.set(run.id, { abort, done });
@@ -166,22 +137,46 @@ function conditionFails(deps: SchedulesDeps, schedule: Schedule): string | null 
   return null;
 }
 
-/** Starts the runs that are due (the loop; tests call it with a manual clock). Returns the runs recorded. */
+/**
+ * Starts the runs that are due (the loop; tests call it with a manual clock). Returns the runs recorded. Each
+ * schedule is on its own: one whose run cannot even be recorded (its next time cannot be computed) gets a failed
+ * run and is disabled, and the schedules due after it still run (openapi/v1.yaml, the Schedules tag).
+ */
 function tick(deps: SchedulesDeps, state: State): ScheduleRun[] {
   const { repo } = deps;
   if (deps.doors.isClosing()) return [];
   const begun: ScheduleRun[] = [];
   for (const schedule of repo.due(iso(deps.now()))) {
+    const trigger: RunTrigger = Date.parse(schedule.next_run_at!) < state.bootAt ? 'missed' : 'scheduled';
+    const due = { trigger, dueAt: schedule.next_run_at };
     deps.actors.run(serviceActor('schedule', schedule.id), () => {
-      const trigger: RunTrigger = Date.parse(schedule.next_run_at!) < state.bootAt ? 'missed' : 'scheduled';
-      const due = { trigger, dueAt: schedule.next_run_at };
-      const skipped = repo.isRunning(schedule.id) ? 'The previous run was still under way.' : conditionFails(deps, schedule);
-      const run = repo.begin(schedule, skipped ? { ...due, skipped } : due, next(deps, schedule));
-      if (!skipped) launch(deps, state, schedule, run);
-      begun.push(run);
+      try {
+        const { problem, permissions } = authority(deps, schedule);
+        const skipped = repo.isRunning(schedule.id) ? 'The previous run was still under way.' : conditionFails(deps, schedule);
+        const run = repo.begin(schedule, problem ? { ...due, failed: problem } : skipped ? { ...due, skipped } : due, problem ? null : next(deps, schedule));
+        if (problem) repo.disable(schedule.id, problem);
+        else if (!skipped) launch(deps, state, schedule, run, permissions);
+        begun.push(run);
+      } catch (err) {
+        begun.push(...contain(deps, schedule, due, err));
+      }
     });
   }
   return begun;
+}
+
+/** A due schedule whose run could not begin: a failed run says why, and the schedule is disabled. Never throws. */
+function contain(deps: SchedulesDeps, schedule: Schedule, due: { trigger: RunTrigger; dueAt: string | null }, err: unknown): ScheduleRun[] {
+  const reason = `The service could not run it: ${err instanceof Error ? err.message : String(err)}`;
+  deps.log.error('a due schedule failed; it is disabled', { schedule_id: schedule.id, error: String(err) });
+  try {
+    const run = deps.repo.begin(schedule, { ...due, failed: reason }, null);
+    deps.repo.disable(schedule.id, reason);
+    return [run];
+  } catch (again) {
+    deps.log.error('a failed schedule could not be recorded', { schedule_id: schedule.id, error: String(again) });
+    return [];
+  }
 }
 
 /** What the API's schedule operations call: the CRUD (validated, with the next time), a run now, the runs, the times. */
@@ -190,20 +185,41 @@ function requests(deps: SchedulesDeps, state: State) {
   return {
     list: (serverId: string, opts: { limit: number; startingAfter?: string }) => repo.page(serverId, opts),
     get: (serverId: string, id: string): Schedule => repo.get(serverId, id),
-    /** A new schedule, with its next time (validation_failed, quota_exceeded: SchedulesRepo.create). */
-    create(serverId: string, body: Partial<ScheduleFields> & Pick<ScheduleFields, 'name' | 'cron' | 'tasks'>): Schedule {
+    /**
+     * A new schedule by `author`, whose runs act for them, with its next time (validation_failed, quota_exceeded:
+     * SchedulesRepo.create).
+     */
+    create(serverId: string, author: string, body: Partial<ScheduleFields> & Pick<ScheduleFields, 'name' | 'cron' | 'tasks'>): Schedule {
       const fields: ScheduleFields = { time_zone: 'UTC', enabled: true, only_when: null, ...body };
       check(fields);
-      return repo.create(serverId, fields, next(deps, fields), config);
+      commandsAllowed(deps, serverId, fields.tasks, permissionsOf(deps, serverId, author) ?? []);
+      return repo.create(serverId, author, fields, next(deps, fields), config);
     },
-    /** Changes the fields given; a new cron, time zone or `enabled` moves the next time to the first from now. */
-    update(serverId: string, id: string, patch: Partial<ScheduleFields>): Schedule {
+    /**
+     * Changes the fields given, by `author`, whose schedule it becomes (its runs act for them); a new cron, time zone
+     * or `enabled` moves the next time to the first from now.
+     */
+    update(serverId: string, id: string, author: string, patch: Partial<ScheduleFields>): Schedule {
       check(patch);
       const current = repo.get(serverId, id);
       const { name, cron, time_zone, enabled, only_when, tasks } = { ...current, ...patch };
       const fields: ScheduleFields = { name, cron, time_zone, enabled, only_when, tasks };
+      // It becomes the author's: its commands must be ones they could send themselves.
+      commandsAllowed(deps, serverId, fields.tasks, permissionsOf(deps, serverId, author) ?? []);
       const moved = patch.cron !== undefined || patch.time_zone !== undefined || patch.enabled !== undefined;
-      return repo.update(serverId, id, fields, moved ? next(deps, fields) : current.next_run_at, config.tasksPerSchedule);
+      return repo.update(serverId, id, author, fields, moved ? next(deps, fields) : current.next_run_at, config.tasksPerSchedule);
+    },
+    /**
+     * After a change of the server's members (a removal, new permissions): disables, each with its
+     * `schedule.disabled` event, the enabled schedules whose author can no longer run them. Returns their ids.
+     */
+    membersChanged(serverId: string): string[] {
+      const disabled: string[] = [];
+      for (const schedule of repo.enabled(serverId)) {
+        const { problem } = authority(deps, schedule);
+        if (problem && repo.disable(schedule.id, problem)) disabled.push(schedule.id);
+      }
+      return disabled;
     },
     /** Deletes it; a run under way ends after its current task (the rest are skipped; its record goes with it). */
     remove: (serverId: string, id: string): void => repo.remove(serverId, id),
@@ -214,8 +230,10 @@ function requests(deps: SchedulesDeps, state: State) {
       const serverState = deps.doors.of(serverId).state;
       if (serverState === 'deleting') throw invalidState(serverState, 'The server is being deleted.');
       if (repo.isRunning(id)) throw new AppError('schedule_running', `A run of schedule ${id} is still under way; wait for it to end.`);
-      const run = repo.begin(schedule, { trigger: 'manual', dueAt: null });
-      launch(deps, state, schedule, run);
+      const { problem, permissions } = authority(deps, schedule);
+      const run = repo.begin(schedule, problem ? { trigger: 'manual', dueAt: null, failed: problem } : { trigger: 'manual', dueAt: null });
+      if (problem) repo.disable(schedule.id, problem);
+      else launch(deps, state, schedule, run, permissions);
       return run;
     },
     runs: (serverId: string, id: string, opts: { limit: number; startingAfter?: string }) => repo.runs(serverId, id, opts),

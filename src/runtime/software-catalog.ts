@@ -4,6 +4,7 @@ import { packageRoot } from '../paths';
 import { AppError } from '../errors';
 import type { Version } from '../catalog/versions';
 import { parseBackupDefinition, type BackupDefinition } from './backup-definitions';
+import { parseConsolePermissions, type ConsolePermissions } from './command-permissions';
 import { parseSignal, type Signal } from './signals';
 import { parsePlayerLists, type PlayerListDefinitions } from './player-list-definitions';
 import { parseSettingDefinitions, type SettingDefinition } from './setting-definitions';
@@ -30,6 +31,9 @@ import { parseSettingDefinitions, type SettingDefinition } from './setting-defin
  *   user_settings    (optional) the settings a server's owner may change: setting-definitions.ts
  *   player_lists     (optional) whitelist, operators, bans it supports: player-list-definitions.ts
  *   backup           (optional) what a backup archives and how the world is kept consistent: backup-definitions.ts
+ *   console_permissions (optional) { "power": ["stop"], "players": ["op", "ban"], … }: the console commands, by
+ *                    first word, that need a permission besides `console`; its own stop, kick, list and setting
+ *                    commands are added to them (command-permissions.ts)
  *   game             (optional, default the id) the game its players play, which names their client:
  *                    "Minecraft Java Edition", "Luanti" (Version.game in openapi/v1.yaml)
  *   transport        (optional, default "tcp") "tcp" or "udp": what the game listens on, which the port
@@ -71,6 +75,8 @@ export interface SoftwareDefinition {
   playerLists: PlayerListDefinitions | null;
   /** How its world is backed up (backup-definitions.ts), or null if it cannot be. */
   backup: BackupDefinition | null;
+  /** What each console command (by its first word) needs besides `console` (command-permissions.ts). */
+  consolePermissions: ConsolePermissions;
   game: string;
   transport: 'tcp' | 'udp';
   imageFiles: string[];
@@ -190,12 +196,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   if (!/^[a-z0-9]+(-[a-z0-9]+)*$/.test(id)) fail('"id" must be lowercase letters, digits and single dashes');
   const command = strings('command');
   const launcher = raw.launcher === undefined ? null : str('launcher');
-  for (const m of command.join(' ').matchAll(/\{(\w+)\}/g)) {
-    if (!(placeholders as readonly string[]).includes(m[1])) {
-      fail(`"command" has an unknown placeholder {${m[1]}}; known: ${placeholders.map((p) => `{${p}}`).join(' ')}`);
-    }
-    if (m[1] === 'launcher' && !launcher) fail('"command" uses {launcher} but no "launcher" file is named');
-  }
+  checkPlaceholders(command, launcher, fail);
   const ipc = raw.ipc;
   if (typeof ipc !== 'boolean') fail('"ipc" must be true or false');
   const players = raw.players;
@@ -222,6 +223,10 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   if (raw.game !== undefined && !(typeof raw.game === 'string' && raw.game !== '' && raw.game.length <= 60)) {
     fail('"game" must be a non-empty string of at most 60 characters');
   }
+  const stopCommand = str('stop_command');
+  const kickCommand = parseKickCommand(raw.kick_command, fail);
+  const userSettings = parseSettingDefinitions(raw.user_settings, [...command.join(' ').matchAll(/\{(\w+)\}/g)].map((m) => m[1]), fail);
+  const playerLists = parsePlayerLists(raw.player_lists, fail);
   return {
     id,
     description: str('description'),
@@ -230,14 +235,15 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     launcherPath: launcher ? path.resolve(path.dirname(source), launcher) : null,
     ipc: ipc as boolean,
     ready: parseSignal(raw.ready, 'ready', fail),
-    stopCommand: str('stop_command'),
-    kickCommand: parseKickCommand(raw.kick_command, fail),
+    stopCommand,
+    kickCommand,
     players: players as PlayersProbe,
     startTimeoutMs: timeout as number,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
-    userSettings: parseSettingDefinitions(raw.user_settings, [...command.join(' ').matchAll(/\{(\w+)\}/g)].map((m) => m[1]), fail),
-    playerLists: parsePlayerLists(raw.player_lists, fail),
+    userSettings,
+    playerLists,
     backup: parseBackupDefinition(raw.backup, fail),
+    consolePermissions: parseConsolePermissions(raw.console_permissions, ownCommands(stopCommand, kickCommand, playerLists, userSettings), fail),
     game: (raw.game as string | undefined) ?? id,
     transport: transport as 'tcp' | 'udp',
     imageFiles: imageFiles as string[],
@@ -245,6 +251,23 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     imageExclude,
     source,
   };
+}
+
+/** Every `{placeholder}` of the command is one the launch fills in, `{launcher}` only with a launcher file. */
+function checkPlaceholders(command: string[], launcher: string | null, fail: (msg: string) => never): void {
+  for (const m of command.join(' ').matchAll(/\{(\w+)\}/g)) {
+    if (!(placeholders as readonly string[]).includes(m[1])) {
+      fail(`"command" has an unknown placeholder {${m[1]}}; known: ${placeholders.map((p) => `{${p}}`).join(' ')}`);
+    }
+    if (m[1] === 'launcher' && !launcher) fail('"command" uses {launcher} but no "launcher" file is named');
+  }
+}
+
+/** The commands the definition itself sends for an operation: each needs that operation's permission (command-permissions.ts). */
+function ownCommands(stopCommand: string, kickCommand: string | null, playerLists: SoftwareDefinition['playerLists'], userSettings: SoftwareDefinition['userSettings']) {
+  const listCommands = Object.values(playerLists?.lists ?? {}).flatMap((c) => [c.add, c.remove, c.on, c.off].filter((x): x is string => x !== null));
+  const settingCommands = userSettings.map((s) => s.via.console).filter((c): c is string => c !== null);
+  return { stopCommand, kickCommand, listCommands, settingCommands };
 }
 
 function parseKickCommand(raw: unknown, fail: (msg: string) => never): string | null {

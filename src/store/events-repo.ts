@@ -6,6 +6,7 @@ import type { components } from '../../generated/v1';
 import { actorFor, serviceActor, type Actor } from '../actors';
 import type { MemberPermission, ServerAccess } from './server-view';
 import type { DeliveryWrites } from './delivery-writes';
+import { runShown, scheduleShown, type Schedule, type ScheduleRun } from './schedules-repo';
 
 /** An event as the API shows it (the spec's Event schema, one variant per type). */
 export type Event = components['schemas']['Event'];
@@ -43,6 +44,7 @@ export const EVENT_AUDIENCE: Record<EventType, MemberPermission | 'member' | 'ow
   'alert.resolved': 'alerts',
   'schedule.ran': 'member',
   'schedule.failed': 'member',
+  'schedule.disabled': 'member',
 };
 
 /**
@@ -77,10 +79,18 @@ export interface EventFilter {
 
 const UNKNOWN_ACTOR = JSON.stringify(serviceActor('unknown'));
 
-function toStored(row: EventRow): StoredEvent {
+/**
+ * The event as the API shows it, from its row: the one place this is done, for GET /v1/events, the stream and the
+ * webhook outbox alike (outbox-repo.ts; openapi/v1.yaml `webhooks`: the body is the event exactly as GET /v1/events
+ * shows it).
+ */
+export function eventOf(row: Pick<EventRow, 'id' | 'type' | 'server_id' | 'created_at' | 'actor' | 'data'>): Event {
   const actor = JSON.parse(row.actor ?? UNKNOWN_ACTOR) as Actor;
-  const event = { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, actor, data: JSON.parse(row.data) };
-  return { seq: row.seq, userId: row.user_id, event: event as Event };
+  return { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, actor, data: JSON.parse(row.data) } as Event;
+}
+
+function toStored(row: EventRow): StoredEvent {
+  return { seq: row.seq, userId: row.user_id, event: eventOf(row) };
 }
 
 type Statements = ReturnType<typeof statements>;
@@ -118,10 +128,15 @@ function statements(db: Db) {
   };
 }
 
-/** Each member's copy of a server's data shows the server with the member's own access (Server.access). */
+/**
+ * Each member's copy of a server's data shows the server with the member's own access (Server.access), and a
+ * schedule and its run as the member may read them (a command's text only with `console`: scheduleShown, runShown).
+ */
 function forMember(data: unknown, access: ServerAccess): unknown {
-  const d = data as { server?: object };
-  return d.server ? { ...d, server: { ...d.server, access } } : data;
+  const d = data as { server?: object; schedule?: Schedule; run?: ScheduleRun };
+  if (d.server) return { ...d, server: { ...d.server, access } };
+  if (d.schedule) return { ...d, schedule: scheduleShown(d.schedule, access.permissions), ...(d.run ? { run: runShown(d.run, access.permissions) } : {}) };
+  return data;
 }
 
 /** What writing events needs besides the statements: createEventsRepo's parameters. */

@@ -1,7 +1,7 @@
 import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
-import type { Event, EventsRepo } from './events-repo';
+import { eventOf, type Event, type EventsRepo } from './events-repo';
 import type { DeliveryWrites } from './delivery-writes';
 import type { WebhookHealth } from './webhooks-repo';
 import { serviceActor } from '../actors';
@@ -38,10 +38,12 @@ interface DueRow {
   url: string;
   secret: string;
   event_id: string;
-  type: string;
+  type: Event['type'];
   server_id: string | null;
   data: string;
   created_at: string;
+  /** NULL for events recorded before migration 028 (eventOf shows those as the service's `unknown`). */
+  actor: string | null;
 }
 
 /** How one attempt went: an answer's status (2xx is success), or an error and no status. */
@@ -62,7 +64,8 @@ function toDue(r: DueRow): DueDelivery {
     attempts: r.attempts,
     url: r.url,
     secret: r.secret,
-    event: { id: r.event_id, type: r.type, server_id: r.server_id, created_at: r.created_at, data: JSON.parse(r.data) } as Event,
+    // Built as GET /v1/events builds it (events-repo.ts eventOf): the spec's `webhooks` say the body is that event.
+    event: eventOf({ ...r, id: r.event_id }),
   };
 }
 
@@ -91,7 +94,7 @@ function statements(db: Db) {
     due: db.prepare(OUTBOX_SCANS.due),
     // One row, fresh: still pending (a disabled or deleted webhook's rows are not), with the webhook as it is now.
     get: db.prepare(`SELECT d.seq, d.webhook_id, w.user_id, d.server_key, d.attempts, w.url, w.secret,
-        e.id AS event_id, e.type, e.server_id, e.data, e.created_at
+        e.id AS event_id, e.type, e.server_id, e.data, e.created_at, e.actor
       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
       WHERE d.seq = ? AND d.status = 'pending'`),
     // One queue's head, through deliveries_queue.

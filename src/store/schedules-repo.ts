@@ -6,8 +6,10 @@ import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 import type { EventsRepo } from './events-repo';
 
-export type Schedule = components['schemas']['Schedule'];
 export type ScheduleTask = components['schemas']['ScheduleTask'];
+/** A schedule as stored, its commands' text whole (the API's Schedule shows it as `scheduleShown` says). */
+export type Schedule = Omit<components['schemas']['Schedule'], 'tasks'> & { tasks: ScheduleTask[] };
+type MemberPermission = components['schemas']['MemberPermission'];
 export type ScheduleRun = components['schemas']['ScheduleRun'];
 export type TaskOutcome = components['schemas']['TaskOutcome'];
 export type RunTrigger = ScheduleRun['trigger'];
@@ -31,6 +33,10 @@ interface ScheduleRow {
   only_when: Schedule['only_when'];
   tasks: string;
   next_run_at: string | null;
+  /** Migration 033. */
+  created_by: string;
+  updated_by: string;
+  disabled_reason: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -52,7 +58,7 @@ function toSchedule(row: ScheduleRow): Schedule {
   return {
     id: row.id, server_id: row.server_id, name: row.name, cron: row.cron, time_zone: row.time_zone, enabled: row.enabled === 1,
     only_when: row.only_when, tasks: JSON.parse(row.tasks) as ScheduleTask[], next_run_at: row.next_run_at,
-    created_at: row.created_at, updated_at: row.updated_at,
+    created_by: row.created_by, updated_by: row.updated_by, disabled_reason: row.disabled_reason, created_at: row.created_at, updated_at: row.updated_at,
   };
 }
 
@@ -61,6 +67,32 @@ function toRun(row: RunRow): ScheduleRun {
     id: row.id, schedule_id: row.schedule_id, server_id: row.server_id, trigger: row.trigger, status: row.status, due_at: row.due_at,
     started_at: row.started_at, finished_at: row.finished_at, detail: row.detail, tasks: JSON.parse(row.tasks) as TaskOutcome[],
   };
+}
+
+/**
+ * A schedule as shown to a reader holding `permissions` (openapi/v1.yaml ShownScheduleTasks): a command may hold a
+ * secret, so its text is `null` to those who may not use the console.
+ */
+export function scheduleShown(schedule: Schedule, permissions: readonly MemberPermission[]): components['schemas']['Schedule'] {
+  if (permissions.includes('console')) return schedule;
+  return { ...schedule, tasks: schedule.tasks.map((t) => (t.type === 'command' ? { ...t, command: null } : t)) };
+}
+
+const HIDDEN_FAILURE = 'The command failed; what it said is shown to those who may use the console.';
+
+/**
+ * A run as shown to a reader holding `permissions` (TaskOutcome.error): a failed command task's detail, and the
+ * run's detail that repeats it, may quote the command, so those who may not use the console read only that it failed.
+ */
+export function runShown(run: ScheduleRun, permissions: readonly MemberPermission[]): ScheduleRun {
+  if (permissions.includes('console')) return run;
+  let detail = run.detail;
+  const tasks = run.tasks.map((t, i) => {
+    if (t.type !== 'command' || t.error === null) return t;
+    if (detail?.startsWith(`Task ${i + 1} (command) failed:`)) detail = `Task ${i + 1} (command) failed: ${HIDDEN_FAILURE}`;
+    return { ...t, error: { ...t.error, detail: HIDDEN_FAILURE } };
+  });
+  return { ...run, detail, tasks };
 }
 
 /** Runs kept per schedule (openapi/v1.yaml listServerScheduleRuns): older ones go as a new one is recorded. */
@@ -73,10 +105,12 @@ type Statements = ReturnType<typeof statements>;
 /** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
 function statements(db: Db) {
   return {
-    insert: db.prepare(`INSERT INTO schedules (id, server_id, name, cron, time_zone, enabled, only_when, tasks, next_run_at, created_at, updated_at)
-      VALUES (@id, @server_id, @name, @cron, @time_zone, @enabled, @only_when, @tasks, @next_run_at, @created_at, @created_at)`),
+    insert: db.prepare(`INSERT INTO schedules (id, server_id, name, cron, time_zone, enabled, only_when, tasks, next_run_at, created_by, updated_by, created_at, updated_at)
+      VALUES (@id, @server_id, @name, @cron, @time_zone, @enabled, @only_when, @tasks, @next_run_at, @author, @author, @created_at, @created_at)`),
     update: db.prepare(`UPDATE schedules SET name = @name, cron = @cron, time_zone = @time_zone, enabled = @enabled,
-      only_when = @only_when, tasks = @tasks, next_run_at = @next_run_at, updated_at = @updated_at WHERE id = @id`),
+      only_when = @only_when, tasks = @tasks, next_run_at = @next_run_at, updated_by = @author, disabled_reason = NULL, updated_at = @updated_at WHERE id = @id`),
+    disable: db.prepare(`UPDATE schedules SET enabled = 0, next_run_at = NULL, disabled_reason = ? WHERE id = ? AND enabled = 1`),
+    enabledOf: db.prepare('SELECT * FROM schedules WHERE server_id = ? AND enabled = 1 ORDER BY id'),
     get: db.prepare('SELECT * FROM schedules WHERE server_id = ? AND id = ?'),
     byId: db.prepare('SELECT * FROM schedules WHERE id = ?'),
     page: db.prepare('SELECT * FROM schedules WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
@@ -115,10 +149,10 @@ function tooManyTasks(n: number, limit: number) {
 const stored = (f: ScheduleFields) => ({ ...f, enabled: f.enabled ? 1 : 0, tasks: JSON.stringify(f.tasks) });
 
 /** Creating, changing and deleting a schedule, each within its limits. */
-function scheduleEdits(db: Db, st: Statements, clock: Clock) {
+function scheduleEdits(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   return {
     /** quota_exceeded past `perServer` schedules or `tasksPerSchedule` tasks; one transaction with the count. */
-    create(serverId: string, fields: ScheduleFields, nextRunAt: string | null, limits: ScheduleLimits): Schedule {
+    create(serverId: string, author: string, fields: ScheduleFields, nextRunAt: string | null, limits: ScheduleLimits): Schedule {
       if (fields.tasks.length > limits.tasksPerSchedule) throw tooManyTasks(fields.tasks.length, limits.tasksPerSchedule);
       return db.transaction(() => {
         const used = st.count.get(serverId) as number;
@@ -126,17 +160,34 @@ function scheduleEdits(db: Db, st: Statements, clock: Clock) {
           throw quotaExceeded('schedules', limits.perServer, used, `The server has ${used} schedules, the most allowed; delete one first.`);
         }
         const id = newId('sch', clock.now());
-        st.insert.run({ id, server_id: serverId, ...stored(fields), next_run_at: nextRunAt, created_at: iso(clock.now()) });
+        st.insert.run({ id, server_id: serverId, ...stored(fields), next_run_at: nextRunAt, author, created_at: iso(clock.now()) });
         return scheduleOf(st, serverId, id);
       }).immediate();
     },
 
-    /** Writes the schedule as `fields` say, with its next time; quota_exceeded past `tasksPerSchedule` tasks. */
-    update(serverId: string, id: string, fields: ScheduleFields, nextRunAt: string | null, tasksPerSchedule: number): Schedule {
+    /**
+     * Writes the schedule as `fields` say, with its next time, and `author` as the account its runs act for (a
+     * change by anyone makes it theirs; a reason the service disabled it goes); quota_exceeded past
+     * `tasksPerSchedule` tasks.
+     */
+    update(serverId: string, id: string, author: string, fields: ScheduleFields, nextRunAt: string | null, tasksPerSchedule: number): Schedule {
       if (fields.tasks.length > tasksPerSchedule) throw tooManyTasks(fields.tasks.length, tasksPerSchedule);
       scheduleOf(st, serverId, id);
-      st.update.run({ id, ...stored(fields), next_run_at: nextRunAt, updated_at: iso(clock.now()) });
+      st.update.run({ id, ...stored(fields), next_run_at: nextRunAt, author, updated_at: iso(clock.now()) });
       return scheduleOf(st, serverId, id);
+    },
+
+    /**
+     * The service disables an enabled schedule, saying why, with its `schedule.disabled` event (one transaction);
+     * false, changing nothing, when it is gone or already disabled.
+     */
+    disable(id: string, reason: string): boolean {
+      return db.transaction(() => {
+        if (st.disable.run(reason.slice(0, 500), id).changes === 0) return false;
+        const schedule = toSchedule(st.byId.get(id) as ScheduleRow);
+        events.raise('schedule.disabled', { schedule }, { serverId: schedule.server_id });
+        return true;
+      })();
     },
 
     /** Deletes the schedule and its runs' records (cascade). */
@@ -168,6 +219,9 @@ function scheduleReads(st: Statements) {
     /** The enabled schedules whose next time is at or before `now` (RFC 3339), on servers not being deleted. */
     due: (now: string): Schedule[] => (st.due.all(now) as ScheduleRow[]).map(toSchedule),
 
+    /** The server's enabled schedules (to find those a change of its members leaves unable to run). */
+    enabled: (serverId: string): Schedule[] => (st.enabledOf.all(serverId) as ScheduleRow[]).map(toSchedule),
+
     /** Whether a run of the schedule is under way (a run never overlaps its schedule's previous one). */
     isRunning: (scheduleId: string): boolean => st.running.get(scheduleId) !== undefined,
   };
@@ -177,26 +231,27 @@ function scheduleReads(st: Statements) {
 function scheduleRuns(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   return {
     /**
-     * Records a run as it begins: `running` with every task `pending`, or `skipped` (finished now, `detail` says
-     * why, with its `schedule.ran` event). A scheduled run also moves the schedule to `nextRunAt`, in the same
-     * transaction. Older runs past RUNS_KEPT go.
+     * Records a run as it begins: `running` with every task `pending`; or ended at once with every task `skipped`,
+     * `skipped` or `failed` (`detail` says why), with its `schedule.ran` or `schedule.failed` event. A scheduled
+     * run also moves the schedule to `nextRunAt`, in the same transaction. Older runs past RUNS_KEPT go.
      */
-    begin(schedule: Schedule, run: { trigger: RunTrigger; dueAt: string | null; skipped?: string }, nextRunAt?: string | null): ScheduleRun {
+    begin(schedule: Schedule, run: { trigger: RunTrigger; dueAt: string | null; skipped?: string; failed?: string }, nextRunAt?: string | null): ScheduleRun {
       return db.transaction(() => {
         const now = iso(clock.now());
+        const ended = run.failed !== undefined ? 'failed' : run.skipped !== undefined ? 'skipped' : null;
         const tasks: TaskOutcome[] = schedule.tasks.map((t) => ({
-          type: t.type, status: run.skipped ? 'skipped' : 'pending', started_at: null, finished_at: null, error: null, action_id: null, backup_id: null,
+          type: t.type, status: ended ? 'skipped' : 'pending', started_at: null, finished_at: null, error: null, action_id: null, backup_id: null,
         }));
         const row: RunRow = {
           id: newId('run', clock.now()), schedule_id: schedule.id, server_id: schedule.server_id, trigger: run.trigger,
-          status: run.skipped ? 'skipped' : 'running', due_at: run.dueAt, started_at: now, finished_at: run.skipped ? now : null,
-          detail: run.skipped ?? null, tasks: JSON.stringify(tasks),
+          status: ended ?? 'running', due_at: run.dueAt, started_at: now, finished_at: ended ? now : null,
+          detail: (run.failed ?? run.skipped)?.slice(0, 500) ?? null, tasks: JSON.stringify(tasks),
         };
         st.insertRun.run(row);
         st.prune.run({ schedule_id: schedule.id });
         if (nextRunAt !== undefined) st.setNext.run(nextRunAt, schedule.id);
         const begun = toRun(row);
-        if (run.skipped) events.raise('schedule.ran', { schedule: scheduleOf(st, schedule.server_id, schedule.id), run: begun }, { serverId: schedule.server_id });
+        if (ended) events.raise(ended === 'failed' ? 'schedule.failed' : 'schedule.ran', { schedule: scheduleOf(st, schedule.server_id, schedule.id), run: begun }, { serverId: schedule.server_id });
         return begun;
       }).immediate();
     },
@@ -249,7 +304,7 @@ function scheduleRuns(db: Db, st: Statements, clock: Clock, events: Pick<EventsR
  */
 export function createSchedulesRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const st = statements(db);
-  return { ...scheduleEdits(db, st, clock), ...scheduleReads(st), ...scheduleRuns(db, st, clock, events) };
+  return { ...scheduleEdits(db, st, clock, events), ...scheduleReads(st), ...scheduleRuns(db, st, clock, events) };
 }
 
 export type SchedulesRepo = ReturnType<typeof createSchedulesRepo>;

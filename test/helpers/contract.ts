@@ -96,3 +96,60 @@ function closedResponses(spec: Json): Json {
   for (const [name, schema] of Object.entries(spec.components.schemas as Json)) if (name !== 'Problem') close(schema);
   return spec;
 }
+
+/** The failures of one webhook delivery (its headers and raw body) against the spec; none when it keeps to it. */
+export type WebhookChecker = (delivery: { headers: Record<string, string | string[] | undefined>; body: string }) => string[];
+
+/**
+ * Checks webhook deliveries against openapi/v1.yaml's top-level `webhooks` (OpenAPI 3.1 §4.8.1): the entry named
+ * by the body's `type`, its required headers present and matching their schemas (the Standard Webhooks headers),
+ * the content type one its request body documents, and the body matching that schema, closed as answers are
+ * (closedResponses: the service sends only what it documents). `entries` lists every `webhooks` entry, so a test
+ * can require that each one was checked.
+ */
+export async function createWebhookChecker(spec: Spec = loadSpec()): Promise<{ check: WebhookChecker; entries: string[] }> {
+  const { OpenAPIBackend } = await import('openapi-backend');
+  // Dereferenced as createContractChecker's document is (quick: synchronously, the whole document, webhooks too).
+  const api = new OpenAPIBackend({ definition: closedResponses(structuredClone(spec.document) as Json) as never, validate: false, strict: true, quick: true });
+  await api.init();
+  const webhooks = (api.definition as Json).webhooks as Record<string, Json>;
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  const compiled = new Map<string, ValidateFunction>();
+  const validator = (key: string, schema: unknown): ValidateFunction => {
+    let v = compiled.get(key);
+    if (!v) compiled.set(key, (v = ajv.compile(schema as object)));
+    return v;
+  };
+
+  function check({ headers, body: raw }: Parameters<WebhookChecker>[0]): string[] {
+    let body: Json;
+    try {
+      body = JSON.parse(raw) as Json;
+    } catch {
+      return ['a webhook body that is not JSON'];
+    }
+    const where = `webhook ${String(body?.type)} ${String(body?.id)}`;
+    const operation = webhooks[body?.type]?.post as Json | undefined;
+    if (!operation) return [`${where}: no entry in the spec's webhooks for this type`];
+    const failures: string[] = [];
+    for (const p of (operation.parameters ?? []) as Json[]) {
+      if (p.in !== 'header') continue;
+      const value = headers[String(p.name).toLowerCase()];
+      if (value === undefined) {
+        if (p.required) failures.push(`${where}: no ${p.name} header`);
+        continue;
+      }
+      const v = validator(`${body.type} header ${p.name}`, p.schema);
+      if (!v(value)) failures.push(`${where}: header ${p.name} "${String(value)}" does not match the spec: ${ajv.errorsText(v.errors)}`);
+    }
+    const type = String(headers['content-type'] ?? '').split(';')[0].trim();
+    const media = operation.requestBody?.content?.[type] as Json | undefined;
+    if (!media) return [...failures, `${where}: content type "${type}" not documented (${Object.keys(operation.requestBody?.content ?? {})})`];
+    const v = validator(`${body.type} body ${type}`, media.schema);
+    if (!v(body)) failures.push(`${where}: body does not match the spec: ${ajv.errorsText(v.errors)}`);
+    return failures;
+  }
+
+  return { check, entries: Object.keys(webhooks) };
+}

@@ -83,7 +83,7 @@ export function fixtureKeeper(t: TestApp) {
 
   /** A schedule whose one task is a stop (a no-op on the stopped fixture server: the fuzzer never starts a game). */
   function newSchedule(serverId: string): string {
-    return t.runtime.schedules.create(serverId, { name: 'fixture', cron: '0 4 * * *', tasks: [{ type: 'power', action: 'stop' }] }).id;
+    return t.runtime.schedules.create(serverId, t.store.servers.ownerOf(serverId)!, { name: 'fixture', cron: '0 4 * * *', tasks: [{ type: 'power', action: 'stop' }] }).id;
   }
 
   async function newRun(serverId: string, scheduleId: string): Promise<string> {

@@ -26,10 +26,11 @@ export function consoleHandlers(deps: { consoles: Consoles; idempotency: Idempot
 
     sendServerCommand: (call) => {
       const { principal, server, body } = call;
-      // The answer is the command as the console recorded it: an `input` line naming its sender and their token.
+      // The answer is the command as the console recorded it: an `input` line naming its sender and their token. A
+      // command that acts as another operation needs that operation's permission too (command-permissions.ts).
       return idempotent(deps.idempotency, call, { operation: 'sendServerCommand', path: server.id, body }, () => ({
         status: 202 as const,
-        body: consoles.sendCommand(server.id, body.command, userActor(principal.userId, principal.tokenId)),
+        body: consoles.sendCommand(server.id, body.command, userActor(principal.userId, principal.tokenId), server.access.permissions),
       }));
     },
 

@@ -1,15 +1,15 @@
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
-import type { MembersRepo } from '../../store/members-repo';
+import type { MembersService } from '../../runtime/members';
 import type { Handlers } from '../types';
 import { idempotent } from './idempotent';
 import { page, withCursor } from './paging';
 
 /**
  * Members tag: listServerMembers, createServerMember, getServerMember, updateServerMember, deleteServerMember, the
- * owner's alone (their x-permission). MembersRepo does the work; a removal ends the member's streams of the server
+ * owner's alone (their x-permission). MembersService (src/runtime/members.ts) does the work; a removal ends the member's streams of the server
  * at the stream registry's next sweep (src/http/sse.ts), within a second.
  */
-export function memberHandlers(deps: { members: MembersRepo; idempotency: IdempotencyRepo; perServer: number }): Handlers {
+export function memberHandlers(deps: { members: MembersService; idempotency: IdempotencyRepo; perServer: number }): Handlers {
   const { members } = deps;
   return {
     listServerMembers: ({ server, query }) => ({ status: 200, body: withCursor(members.page(server.id, page(query))) }),

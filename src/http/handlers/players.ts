@@ -1,4 +1,5 @@
 import { userActor } from '../../actors';
+import { AppError } from '../../errors';
 import type { Consoles } from '../../runtime/consoles';
 import type { PlayerListsService } from '../../runtime/player-lists';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
@@ -17,9 +18,15 @@ export function playerHandlers(deps: { consoles: Consoles; playerLists: PlayerLi
   return {
     kickServerPlayer: (call) => {
       const { principal, server, body } = call;
+      // The spec's KickRequest: exactly one of `player` (a name) and `uuid`.
+      if ((body.player === undefined) === (body.uuid === undefined)) {
+        const detail = 'give exactly one of player (the name) and uuid';
+        throw new AppError('validation_failed', `Say who to kick: ${detail}.`, [{ pointer: body.player === undefined ? '/body/player' : '/body/uuid', detail }]);
+      }
+      const who = body.player ?? { uuid: body.uuid! };
       return idempotent(deps.idempotency, call, { operation: 'kickServerPlayer', path: server.id, body }, () => ({
         status: 202 as const,
-        body: deps.consoles.kick(server.id, body.player, body.reason, sender(principal)),
+        body: deps.consoles.kick(server.id, who, body.reason, sender(principal)),
       }));
     },
     listServerPlayers: async ({ server }) => ({ status: 200, body: await deps.consoles.players(server.id) }),

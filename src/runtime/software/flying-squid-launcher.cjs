@@ -24,6 +24,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { trackWorld } = require('./world-flush.cjs');
+const { refuseBadName, dropRefused } = require('./player-names.cjs');
 
 const TPS_WINDOW_MS = 5000;
 const REPORT_EVERY_MS = 1000;
@@ -93,7 +94,10 @@ function main() {
     version: args.version,
     worldFolder: path.join(dir, 'world'),
     logging: false,
+    // minecraft-protocol calls it with each client once its login is read, before it is told it logged in.
+    beforeLogin: refuseBadName,
   });
+  dropRefused(server);
   wire(server, Number(args['max-players']));
   server.once('pluginsReady', () => {
     pvpRule(server, settings.pvp !== false);

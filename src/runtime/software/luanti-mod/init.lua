@@ -51,6 +51,9 @@ local function refusal(name)
 end
 
 minetest.register_on_prejoinplayer(function(name)
+  -- Luanti refuses these itself before any mod is asked (PLAYERNAME_ALLOWED_CHARS, PLAYERNAME_SIZE in its
+  -- server); checked again so that no name the service cannot show safely ever joins (issue 39 §3).
+  if #name > 20 or not name:match("^[A-Za-z0-9_%-]+$") then return "Your name is not a valid Luanti name." end
   local why = refusal(name)
   if why then minetest.log("action", "[gsh] refused " .. name .. ": " .. why) end
   return why
