@@ -7,7 +7,7 @@ import { systemClock } from './clock';
 import { plans } from './catalog/plans';
 import type { Node, NodesRepo } from './store/nodes-repo';
 import { createOperatorStore } from './store';
-import { createEngine, parseDockerHost } from './runtime/docker/engine';
+import { createEngine, parseDockerHost } from './runtime/host/docker/engine';
 import { evacuate } from './cli-moves';
 
 export const NODE_USAGE = `  gsh node add --name <name> --docker-host <url> [--public-host <host>] [--memory-mb <n>] [--ports <low>-<high>]

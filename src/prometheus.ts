@@ -4,10 +4,10 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AppError } from './errors';
 import { sendProblem } from './http/problem';
-import { serverStates } from './runtime/states';
+import { serverStates } from './runtime/server/states';
 import type { StoreObserver } from './store/observer';
 import type { SamplerStats } from './telemetry/sampler';
-import type { ServerState } from './runtime/states';
+import type { ServerState } from './runtime/server/states';
 
 /** What the gauges read at scrape time; nothing is read between scrapes. */
 export interface PrometheusSources {

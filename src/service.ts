@@ -12,18 +12,18 @@ import { plans } from './catalog/plans';
 import { versionCatalog } from './catalog/versions';
 import { createStreamRegistry, type StreamRegistry } from './http/sse';
 import { answerClientErrors } from './http/client-errors';
-import { loadSoftwareCatalog } from './runtime/software-catalog';
-import { builtinSoftwareDir, selectEnvironment } from './runtime/select-environment';
-import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/types';
+import { loadSoftwareCatalog } from './runtime/software/software-catalog';
+import { builtinSoftwareDir, selectEnvironment } from './runtime/host/select-environment';
+import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/server/types';
 import { composeRuntime, type Runtime } from './runtime/compose';
 import { createTelemetry, type Telemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed, type EventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type Dispatcher, type DispatcherConfig } from './webhooks/dispatcher';
-import { createIdleStop, type IdleStop } from './runtime/idle-stop';
+import { createIdleStop, type IdleStop } from './runtime/loops/idle-stop';
 import { createRetention } from './retention';
-import { createAlerts, type Alerts } from './runtime/alerts';
-import type { SchedulesConfig } from './runtime/schedules';
+import { createAlerts, type Alerts } from './runtime/loops/alerts';
+import type { SchedulesConfig } from './runtime/services/schedules';
 import { createActors, serviceActor, type Actors } from './actors';
 
 // The runtime is composed in src/runtime/compose.ts; tests and tools import it from here too.

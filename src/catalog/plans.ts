@@ -4,7 +4,7 @@ export type Plan = components['schemas']['Plan'];
 
 /**
  * The hosting plans (GET /v1/plans). memory_mb and cpu_percent are the limits of the server's cgroup where the
- * host allows it, else the RSS watchdog's bound and a scheduling priority (src/runtime/local-environment.ts);
+ * host allows it, else the RSS watchdog's bound and a scheduling priority (src/runtime/host/local-environment.ts);
  * the heap flag follows memory_mb too. player_slots is the game's max players; backups how many a server keeps.
  */
 export const plans: readonly Plan[] = [

@@ -1,5 +1,5 @@
 import type { components } from '../../generated/v1';
-import type { SettingDefinition } from '../runtime/setting-definitions';
+import type { SettingDefinition } from '../runtime/software/setting-definitions';
 
 export type Version = components['schemas']['Version'];
 export type VersionDetail = components['schemas']['VersionDetail'];

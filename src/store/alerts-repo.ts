@@ -45,7 +45,7 @@ function toRule(row: RuleRow): AlertRule {
 
 /**
  * The `alert_rules` table (migration 022). Rules are written through the API; their state only by `transition`
- * (the evaluator, src/runtime/alerts.ts) and `crashed` (CrashesRepo.record, inside the crash's transaction), each
+ * (the evaluator, src/runtime/loops/alerts.ts) and `crashed` (CrashesRepo.record, inside the crash's transaction), each
  * with its alert.* event in the same transaction, so an event exists exactly when its state change does.
  */
 export function createAlertsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {

@@ -155,7 +155,7 @@ function backupOutcomes(db: Db, st: Statements, clock: Clock, events: Events) {
 }
 
 /**
- * The `backups` table (migration 015). The runtime's backups (src/runtime/backups.ts) are the only writer. Each
+ * The `backups` table (migration 015). The runtime's backups (src/runtime/services/backups.ts) are the only writer. Each
  * change writes its `backup.*` event for the server's owner in its own transaction (docs/architecture.md "Events
  * and webhooks").
  */

@@ -106,7 +106,7 @@ export function createOperatorStore(db: Db, clock: Clock, quotaSettings: QuotaSe
     knownAddresses: createKnownAddressesRepo(db, clock),
     quotas: createQuotasRepo(db, clock, quotaSettings),
     nodes,
-    // `gsh server move` records the request; the service carries it out (src/runtime/moves.ts).
+    // `gsh server move` records the request; the service carries it out (src/runtime/services/moves.ts).
     moves: createMovesRepo(db, clock, nodes, memoryOf, events, serverWrites),
   };
 }

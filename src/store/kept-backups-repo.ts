@@ -135,7 +135,7 @@ function keptBackups(db: Db, st: Statements, events: Pick<EventsRepo, 'raise'>) 
 
 /**
  * The `kept_backups` table (migration 021): the ready backups an account kept when it deleted their server
- * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/kept-backups.ts) are the only writer;
+ * (deleteServer `keep_backups=true`). The runtime's kept backups (src/runtime/services/kept-backups.ts) are the only writer;
  * the promise on the server's row is written through the servers table's writer (ServersRepo).
  */
 export function createKeptBackupsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>, servers: Pick<ServerWrites, 'promiseBackups'>) {

@@ -2,7 +2,7 @@ import type { Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { quotaExceeded } from '../errors';
-import type { ListName } from '../runtime/player-list-definitions';
+import type { ListName } from '../runtime/software/player-list-definitions';
 
 /** One name on a list. */
 export interface ListEntry {
@@ -15,7 +15,7 @@ export const MAX_LIST_ENTRIES = 1000;
 
 /**
  * The `player_list_entries` and `player_list_switches` tables (migration 015). The runtime's player lists
- * (src/runtime/player-lists.ts) are the only writer.
+ * (src/runtime/services/player-lists.ts) are the only writer.
  */
 export function createPlayerListsRepo(db: Db, clock: Clock) {
   const q = {

@@ -14,7 +14,7 @@ export type ScheduleRun = components['schemas']['ScheduleRun'];
 export type TaskOutcome = components['schemas']['TaskOutcome'];
 export type RunTrigger = ScheduleRun['trigger'];
 
-/** A schedule's fields as stored (the API's, checked by the runtime's schedules, src/runtime/schedules.ts). */
+/** A schedule's fields as stored (the API's, checked by the runtime's schedules, src/runtime/services/schedules.ts). */
 export type ScheduleFields = Pick<Schedule, 'name' | 'cron' | 'time_zone' | 'enabled' | 'only_when' | 'tasks'>;
 
 /** How many a server may have (SCHEDULES_PER_SERVER) and how many tasks each (TASKS_PER_SCHEDULE). */
@@ -297,7 +297,7 @@ function scheduleRuns(db: Db, st: Statements, clock: Clock, events: Pick<EventsR
 
 /**
  * The `schedules` and `schedule_runs` tables (migration 029; docs/architecture.md "Schedules"). The runtime's
- * schedules (src/runtime/schedules.ts) are the only writer: they check a schedule's cron and time zone, compute its
+ * schedules (src/runtime/services/schedules.ts) are the only writer: they check a schedule's cron and time zone, compute its
  * next time and run it. A run's row is written when it begins, with the schedule's next time, in one transaction,
  * so no time runs twice, even across kill -9; its end is written with its `schedule.ran` or `schedule.failed`
  * event. Every read takes the server's id.

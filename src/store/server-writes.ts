@@ -110,7 +110,7 @@ function lifecycleWrites(db: Db, st: Statements, clock: Clock, events: Events) {
   });
 
   return {
-    /** The observed state; the server's owner (src/runtime/server-state.ts) is the only caller. */
+    /** The observed state; the server's owner (src/runtime/server/server-state.ts) is the only caller. */
     setState(id: string, state: ServerState): void {
       changeState(id, state, () => st.setState.run(state, iso(clock.now()), id));
     },

@@ -14,7 +14,7 @@ import type { JsonText } from '../http/types';
 export type { Server } from './server-view';
 type ServerState = Server['state'];
 
-/** A server's folder measurement as the disk watcher reads it (src/runtime/disk-watcher.ts). */
+/** A server's folder measurement as the disk watcher reads it (src/runtime/loops/disk-watcher.ts). */
 export interface DiskRow {
   id: string;
   plan: string;
@@ -240,7 +240,7 @@ function runtimeReads(st: Statements) {
     /** Whose server it is (the runtime records the service's own actions for its owner), or undefined when gone. */
     ownerOf: (id: string): string | undefined => st.owner.get(id) as string | undefined,
 
-    /** The idle stop's view of a server (src/runtime/idle-stop.ts): its owner, its minutes and its state. */
+    /** The idle stop's view of a server (src/runtime/loops/idle-stop.ts): its owner, its minutes and its state. */
     idleStopOf(id: string): { userId: string; minutes: number | null; state: ServerState } | undefined {
       const row = st.idleView.get(id) as { user_id: string; idle_stop_minutes: number | null; state: ServerState } | undefined;
       return row && { userId: row.user_id, minutes: row.idle_stop_minutes, state: row.state };

@@ -11,7 +11,7 @@ export interface StoredSettings {
 }
 
 /**
- * The `server_settings` table (migration 014). The runtime's settings (src/runtime/server-settings.ts) are its
+ * The `server_settings` table (migration 014). The runtime's settings (src/runtime/services/server-settings.ts) are its
  * only writer; a server without a row has every setting at its default.
  */
 export function createSettingsRepo(db: Db, clock: Clock) {

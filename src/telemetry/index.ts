@@ -1,8 +1,8 @@
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Db } from '../store/db';
-import type { RuntimeEventBus } from '../runtime/runtime-events';
-import type { LiveServer } from '../runtime/types';
+import type { RuntimeEventBus } from '../runtime/server/runtime-events';
+import type { LiveServer } from '../runtime/server/types';
 import { createMetricsStore } from './metrics-store';
 import { createLinuxProcReader } from './proc-reader';
 import { createSampler } from './sampler';

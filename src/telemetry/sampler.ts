@@ -1,5 +1,5 @@
 import type { Clock } from '../clock';
-import type { LiveServer } from '../runtime/types';
+import type { LiveServer } from '../runtime/server/types';
 import type { MetricsStore } from './metrics-store';
 import type { ProcReader } from './proc-reader';
 import type { NewSample, Sample } from './types';

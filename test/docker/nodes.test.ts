@@ -5,7 +5,7 @@
 // and engine started here is removed or stopped by id. Ports 29000-29019.
 import fs from 'node:fs';
 import path from 'node:path';
-import { pingPlayers } from '../../src/runtime/probes';
+import { pingPlayers } from '../../src/runtime/server/probes';
 import { createTestApp, tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, removeContainersOf, secondEngine, type SecondEngine } from './engine';

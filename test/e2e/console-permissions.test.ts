@@ -1,4 +1,4 @@
-// The console is no side door around the other permissions (issue 39 §2; src/runtime/command-permissions.ts): a
+// The console is no side door around the other permissions (issue 39 §2; src/runtime/software/command-permissions.ts): a
 // member holding only `console` of a real flying-squid server stopped it with `stop` (202, and their `start` was
 // 403) and made a player operator with `players operators add mallory` or `op mallory` while PUT
 // …/players/operators answered them 403. Such commands now need the permission of the operation they act as, in

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import mineflayer from 'mineflayer';
-import { builtinSoftwareDir } from '../../src/runtime/select-environment';
+import { builtinSoftwareDir } from '../../src/runtime/host/select-environment';
 import { createTestApp, tempDir, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 

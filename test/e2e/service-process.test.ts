@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { runCli } from '../../src/cli';
 import { tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
-import { instanceName, openCgroupHost } from '../../src/runtime/cgroups';
+import { instanceName, openCgroupHost } from '../../src/runtime/host/cgroups';
 
 jest.setTimeout(300_000);
 

@@ -1,11 +1,11 @@
-// Alert rules through the API (openapi/v1.yaml createServerAlertRule), evaluated by src/runtime/alerts.ts on the
+// Alert rules through the API (openapi/v1.yaml createServerAlertRule), evaluated by src/runtime/loops/alerts.ts on the
 // test app's real database, fed samples by hand so each transition is exact: when a rule triggers and resolves,
 // that each change is one alert.* event, and that hovering around the threshold is no storm. Real servers:
 // test/e2e/alerts.test.ts.
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { silentLogger } from '../../src/log';
-import { createAlerts, type AlertSample } from '../../src/runtime/alerts';
+import { createAlerts, type AlertSample } from '../../src/runtime/loops/alerts';
 import { plans } from '../../src/catalog/plans';
 
 let t: TestApp;

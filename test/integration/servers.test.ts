@@ -129,7 +129,7 @@ describe('servers', () => {
   });
 
   // A start that holds the server (a game that never says it is ready, until its start timeout) and a second action
-  // meanwhile: the server's door holds the start (src/runtime/door.ts), and the answer names it.
+  // meanwhile: the server's door holds the start (src/runtime/server/door.ts), and the answer names it.
   test('an action while another holds the server is 409 action_conflict naming that action and the state', async () => {
     await t.finish();
     t = await createTestApp({ env: { GAME_PORT_RANGE: '41000-41004' }, software: fixtureSoftwareDir });

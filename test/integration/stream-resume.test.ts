@@ -2,7 +2,7 @@ import type { Context } from 'openapi-backend';
 import { consoleHandlers } from '../../src/http/handlers/console';
 import { metricsHandlers } from '../../src/http/handlers/metrics';
 import type { SseEvent, StreamReply } from '../../src/http/types';
-import { ConsoleBuffer } from '../../src/runtime/console-buffer';
+import { ConsoleBuffer } from '../../src/runtime/server/console-buffer';
 import type { Runtime } from '../../src/service';
 import type { Principal } from '../../src/store/tokens-repo';
 import type { Telemetry } from '../../src/telemetry';

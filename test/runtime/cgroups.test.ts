@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { instanceName, openCgroupHost, PIDS_MAX, type CgroupHost } from '../../src/runtime/cgroups';
+import { instanceName, openCgroupHost, PIDS_MAX, type CgroupHost } from '../../src/runtime/host/cgroups';
 import type { Runtime } from '../../src/service';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';

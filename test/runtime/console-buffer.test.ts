@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CONSOLE_LOG_ROTATION, ConsoleBuffer, MAX_LINE_CHARS, serverConsole, type ConsoleLine } from '../../src/runtime/console-buffer';
+import { CONSOLE_LOG_ROTATION, ConsoleBuffer, MAX_LINE_CHARS, serverConsole, type ConsoleLine } from '../../src/runtime/server/console-buffer';
 import { loadSpec } from '../../src/spec';
 import { userActor } from '../../src/actors';
 

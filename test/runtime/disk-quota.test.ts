@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
-import { folderBytes } from '../../src/runtime/disk-usage';
+import { folderBytes } from '../../src/runtime/host/disk-usage';
 import { createTestApp } from '../helpers/app';
 import { hostPerTest, insertServer, waitAction, waitState } from './helpers';
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import mineflayer from 'mineflayer';
-import { pingPlayers } from '../../src/runtime/probes';
+import { pingPlayers } from '../../src/runtime/server/probes';
 import { hostPerTest, insertServer, isPidAlive, sender, waitAction, waitFor, waitState } from './helpers';
 
 const BASE_PORT = 26100;

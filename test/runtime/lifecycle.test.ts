@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { AppError } from '../../src/errors';
-import type { StateChange } from '../../src/runtime/types';
+import type { StateChange } from '../../src/runtime/server/types';
 import { hostPerTest, insertServer, isPidAlive, sender, waitAction, waitFor, waitState } from './helpers';
 
 const BASE_PORT = 26200;

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadSoftwareCatalog } from '../../src/runtime/software-catalog';
+import { loadSoftwareCatalog } from '../../src/runtime/software/software-catalog';
 import { startLuantiClient } from '../helpers/luanti-client';
 import { hostPerTest, insertServer, waitAction, waitFor, waitState } from './helpers';
 import { luantiAnswers } from './luanti-probe';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { packageRoot } from '../../src/paths';
 import {
   createCatalog, isStopCommand, loadSoftwareCatalog, parseSoftwareDefinition, renderCommand,
-} from '../../src/runtime/software-catalog';
+} from '../../src/runtime/software/software-catalog';
 import { fixtureSoftwareDir } from './helpers';
 
 // flying-squid ships no typings; testedVersions is its own list of the versions it supports (src/lib/version.js).

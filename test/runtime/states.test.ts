@@ -1,11 +1,11 @@
-// The state machine table (src/runtime/states.ts), table-driven; the spec carries the same table.
+// The state machine table (src/runtime/server/states.ts), table-driven; the spec carries the same table.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { canTransition, checkTransition, IllegalTransition, serverStates, transitions, type ServerState, type TransitionEvent } from '../../src/runtime/states';
-import { ServerSupervisor, type SupervisorDeps } from '../../src/runtime/server-supervisor';
-import { runtimeConfigDefaults } from '../../src/runtime/types';
-import { nicenessFor } from '../../src/runtime/cpu-priority';
+import { canTransition, checkTransition, IllegalTransition, serverStates, transitions, type ServerState, type TransitionEvent } from '../../src/runtime/server/states';
+import { ServerSupervisor, type SupervisorDeps } from '../../src/runtime/server/server-supervisor';
+import { runtimeConfigDefaults } from '../../src/runtime/server/types';
+import { nicenessFor } from '../../src/runtime/host/cpu-priority';
 
 const allowed: [ServerState, ServerState][] = [
   ['installing', 'stopped'], ['installing', 'crashed'], ['installing', 'deleting'],

@@ -3,10 +3,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createLocalEnvironment } from '../../src/runtime/local-environment';
-import { writeFolder } from '../../src/runtime/local-storage';
+import { createLocalEnvironment } from '../../src/runtime/host/local-environment';
+import { writeFolder } from '../../src/runtime/host/local-storage';
 import { silentLogger } from '../../src/log';
-import { loadSoftwareCatalog, renderCommand } from '../../src/runtime/software-catalog';
+import { loadSoftwareCatalog, renderCommand } from '../../src/runtime/software/software-catalog';
 
 const BASE_PORT = 26400;
 const PARALLEL = 4;

@@ -1,7 +1,7 @@
 import { createMetricsStore } from '../../src/telemetry/metrics-store';
 import type { TreeUsage } from '../../src/telemetry/proc-reader';
 import { createSampler } from '../../src/telemetry/sampler';
-import type { LiveServer } from '../../src/runtime/types';
+import type { LiveServer } from '../../src/runtime/server/types';
 import type { Sample } from '../../src/telemetry/types';
 import { freshDb, manualClock } from './helpers';
 

@@ -1,4 +1,4 @@
-// archive() (src/runtime/backups.ts) of the local storage's tar (local-storage.ts tarOf) on a busy service: a small world's archive fits whole in the pipe's buffer, so
+// archive() (src/runtime/services/backups.ts) of the local storage's tar (local-storage.ts tarOf) on a busy service: a small world's archive fits whole in the pipe's buffer, so
 // tar may exit before the service reads a byte, and Node discards a child's unread stdout once it exited. Here the
 // libuv thread pool (which runs file opens) is kept busy with PBKDF2 jobs, as a loaded service's would be, so any
 // file work between starting tar and reading it waits while tar exits. Every archive must still hold the world.
@@ -6,8 +6,8 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { archive } from '../../src/runtime/backups';
-import { tarOf } from '../../src/runtime/local-storage';
+import { archive } from '../../src/runtime/services/backups';
+import { tarOf } from '../../src/runtime/host/local-storage';
 import { tempDir } from '../helpers/app';
 
 test('small archives made while the thread pool is saturated are all whole', async () => {

@@ -1,8 +1,8 @@
 import { silentLogger } from '../../src/log';
-import { createBackupScheduler, nextBackupAt, scheduleErrors } from '../../src/runtime/backup-schedule';
+import { createBackupScheduler, nextBackupAt, scheduleErrors } from '../../src/runtime/loops/backup-schedule';
 import type { BackupSchedule, StoredSchedule } from '../../src/store/servers-repo';
 
-// Backup schedules (src/runtime/backup-schedule.ts): when the next automatic backup is due, what a valid
+// Backup schedules (src/runtime/loops/backup-schedule.ts): when the next automatic backup is due, what a valid
 // schedule is, and which servers the loop backs up.
 const at = (iso: string) => Date.parse(iso);
 

@@ -1,11 +1,11 @@
-// The cgroup v2 side of src/runtime/cgroups.ts against a folder shaped like a v2 mount (the kernel files as plain
+// The cgroup v2 side of src/runtime/host/cgroups.ts against a folder shaped like a v2 mount (the kernel files as plain
 // files): which files it writes, with what. The v1 side runs against the host's real cgroups in
 // test/runtime/cgroups.test.ts. Also CGROUP_ROOT's parsing.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
-import { openCgroupHost, type CgroupHost } from '../../src/runtime/cgroups';
+import { openCgroupHost, type CgroupHost } from '../../src/runtime/host/cgroups';
 
 let root: string;
 beforeEach(() => {

@@ -1,8 +1,8 @@
-// What a console command needs besides `console` (src/runtime/command-permissions.ts; issue 39 §2), read from the
+// What a console command needs besides `console` (src/runtime/software/command-permissions.ts; issue 39 §2), read from the
 // built-in software definitions' data: each game's power and player-list commands, in every form its console
 // would take them (and a few it would not: refusing more costs nothing).
-import { checkCommandPermissions, commandWord, requiredPermissions } from '../../src/runtime/command-permissions';
-import { loadSoftwareCatalog, parseSoftwareDefinition } from '../../src/runtime/software-catalog';
+import { checkCommandPermissions, commandWord, requiredPermissions } from '../../src/runtime/software/command-permissions';
+import { loadSoftwareCatalog, parseSoftwareDefinition } from '../../src/runtime/software/software-catalog';
 import { AppError } from '../../src/errors';
 
 const catalog = loadSoftwareCatalog();

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { hostPathMasks, pathMasker, stripTerminalControls } from '../../src/runtime/console-text';
+import { hostPathMasks, pathMasker, stripTerminalControls } from '../../src/runtime/software/console-text';
 
 /** Anything a terminal would act on: C0 controls but tab, DEL, C1 controls. */
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f]/; // eslint-disable-line no-control-regex

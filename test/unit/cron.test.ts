@@ -1,7 +1,7 @@
-import { cronProblem, nextTime, offsetAt, parseCron } from '../../src/runtime/cron';
+import { cronProblem, nextTime, offsetAt, parseCron } from '../../src/runtime/services/cron';
 
 /**
- * Cron times (src/runtime/cron.ts; openapi/v1.yaml, the Schedules tag): what parses and what is refused, the day
+ * Cron times (src/runtime/services/cron.ts; openapi/v1.yaml, the Schedules tag): what parses and what is refused, the day
  * fields' forms, the two crons that stalled the service (issue 39 §1), and a sweep over every IANA zone's next
  * change of offset, each compared with a minute-by-minute walk over the instants around it.
  */

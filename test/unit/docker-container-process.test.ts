@@ -4,8 +4,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { Duplex, PassThrough } from 'node:stream';
-import { REPORT_PREFIX, wrapContainer } from '../../src/runtime/docker/container-process';
-import { createEngine } from '../../src/runtime/docker/engine';
+import { REPORT_PREFIX, wrapContainer } from '../../src/runtime/host/docker/container-process';
+import { createEngine } from '../../src/runtime/host/docker/engine';
 
 const stats = (cpuMs: number) => JSON.stringify({ cpu_stats: { cpu_usage: { total_usage: cpuMs * 1e6 } }, memory_stats: { usage: 1000, stats: {} } }) + '\n';
 

@@ -2,11 +2,11 @@
 // engine's multiplexed stdio, its stats, and the container's definition. test/docker/ runs them on a real engine.
 import { PassThrough } from 'node:stream';
 import { ConfigError, loadConfig } from '../../src/config';
-import { containerConfig, GAME_TMP, type NetworkMode } from '../../src/runtime/docker/docker-environment';
-import { usageFromStats } from '../../src/runtime/docker/container-process';
-import { IMAGE_NODE } from '../../src/runtime/docker/image';
-import { createEngine, demux, parseDockerHost } from '../../src/runtime/docker/engine';
-import type { LaunchSpec } from '../../src/runtime/environment';
+import { containerConfig, GAME_TMP, type NetworkMode } from '../../src/runtime/host/docker/docker-environment';
+import { usageFromStats } from '../../src/runtime/host/docker/container-process';
+import { IMAGE_NODE } from '../../src/runtime/host/docker/image';
+import { createEngine, demux, parseDockerHost } from '../../src/runtime/host/docker/engine';
+import type { LaunchSpec } from '../../src/runtime/host/environment';
 
 test.each([
   [{}, 'local', 'unix:///var/run/docker.sock', { uid: 1000, gid: 1000 }],

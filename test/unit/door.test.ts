@@ -1,10 +1,10 @@
-// One door per server (issue 26 §1; src/runtime/door.ts): commands run one at a time in the order submitted, what
+// One door per server (issue 26 §1; src/runtime/server/door.ts): commands run one at a time in the order submitted, what
 // holds the server is what the queue holds, kill (and the removal, the shutdown) overtakes, and `begin` is done at
 // once. The door is pure scheduling, so it is tested here with commands that record what they see; the runtime
 // and integration tests drive it with real games.
-import { ServerDoor, type Command, type CommandContext } from '../../src/runtime/door';
-import type { SupervisorDeps } from '../../src/runtime/server-supervisor';
-import { runtimeConfigDefaults } from '../../src/runtime/types';
+import { ServerDoor, type Command, type CommandContext } from '../../src/runtime/server/door';
+import type { SupervisorDeps } from '../../src/runtime/server/server-supervisor';
+import { runtimeConfigDefaults } from '../../src/runtime/server/types';
 import type { Failure } from '../../src/store/actions-repo';
 import { createActors, serviceActor } from '../../src/actors';
 

@@ -1,10 +1,10 @@
-// Who joined and who left, as a Game learns it from its player reports (src/runtime/game.ts; issue 27 §5): from
+// Who joined and who left, as a Game learns it from its player reports (src/runtime/server/game.ts; issue 27 §5): from
 // nothing, or from the players the events say are online when a running game is taken over (adopted at boot or
 // after its node returned), so nobody is joined twice; and everyone left at once, with the cause, when it stops.
-import { Game, type Player, type PlayerLeftReason } from '../../src/runtime/game';
-import type { GameProcess } from '../../src/runtime/environment';
-import type { ConsoleBuffer } from '../../src/runtime/console-buffer';
-import type { SoftwareDefinition } from '../../src/runtime/software-catalog';
+import { Game, type Player, type PlayerLeftReason } from '../../src/runtime/server/game';
+import type { GameProcess } from '../../src/runtime/host/environment';
+import type { ConsoleBuffer } from '../../src/runtime/server/console-buffer';
+import type { SoftwareDefinition } from '../../src/runtime/software/software-catalog';
 import type { Plan } from '../../src/catalog/plans';
 
 const player = (name: string): Player => ({ name, uuid: `00000000-0000-3000-8000-${name.padStart(12, '0')}` });

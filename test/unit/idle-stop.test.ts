@@ -1,8 +1,8 @@
 import { AppError } from '../../src/errors';
 import { silentLogger } from '../../src/log';
-import { createIdleStop, type IdleSample } from '../../src/runtime/idle-stop';
+import { createIdleStop, type IdleSample } from '../../src/runtime/loops/idle-stop';
 
-// The idle stop's count (src/runtime/idle-stop.ts), fed samples by hand: when it asks for a stop, and when not.
+// The idle stop's count (src/runtime/loops/idle-stop.ts), fed samples by hand: when it asks for a stop, and when not.
 // Minutes are 1,000 ms here; each step is [seconds since start, players online, server state].
 type Step = [number, number, string];
 const cases: Array<[string, { minutes: number | null; steps: Step[]; want: number[] }]> = [

@@ -1,8 +1,8 @@
 // What the service keeps of a game's report of its players, and of its console lines (issue 39 §3): no name with
 // a control, bidi or line separator character, or longer than the spec's Player.name (64), ever becomes a Player,
 // a player event or a webhook; no console line keeps a bidi control or a line separator.
-import { playersFromMessage } from '../../src/runtime/probes';
-import { isPlainText, stripTerminalControls } from '../../src/runtime/console-text';
+import { playersFromMessage } from '../../src/runtime/server/probes';
+import { isPlainText, stripTerminalControls } from '../../src/runtime/software/console-text';
 
 test.each([
   ['grief\u0007er', false],

@@ -1,8 +1,8 @@
-import { TASK_PERMISSION } from '../../src/runtime/schedules';
+import { TASK_PERMISSION } from '../../src/runtime/services/schedules';
 import { specOperations } from '../security/helpers';
 
 /**
- * A schedule's run checks its author's permissions with TASK_PERMISSION (src/runtime/schedules.ts); a request's
+ * A schedule's run checks its author's permissions with TASK_PERMISSION (src/runtime/services/schedules.ts); a request's
  * access check reads the spec's `x-permission: { tasks }` of the schedule operations. The two must be one rule.
  */
 test("each schedule operation's x-permission tasks rule is the runtime's TASK_PERMISSION", () => {

@@ -12,7 +12,7 @@ import { serviceActor } from '../../src/actors';
 import { createStore, type Store } from '../../src/store';
 import { openDb, type Db } from '../../src/store/db';
 import { createServerWrites } from '../../src/store/server-writes';
-import { serverStates } from '../../src/runtime/states';
+import { serverStates } from '../../src/runtime/server/states';
 import { tempDir } from '../helpers/app';
 import { countsDrift } from '../helpers/server-counts';
 

@@ -115,7 +115,7 @@ interface Follower {
 }
 
 /**
- * A source shaped like the console (src/runtime/console-buffer.ts): events with ids 1, 2, …, the newest
+ * A source shaped like the console (src/runtime/server/console-buffer.ts): events with ids 1, 2, …, the newest
  * `capacity` of them held, fanned out to subscribers; `stream(write, after)` replays the held ones after `after`
  * (all held ones without it), or answers null if some after it are gone.
  */

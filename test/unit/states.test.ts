@@ -1,4 +1,4 @@
-import { transitions } from '../../src/runtime/states';
+import { transitions } from '../../src/runtime/server/states';
 import { loadSpec } from '../../src/spec';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,4 +1,4 @@
-import type { PowerService } from '../../runtime/power';
+import type { PowerService } from '../../runtime/services/power';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
 import { idempotent } from './idempotent';

@@ -1,5 +1,5 @@
-import type { BackupsService } from '../../runtime/backups';
-import type { KeptBackupsService } from '../../runtime/kept-backups';
+import type { BackupsService } from '../../runtime/services/backups';
+import type { KeptBackupsService } from '../../runtime/services/kept-backups';
 import type { Handlers } from '../types';
 import { page, withCursor } from './paging';
 

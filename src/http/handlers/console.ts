@@ -1,6 +1,6 @@
 import { actorFor, userActor } from '../../actors';
-import type { ConsoleLine } from '../../runtime/console-buffer';
-import type { Consoles } from '../../runtime/consoles';
+import type { ConsoleLine } from '../../runtime/server/console-buffer';
+import type { Consoles } from '../../runtime/services/consoles';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
 import { idempotent } from './idempotent';

@@ -1,12 +1,12 @@
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
-import type { MembersService } from '../../runtime/members';
+import type { MembersService } from '../../runtime/services/members';
 import type { Handlers } from '../types';
 import { idempotent } from './idempotent';
 import { page, withCursor } from './paging';
 
 /**
  * Members tag: listServerMembers, createServerMember, getServerMember, updateServerMember, deleteServerMember, the
- * owner's alone (their x-permission). MembersService (src/runtime/members.ts) does the work; a removal ends the member's streams of the server
+ * owner's alone (their x-permission). MembersService (src/runtime/services/members.ts) does the work; a removal ends the member's streams of the server
  * at the stream registry's next sweep (src/http/sse.ts), within a second.
  */
 export function memberHandlers(deps: { members: MembersService; idempotency: IdempotencyRepo; perServer: number }): Handlers {

@@ -1,7 +1,7 @@
 import { userActor } from '../../actors';
 import { AppError } from '../../errors';
-import type { Consoles } from '../../runtime/consoles';
-import type { PlayerListsService } from '../../runtime/player-lists';
+import type { Consoles } from '../../runtime/services/consoles';
+import type { PlayerListsService } from '../../runtime/services/player-lists';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Handlers } from '../types';
 import { idempotent } from './idempotent';
@@ -9,7 +9,7 @@ import { idempotent } from './idempotent';
 /**
  * Players tag: listServerPlayers, answered by the game itself (launcher IPC, or a Minecraft ping); the player lists
  * (getServerPlayerList, updateServerPlayerList, addServerPlayerListEntry, removeServerPlayerListEntry) by
- * src/runtime/player-lists.ts; kickServerPlayer by the game, through src/runtime/consoles.ts. A change sent to the
+ * src/runtime/services/player-lists.ts; kickServerPlayer by the game, through src/runtime/services/consoles.ts. A change sent to the
  * game's console names its sender.
  */
 export function playerHandlers(deps: { consoles: Consoles; playerLists: PlayerListsService; idempotency: IdempotencyRepo }): Handlers {

@@ -1,4 +1,4 @@
-import type { SchedulesService } from '../../runtime/schedules';
+import type { SchedulesService } from '../../runtime/services/schedules';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import { runShown, scheduleShown } from '../../store/schedules-repo';
 import type { Handlers } from '../types';
@@ -8,7 +8,7 @@ import { page, withCursor } from './paging';
 /**
  * Schedules tag: listServerSchedules, createServerSchedule, getServerSchedule, updateServerSchedule,
  * deleteServerSchedule, runServerSchedule, listServerScheduleRuns, getServerScheduleRun, and listScheduleTimes (a
- * cron's next times; src/runtime/schedules.ts does the work). A member's writes passed the access check for every
+ * cron's next times; src/runtime/services/schedules.ts does the work). A member's writes passed the access check for every
  * task's permission (their x-permission); the caller becomes the schedule's author. Every schedule and run is shown
  * as the caller's permissions allow (a command's text only with `console`: scheduleShown, runShown).
  */

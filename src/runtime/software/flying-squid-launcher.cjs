@@ -4,7 +4,7 @@
  * Runs one flying-squid server in this process and reports to the supervisor over the child IPC channel
  * (https://nodejs.org/api/child_process.html#subprocesssendmessage-sendhandle-options-callback), or, where no
  * IPC channel crosses (a container, docs/architecture.md "The Docker environment"), as report lines on stdout:
- * REPORT_PREFIX then the message as JSON (src/runtime/docker/container-process.ts reads them).
+ * REPORT_PREFIX then the message as JSON (src/runtime/host/docker/container-process.ts reads them).
  *
  * Plain JavaScript on purpose: it runs as-is under ts-jest and from dist, with no compile step.
  *

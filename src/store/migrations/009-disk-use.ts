@@ -1,4 +1,4 @@
-// The last measurement of each server's folder (src/runtime/disk-watcher.ts): bytes on disk and when, so reads
+// The last measurement of each server's folder (src/runtime/loops/disk-watcher.ts): bytes on disk and when, so reads
 // and a restarted service see it; NULL until the first measurement.
 export const sql = `
 ALTER TABLE servers ADD COLUMN disk_used_bytes INTEGER;

@@ -9,7 +9,7 @@ CREATE TABLE nodes (
   port_low     INTEGER NOT NULL,
   port_high    INTEGER NOT NULL CHECK (port_high >= port_low),
   draining     INTEGER NOT NULL DEFAULT 0,
-  -- Since when the node's engine has not answered (src/runtime/docker/nodes-environment.ts); NULL while it does.
+  -- Since when the node's engine has not answered (src/runtime/host/docker/nodes-environment.ts); NULL while it does.
   unreachable_since TEXT,
   created_at   TEXT NOT NULL
 );

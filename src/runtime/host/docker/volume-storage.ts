@@ -1,0 +1,235 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { finished } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import tar from 'tar-stream';
+import type { Logger } from '../../../log';
+import { folderBytes } from '../disk-usage';
+import { LOGS, serverFolder, tarOf } from '../local-storage';
+import { checkArchive } from '../restore';
+import { forEachEntry, gunzipped, repack } from '../tar-entries';
+import type { ServerStorage } from '../storage';
+import { removeContainer } from './container-process';
+import { EngineError, type Engine } from './engine';
+import type { Helpers } from './helper-containers';
+import { GAME_DIR } from './image';
+
+export interface VolumeStorageOptions {
+  engine: Engine;
+  helpers: Helpers;
+  /** The labels that make a volume ours: this instance, and its server. */
+  labels: (serverId: string) => Record<string, string>;
+  /** The volume's name of a server (docker-environment.ts volumeName). */
+  volumeName: (serverId: string) => string;
+  /** The service's DATA_DIR: where each server's console log is, and where a previous release kept its folder. */
+  dataDir: string;
+  /** The games' user: every file put into a volume is given to it (the entries name it as owner). */
+  user: { uid: number; gid: number };
+  log: Logger;
+}
+
+/** A server's files on one node, with what a move between two nodes needs of each (nodes-environment.ts). */
+export interface NodeVolumes extends ServerStorage {
+  /**
+   * The server's volume exists, with its files: made if missing, and the folder a previous release kept under
+   * DATA_DIR (bind-mounted into its containers) moved in first, then deleted there (README "Nodes"). Only while no
+   * game of the server runs. Idempotent: a move in a `kill -9` interrupted is made again whole.
+   */
+  ensure(serverId: string): Promise<void>;
+  /** Whether this node holds a volume of the server. */
+  has(serverId: string): Promise<boolean>;
+  /** The whole volume as a tar stream (entries `./…`). */
+  exportVolume(serverId: string): Promise<Readable>;
+  /** A new volume of the server holding `content` (exportVolume's), any volume it had here removed first. */
+  importVolume(serverId: string, content: Readable): Promise<void>;
+  /** A digest of every file's path, kind, size, mode and content (folder-ops.cjs manifest), to compare two copies. */
+  manifest(serverId: string): Promise<{ digest: string; files: number; bytes: number }>;
+  /** Removes the volume (not the console log, which is the control plane's). A missing one is a no-op. */
+  drop(serverId: string): Promise<void>;
+}
+
+/**
+ * A server's files as a Docker volume on one node (storage.ts states the contract): every operation goes through the
+ * node's engine, the archive endpoints of a helper container that mounts the volume (never started), or folder-ops.cjs
+ * run in one (helper-containers.ts). Nothing of the control plane's host is mounted anywhere. The console log stays
+ * under DATA_DIR (`servers/<id>/logs`), the control plane's own record. A half-done restore inside a volume is
+ * finished or undone by the next operation that reads or writes its world (`prepare` runs first), not at boot,
+ * where walking every volume would take a helper each.
+ */
+export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
+  return {
+    ensure: (serverId) => ensure(o, serverId),
+    has: (serverId) => has(o, serverId),
+    drop: (serverId) => drop(o, serverId),
+    async start() {
+      // Nothing at boot: an interrupted restore is put right by the volume's next `prepare` (the comment above).
+    },
+    gameDir: () => GAME_DIR,
+    ...gameFiles(o),
+    ...archives(o),
+    ...volumeCopies(o),
+  };
+}
+
+/** The server's folder under DATA_DIR: its console log, and what a previous release kept there. */
+const folder = (o: VolumeStorageOptions, serverId: string) => serverFolder(o.dataDir, serverId);
+const archiveOf = (containerId: string, p: string) => `/containers/${containerId}/archive?path=${encodeURIComponent(p)}`;
+
+/** What a previous release kept in the server's folder under DATA_DIR, but for the console log. */
+async function legacy(o: VolumeStorageOptions, serverId: string): Promise<string[]> {
+  const names = await fs.promises.readdir(folder(o, serverId)).catch(() => [] as string[]);
+  return names.filter((n) => n !== LOGS);
+}
+
+async function has(o: VolumeStorageOptions, serverId: string): Promise<boolean> {
+  try {
+    await o.engine.json('GET', `/volumes/${o.volumeName(serverId)}`);
+    return true;
+  } catch (err) {
+    if (err instanceof EngineError && err.status === 404) return false;
+    throw err;
+  }
+}
+
+async function create(o: VolumeStorageOptions, serverId: string): Promise<void> {
+  await o.engine.json('POST', '/volumes/create', { Name: o.volumeName(serverId), Labels: o.labels(serverId) });
+}
+
+/**
+ * Deletes the server's volume. The engine refuses (409) while any container mounts it, and a container can outlive
+ * what made it when its engine went away mid-way: a helper whose run was cut off, a game container a failed spawn
+ * could not remove. Its server is being removed, so every container that mounts its volume (a volume of this
+ * instance: the name says so) goes first, then the volume.
+ */
+async function drop(o: VolumeStorageOptions, serverId: string): Promise<void> {
+  const name = o.volumeName(serverId);
+  const gone = (err: unknown) => err instanceof EngineError && err.status === 404;
+  try {
+    await o.engine.json('DELETE', `/volumes/${name}`);
+    return;
+  } catch (err) {
+    if (gone(err)) return;
+    if (!(err instanceof EngineError && err.status === 409)) throw err;
+  }
+  const filters = encodeURIComponent(JSON.stringify({ volume: [name] }));
+  const users = await o.engine.json<Array<{ Id: string }>>('GET', `/containers/json?all=1&filters=${filters}`);
+  for (const c of users) await removeContainer(o.engine, c.Id);
+  if (users.length > 0) o.log.warn('removed containers left mounting a deleted server\'s volume', { serverId, count: users.length });
+  await o.engine.json('DELETE', `/volumes/${name}`).catch((err: unknown) => {
+    if (!gone(err)) throw err;
+  });
+}
+
+async function ensure(o: VolumeStorageOptions, serverId: string): Promise<void> {
+  await create(o, serverId);
+  const names = await legacy(o, serverId);
+  if (names.length === 0) return;
+  // Copied whole again after an interruption: the files still in the folder are whole ones, the others are in.
+  const content = owned(await tarOf(folder(o, serverId), names), o.user);
+  await o.helpers.withVolume(o.volumeName(serverId), serverId, (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
+  for (const name of names) await fs.promises.rm(path.join(folder(o, serverId), name), { recursive: true, force: true });
+  o.log.info('moved a server\'s folder into its volume', { serverId, entries: names.length });
+}
+
+/**
+ * A stream of the engine's archive of `paths` (absolute in the helper: each entry named from the path's last
+ * part; one tar, repacked when several); the helper goes when it ends.
+ */
+function streamOut(o: VolumeStorageOptions, serverId: string, paths: string[]): Promise<Readable> {
+  const { engine } = o;
+  return new Promise<Readable>((resolve, reject) => {
+    o.helpers
+      .withVolume(o.volumeName(serverId), serverId, async (c) => {
+        const out = paths.length === 1 ? await engine.download(archiveOf(c, paths[0])) : concatenated(paths.map((p) => () => engine.download(archiveOf(c, p))));
+        resolve(out);
+        await finished(out).catch(() => undefined); // read to its end, or given up by its reader
+      })
+      .catch(reject);
+  });
+}
+
+/** ServerStorage.write, remove and usage: the files the runtime writes (settings, player lists) and measures. */
+function gameFiles(o: VolumeStorageOptions): Pick<ServerStorage, 'write' | 'remove' | 'usage'> {
+  const { engine, helpers, log } = o;
+  return {
+    async write(serverId, subdirs, files) {
+      await ensure(o, serverId);
+      await fs.promises.mkdir(path.join(folder(o, serverId), LOGS), { recursive: true });
+      const pack = tar.pack();
+      for (const [name, content] of Object.entries(files)) pack.entry({ name, mode: 0o644, ...o.user }, content);
+      pack.finalize();
+      // The engine's extraction replaces a name the game turned into a symlink instead of following it, and gives
+      // each file the owner its entry names, the games' user (API "Extract an archive of files or folders").
+      await helpers.run(o.volumeName(serverId), serverId, ['prepare', GAME_DIR, ...subdirs], (c) =>
+        engine.upload(archiveOf(c, GAME_DIR), Readable.from(pack), 'application/x-tar', 'PUT').then(() => undefined),
+      );
+    },
+    async remove(serverId) {
+      await drop(o, serverId);
+      await fs.promises.rm(folder(o, serverId), { recursive: true, force: true });
+    },
+    async usage(serverId, stop = () => false) {
+      try {
+        if ((await legacy(o, serverId)).length > 0) return await folderBytes(folder(o, serverId), stop);
+        if (!(await has(o, serverId)) || stop()) return null;
+        const { bytes } = await helpers.run<{ bytes: number }>(o.volumeName(serverId), serverId, ['usage', GAME_DIR]);
+        return stop() ? null : bytes + ((await folderBytes(path.join(folder(o, serverId), LOGS), stop)) ?? 0);
+      } catch (err) {
+        log.warn('could not measure a server\'s volume', { serverId, error: String(err) });
+        return null;
+      }
+    },
+  };
+}
+
+/** ServerStorage.exportTar and importArchive: a backup's files out, a restore's archive in. */
+function archives(o: VolumeStorageOptions): Pick<ServerStorage, 'exportTar' | 'importArchive'> {
+  const { engine, helpers } = o;
+  return {
+    async exportTar(serverId, paths) {
+      if ((await legacy(o, serverId)).length > 0) return tarOf(folder(o, serverId), paths); // a running game's, still bind-mounted
+      await helpers.run(o.volumeName(serverId), serverId, ['prepare', GAME_DIR]); // an interrupted restore put right first
+      return streamOut(o, serverId, paths.map((p) => `${GAME_DIR}/${p}`));
+    },
+    async importArchive(serverId, paths, archive, tag) {
+      await ensure(o, serverId);
+      await checkArchive(archive, paths); // here, before a byte of it reaches the node
+      await helpers.run(o.volumeName(serverId), serverId, ['swap', GAME_DIR, tag, ...paths], (c) =>
+        engine.upload(archiveOf(c, GAME_DIR), owned(staged(archive, `.restore-${tag}`), o.user), 'application/x-tar', 'PUT').then(() => undefined),
+      );
+    },
+  };
+}
+
+/** NodeVolumes.exportVolume, importVolume and manifest: the whole volume, as a move copies and compares it. */
+function volumeCopies(o: VolumeStorageOptions): Pick<NodeVolumes, 'exportVolume' | 'importVolume' | 'manifest'> {
+  return {
+    exportVolume: (serverId) => streamOut(o, serverId, [`${GAME_DIR}/.`]),
+    async importVolume(serverId, content) {
+      await drop(o, serverId);
+      await create(o, serverId);
+      await o.helpers.withVolume(o.volumeName(serverId), serverId, (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
+    },
+    manifest: (serverId) => o.helpers.run(o.volumeName(serverId), serverId, ['manifest', GAME_DIR]),
+  };
+}
+
+/** The entries of several tar streams, one after the other, as one tar. */
+function concatenated(sources: Array<() => Promise<Readable>>): Readable {
+  return repack(async (put) => {
+    for (const source of sources) await forEachEntry(await source(), put);
+  });
+}
+
+/** The tar `source` with every entry owned by `user`. */
+function owned(source: Readable, user: { uid: number; gid: number }): Readable {
+  return repack((put) => forEachEntry(source, (header, content) => put({ ...header, uid: user.uid, gid: user.gid, uname: '', gname: '' }, content)));
+}
+
+/** The gzipped tar `archive` as a plain tar whose entries are inside `folder` (a restore's staging). */
+function staged(archive: string, folder: string): Readable {
+  return repack(async (put) => {
+    await put({ name: `${folder}/`, type: 'directory', mode: 0o755 }, Readable.from([]));
+    await forEachEntry(gunzipped(archive), (header, content) => put({ ...header, name: `${folder}/${header.name.replace(/^\.?\//, '')}` }, content));
+  });
+}

@@ -1,0 +1,138 @@
+import { serviceActor } from '../../actors';
+import type { Logger } from '../../log';
+import type { Move, MovesRepo } from '../../store/moves-repo';
+import type { VolumeTransfer } from '../host/docker/nodes-environment';
+import type { Command, CommandContext } from '../server/door';
+import type { Doors } from '../server/doors';
+import type { ServerSupervisor } from '../server/server-supervisor';
+
+export interface MovesDeps {
+  repo: MovesRepo;
+  /** The node a server is on now (NodesRepo.nodeOf); null when it is gone. */
+  nodeOf: (serverId: string) => string | null;
+  doors: Pick<Doors, 'of'>;
+  /** The copy of a server's volume between two nodes, and their removal (docker/nodes-environment.ts). */
+  transfer: VolumeTransfer;
+  log: Logger;
+  /** Tracks background work (a leftover's removal) so Runtime idle() waits for it. */
+  track: (p: Promise<unknown>) => void;
+}
+
+/** The move as its server's door runs it: one `move` command, which holds the server until the move has ended. */
+function moveCommand(deps: MovesDeps, first: Move): Command {
+  return {
+    kind: 'move',
+    holds: true,
+    actor: serviceActor('operator'), // the operator asked (`gsh server move`): the events it raises say so
+    run: (server, ctx) => carryOut(deps, server, ctx, first.id).then(() => null),
+    cancelled: (by) => deps.repo.fail(first.id, `Cancelled before it began by ${by.kind}.`, null),
+  };
+}
+
+/** Carries the move on from the step its row records: the copy and switch if not done yet, then the start there. */
+async function carryOut(deps: MovesDeps, server: ServerSupervisor, ctx: CommandContext, id: string): Promise<void> {
+  const { repo, log } = deps;
+  let move = repo.get(id);
+  if (move?.status === 'pending' || move?.status === 'copying') move = await copyAndSwitch(deps, server, ctx, move);
+  if (move?.status !== 'switched') return;
+  if (move.wasRunning && !ctx.overtaken) {
+    const failure = await server.start();
+    if (failure) log.warn('a moved server did not start on its new node', { serverId: server.id, node: move.toNode, code: failure.code });
+  }
+  repo.finish(move.id);
+  await dropLeftover(deps, repo.get(move.id) ?? move);
+}
+
+/** Stop, copy, verify, switch; any failure leaves the server whole on its old node (restarted if it ran). */
+async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: CommandContext, move: Move): Promise<Move | undefined> {
+  const { repo, log } = deps;
+  const fail = async (reason: string, wasRunning: boolean): Promise<undefined> => {
+    repo.fail(move.id, reason, move.toNode);
+    server.console.push('system', `the move to another machine failed; the server stays where it was: ${reason}`);
+    log.warn('a move failed; the server stays on its node', { serverId: server.id, from: move.fromNode, to: move.toNode, reason });
+    await dropLeftover(deps, repo.get(move.id) ?? move);
+    if (wasRunning && !ctx.overtaken) await server.start();
+    return undefined;
+  };
+  await server.whenInstalled();
+  if (!['stopped', 'crashed', 'running', 'starting', 'stopping'].includes(server.state)) return fail(`the server is ${server.state}`, false);
+  if (!deps.transfer.reachable(move.fromNode)) return fail(`node ${move.fromNode} does not answer`, false);
+  const began = repo.begin(move.id, server.state === 'running' || server.state === 'starting');
+  const wasRunning = began?.wasRunning === true;
+  server.console.push('system', 'moving to another machine: stopping, copying the files, starting there again');
+  if (server.hasProcess || server.state === 'crashed') await server.halt('stop', 'move');
+  if (ctx.overtaken) return fail('a kill, the removal or the shutdown came first', false);
+  let copied: { files: number; bytes: number };
+  try {
+    copied = await deps.transfer.copy(server.id, move.fromNode, move.toNode);
+  } catch (err) {
+    return fail(`the copy did not complete: ${(err as Error).message}`, wasRunning);
+  }
+  if (ctx.overtaken) return fail('a kill, the removal or the shutdown came first', false);
+  const switched = repo.switchOver(move.id, copied.bytes);
+  if ('refused' in switched) return fail(switched.refused, wasRunning);
+  server.console.push('system', `moved (${copied.files} files, ${copied.bytes} bytes); players now reach it at ${switched.address.host}:${switched.address.port}`);
+  log.info('moved a server to another node', { serverId: server.id, from: move.fromNode, to: move.toNode, bytes: copied.bytes });
+  return repo.get(move.id);
+}
+
+/**
+ * Removes the move's leftover volume if its node answers and the server is not on that node (nor moving there
+ * now): the guard that keeps a later move's volume from being taken for an earlier one's leftover.
+ */
+async function dropLeftover(deps: MovesDeps, move: Move): Promise<void> {
+  const { repo, log } = deps;
+  const node = move.leftover;
+  if (!node || !deps.transfer.reachable(node)) return;
+  const movingThere = repo.open().some((m) => m.serverId === move.serverId && m.toNode === node);
+  if (deps.nodeOf(move.serverId) === node || movingThere) return;
+  try {
+    await deps.transfer.drop(move.serverId, node);
+    repo.dropped(move.id);
+  } catch (err) {
+    log.warn('could not remove a volume a move left; tried again later', { serverId: move.serverId, node, error: String(err) });
+  }
+}
+
+/**
+ * Moving a server between nodes (docs/architecture.md "Moving a server"). The operator asks (`gsh server move`, a
+ * `pending` row, moves-repo.ts); `poll` hands each open move to its server's door as one `move` command, at boot
+ * (before the reconcile loop's first pass, so nothing starts the server on its old node first) and at every pass of
+ * the reconcile loop. The command holds the server: it stops a running game, copies its volume to the new node
+ * through the engines and verifies the copy (docker/nodes-environment.ts VolumeTransfer), points the server's row at
+ * the new node and address (`server.updated`), starts it there if it ran, and only then removes the old volume.
+ * Each step is recorded first, so a move a `kill -9` interrupted is carried on at boot: `pending` or `copying` from
+ * the copy (made again whole), `switched` from the start; a failure at any step before the switch leaves the server
+ * whole on its old node, started again if it ran. A volume left behind (the old one, or a partial copy) is removed
+ * once its node answers and the server is not on it.
+ */
+export function createMoves(deps: MovesDeps) {
+  const { repo } = deps;
+  /** Moves handed to a door in this service life. */
+  const submitted = new Set<string>();
+  let sweeping: Promise<void> | null = null;
+
+  return {
+    /**
+     * Hands each open move not yet handed over in this life to its server's door (a server gone meanwhile: the move
+     * fails), then removes leftover volumes whose node answers, one at a time.
+     */
+    poll(): void {
+      for (const move of repo.open()) {
+        if (submitted.has(move.id)) continue;
+        submitted.add(move.id);
+        try {
+          void deps.doors.of(move.serverId).submit(moveCommand(deps, move));
+        } catch (err) {
+          repo.fail(move.id, `The server is gone: ${(err as Error).message}`, null);
+        }
+      }
+      sweeping ??= (async () => {
+        for (const move of repo.leftovers()) if (move.status === 'done' || move.status === 'failed') await dropLeftover(deps, move);
+      })().finally(() => (sweeping = null));
+      deps.track(sweeping);
+    },
+  };
+}
+
+export type Moves = ReturnType<typeof createMoves>;
