@@ -44,6 +44,9 @@ test('settings refused at their field or saved, at every size and scheme; a whit
     expect((await get(`/v1/servers/${id}/settings`)).values).toMatchObject({ motd: `Refused ${i}`, max_players: 4, difficulty: i % 2 ? 'hard' : 'peaceful' });
     // Chromium's line for the refused PATCH is the only one.
     expect(consoleErrors).toEqual([expect.stringMatching(/status of 400 .*\/settings$/)]);
+    // Done with this browser: its three streams (events, metrics, console) count against the account's cap of 10
+    // (docs/dashboard-budget.md), and the next browsers need theirs.
+    await p.close();
   }
 
   // Player lists: add, switch the whitelist on, remove.

@@ -1,12 +1,18 @@
 // Power actions, shared by the server list and the server page. POST /v1/servers/{id}/actions answers 202 with
-// a pending action; we poll it until it ends and say how it ended. Only the actions the server's state allows are
-// offered (the spec's Servers tag: the state machine), and the ones that throw players out ask first, naming how
-// many are online (issue 29).
+// a pending action; its end comes as an action.succeeded or action.failed event on the account's stream (live.js),
+// and we say how it ended. Only the actions the server's state allows are offered (the spec's Servers tag: the
+// state machine), and the ones that throw players out ask first, naming how many are online (issue 29).
 import { api } from './api.js';
 import { h, announce } from './dom.js';
 import { plural } from './format.js';
+import { isLive, recorder } from './live.js';
 
-const POLL_MS = 1000;
+/**
+ * How long to wait for the action's event before reading the action once (docs/dashboard-budget.md): a start may
+ * take a while, and the event normally comes within a second of the end. Without live events, a read every 5 s.
+ */
+const EVENT_WAIT_MS = 30_000;
+const POLL_MS = 5000;
 
 /** What each state allows: a start once stopped or crashed, a stop or kill while a game lives. */
 const ALLOWED = {
@@ -57,16 +63,32 @@ export async function confirmAction(server, type) {
 /** Runs one action and resolves with the finished action; `report` gets progress and the outcome as text. */
 export async function runAction(server, type, report, signal) {
   report(`${label(type)} ${server.name}: asked…`, false);
-  let action = await api('POST', `/v1/servers/${server.id}/actions`, { type });
-  while (action.status === 'pending' || action.status === 'running') {
-    if (signal?.aborted) return action;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-    action = await api('GET', `/v1/servers/${server.id}/actions/${action.id}`);
-    if (action.status === 'running') report(`${label(type)} ${server.name}: running…`, false);
-  }
+  const action = await finished(server.id, () => api('POST', `/v1/servers/${server.id}/actions`, { type }), signal);
   if (action.status === 'failed') report(`Could not ${type} ${server.name}: ${action.error?.detail ?? 'no reason given'}`, true);
-  else report(`${DONE[type]} ${server.name}.`, false, true);
+  else if (action.status === 'succeeded') report(`${DONE[type]} ${server.name}.`, false, true);
   return action;
+}
+
+/**
+ * Asks for an action (`ask()` POSTs it) and resolves with it once it ended: from its event, listened for from
+ * before the POST so that a fast end is not missed; read now and then (GET …/actions/{id}) when no event comes.
+ * Resolves with the action as it is when `signal` aborts (the page was left).
+ */
+export async function finished(serverId, ask, signal) {
+  const events = recorder(signal);
+  try {
+    let action = await ask();
+    while (action.status === 'pending' || action.status === 'running') {
+      const id = action.id;
+      const e = await events.next((x) => (x.type === 'action.succeeded' || x.type === 'action.failed') && x.data.action.id === id,
+        isLive() ? EVENT_WAIT_MS : POLL_MS);
+      if (signal?.aborted) return action;
+      action = e ? e.data.action : await api('GET', `/v1/servers/${serverId}/actions/${id}`);
+    }
+    return action;
+  } finally {
+    events.stop();
+  }
 }
 
 /**

@@ -1,11 +1,11 @@
 // A server's alert rules (…/alerts: create, see whether each is firing, delete) and its event timeline
-// (GET /v1/events?server_id=…&order=desc, newest first, kept fresh while the page is open). Both are plain API
-// reads and writes, like any client's.
+// (GET /v1/events?server_id=…&order=desc, newest first, then the account's live events of the server as they come:
+// live.js). Both are plain API reads and writes, like any client's.
 import { api, listAll } from './api.js';
-import { h, fill, announce, errorBox, every, field, table } from './dom.js';
+import { h, fill, announce, errorBox, field, table } from './dom.js';
 import { actorText, timeEl } from './format.js';
+import { onEvent, whenChanged } from './live.js';
 
-const REFRESH_MS = 3000;
 const TIMELINE = 30; // the newest events shown
 const METRICS = [['tps', 'TPS'], ['cpu_percent', 'CPU (% of one core)'], ['ram_percent', 'RAM (% of the plan)'], ['players_online', 'Players online']];
 
@@ -71,7 +71,8 @@ export function alertsSection(server, signal) {
     ]), (i) => ({ 'data-alert-id': rules[i].id }))
       : h('p', { class: 'muted' }, 'No alert rules.'));
   }
-  every(REFRESH_MS, signal, refresh);
+  // A rule's state changes with its alert.triggered and alert.resolved events: the list is read again then.
+  whenChanged(signal, (e) => e.server_id === server.id && e.type.startsWith('alert.'), refresh, { fallbackMs: 120_000 });
   refresh().catch((e) => say(`Could not list the alert rules: ${e.message}`, true));
 
   return h('section', { 'aria-labelledby': 'alerts-title' },
@@ -84,21 +85,36 @@ export function timelineSection(server, signal) {
   const list = h('ol', { class: 'timeline', id: 'timeline' });
   const error = h('div');
   /** Whom the events name: the members by email and the schedules by name, as far as the reader may know them. */
-  async function names() {
+  async function namesOf() {
     const [members, schedules] = await Promise.all([
       server.access.role === 'owner' ? listAll(`/v1/servers/${server.id}/members`) : [],
       listAll(`/v1/servers/${server.id}/schedules`),
     ]);
     return new Map([...members.filter((m) => m.user_id).map((m) => [m.user_id, m.email]), ...schedules.map((s) => [s.id, `the schedule ${s.name}`])]);
   }
+  let known = new Map();
+  let shown = []; // the events listed, newest first
+  const item = (e) => h('li', { 'data-event-type': e.type },
+    timeEl(e.created_at), ' ', h('strong', {}, e.type), ' ', summary(e), ' ', h('span', { class: 'by' }, `by ${actorText(e.actor, known)}`));
+  const draw = () => fill(list, shown.length ? shown.map(item) : h('li', { class: 'muted' }, 'Nothing yet.'));
+  let fresh = []; // the stream's events since the last read began, newest first: newer than what it answers
   async function refresh() {
-    const [page, known] = await Promise.all([api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`), names()]);
+    fresh = [];
+    const [page, names] = await Promise.all([api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`), known.size ? known : namesOf()]);
+    known = names;
     error.replaceChildren();
-    fill(list, page.data.length ? page.data.map((e) => h('li', { 'data-event-type': e.type },
-      timeEl(e.created_at), ' ', h('strong', {}, e.type), ' ', summary(e), ' ', h('span', { class: 'by' }, `by ${actorText(e.actor, known)}`)))
-      : h('li', { class: 'muted' }, 'Nothing yet.'));
+    const read = new Set(page.data.map((e) => e.id));
+    shown = [...fresh.filter((e) => !read.has(e.id)), ...page.data].slice(0, TIMELINE);
+    draw();
   }
-  every(REFRESH_MS, signal, refresh);
+  // The live events are drawn as they come; a read is needed only when they were interrupted (the fallback).
+  onEvent((e) => {
+    if (e.server_id !== server.id) return;
+    fresh = [e, ...fresh].slice(0, TIMELINE);
+    shown = [e, ...shown.filter((x) => x.id !== e.id)].slice(0, TIMELINE); // in the stream's order (the events' seq)
+    draw();
+  }, signal);
+  whenChanged(signal, () => false, refresh, { fallbackMs: 120_000 });
   refresh().catch((e) => error.replaceChildren(errorBox(`Could not load the timeline: ${e.message}`)));
   return h('section', { 'aria-labelledby': 'timeline-title' }, h('h2', { id: 'timeline-title' }, 'Timeline'), error, list);
 }

@@ -9,18 +9,55 @@ let renewTimer;
 let renewing = null;
 /** Who is signed in, and the id of this page's own API token (Settings marks it). */
 export const session = { email: '', tokenId: '' };
-/** Set by app.js: what to do when the session is gone (show the sign-in form). */
-export const hooks = { signedOut: () => {} };
+/**
+ * Set by app.js: what to do when the session is gone (show the sign-in form), and how to say that the page waits
+ * `seconds` before asking again after a 429 (authorized).
+ */
+export const hooks = { signedOut: () => {}, waiting: (_seconds, _limit) => {} };
 
 /** A problem document (RFC 9457) answered by the service, or a network failure. */
 export class ApiError extends Error {
-  constructor(status, problem) {
+  constructor(status, problem, res) {
     const fields = (problem?.errors ?? []).map((e) => `${e.pointer.replace(/^\/body\//, '')} ${e.detail}`);
-    const text = problem?.detail || problem?.title || `The service answered ${status}.`;
+    const text = problem?.code === 'rate_limited' && res ? tooMany(res) : problem?.detail || problem?.title || `The service answered ${status}.`;
     super(fields.length ? `${text} (${fields.join('; ')})` : text);
     this.status = status;
     this.problem = problem;
   }
+}
+
+/**
+ * How long a 429 asks to wait, in seconds: Retry-After (RFC 9110 §10.2.3), else the RateLimit header's `t`
+ * (draft-ietf-httpapi-ratelimit-headers-08 §3.1); 5 when neither says.
+ */
+function waitOf(res) {
+  const after = Number(res.headers.get('Retry-After'));
+  if (Number.isFinite(after) && after >= 0 && res.headers.has('Retry-After')) return after;
+  const t = /;\s*t=(\d+)/.exec(res.headers.get('RateLimit') ?? '');
+  return t ? Number(t[1]) : 5;
+}
+
+/** The account's allowance, `q` requests per `w` seconds, from RateLimit-Policy (draft-08 §2.1); null when not said. */
+function limitOf(res) {
+  const policy = res.headers.get('RateLimit-Policy') ?? '';
+  const q = /;\s*q=(\d+)/.exec(policy);
+  const w = /;\s*w=(\d+)/.exec(policy);
+  return q ? { q: Number(q[1]), w: w ? Number(w[1]) : 60 } : null;
+}
+
+/**
+ * The service's own words ("Your tokens together may make…") are for API clients; a customer in the dashboard
+ * does not think of tokens: they opened tabs (docs/dashboard-budget.md).
+ */
+function tooMany(res) {
+  return `${busyText(limitOf(res))} Try again in ${waitOf(res)} seconds.`;
+}
+
+/** What a 429 means to a customer: the whole account's allowance is used up, not just this page's. */
+export function busyText(limit) {
+  const per = !limit || limit.w === 60 ? 'a minute' : `every ${limit.w} seconds`;
+  const allowance = limit ? `at most ${limit.q} ${per}` : 'a limited number a minute';
+  return `Your account has made too many requests just now (${allowance}, counting this page, your other open tabs and any scripts using your API tokens).`;
 }
 
 export class SignedOut extends Error {}
@@ -150,25 +187,50 @@ export async function changePassword(currentPassword, newPassword, revokeTokens)
 export async function api(method, path, body, extraHeaders = {}) {
   const res = await authorized(method, path, body, extraHeaders);
   const data = res.status === 204 ? null : await readJson(res);
-  if (!res.ok) throw new ApiError(res.status, data);
+  if (!res.ok) throw new ApiError(res.status, data, res);
   return data;
 }
 
 /** The answer to one /v1 request with this page's bearer token, renewed once on a 401 (see api). */
 async function authorized(method, path, body, extraHeaders = {}) {
-  for (let attempt = 0; ; attempt++) {
+  let renewed = false;
+  let waited = false;
+  for (;;) {
     const used = bearer;
     const headers = { Authorization: `Bearer ${used}`, ...extraHeaders };
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     // no-store: the data is live, and a revalidation would come back 304, which the contract does not list.
     const init = { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) };
     const res = await (method === 'GET' ? fetchAgain(path, init) : fetch(path, init));
-    if (res.status === 401 && attempt === 0) {
+    if (res.status === 401 && !renewed) {
+      renewed = true;
       if (used === bearer) await renewOrSignOut();
       continue;
     }
+    // Rate limited: wait as long as the service asks and ask once more. A refused request changed nothing (the
+    // limiter answers before any operation runs), so a write may be sent again too.
+    if (res.status === 429 && !waited && waitOf(res) <= MAX_WAIT_S) {
+      const problem = await readJson(res.clone());
+      if (problem?.code === 'rate_limited') {
+        waited = true;
+        await waitForBudget(waitOf(res), limitOf(res));
+        continue;
+      }
+    }
     return res;
   }
+}
+
+/** The longest wait a page sits through before it shows the 429 (the default window is a minute). */
+const MAX_WAIT_S = 65;
+let waitingUntil = 0;
+
+/** Waits `seconds`; says so once for the requests that wait together. */
+async function waitForBudget(seconds, limit) {
+  const until = Date.now() + seconds * 1000;
+  if (until > waitingUntil + 1000) hooks.waiting(seconds, limit);
+  waitingUntil = Math.max(waitingUntil, until);
+  await new Promise((resolve) => setTimeout(resolve, seconds * 1000 + Math.random() * 500));
 }
 
 /**
@@ -177,7 +239,7 @@ async function authorized(method, path, body, extraHeaders = {}) {
  */
 export async function download(path, name) {
   const res = await authorized('GET', path);
-  if (!res.ok) throw new ApiError(res.status, await readJson(res));
+  if (!res.ok) throw new ApiError(res.status, await readJson(res), res);
   const url = URL.createObjectURL(await res.blob());
   const link = Object.assign(document.createElement('a'), { href: url, download: name });
   document.body.append(link);
@@ -220,16 +282,22 @@ const sleep = (ms, signal) =>
     signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
 
+/** How long a stream refused for the user's cap (too_many_streams) waits before it asks again. */
+const LIMITED_RETRY_MS = 60_000;
+
 /**
  * Follows a /v1 Server-Sent Events stream until `signal` aborts. EventSource cannot send an Authorization
  * header, so this reads the body with fetch() and parses it as the HTML standard's event-stream section says
  * (§9.2.6: lines end with CR, LF or CRLF; `:` starts a comment; one leading space after the colon is dropped;
  * a blank line dispatches). It reconnects with Last-Event-ID so the service replays what was missed.
+ * `onStatus` hears 'live' once connected, 'limited' when the user has as many streams open as allowed (asked
+ * again each minute), 'retrying' while it is down or rate limited (asked again after Retry-After or a backoff).
  */
-export async function follow(path, onEvent, signal, lastEventId) {
+export async function follow(path, onEvent, signal, lastEventId, onStatus = () => {}) {
   let lastId = lastEventId ?? null;
   let retryMs = 1000;
   while (!signal.aborted) {
+    let waitMs = null;
     try {
       const used = bearer;
       const headers = { Authorization: `Bearer ${used}`, Accept: 'text/event-stream' };
@@ -237,9 +305,15 @@ export async function follow(path, onEvent, signal, lastEventId) {
       const res = await fetch(path, { headers, signal, cache: 'no-store' });
       if (res.status === 401 && used === bearer) await renewOrSignOut();
       else if (res.status === 401) continue; // renewed meanwhile: reconnect with the new token at once
-      else if (!res.ok) throw new ApiError(res.status, await readJson(res));
+      else if (res.status === 429) {
+        const problem = await readJson(res);
+        const limited = problem?.code === 'too_many_streams';
+        onStatus(limited ? 'limited' : 'retrying');
+        waitMs = limited ? LIMITED_RETRY_MS : Math.max(1, waitOf(res)) * 1000;
+      } else if (!res.ok) throw new ApiError(res.status, await readJson(res), res);
       else {
         retryMs = 1000;
+        onStatus('live');
         await readEvents(res.body, signal, (e) => {
           if (e.id !== null) lastId = e.id;
           onEvent(e);
@@ -248,7 +322,12 @@ export async function follow(path, onEvent, signal, lastEventId) {
       }
     } catch (e) {
       if (signal.aborted || e instanceof SignedOut) return;
-      if (e instanceof ApiError && e.status !== 429 && e.status < 500) throw e;
+      if (e instanceof ApiError && e.status < 500) throw e;
+      onStatus('retrying');
+    }
+    if (waitMs !== null) {
+      await sleep(waitMs, signal);
+      continue;
     }
     await sleep(retryMs, signal);
     retryMs = Math.min(retryMs * 2, 30_000);

@@ -1,8 +1,9 @@
 // The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/settings/tokens,
 // #/settings/webhooks, #/settings/password).
 // Hash routes need no server routes: the service serves one page at `/`.
-import { resume, signIn, signOut, hooks, session, ApiError, SignedOut } from './api.js';
+import { resume, signIn, signOut, hooks, session, ApiError, SignedOut, busyText } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
+import { onStatus, startLive, stopLive } from './live.js';
 import { serversView } from './servers.js';
 import { serverView } from './server.js';
 import { tokensView } from './tokens.js';
@@ -62,6 +63,7 @@ async function route() {
 
 function signInView(message) {
   leave();
+  stopLive();
   showChrome(false);
   document.title = 'Sign in · Dashboard';
   const error = h('div', {}, message ? errorBox(message) : null);
@@ -95,14 +97,29 @@ function signInView(message) {
 
 function signedIn() {
   showChrome(true);
+  startLive(session.email);
   announce(`Signed in as ${session.email}.`);
   route();
 }
 
 hooks.signedOut = () => signInView('Your session has ended; sign in again.');
+hooks.waiting = (seconds, limit) => announce(`${busyText(limit)} This page waits ${seconds} seconds and tries again.`);
+
+/** Said above every page while the account's events are not live (live.js): the pages read slowly meanwhile. */
+const LIVE_NOTES = {
+  limited: 'Live updates are paused: your account has as many live views open as it may (in other tabs, or scripts using your API tokens). Close one to resume; until then this page reads again every minute or so.',
+  retrying: 'Live updates are interrupted; reconnecting. Until then this page reads again every minute or so.',
+  stopped: 'Live updates are off for this page; reload it to try again.',
+};
+onStatus((s) => {
+  const note = document.getElementById('live-note');
+  note.textContent = LIVE_NOTES[s] ?? '';
+  note.hidden = !LIVE_NOTES[s];
+});
 window.addEventListener('hashchange', () => session.email && route());
 document.getElementById('sign-out').addEventListener('click', async () => {
   leave();
+  stopLive();
   await signOut();
   signInView();
   announce('Signed out.');

@@ -1,14 +1,12 @@
 // A server's backups, through /v1/servers/{id}/backups: make one, download its archive, restore it (an action,
-// after a confirmation) or delete it. The list is read again every few seconds while a backup is being made, and
-// its end is said with its outcome. A backup stops a running game while the archive is made (the spec's
+// after a confirmation) or delete it. The list is read again when the account's events say a backup of this
+// server changed (live.js: backup.created, ready, failed, deleted), and a backup's end is said with its outcome. A backup stops a running game while the archive is made (the spec's
 // createServerBackup), so it asks first when players are online.
 import { api, download, listAll } from './api.js';
-import { h, fill, announce, errorBox, every, busyWhile, field, table } from './dom.js';
+import { h, fill, announce, errorBox, busyWhile, field, table } from './dom.js';
 import { fmtBytes, timeEl } from './format.js';
-import { onlinePlayers, whoIsOnline } from './actions.js';
-
-const REFRESH_MS = 3000;
-const POLL_MS = 1000;
+import { finished, onlinePlayers, whoIsOnline } from './actions.js';
+import { whenChanged } from './live.js';
 
 export function backupsSection(server, signal, latest = () => server) {
   const list = h('div');
@@ -48,13 +46,9 @@ export function backupsSection(server, signal, latest = () => server) {
 
   const restore = (b) => act(async () => {
     if (!confirm(`Restore “${label(b)}”? The server's world is replaced by the backup's; a running server is stopped and started again.`)) return;
-    let action = await api('POST', `/v1/servers/${server.id}/actions`, { type: 'restore', backup_id: b.id });
     say(`Restoring ${label(b)}…`);
-    while (action.status === 'pending' || action.status === 'running') {
-      if (signal.aborted) return;
-      await new Promise((r) => setTimeout(r, POLL_MS));
-      action = await api('GET', `/v1/servers/${server.id}/actions/${action.id}`);
-    }
+    const action = await finished(server.id, () => api('POST', `/v1/servers/${server.id}/actions`, { type: 'restore', backup_id: b.id }), signal);
+    if (signal.aborted) return;
     if (action.status === 'failed') say(`Restoring ${label(b)} failed: ${action.error?.detail ?? 'no reason given'}`, true);
     else say(`Restored ${label(b)}.`);
   });
@@ -84,10 +78,8 @@ export function backupsSection(server, signal, latest = () => server) {
     ]), (i) => ({ 'data-backup-id': backups[i].id }));
   }
 
-  let pending = true;
   async function refresh() {
     const backups = await listAll(`/v1/servers/${server.id}/backups`);
-    pending = backups.some((b) => b.status === 'pending');
     for (const b of backups) {
       if (!waiting.has(b.id) || b.status === 'pending') continue;
       waiting.delete(b.id);
@@ -97,7 +89,9 @@ export function backupsSection(server, signal, latest = () => server) {
     waiting = new Set([...waiting].filter((id) => backups.some((b) => b.id === id)));
     fill(list, render(backups.reverse())); // newest first
   }
-  every(REFRESH_MS, signal, () => (pending ? refresh() : Promise.resolve()));
+  whenChanged(signal, (e) => e.server_id === server.id && e.type.startsWith('backup.'), refresh, {
+    fallbackMs: 120_000, failed: (e) => say(`Could not list backups: ${e.message}`, true),
+  });
   refresh().catch((e) => say(`Could not list backups: ${e.message}`, true));
 
   return h('section', { 'aria-labelledby': 'backups-title' }, h('h2', { id: 'backups-title' }, 'Backups'), form, players, outcome, list);

@@ -121,9 +121,3 @@ export function busyWhile(fn, fail, after = async () => {}) {
     }
   };
 }
-
-/** Runs `fn` every `ms` until `signal` aborts; errors are shown, not thrown (the next round may succeed). */
-export function every(ms, signal, fn) {
-  const timer = setInterval(() => fn().catch((e) => announce(e.message, true)), ms);
-  signal.addEventListener('abort', () => clearInterval(timer), { once: true });
-}

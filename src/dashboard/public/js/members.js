@@ -2,9 +2,7 @@
 // permissions, change them, remove a member. A member is `invited` until they first use the server: the service
 // never says whether an account with that email exists (the spec's Members tag).
 import { api, listAll, newKey } from './api.js';
-import { h, fill, announce, errorBox, busyWhile, every, field, showFieldErrors, table } from './dom.js';
-
-const REFRESH_MS = 5000;
+import { h, fill, announce, errorBox, busyWhile, field, showFieldErrors, table } from './dom.js';
 
 /** The permissions, in the spec's order (MemberPermission), with what each lets a member do. */
 export const PERMISSIONS = [
@@ -28,7 +26,7 @@ function permissionBoxes(prefix, checked, label) {
   };
 }
 
-export function membersSection(server, signal) {
+export function membersSection(server) {
   const list = h('div');
   const outcome = h('div', { class: 'outcome' });
   const say = (text, failed = false) => {
@@ -90,7 +88,7 @@ export function membersSection(server, signal) {
       ? table(`Members of ${server.name}`, ['Email', 'Status', 'Permissions', ''], members.map(row), (i) => ({ 'data-member-id': members[i].id }))
       : h('p', { class: 'muted' }, 'Not shared with anyone.'));
   }
-  every(REFRESH_MS, signal, refresh);
+  // Read once, and after the owner's own changes: no event says a member changed (docs/dashboard-budget.md).
   refresh().catch((e) => say(`Could not list the members: ${e.message}`, true));
 
   return h('section', { 'aria-labelledby': 'members-title' },

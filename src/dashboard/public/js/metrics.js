@@ -7,6 +7,7 @@ import { h, fill, announce, errorBox, field } from './dom.js';
 import { fmtBytes, fmtClock, fmtNumber, fmtTime, localInputValue, zoneName } from './format.js';
 import { lineChart } from './chart.js';
 import { tickTitle } from './catalog.js';
+import { showStreamNote } from './live.js';
 
 const RANGES = [['15m', '15 minutes', 15 * 60e3], ['1h', '1 hour', 3600e3], ['24h', '24 hours', 86400e3], ['7d', '7 days', 7 * 86400e3], ['30d', '30 days', 30 * 86400e3]];
 const LIVE_KEEP = 2000; // live samples kept per page (the right end of the chart, finer than history)
@@ -28,6 +29,7 @@ export function metricsSection(id, signal, { game, plan }) {
   const charts = seriesFor(game, plan).map((s) => ({ ...s, chart: lineChart(s) }));
   const now = h('dl', { class: 'now', id: 'metrics-now' });
   const error = h('div');
+  const note = h('p', { class: 'muted', id: 'metrics-note', role: 'status', hidden: true });
   let range = RANGES[1];
   let custom = null; // { from, to } in ms while a chosen window is shown
   let history = []; // points from GET …/metrics, { t, tps, ram_bytes, cpu_percent, players_online }
@@ -124,11 +126,11 @@ export function metricsSection(id, signal, { game, plan }) {
       if (live.length > LIVE_KEEP) live = live.slice(-LIVE_KEEP);
       showNow(s);
       if (!custom) draw();
-    }, signal, m.now?.id).catch((e) => error.replaceChildren(errorBox(`The live metrics stopped: ${e.message}`)));
+    }, signal, m.now?.id, showStreamNote(note, 'Live samples')).catch((e) => error.replaceChildren(errorBox(`The live metrics stopped: ${e.message}`)));
   }
 
   const el = h('section', { 'aria-labelledby': 'metrics-title' },
-    h('h2', { id: 'metrics-title' }, 'Metrics'), picker, customForm, now, error,
+    h('h2', { id: 'metrics-title' }, 'Metrics'), picker, customForm, note, now, error,
     h('div', { class: 'charts' }, charts.map((c) => c.chart.el)));
   return { el, start, notRunning: () => showNow(null), window: () => ({ from, to }) };
 }

@@ -1,12 +1,13 @@
 // Who is online (GET …/players, while the game runs) with quick actions on each player: whitelist, operator and
 // ban, each offered only where the software keeps that list (VersionDetail.player_lists), and kick where the
 // software can (VersionDetail.kick; kickServerPlayer). A ban or a kick of a player who is online disconnects them
-// (docs/architecture.md "Player lists"); both ask first.
+// (docs/architecture.md "Player lists"); both ask first. Read when the page opens, when the server starts running
+// and after the customer's own quick actions; in between, player.joined and player.left events (live.js) add and
+// remove players without a read (docs/dashboard-budget.md).
 import { api, newKey } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
 import { versionDetail } from './catalog.js';
-
-const REFRESH_MS = 5000;
+import { onEvent, whenChanged } from './live.js';
 
 const QUICK = {
   whitelist: { add: 'Whitelist', remove: 'Remove from whitelist', done: (n, on) => `${on ? 'Added' : 'Removed'} ${n} ${on ? 'to' : 'from'} the whitelist.` },
@@ -27,15 +28,23 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
     announce(text, failed);
   };
   let shown = '';
+  let last = null; // { online, detail, lists } from the last read, which the events then change
 
   async function refresh() {
     if (server.state !== 'running') {
       shown = '';
+      last = null;
       return void fill(body, h('p', { class: 'muted' }, `Nobody: the server is ${server.state}.`));
     }
     const [online, detail] = await Promise.all([api('GET', `/v1/servers/${server.id}/players`), versionDetail(server.version)]);
     const lists = {};
     for (const list of detail.player_lists) lists[list] = new Set((await api('GET', `/v1/servers/${server.id}/players/${list}`)).data.map((e) => e.name.toLowerCase()));
+    last = { online, detail, lists };
+    draw();
+  }
+
+  function draw() {
+    const { online, detail, lists } = last;
     const key = JSON.stringify([online.online, online.max, online.players.map((p) => p.name), Object.entries(lists).map(([k, v]) => [k, [...v]])]);
     if (key === shown) return; // unchanged: keep the DOM (and the keyboard focus) as it is
     shown = key;
@@ -49,6 +58,15 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
             detail.kick ? kickButton(p.name) : null))))
         : h('p', { class: 'muted' }, 'Nobody is playing right now.'));
   }
+
+  /** A join or a leave from the account's events: applied to the last read (the events carry the player). */
+  onEvent((e) => {
+    if (!last || e.server_id !== server.id || (e.type !== 'player.joined' && e.type !== 'player.left')) return;
+    const others = last.online.players.filter((p) => p.uuid !== e.data.player.uuid);
+    const players = e.type === 'player.joined' ? [...others, e.data.player] : others;
+    last = { ...last, online: { ...last.online, online: players.length, players } };
+    draw();
+  }, signal);
 
   function quickButton(name, list, on) {
     const q = QUICK[list];
@@ -89,18 +107,18 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
   }
 
   refresh().catch((e) => fill(body, errorBox(`Could not load who is online: ${e.message}`)));
-  let last = Date.now();
+  whenChanged(signal, () => false, refresh, { fallbackMs: 120_000 }); // read slowly only while events are not live
   return {
     el: h('section', { 'aria-labelledby': 'online-title' }, h('h2', { id: 'online-title' }, 'Who is online'), body, outcome),
     /**
-     * The page's fresh read of the server: who is online is read right after it (not on a timer of its own), so
-     * it is asked only of a server just seen running. It can still stop in between: the 409 counts as nobody.
+     * The page's fresh read of the server: who is online is read again when it has just started running (not on a
+     * timer of its own), so it is asked only of a server just seen running. It can still stop in between: the 409
+     * counts as nobody.
      */
     update(s) {
       const was = server.state;
       server = s;
-      if (signal.aborted || (s.state === was && (s.state !== 'running' || Date.now() - last < REFRESH_MS))) return;
-      last = Date.now();
+      if (signal.aborted || s.state === was) return;
       refresh().catch(() => undefined);
     },
     refresh,

@@ -3,10 +3,10 @@
 // GET /v1/schedule-times) and an ordered list of tasks, each after a delay. What a member may do with a schedule
 // follows their permissions: every task's (a command needs console, a power action power, a backup backups).
 import { api, listAll, newKey } from './api.js';
-import { h, fill, announce, errorBox, busyWhile, every, field, showFieldErrors, table } from './dom.js';
+import { h, fill, announce, errorBox, busyWhile, field, showFieldErrors, table } from './dom.js';
 import { timeEl } from './format.js';
+import { whenChanged } from './live.js';
 
-const REFRESH_MS = 5000;
 const HISTORY = 10; // the newest runs shown
 const NEEDS = { command: 'console', power: 'power', backup: 'backups' };
 const PRESETS = [
@@ -92,7 +92,16 @@ export function schedulesSection(server, signal) {
       ? table(`Schedules of ${server.name}`, ['Name', 'When', 'Next run', 'Tasks', ''], schedules.map(row), (i) => ({ 'data-schedule-id': schedules[i].id }))
       : h('p', { class: 'muted' }, 'No schedules.'));
   }
-  every(REFRESH_MS, signal, refresh);
+  // A run moves a schedule's next run (schedule.ran, schedule.failed): the list, and the histories open, are read
+  // again then; a schedule someone else made shows at the next visit (docs/dashboard-budget.md).
+  const ran = async () => {
+    await refresh();
+    for (const [sid, box] of histories) {
+      const s = JSON.parse(shown || '[]').find((x) => x.id === sid);
+      if (s && !box.hidden) await showHistory(s, box);
+    }
+  };
+  whenChanged(signal, (e) => e.server_id === server.id && e.type.startsWith('schedule.'), ran, { fallbackMs: 120_000 });
   refresh().catch((e) => say(`Could not list the schedules: ${e.message}`, true));
 
   const types = Object.keys(NEEDS).filter(may);

@@ -2,9 +2,10 @@
 // charts (metrics.js), the console (recent lines, live lines from …/console/stream, and a command input), its
 // settings and player lists, its backups (backups.js), its alert rules and its event timeline (alerts.js), its
 // schedules (schedules.js) and, for its owner, its members (members.js). On a server shared with the reader, only
-// the sections and controls their permissions allow are shown (Server.access).
+// the sections and controls their permissions allow are shown (Server.access). Nothing is read on a timer: the
+// server is read again when the account's events say it changed (live.js; docs/dashboard-budget.md).
 import { api, follow } from './api.js';
-import { h, fill, announce, errorBox, every, field } from './dom.js';
+import { h, fill, announce, errorBox, field } from './dom.js';
 import { fmtMiB, timeEl } from './format.js';
 import { powerButtons } from './actions.js';
 import { addressText, stateBadge } from './servers.js';
@@ -18,8 +19,8 @@ import { playerListsSection } from './player-lists.js';
 import { membersSection } from './members.js';
 import { schedulesSection } from './schedules.js';
 import { actorText } from './format.js';
+import { showStreamNote, whenChanged } from './live.js';
 
-const REFRESH_MS = 3000;
 const CONSOLE_KEEP = 1000;
 
 export async function serverView(main, signal, id) {
@@ -38,7 +39,7 @@ export async function serverView(main, signal, id) {
   const data = [
     may('settings') && settingsSection(server), lists?.el, may('backups') && backupsSection(server, signal, () => current.server),
     may('alerts') && alertsSection(server, signal), schedulesSection(server, signal), timelineSection(server, signal),
-    server.access.role === 'owner' && membersSection(server, signal),
+    server.access.role === 'owner' && membersSection(server),
   ];
   const shared = server.access.role === 'member' ? h('p', { class: 'muted', id: 'shared-note' }, 'Shared with you by its owner.') : null;
   fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, shared, facts, buttons, outcome, players?.el, metrics.el,
@@ -73,13 +74,17 @@ export async function serverView(main, signal, id) {
     }
   }
   show(server);
-  every(REFRESH_MS, signal, refresh);
+  // Its state, name, plan and address change with server.* events; the disk with its quota.* warnings.
+  whenChanged(signal, (e) => e.server_id === id && (e.type.startsWith('server.') || e.type.startsWith('quota.')), refresh, {
+    delayMs: 300, fallbackMs: 30_000, failed: (e) => announce(e.message, true),
+  });
   await metrics.start();
 }
 
 function consoleSection(id, signal) {
   const log = h('div', { class: 'console', role: 'log', 'aria-label': 'Console output', tabindex: 0 });
   const error = h('div');
+  const note = h('p', { class: 'muted', id: 'console-note', role: 'status', hidden: true });
   const input = h('input', { id: 'console-command', name: 'command', required: true, maxlength: 1000, autocomplete: 'off' });
   const form = h('form', { class: 'row' }, field('Command', input), h('button', { type: 'submit' }, 'Send'));
 
@@ -106,8 +111,9 @@ function consoleSection(id, signal) {
     const recent = await api('GET', `/v1/servers/${id}/console?limit=200`);
     recent.data.forEach(add);
     const last = recent.data.length ? String(recent.data[recent.data.length - 1].seq) : '0';
-    await follow(`/v1/servers/${id}/console/stream`, (e) => e.event === 'line' && add(JSON.parse(e.data)), signal, last);
+    await follow(`/v1/servers/${id}/console/stream`, (e) => e.event === 'line' && add(JSON.parse(e.data)), signal, last,
+      showStreamNote(note, 'New console lines'));
   })().catch((e) => error.replaceChildren(errorBox(`The console stopped: ${e.message}`)));
 
-  return h('section', { 'aria-labelledby': 'console-title' }, h('h2', { id: 'console-title' }, 'Console'), log, form, error);
+  return h('section', { 'aria-labelledby': 'console-title' }, h('h2', { id: 'console-title' }, 'Console'), note, log, form, error);
 }

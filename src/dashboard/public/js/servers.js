@@ -1,14 +1,13 @@
 // Servers: the account's quota use, the create form (plans and game versions by name, and the settings that can
 // only be chosen now, such as a world's seed), and the list (state, address, game, plan, the power buttons the
-// state allows), refreshed every few seconds.
+// state allows), read again when the account's events say a server changed (live.js; docs/dashboard-budget.md).
 import { api, listAll, newKey } from './api.js';
-import { h, fill, announce, errorBox, every, field, showFieldErrors, table } from './dom.js';
+import { h, fill, announce, errorBox, field, showFieldErrors, table } from './dom.js';
 import { fmtMiB, plural } from './format.js';
 import { powerButtons } from './actions.js';
 import { catalog, planFigures, planName, versionDetail, versionName } from './catalog.js';
 import { settingField } from './settings.js';
-
-const REFRESH_MS = 3000;
+import { whenChanged } from './live.js';
 
 export async function serversView(main, signal) {
   const cat = await catalog();
@@ -33,7 +32,8 @@ export async function serversView(main, signal) {
     fill(listBox, servers.length ? serverTable(servers, cat, outcome, refresh, signal) : h('p', { class: 'muted' }, 'No servers yet. Create one below.'));
   }
   await refresh();
-  every(REFRESH_MS, signal, refresh);
+  // A server made, changed, deleted or changing state (server.*) changes the list and the quota's use.
+  whenChanged(signal, (e) => e.type.startsWith('server.'), refresh, { fallbackMs: 60_000, failed: (e) => announce(e.message, true) });
 }
 
 /** GET /v1/quota as three meters: servers, running, memory (docs/conventions.md "Quotas"). */
