@@ -3499,9 +3499,9 @@ export interface components {
          * @description Why an action failed, as a code of the error registry (the same `type` page as a problem with that
          *     code). `start_failed`: the game exited while starting or its install failed. `start_timeout`: it was
          *     not ready in time. `port_in_use`: its port was taken. `action_cancelled`: a kill, a delete or a
-         *     shutdown overtook it. `invalid_state`: the server was being deleted, the service was shutting down or
-         *     its machine was unreachable. `disk_quota_exceeded`: its folder was over the plan's disk space.
-         *     `service_unavailable`: the service restarted or shut down before it finished; ask again.
+         *     shutdown overtook it. `invalid_state`: the server was being deleted or its machine was unreachable.
+         *     `disk_quota_exceeded`: its folder was over the plan's disk space. `service_unavailable`: the service was
+         *     shutting down when it came to start, or restarted or shut down before it finished; ask again.
          *     `restore_failed`: a restore could not swap the backup in (the server is as it was); `backup_not_found`:
          *     its backup is gone. `internal_error`: anything else. Codes may be added within v1: treat an unknown one
          *     as a failure described by `detail`.

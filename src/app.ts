@@ -113,7 +113,7 @@ function apiHandlers(deps: AppDeps): Handlers {
   const { runtime } = deps;
   return {
     ...catalogHandlers(deps),
-    ...serverHandlers({ servers, idempotency, versions: deps.versions, plans: deps.plans, lifecycle: runtime.lifecycle, settings: runtime.settings, keptBackups: runtime.keptBackups }),
+    ...serverHandlers({ servers, idempotency, lifecycle: runtime.lifecycle }),
     ...tokenHandlers({ tokens, idempotency, tokensPerUser: deps.config.tokensPerUser }),
     ...actionHandlers({ idempotency, power: runtime.power }),
     ...consoleHandlers({ idempotency, consoles: runtime.consoles }),

@@ -26,6 +26,7 @@ import { serverDiskUsage } from './host/disk-usage';
 import { createBackupScheduler } from './loops/backup-schedule';
 import { createSchedules, type SchedulesConfig } from './services/schedules';
 import { createMembers } from './services/members';
+import { versionCatalog } from '../catalog/versions';
 
 /** What the runtime is built from: where games run and their files are (RuntimeHost), and the service's parts. */
 export interface RuntimeDeps extends RuntimeHost {
@@ -65,6 +66,7 @@ export function composeRuntime(deps: RuntimeDeps) {
   const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, storage, dataDir: config.dataDir, log, track: work.track });
   const lifecycle = createLifecycle({
     servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, storage, backups, events, log, track: work.track,
+    keptBackups, plans, versions: versionCatalog(catalog), settingsService: settings,
   });
   const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
   const consoles = createConsoles({ doors, power, ownerOf: store.servers.ownerOf, now });

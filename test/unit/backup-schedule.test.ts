@@ -1,5 +1,6 @@
 import { silentLogger } from '../../src/log';
-import { createBackupScheduler, nextBackupAt, scheduleErrors } from '../../src/runtime/loops/backup-schedule';
+import { createBackupScheduler, nextBackupAt } from '../../src/runtime/loops/backup-schedule';
+import { scheduleErrors } from '../../src/runtime/services/server-rules';
 import type { BackupSchedule, StoredSchedule } from '../../src/store/servers-repo';
 
 // Backup schedules (src/runtime/loops/backup-schedule.ts): when the next automatic backup is due, what a valid

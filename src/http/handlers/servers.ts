@@ -1,12 +1,7 @@
 import { AppError } from '../../errors';
-import type { Plan } from '../../catalog/plans';
-import type { VersionCatalog } from '../../catalog/versions';
-import type { BackupSchedule, Server, ServersRepo } from '../../store/servers-repo';
-import { scheduleErrors } from '../../runtime/loops/backup-schedule';
+import type { Server, ServersRepo } from '../../store/servers-repo';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Lifecycle } from '../../runtime/services/lifecycle';
-import type { SettingsService } from '../../runtime/services/server-settings';
-import type { KeptBackupsService } from '../../runtime/services/kept-backups';
 import type { Call, Handlers, Reply } from '../types';
 import { idempotent } from './idempotent';
 import { page } from './paging';
@@ -14,14 +9,8 @@ import { page } from './paging';
 export interface ServerDeps {
   servers: ServersRepo;
   idempotency: IdempotencyRepo;
-  versions: VersionCatalog;
-  /** The plans a server is created or changed to (the service's, as GET /v1/plans lists them). */
-  plans: readonly Plan[];
+  /** Creates, changes and removes servers, checking what the schemas cannot (server-rules.ts). */
   lifecycle: Lifecycle;
-  /** Settings given at create are checked by their owner (SettingsService.checkNew). */
-  settings: Pick<SettingsService, 'checkNew'>;
-  /** deleteServer?keep_backups=true promises the server's backups to its owner. */
-  keptBackups: Pick<KeptBackupsService, 'promise'>;
 }
 
 /**
@@ -47,44 +36,15 @@ export function serverHandlers(deps: ServerDeps): Handlers {
       return { status: 200, json };
     },
 
-    updateServer: ({ server, body }) => {
-      if (body.plan !== undefined) checkPlan(deps.plans, body.plan);
-      if (body.backup_schedule) checkSchedule(deps.plans, body.backup_schedule, body.plan ?? found(servers, server.id).plan);
-      return { status: 200, body: lifecycle.update(server.ownerId, server.id, body) };
-    },
+    updateServer: ({ server, body }) => ({ status: 200, body: lifecycle.update(server.ownerId, server.id, body) }),
 
-    deleteServer: ({ server, query }) => {
-      // openapi-backend checked the query against the spec (`true` or `false`) but hands it over as the string sent.
-      if (String(query.keep_backups) === 'true') deps.keptBackups.promise(server.id); // 403 past KEPT_BACKUPS_PER_USER
-      void lifecycle.remove(server.id); // 202: the state is `deleting` now; the row goes when the removal ends
-      return { status: 202, body: found(servers, server.id) };
-    },
+    // openapi-backend checked the query against the spec (`true` or `false`) but hands it over as the string sent.
+    deleteServer: ({ server, query }) => ({ status: 202, body: lifecycle.requestRemoval(server.id, String(query.keep_backups) === 'true') }),
   };
 }
 
 function notFound(id: string): AppError {
   return new AppError('server_not_found', `There is no server ${id}.`);
-}
-
-/** The server as it is now (its owner's view: only the owner changes or deletes it); gone since the check: 404. */
-function found(servers: ServersRepo, id: string): Server {
-  const server = servers.find(id);
-  if (!server) throw notFound(id);
-  return server;
-}
-
-/** A backup schedule's rules beyond its schema (backup-schedule.ts scheduleErrors): 400 validation_failed. */
-function checkSchedule(plans: readonly Plan[], schedule: BackupSchedule, planId: string) {
-  const errors = scheduleErrors(schedule, plans.find((p) => p.id === planId)?.backups ?? 1);
-  if (errors.length > 0) throw new AppError('validation_failed', 'The backup schedule is not valid.', errors);
-}
-
-function checkPlan(plans: readonly Plan[], id: string) {
-  if (!plans.some((p) => p.id === id)) {
-    throw new AppError('unknown_plan', `There is no plan "${id}"; GET /v1/plans lists them.`, [
-      { pointer: '/body/plan', detail: 'no such plan' },
-    ]);
-  }
 }
 
 /**
@@ -94,19 +54,6 @@ function checkPlan(plans: readonly Plan[], id: string) {
  */
 function createServer(deps: ServerDeps, call: Call<'createServer'>): Reply<'createServer'> {
   const { principal, body } = call;
-  checkPlan(deps.plans, body.plan);
-  const version = deps.versions.resolve(body.version);
-  if (!version) {
-    throw new AppError('unknown_version', `There is no version "${body.version}"; GET /v1/versions lists them.`, [
-      { pointer: '/body/version', detail: 'no such version' },
-    ]);
-  }
-  if (body.backup_schedule) checkSchedule(deps.plans, body.backup_schedule, body.plan);
-  const input = {
-    name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version,
-    idle_stop_minutes: body.idle_stop_minutes ?? null, backup_schedule: body.backup_schedule ?? null,
-  };
-  const settings = body.settings ? deps.settings.checkNew(version.software, body.plan, body.settings) : {};
   // The request's identity is its fields as createServer hashed them before idempotent() (fields added later join
   // only when sent), so a key stored by an earlier release still matches its retry; migration 030 gave the stored
   // answers idempotent()'s shape.
@@ -117,7 +64,7 @@ function createServer(deps: ServerDeps, call: Call<'createServer'>): Reply<'crea
     ...(body.backup_schedule !== undefined ? [{ backup_schedule: body.backup_schedule }] : []),
   ];
   return idempotent(deps.idempotency, call, { operation: 'createServer', path: '', body, identity }, () => {
-    const server = deps.lifecycle.create(principal.userId, input, settings);
+    const server = deps.lifecycle.createRequested(principal.userId, body);
     return { status: 201 as const, body: server, headers: { Location: `/v1/servers/${server.id}` } };
   });
 }

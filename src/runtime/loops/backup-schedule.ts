@@ -1,29 +1,15 @@
 // Backup schedules (openapi/v1.yaml BackupSchedule; docs/architecture.md "Backups"): when a server's next automatic
-// backup is due, whether a schedule is valid, and the loop that makes the backups that are due.
-import { AppError, type FieldError } from '../../errors';
+// backup is due, and the loop that makes the backups that are due (whether a schedule is valid: server-rules.ts).
+import { AppError } from '../../errors';
 import type { Logger } from '../../log';
 import type { BackupSchedule, StoredSchedule } from '../../store/servers-repo';
-import { cronProblem, nextTime, parseCron } from '../services/cron';
+import { nextTime, parseCron } from '../services/cron';
 
 /** The first time after `after` (ms) that the schedule is due (ms). */
 export function nextBackupAt(schedule: BackupSchedule, after: number): number {
   if ('every_hours' in schedule) return after + schedule.every_hours * 3_600_000;
   // A cron that names no time never comes due (creation refuses one: cronProblem).
   return nextTime(parseCron(schedule.cron), 'UTC', after) ?? Infinity;
-}
-
-/**
- * The field errors of a schedule for a plan keeping `planBackups` backups (400 validation_failed, pointers under
- * `/body/backup_schedule`): a cron expression of five fields that parses, and `keep` within the plan's. That a
- * schedule has exactly one of `every_hours` and `cron` is the schema's (openapi/v1.yaml BackupSchedule, a oneOf).
- */
-export function scheduleErrors(schedule: BackupSchedule, planBackups: number): FieldError[] {
-  const at = (field: string, detail: string): FieldError => ({ pointer: `/body/backup_schedule${field}`, detail });
-  const errors: FieldError[] = [];
-  const problem = 'cron' in schedule ? cronProblem(schedule.cron) : null;
-  if (problem) errors.push(at('/cron', problem.slice(0, 200)));
-  if (schedule.keep !== undefined && schedule.keep > planBackups) errors.push(at('/keep', `is more than the plan keeps (${planBackups})`));
-  return errors;
 }
 
 export interface BackupSchedulerDeps {

@@ -5,7 +5,6 @@ import type { Plan } from '../../catalog/plans';
 import type { Failure } from '../../store/actions-repo';
 import type { Server } from '../../store/servers-repo';
 import type { ConsoleBuffer } from './console-buffer';
-import { diskOverPlan } from '../host/disk-usage';
 import type { Environment, ExitInfo, GameAddress, GameProcess, LaunchSpec } from '../host/environment';
 import type { ServerStorage } from '../host/storage';
 import { pingPlayers, playersFromMessage, tpsFromMessage, type Players } from './probes';
@@ -46,25 +45,6 @@ export interface LaunchPlan {
   address: GameAddress;
 }
 
-/**
- * Why a launch must not begin, or null: the server is being deleted or the service shutting down, its folder
- * is over its plan's disk (disk_quota_exceeded), or its node does not answer (Environment.reachable).
- */
-export function launchRefusal(
-  id: string,
-  state: string,
-  deps: { isClosing(): boolean; servers: { find(id: string): Server | undefined }; plans: readonly Plan[]; environment: Environment },
-): Failure | null {
-  if (state === 'deleting' || deps.isClosing()) {
-    return { code: 'invalid_state', detail: `The server is ${deps.isClosing() ? 'shutting down' : 'being deleted'}.` };
-  }
-  const overDisk = diskOverPlan(deps.servers.find(id), deps.plans);
-  if (overDisk) return overDisk;
-  if (deps.environment.reachable?.(id) === false) return { code: 'invalid_state', detail: UNREACHABLE };
-  return null;
-}
-
-export const UNREACHABLE = 'The machine this server runs on is not answering; try again once it is back.';
 
 /** Reads what a launch needs; throws an AppError naming what is missing. */
 export function planLaunch(server: Server | undefined, id: string, catalog: SoftwareCatalog, plans: readonly Plan[]): LaunchPlan {

@@ -1,19 +1,14 @@
-import path from 'node:path';
 import type { ServersRepo } from '../../store/servers-repo';
+import { serverFolder } from '../host/local-storage';
 import { serverConsole, type ConsoleBuffer } from './console-buffer';
 import { checkTransition, type ServerState, type TransitionEvent } from './states';
 import type { StateChange } from './types';
 
 export interface ServerStateDeps {
-  servers: Pick<ServersRepo, 'setState'>;
+  servers: Pick<ServersRepo, 'setState' | 'markDeleting'>;
   config: { dataDir: string };
   now: () => number;
   emitState: (e: StateChange) => void;
-}
-
-/** A server's folder: world, settings, logs (README "Game servers"). */
-export function serverDir(dataDir: string, serverId: string): string {
-  return path.join(dataDir, 'servers', serverId);
 }
 
 /**
@@ -30,7 +25,7 @@ export class ServerStateMachine {
   /** `console`: the one this life already has for the server (doors.ts keeps it while the server has no door). */
   constructor(readonly id: string, initial: ServerState, private readonly stateDeps: ServerStateDeps, console?: ConsoleBuffer) {
     this.current = initial;
-    this.dir = serverDir(stateDeps.config.dataDir, id);
+    this.dir = serverFolder(stateDeps.config.dataDir, id);
     this.console = console ?? serverConsole(this.dir, stateDeps.config.dataDir, stateDeps.now);
   }
 
@@ -47,7 +42,9 @@ export class ServerStateMachine {
     const previous = this.current;
     if (previous === to || previous === 'deleting') return;
     this.current = checkTransition(previous, to, on);
-    this.stateDeps.servers.setState(this.id, to);
+    // `deleting` is written with desired state `stopped`, in one statement: the removal began (lifecycle.ts).
+    if (to === 'deleting') this.stateDeps.servers.markDeleting(this.id);
+    else this.stateDeps.servers.setState(this.id, to);
     this.console.push('system', `state ${previous} → ${to} (${on})`);
     this.stateDeps.emitState({ serverId: this.id, state: to, previous });
   }

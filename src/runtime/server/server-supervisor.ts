@@ -9,7 +9,8 @@ import type { ServersRepo } from '../../store/servers-repo';
 import type { CrashPolicy } from './crash-policy';
 import type { Environment, ExitInfo, GameProcess } from '../host/environment';
 import type { ServerStorage } from '../host/storage';
-import { describeExit, Game, installFiles, launchRefusal, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
+import { launchGate } from './launch-gate';
+import { describeExit, Game, installFiles, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from '../software/software-catalog';
 import { ServerStateMachine } from './server-state';
 import type { ConsoleBuffer } from './console-buffer';
@@ -17,7 +18,7 @@ import { canTransition, type ServerState } from './states';
 import type { LiveServer, RuntimeConfig, StateChange } from './types';
 
 export interface SupervisorDeps {
-  servers: Pick<ServersRepo, 'find' | 'setState'>;
+  servers: Pick<ServersRepo, 'find' | 'setState' | 'markDeleting'>;
   processes: ProcessesRepo;
   crashPolicy: CrashPolicy;
   environment: Environment;
@@ -88,9 +89,7 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   /** Resolves once no install is running (stop, remove and shutdown wait for it before touching the folder). */
-  async whenInstalled(): Promise<void> {
-    await this.installing;
-  }
+  whenInstalled = async (): Promise<void> => void (await this.installing);
 
   private async doInstall(): Promise<void> {
     try {
@@ -124,14 +123,15 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   private async doLaunch(on: 'start' | 'auto_restart'): Promise<Failure | null> {
-    const refused = launchRefusal(this.id, this.current, this.deps); // the state stays: it never began
-    if (refused) return refused;
+    const server = this.deps.servers.find(this.id); // read once for the gate and the launch; refused, the state stays
+    const refused = launchGate(this.id, this.current, this.deps, { server });
+    if (refused) return { code: refused.code, detail: refused.detail };
     if (!canTransition(this.current, 'starting', on)) return { code: 'invalid_state', detail: `The server is ${this.current}; it cannot start now.` };
     this.setState('starting', on);
     this.abortLaunch = null;
     let launch: LaunchPlan;
     try {
-      launch = planLaunch(this.deps.servers.find(this.id), this.id, this.deps.catalog, this.deps.plans);
+      launch = planLaunch(server, this.id, this.deps.catalog, this.deps.plans);
     } catch (err) {
       return this.failStart('spawn_failed', err instanceof AppError ? err.detail : String(err));
     }

@@ -1,9 +1,11 @@
 import { AppError } from '../../errors';
 import type { Logger } from '../../log';
 import type { ActionsRepo } from '../../store/actions-repo';
-import type { NewServer, Server, ServersRepo } from '../../store/servers-repo';
+import type { BackupSchedule, NewServer, Server, ServersRepo } from '../../store/servers-repo';
 import type { SettingsRepo } from '../../store/settings-repo';
 import type { BackupsService } from './backups';
+import type { KeptBackupsService } from './kept-backups';
+import { checkPatch, newServerFrom, type CreateServerRequest, type ServerRulesDeps } from './server-rules';
 import { install } from '../server/commands';
 import type { Command } from '../server/door';
 import type { Doors } from '../server/doors';
@@ -14,8 +16,8 @@ import type { SettingValues } from '../software/settings';
 import type { SoftwareCatalog } from '../software/software-catalog';
 import type { ServerState } from '../server/states';
 
-export interface LifecycleDeps {
-  servers: Pick<ServersRepo, 'create' | 'update' | 'find' | 'markDeleting' | 'remove'>;
+export interface LifecycleDeps extends ServerRulesDeps {
+  servers: Pick<ServersRepo, 'create' | 'update' | 'find' | 'remove'>;
   settings: Pick<SettingsRepo, 'atomically' | 'choose'>;
   actions: Pick<ActionsRepo, 'open' | 'finish'>;
   catalog: SoftwareCatalog;
@@ -25,6 +27,8 @@ export interface LifecycleDeps {
   storage: Pick<ServerStorage, 'remove'>;
   /** A removal deletes the server's archives, or hands the promised ones to its owner (backups.ts removeAll). */
   backups: Pick<BackupsService, 'removeAll'>;
+  /** deleteServer?keep_backups=true promises the server's backups to its owner first. */
+  keptBackups: Pick<KeptBackupsService, 'promise'>;
   events: Pick<RuntimeEventBus, 'emit'>;
   log: Logger;
   /** Tracks the install a create starts (Runtime idle()). */
@@ -45,11 +49,10 @@ function removal(deps: LifecycleDeps, serverId: string): Command {
     holds: true,
     overtakes: true,
     begin(server) {
-      servers.markDeleting(serverId);
+      server.markDeleting(); // the state machine writes it (server-state.ts), with desired state `stopped`
       for (const a of deps.actions.open(serverId)) {
         deps.actions.finish(a.id, { code: 'action_cancelled', detail: 'The server was deleted before this action finished.' });
       }
-      server.markDeleting();
     },
     async run(server, ctx) {
       try {
@@ -85,42 +88,68 @@ export function createLifecycle(deps: LifecycleDeps) {
     await doors.of(serverId).submit(install);
   }
 
+  /**
+   * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
+   * transaction (if any) has returned (the door runs commands on a later tick). Synchronous, so it can run inside
+   * IdempotencyRepo.run. quota_exceeded past the owner's servers or memory quota (docs/conventions.md "Quotas").
+   * `chosen` settings (checked by SettingsService.checkNew) are stored in the same transaction.
+   */
+  function create(userId: string, input: NewServer, chosen: SettingValues = {}): Server {
+    const server = deps.settings.atomically(() => {
+      const created = servers.create(userId, { ...input, transport: deps.catalog.get(input.software).transport });
+      if (Object.keys(chosen).length > 0) deps.settings.choose(created.id, chosen);
+      return created;
+    });
+    // After the caller's transaction: if it rolled back, there is no row and nothing to install.
+    deps.track(new Promise<void>((resolve) => setImmediate(() => resolve(servers.find(server.id) ? installServer(server.id) : undefined))));
+    return server;
+  }
+
+  /**
+   * Starts a removal (open actions fail with action_cancelled, the state is `deleting` at once) and resolves when
+   * the row is gone. On a server already `deleting` it starts nothing: it resolves with the removal under way, if
+   * any (one that failed is run again by the next boot).
+   */
+  async function remove(serverId: string): Promise<void> {
+    const door = doors.of(serverId);
+    if (door.state === 'deleting') return void (await door.removal());
+    await door.submit(removal(deps, serverId));
+  }
+
   return {
+    create,
     /**
-     * Inserts a server in state `installing` with its address allocated, and starts its install once the caller's
-     * transaction (if any) has returned (the door runs commands on a later tick). Synchronous, so it can run inside
-     * IdempotencyRepo.run. quota_exceeded past the owner's servers or memory quota (docs/conventions.md "Quotas").
-     * `chosen` settings (checked by SettingsService.checkNew) are stored in the same transaction.
+     * createServer's work: the request checked (a plan the service offers, a version the catalog lists, a backup
+     * schedule within the plan, the software's settings: server-rules.ts), then created as `create` does.
      */
-    create(userId: string, input: NewServer, chosen: SettingValues = {}): Server {
-      const server = deps.settings.atomically(() => {
-        const created = servers.create(userId, { ...input, transport: deps.catalog.get(input.software).transport });
-        if (Object.keys(chosen).length > 0) deps.settings.choose(created.id, chosen);
-        return created;
-      });
-      // After the caller's transaction: if it rolled back, there is no row and nothing to install.
-      deps.track(new Promise<void>((resolve) => setImmediate(() => resolve(servers.find(server.id) ? installServer(server.id) : undefined))));
-      return server;
+    createRequested(userId: string, request: CreateServerRequest): Server {
+      const { input, settings } = newServerFrom(deps, request);
+      return create(userId, input, settings);
     },
     install: installServer,
     /**
      * Renames and/or changes the plan, idle stop or backup schedule (a plan change needs the server stopped or
      * crashed: invalid_state; a larger plan past the owner's memory quota is quota_exceeded).
      */
-    update(userId: string, serverId: string, patch: { name?: string; plan?: string }): Server {
+    update(userId: string, serverId: string, patch: { name?: string; plan?: string; backup_schedule?: BackupSchedule | null }): Server {
+      checkPatch(deps.plans, patch, () => servers.find(serverId)?.plan);
       const server = servers.update(userId, serverId, patch);
       if (!server) throw new AppError('server_not_found', `There is no server ${serverId}.`);
       return server;
     },
+    remove,
     /**
-     * Starts a removal (open actions fail with action_cancelled, the state is `deleting` at once) and resolves when
-     * the row is gone. On a server already `deleting` it starts nothing: it resolves with the removal under way, if
-     * any (one that failed is run again by the next boot).
+     * deleteServer's work: the server's ready backups promised to its owner when `keepBackups` (403 quota_exceeded
+     * past KEPT_BACKUPS_PER_USER, nothing deleted), then the removal started. Answers the server as it is then,
+     * `deleting` (the removal's first step is synchronous); the row goes when the removal ends, which nobody awaits:
+     * one that fails leaves the server `deleting` for the next boot to finish.
      */
-    async remove(serverId: string): Promise<void> {
-      const door = doors.of(serverId);
-      if (door.state === 'deleting') return void (await door.removal());
-      await door.submit(removal(deps, serverId));
+    requestRemoval(serverId: string, keepBackups: boolean): Server {
+      if (keepBackups) deps.keptBackups.promise(serverId);
+      void remove(serverId);
+      const server = servers.find(serverId);
+      if (!server) throw new AppError('server_not_found', `There is no server ${serverId}.`);
+      return server;
     },
     /** Boot: runs again the whole removal of a server a previous life left `deleting`. */
     resumeRemoval(serverId: string): Promise<unknown> {

@@ -4,11 +4,10 @@ import { actionFailure, type Action, type ActionReason, type ActionsRepo, type A
 import type { Crash, CrashesRepo } from '../../store/crashes-repo';
 import type { ServersRepo } from '../../store/servers-repo';
 import { checkRestoreShape, type BackupsService, type RestoreTarget } from './backups';
-import { diskOverPlan } from '../host/disk-usage';
 import type { Command, CommandContext, ServerDoor } from '../server/door';
 import type { Doors } from '../server/doors';
 import type { Environment } from '../host/environment';
-import { UNREACHABLE } from '../server/game';
+import { launchGate } from '../server/launch-gate';
 import type { ServerSupervisor } from '../server/server-supervisor';
 
 export interface PowerDeps {
@@ -68,15 +67,16 @@ function command({ actions, backups }: Pick<PowerDeps, 'actions' | 'backups'>, a
 }
 
 /**
- * The server's door, once the checks that need no backup, plan or row pass, in this order (a request failing several
- * is answered by the first): the service is not shutting down, the server is neither being deleted nor unreachable,
+ * The server's door, once these pass, in this order (a request failing several is answered by the first): the
+ * launch gate (game.ts launchGate, the one the launch asks too; for a start or restart with the server's disk use),
  * a restore names a backup (and only a restore does), and nothing holds the server unless the action is a kill.
  */
-function admit({ doors, environment }: Pick<PowerDeps, 'doors' | 'environment'>, serverId: string, type: ActionType, backupId?: string): ServerDoor {
-  if (doors.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
+function admit(deps: Pick<PowerDeps, 'doors' | 'environment' | 'servers' | 'plans'>, serverId: string, type: ActionType, backupId?: string): ServerDoor {
+  const { doors } = deps;
   const door = doors.of(serverId);
-  if (door.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
-  if (door.state === 'unreachable' || environment.reachable?.(serverId) === false) throw invalidState('unreachable', UNREACHABLE);
+  const launching = type === 'start' || type === 'restart' ? { server: deps.servers.find(serverId) } : null;
+  const refused = launchGate(serverId, door.state, { isClosing: () => doors.isClosing(), plans: deps.plans, environment: deps.environment }, launching);
+  if (refused) throw refused.state ? invalidState(refused.state, refused.detail) : new AppError(refused.code, refused.detail);
   checkRestoreShape(type, backupId);
   const holder = door.holder();
   if (type !== 'kill' && holder) {
@@ -100,8 +100,6 @@ export function createPower(deps: PowerDeps) {
   function begin(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested'): { action: Action; done: Promise<Failure | null> } {
     const door = admit(deps, serverId, type, backupId);
     const restore = deps.backups.restoreTarget(serverId, type, backupId, userId);
-    const overDisk = type === 'start' || type === 'restart' ? diskOverPlan(deps.servers.find(serverId), deps.plans) : null;
-    if (overDisk) throw new AppError(overDisk.code, overDisk.detail);
     const action = actions.create(serverId, userId, type, reason);
     if (type === 'kill') {
       for (const o of actions.open(serverId)) {
