@@ -241,7 +241,8 @@ export interface paths {
          * @description A [Server-Sent Events](https://html.spec.whatwg.org/multipage/server-sent-events.html) stream of console
          *     lines: each event is a `ConsoleLineEvent`: `event: line`, `id: <seq>`, `data: <ConsoleLine as JSON>`. It starts with the
          *     buffered lines after `Last-Event-ID` (all buffered lines when absent), then follows live. Sequence
-         *     numbers restart when the service restarts; a client that reconnects then gets the new buffer.
+         *     numbers keep growing across service restarts (they jump ahead at a restart), so a client that reconnects
+         *     with an id from before a restart gets every line buffered since; lines older than the buffer are gone.
          *     A comment line is sent every 15 seconds to keep proxies from closing the connection.
          *     **Limits.** A user may have 10 event streams open at once (the operator may set another number); one more
          *     answers `429` with code `too_many_streams`. The service ends a stream after 30 minutes, as soon as (within
@@ -1075,9 +1076,9 @@ export interface paths {
          * @description Creates a token and answers with its secret, once. A token can only be given scopes the calling token
          *     has itself (otherwise `403` with code `insufficient_scope`).
          *
-         *     The new token expires no later than the calling token: when `expires_in_seconds` is left out, it expires
-         *     when the calling token does; asking for a later expiry, or for none (`null`), while the calling token
-         *     expires is a `400` with the pointer `/body/expires_in_seconds`, and creates nothing. A calling token
+         *     The new token expires no later than the calling token: when `expires_in_seconds` is left out or `null`, it
+         *     expires when the calling token does; asking for a later expiry while the calling token expires is a `400`
+         *     with the pointer `/body/expires_in_seconds`, and creates nothing. A calling token
          *     that never expires sets no expiry, but the new token is its child and is revoked with it (the Tokens tag).
          *     Tokens made in the dashboard's Settings (through the page's own short-lived token, for the signed-in user)
          *     are not bound by that page token's lifetime, and are not its children: they are yours, as if made with
@@ -1120,6 +1121,60 @@ export interface paths {
          *     `404` and is left as it is.
          */
         delete: operations["revokeToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ssh-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your SSH keys
+         * @description Your SSH public keys for SFTP (the SSH keys tag), oldest first.
+         */
+        get: operations["listSshKeys"];
+        put?: never;
+        /**
+         * Add an SSH key
+         * @description Registers an SSH public key (one line of `authorized_keys` format: `ssh-ed25519 AAAA… comment`; Ed25519,
+         *     ECDSA or RSA of at least 2048 bits) for logging in to SFTP as you. A key already registered on your
+         *     account is a `400` with the pointer `/body/public_key`. An account holds at most 20 keys: past it, `403`
+         *     `quota_exceeded` with `quota` `ssh_keys`.
+         */
+        post: operations["createSshKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ssh-keys/{ssh_key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The SSH key's id. */
+                ssh_key_id: components["parameters"]["SshKeyIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an SSH key
+         * @description One of your SSH keys; another account's answers `404`.
+         */
+        get: operations["getSshKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an SSH key
+         * @description Deletes one of your SSH keys: it logs in no more, and the SFTP sessions it opened end within a second.
+         */
+        delete: operations["deleteSshKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1315,6 +1370,229 @@ export interface paths {
          *     other delivery. Answers with the delivery; follow it in the deliveries list.
          */
         post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a folder of a server's files
+         * @description The entries of one folder, one page at a time: folders first, then files, links and others, each group by
+         *     name (compared by UTF-16 code units). A symbolic link is shown as itself (`type: symlink`), never followed.
+         */
+        get: operations["listServerFiles"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a file or a folder
+         * @description Deletes a file, a link (not what it points to), or a folder: one with entries only with `recursive=true`
+         *     (`409 file_conflict` otherwise). The top folder cannot be deleted.
+         */
+        delete: operations["deleteServerFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a file's or a folder's metadata
+         * @description One entry: its type, size, modification time and, for a file, its `etag` (the value `If-Match` takes).
+         */
+        get: operations["getServerFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a file
+         * @description The file's bytes, streamed (never held whole in memory), with its `ETag` and `Content-Length`. One byte
+         *     `Range` (RFC 9110 §14) answers `206` with that part, unless `If-Range` names another entity tag (the file
+         *     changed: the whole file, `200`); a range past the end answers `416`; several ranges get the whole file.
+         */
+        get: operations["downloadServerFile"];
+        /**
+         * Upload or replace a file
+         * @description The body is the file's bytes, streamed as they are (not JSON: any `Content-Type`, `application/octet-stream`
+         *     is usual), with a `Content-Length`. It is written beside the file and renamed over it once whole, so a reader
+         *     never sees half a file and a failed upload leaves the old one. Its folder must exist. `If-None-Match: *`
+         *     creates only (`412` if the file exists); `If-Match` with the `etag` read earlier replaces only that content
+         *     (`412` if the file changed since, a lost update refused; RFC 9110 §13.1). Answers `201` for a new file and
+         *     `200` for a replaced one, with the entry.
+         */
+        put: operations["uploadServerFile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files/folders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a folder
+         * @description Makes one folder; its parent must exist, and the name must be free (`409 file_conflict`).
+         */
+        post: operations["createServerFolder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files/moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rename or move a file or a folder
+         * @description Renames `from` to `to` within the server's files (a link is moved as itself). `to` must not exist and its
+         *     folder must (`409 file_conflict`); a folder cannot go inside itself.
+         */
+        post: operations["moveServerFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a folder as an archive
+         * @description The folder and everything in it as a `.tar.gz` or a `.zip`, made while it is sent (streamed, so no length is
+         *     known ahead and no `Range` is offered). Entries are named relative to the folder; links and special files are
+         *     left out, and so are the names the service hides. A folder the game changes meanwhile is archived as each file
+         *     is read: stop the server (or take a backup) for a consistent copy of a world.
+         */
+        get: operations["downloadServerFolder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files/extract": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extract an uploaded archive into a folder (world import)
+         * @description The body is a `.zip` or a `.tar.gz` (`Content-Type` `application/zip` or `application/gzip`, else told by
+         *     its first bytes), with a `Content-Length`, at most the upload limit (1 GiB). The whole archive is received and
+         *     checked before a byte reaches the server's files: only plain files and folders with relative names (no `..`,
+         *     no absolute name, no backslash, no control character, no link, no device, no duplicate name, no encrypted
+         *     entry), at most 100,000 entries, its unpacked size within the plan's free disk (`507`) and at most 100 times
+         *     its packed size (a zip's declared sizes are also enforced while it is read). Any of these answers `422
+         *     unsafe_archive`, naming the entry, with nothing written.
+         *
+         *     Its entries are then unpacked beside their destination and put in place all or nothing, as `replace` says:
+         *     `none` (the default) puts each top-level name of the archive (after `strip_components`) into the folder
+         *     `path`, none of which may exist yet (`409 file_conflict`); `entries` does the same, swapping each name already
+         *     there for the archive's; `folder` replaces the folder `path` itself (made if missing; never the top folder) by
+         *     the archive's content. Whatever was replaced is deleted only once every rename worked, so an archive that fails
+         *     midway (a damaged entry, a full disk, a lost node) leaves the files exactly as they were. To import a
+         *     single-player world whose zip holds `MyWorld/level.dat…`: stop the server, extract with `path=world`,
+         *     `replace=folder` and `strip_components=1`, and start it.
+         *     Answers with what was extracted.
+         */
+        post: operations["extractServerArchive"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/servers/{server_id}/files/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the changes to a server's files
+         * @description Who changed what through the Files API, newest first (the last 1000 changes of the server are kept). Each
+         *     change names its actor as events do: the account and the token it used (a token of another account shows
+         *     `token_id: null`).
+         */
+        get: operations["listServerFileActivity"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1827,6 +2105,69 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "member.added": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * member.added
+         * @description One of your servers was shared (`createServerMember`); `data.member` is the new member. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["memberAddedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * member.updated
+         * @description A member's permissions on one of your servers changed; `data.member` is the member as it is now. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["memberUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "member.removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * member.removed
+         * @description A membership of one of your servers ended; `data.member` is the member as it was. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["memberRemovedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2180,7 +2521,6 @@ export interface components {
             /**
              * @description The plan figure that bounds it and is its default (`player_slots`), or `null`.
              * @example null
-             * @enum {string|null}
              */
             plan_limit: "player_slots" | null;
         };
@@ -2445,6 +2785,142 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * @description A path inside a server's files: relative, `/`-separated, no `.` or `..` part, no backslash or control
+         *     character, each name at most 255 bytes (tag Files). `''` is the top folder where a folder is meant.
+         * @example world/level.dat
+         */
+        FilePath: string;
+        /** @description One entry of a server's files. */
+        FileEntry: {
+            path: components["schemas"]["FilePath"];
+            /**
+             * @description Its last name (`''` for the top folder).
+             * @example level.dat
+             */
+            name: string;
+            /**
+             * @description `symlink`: a link the game made, shown as itself and never followed; `other`: a device, socket or FIFO,
+             *     never read.
+             * @example file
+             * @enum {string}
+             */
+            type: "file" | "directory" | "symlink" | "other";
+            /**
+             * Format: int64
+             * @description Bytes, for a file; 0 for anything else.
+             * @example 1843
+             */
+            size: number;
+            /**
+             * Format: date-time
+             * @description When its content last changed.
+             * @example 2025-01-15T09:30:00.000Z
+             */
+            modified_at: string;
+            /**
+             * @description A file's entity tag, the value `If-Match` takes; `null` for anything else.
+             * @example "Yk3xT0tq5xYQ2x3m9Yb1aA"
+             */
+            etag: string | null;
+        };
+        /** @description A page of a folder. */
+        FileList: {
+            path: components["schemas"]["FilePath"];
+            /** @description The entries on this page, folders first. */
+            data: components["schemas"]["FileEntry"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /** @description The folder to make. */
+        CreateFolderRequest: {
+            path: components["schemas"]["FilePath"];
+        };
+        /** @description What to move, and where. */
+        MoveFileRequest: {
+            from: components["schemas"]["FilePath"];
+            to: components["schemas"]["FilePath"];
+        };
+        /** @description What an extraction put in place. */
+        FileExtraction: {
+            path: components["schemas"]["FilePath"];
+            /** @description The top-level names it put in place (the first 100). */
+            names: string[];
+            /**
+             * Format: int32
+             * @description Files written.
+             * @example 412
+             */
+            files: number;
+            /**
+             * Format: int32
+             * @description Folders made.
+             * @example 9
+             */
+            folders: number;
+            /**
+             * Format: int64
+             * @description The bytes of the files written.
+             * @example 10485760
+             */
+            bytes: number;
+        };
+        /** @description One change made through the Files API. */
+        FileChange: {
+            /**
+             * @description The change's id.
+             * @example fch_0mi9x2k3pX8Hq2LrT5vBn
+             */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When it was made.
+             * @example 2025-01-15T09:30:00.000Z
+             */
+            at: string;
+            actor: components["schemas"]["Actor"];
+            /**
+             * @description What was done.
+             * @example upload
+             * @enum {string}
+             */
+            operation: "upload" | "create_folder" | "move" | "delete" | "extract";
+            path: components["schemas"]["FilePath"];
+            /**
+             * @description Where a move put it; `null` otherwise.
+             * @example null
+             */
+            to: string | null;
+            /**
+             * Format: int64
+             * @description The bytes written (an upload, an extraction); 0 otherwise.
+             * @example 1843
+             */
+            bytes: number;
+        };
+        /** @description A page of changes to a server's files. */
+        FileChangeList: {
+            /** @description The changes on this page, newest first. */
+            data: components["schemas"]["FileChange"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /**
          * @description An alert rule id.
          * @example alr_mi9x2k3q1b9Jr3MsU6wCo8d
          */
@@ -2606,11 +3082,12 @@ export interface components {
          *     command that acts as another operation also needs that one's permission, see `sendServerCommand`),
          *     `power` (start, stop, restart, kill), `settings` (read and change the game settings), `players` (who is
          *     online, the player lists), `backups` (make, download, delete and restore backups), `alerts` (the alert
-         *     rules). More may be added within v1.
+         *     rules), `files` (the server's own files: list, download, upload, move, delete, extract; tag Files). More
+         *     may be added within v1.
          * @example console
          * @enum {string}
          */
-        MemberPermission: "console" | "power" | "settings" | "players" | "backups" | "alerts";
+        MemberPermission: "console" | "power" | "settings" | "players" | "backups" | "alerts" | "files";
         /**
          * @description Permissions, each at most once; empty for a member who only reads.
          * @example [
@@ -2626,7 +3103,7 @@ export interface components {
          * @example power
          * @enum {string}
          */
-        RequiredPermission: "owner" | "console" | "power" | "settings" | "players" | "backups" | "alerts";
+        RequiredPermission: "owner" | "console" | "power" | "settings" | "players" | "backups" | "alerts" | "files";
         /**
          * @description What you may do on this server: as its `owner`, everything (its `permissions` list them all); as a
          *     `member` (it is shared with you), read it and what `permissions` lists.
@@ -3095,6 +3572,26 @@ export interface components {
             };
         };
         /**
+         * @description `member.added` (the server was shared), `member.updated` (a member's permissions changed) and
+         *     `member.removed` (a membership ended): the member as it is then (as it was, for `member.removed`). Sent to
+         *     the server's owner only.
+         */
+        MemberEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type.
+             * @enum {string}
+             */
+            type: "member.added" | "member.updated" | "member.removed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+            /** @description The member. */
+            data: {
+                member: components["schemas"]["Member"];
+            };
+        };
+        /**
          * @description Who did it: an account (`UserActor`, with the token it used), or the service itself (`ServiceActor`,
          *     with what made it act).
          */
@@ -3116,6 +3613,22 @@ export interface components {
              * @example tok_mi9x2k3p0a8Hq2LrT5vBn7c
              */
             token_id: string | null;
+            /**
+             * @description Present when it came through SFTP (the SSH keys tag): the session, and the SSH key it logged in with
+             *     (`null` when it logged in with the token `token_id` as password; shown only to the key's account).
+             */
+            sftp?: {
+                /**
+                 * @description The SFTP session, the same for every change it made.
+                 * @example sfs_mi9x2k3p0a8Hq2LrT5vBn7c
+                 */
+                session_id: string;
+                /**
+                 * @description The SSH key it logged in with, or `null`.
+                 * @example null
+                 */
+                ssh_key_id: string | null;
+            };
         };
         /** @description The service acting on its own. */
         ServiceActor: {
@@ -3199,7 +3712,7 @@ export interface components {
          * @example servers:read
          * @enum {string}
          */
-        Scope: "servers:read" | "servers:write" | "tokens:manage";
+        Scope: "servers:read" | "servers:write" | "tokens:manage" | "files";
         /**
          * @description What the token is for.
          * @example deploy bot
@@ -3255,6 +3768,70 @@ export interface components {
              */
             token: string;
         };
+        /**
+         * @description An SSH key's id.
+         * @example key_mi9x2k3p0a8Hq2LrT5vBn7c
+         */
+        SshKeyId: string;
+        /** @description An SSH public key that logs in to SFTP as its account (the SSH keys tag). */
+        SshKey: {
+            id: components["schemas"]["SshKeyId"];
+            /**
+             * @description What the key is for (the comment of the key line when none was given).
+             * @example laptop
+             */
+            name: string;
+            /**
+             * @description The key's algorithm, as SSH names it.
+             * @example ssh-ed25519
+             */
+            type: string;
+            /**
+             * @description Its SHA-256 fingerprint as OpenSSH prints it (`ssh-keygen -lf`).
+             * @example SHA256:q3pLzW4j8cGQx9o8zq3l4rW3mJp1Jb7u0k5nJd2m8aE
+             */
+            fingerprint: string;
+            /**
+             * @description The key line, without its comment.
+             * @example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl
+             */
+            public_key: string;
+            created_at: components["schemas"]["Timestamp"];
+            /**
+             * Format: date-time
+             * @description When it last logged in, or `null`.
+             * @example null
+             */
+            last_used_at: string | null;
+        };
+        /** @description A page of SSH keys. */
+        SshKeyList: {
+            /** @description The keys on this page, oldest first. */
+            data: components["schemas"]["SshKey"][];
+            /**
+             * @description Whether another page follows.
+             * @example false
+             */
+            has_more: boolean;
+            /**
+             * @description Pass as `starting_after` for the next page; `null` on the last page.
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        /** @description A key to register. */
+        CreateSshKeyRequest: {
+            /**
+             * @description One line in `authorized_keys` format (`ssh-ed25519 AAAA… comment`), as in `~/.ssh/id_ed25519.pub`.
+             * @example ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl laptop
+             */
+            public_key: string;
+            /**
+             * @description What the key is for; the key line's comment when left out.
+             * @example laptop
+             */
+            name?: string;
+        };
         /** @description A page of tokens. */
         TokenList: {
             /** @description The tokens on this page, oldest first. */
@@ -3286,9 +3863,9 @@ export interface components {
             scopes: components["schemas"]["Scope"][];
             /**
              * Format: int32
-             * @description Seconds from now until the token stops working (60 seconds to 2 years); `null` for never. When absent,
-             *     the token expires when the calling token does (never, if the calling token never expires). It may not
-             *     be later than the calling token's expiry (see createToken).
+             * @description Seconds from now until the token stops working (60 seconds to 2 years). `null` means what leaving it
+             *     out means: the token expires when the calling token does (never, if the calling token never expires).
+             *     It may not be later than the calling token's expiry (see createToken).
              * @example 7776000
              */
             expires_in_seconds?: number | null;
@@ -3353,11 +3930,11 @@ export interface components {
          *     `alert_rules`: alert rules per server (createServerAlertRule); `player_list_entries`: names per player
          *     list (addServerPlayerListEntry); `members`: members per server (createServerMember); `schedules`:
          *     schedules per server (createServerSchedule); `schedule_tasks`: tasks per schedule (createServerSchedule,
-         *     updateServerSchedule). More may be added within v1.
+         *     updateServerSchedule); `ssh_keys`: SSH keys per account (createSshKey). More may be added within v1.
          * @example servers
          * @enum {string}
          */
-        QuotaName: "servers" | "running" | "memory_mb" | "tokens" | "kept_backups" | "webhooks" | "alert_rules" | "player_list_entries" | "members" | "schedules" | "schedule_tasks";
+        QuotaName: "servers" | "running" | "memory_mb" | "tokens" | "kept_backups" | "webhooks" | "alert_rules" | "player_list_entries" | "members" | "schedules" | "schedule_tasks" | "ssh_keys";
         /**
          * @description A stable machine-readable code; switch on this, not on `title` or `detail`. Its page is `type`. The
          *     list is open: codes may be added within v1 (CHANGELOG.md lists each), and a client treats an unknown
@@ -3365,7 +3942,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "member_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "ssh_key_not_found" | "member_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online" | "file_not_found" | "file_conflict" | "file_read_only" | "precondition_failed" | "length_required" | "insufficient_storage" | "unsafe_archive";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -3406,13 +3983,13 @@ export interface components {
             quota?: components["schemas"]["QuotaName"];
             /**
              * Format: int64
-             * @description `quota_exceeded` only: the quota's limit.
+             * @description `quota_exceeded`: the quota's limit; `insufficient_storage`: the plan's disk in bytes.
              * @example 10
              */
             limit?: number;
             /**
              * Format: int64
-             * @description `quota_exceeded` only: what is in use now, before this request (it can be above `limit` after the operator lowered a quota).
+             * @description `quota_exceeded`: what is in use now, before this request (it can be above `limit` after the operator lowered a quota); `insufficient_storage`: the bytes in use, so `limit - used` is the room left.
              * @example 10
              */
             used?: number;
@@ -3579,7 +4156,7 @@ export interface components {
         ConsoleLine: {
             /**
              * Format: int32
-             * @description Increases by one per line within this service's life; the SSE event id.
+             * @description Increases by one per line, and keeps growing across service restarts (jumping ahead at one); the SSE event id.
              * @example 42
              */
             seq: number;
@@ -3886,7 +4463,7 @@ export interface components {
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed" | "schedule.disabled";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed" | "schedule.disabled" | "member.added" | "member.updated" | "member.removed";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -3910,7 +4487,7 @@ export interface components {
          *     lists the types it carries. (No `discriminator`: several types share a branch, and some generators,
          *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
          */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"] | components["schemas"]["ScheduleDisabledEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"] | components["schemas"]["ScheduleDisabledEvent"] | components["schemas"]["MemberEvent"];
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change, or a move to another machine, which changes its `address`): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
@@ -4148,7 +4725,10 @@ export interface components {
          */
         WebhookUrl: string;
         /**
-         * @description The event types this webhook is sent (`webhook.test` is always sent to the webhook it tests).
+         * @description The event types this webhook is sent (`webhook.test` is always sent to the webhook it tests). Every type
+         *     fits (up to 64). There is no wildcard: a webhook is sent only the types it lists, so a type added to v1
+         *     later (CHANGELOG.md names each) reaches it once added here (`updateWebhook`), never unannounced to a
+         *     receiver that may not handle it.
          * @example [
          *       "server.state_changed",
          *       "server.crashed"
@@ -4174,7 +4754,6 @@ export interface components {
             /**
              * @description `failing` when the service disabled it; `null` otherwise.
              * @example null
-             * @enum {string|null}
              */
             disabled_reason: "failing" | null;
             created_at: components["schemas"]["Timestamp"];
@@ -4199,7 +4778,6 @@ export interface components {
             /**
              * @description `failing` when the service disabled it; `null` otherwise.
              * @example null
-             * @enum {string|null}
              */
             disabled_reason: "failing" | null;
             created_at: components["schemas"]["Timestamp"];
@@ -4433,7 +5011,7 @@ export interface components {
         /**
          * @description No such resource, or it belongs to someone else: `server_not_found`, `action_not_found`,
          *     `backup_not_found`, `alert_rule_not_found`, `member_not_found`, `schedule_not_found`,
-         *     `schedule_run_not_found`, `token_not_found`, `webhook_not_found`, or `not_found` (a path
+         *     `schedule_run_not_found`, `ssh_key_not_found`, `token_not_found`, `webhook_not_found`, or `not_found` (a path
          *     that names nothing, a version the catalog lacks, a player list the software does not keep, a name not on
          *     a list, backups of software that has none).
          */
@@ -4539,7 +5117,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request body is not `application/json` (`unsupported_media_type`). */
+        /** @description The request body is not `application/json` (`unsupported_media_type`); `application/merge-patch+json` is not taken either. */
         UnsupportedMediaType: {
             headers: {
                 "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -4734,6 +5312,10 @@ export interface components {
         Limit: number;
         /** @description The `next_cursor` of the previous page; the page starts after this server. */
         ServerStartingAfter: components["schemas"]["ServerId"];
+        /** @description The SSH key's id. */
+        SshKeyIdParam: components["schemas"]["SshKeyId"];
+        /** @description The `next_cursor` of the previous page; the page starts after this key. */
+        SshKeyStartingAfter: components["schemas"]["SshKeyId"];
         /** @description The `next_cursor` of the previous page; the page starts after this token. */
         TokenStartingAfter: components["schemas"]["TokenId"];
         /**
@@ -6674,11 +7256,14 @@ export interface operations {
                 range?: string;
                 /**
                  * @description The window's start, an RFC 3339 time (`Z` or an offset), such as `2026-11-17T18:00:00Z`; instead of
-                 *     `range`. (No example value here: the examples of `range` and `to` make one request, "the 24 hours before
-                 *     `to`", and a `from` beside `range` is refused.)
+                 *     `range`. (No example value here: the example of `range` makes one request, "the last 24 hours", and a
+                 *     `from` beside `range` is refused.)
                  */
                 from?: string;
-                /** @description The window's end, an RFC 3339 time (`Z` or an offset); default now. */
+                /**
+                 * @description The window's end, an RFC 3339 time (`Z` or an offset), such as `2026-11-17T22:00:00Z`; default now. (No
+                 *     example value here, so the samples ask for the last `range` up to now, not a fixed past window.)
+                 */
                 to?: string;
             };
             header?: never;
@@ -7001,6 +7586,145 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The token is revoked. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSshKeys: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page; the page starts after this key. */
+                starting_after?: components["parameters"]["SshKeyStartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of SSH keys. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SshKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSshKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSshKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key. */
+            201: {
+                headers: {
+                    /** @description The URL of the new key. */
+                    Location?: string;
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SshKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenOrOverQuota"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getSshKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The SSH key's id. */
+                ssh_key_id: components["parameters"]["SshKeyIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SshKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteSshKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The SSH key's id. */
+                ssh_key_id: components["parameters"]["SshKeyIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key is deleted. */
             204: {
                 headers: {
                     "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
@@ -7374,6 +8098,735 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listServerFiles: {
+        parameters: {
+            query?: {
+                /** @description The folder, relative to the server's files; absent or empty for the top. */
+                path?: components["schemas"]["FilePath"];
+                /** @description How many entries a page holds at most. */
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the folder. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteServerFile: {
+        parameters: {
+            query: {
+                /** @description What to delete. */
+                path: components["schemas"]["FilePath"];
+                /** @description Delete a folder with everything in it. */
+                recursive?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerFile: {
+        parameters: {
+            query?: {
+                /** @description The file or folder. */
+                path?: components["schemas"]["FilePath"];
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entry. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    downloadServerFile: {
+        parameters: {
+            query: {
+                /** @description The file. */
+                path: components["schemas"]["FilePath"];
+            };
+            header?: {
+                /** @description One byte range (RFC 9110 §14.2), e.g. `bytes=1048576-` to resume after 1 MiB. */
+                Range?: string;
+                /** @description The entity tag the earlier part came with; the `Range` applies only if it still matches. */
+                "If-Range"?: string;
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The file's entity tag (RFC 9110 §8.8.3), for `If-Match` on a later upload. */
+                    ETag?: string;
+                    "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description The part the `Range` asked for. */
+            206: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /** @description The file's entity tag (RFC 9110 §8.8.3), for `If-Match` on a later upload. */
+                    ETag?: string;
+                    "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            416: components["responses"]["RangeNotSatisfiable"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    uploadServerFile: {
+        parameters: {
+            query: {
+                /** @description The file. */
+                path: components["schemas"]["FilePath"];
+            };
+            header?: {
+                /** @description `*`, or the entity tags (comma-separated) the file must still have. */
+                "If-Match"?: string;
+                /** @description `*`: only create, never replace. */
+                "If-None-Match"?: "*";
+                /** @description The body's length in bytes; required (`411` without it). */
+                "Content-Length"?: number;
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description The file was replaced. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            /** @description The file was created. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The upload has no `Content-Length` (`length_required`). */
+            411: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The precondition of `If-Match` or `If-None-Match` did not hold (`precondition_failed`). */
+            412: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description The file would take the server past its plan's disk (`insufficient_storage`); `limit` and `used` say, in bytes, what the plan allows and what is used. */
+            507: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createServerFolder: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateFolderRequest"];
+            };
+        };
+        responses: {
+            /** @description The folder. */
+            201: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    moveServerFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveFileRequest"];
+            };
+        };
+        responses: {
+            /** @description The entry at its new path. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileEntry"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    downloadServerFolder: {
+        parameters: {
+            query?: {
+                /** @description The folder; absent or empty for the top. */
+                path?: components["schemas"]["FilePath"];
+                /** @description The archive's format. */
+                format?: "tar.gz" | "zip";
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archive. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Content-Disposition": components["headers"]["ArchiveDisposition"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/gzip": string;
+                    "application/zip": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    extractServerArchive: {
+        parameters: {
+            query?: {
+                /** @description The folder to extract into; absent or empty for the top. */
+                path?: components["schemas"]["FilePath"];
+                /** @description Leading folders to drop from every entry's name, as `tar --strip-components`. */
+                strip_components?: number;
+                /** @description What the archive may replace (see above). */
+                replace?: "none" | "entries" | "folder";
+            };
+            header?: {
+                /** @description The archive's length in bytes; required (`411` without it). */
+                "Content-Length"?: number;
+            };
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/zip": string;
+                "application/gzip": string;
+            };
+        };
+        responses: {
+            /** @description The archive is extracted. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileExtraction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The server is being moved, restored, deleted or installed (`action_conflict`, `invalid_state`), or the path meets a link, a file where a folder is meant, or a name already taken (`file_conflict`). */
+            409: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The upload has no `Content-Length` (`length_required`). */
+            411: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            421: components["responses"]["MisdirectedRequest"];
+            /** @description The archive is damaged or unsafe (`unsafe_archive`); nothing was written. */
+            422: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            /** @description The archive's content would take the server past its plan's disk (`insufficient_storage`). */
+            507: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listServerFileActivity: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page. */
+                starting_after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileChangeList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope, the member lacks `files` (`missing_permission`), or the file is one the service writes (`file_read_only`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -8488,6 +9941,147 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ScheduleDisabledEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    memberAddedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    memberUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    memberRemovedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemberEvent"];
             };
         };
         responses: {

@@ -55,5 +55,7 @@ export type Actors = ReturnType<typeof createActors>;
  * UserActor.token_id), so a member never learns the owner's token ids, nor the owner a member's.
  */
 export function actorFor(actor: Actor, viewer: string): Actor {
-  return actor.type === 'user' && actor.user_id !== viewer && actor.token_id !== null ? { ...actor, token_id: null } : actor;
+  if (actor.type !== 'user' || actor.user_id === viewer) return actor;
+  const sftp = actor.sftp && { ...actor.sftp, ssh_key_id: null };
+  return actor.token_id !== null || actor.sftp?.ssh_key_id ? { ...actor, token_id: null, ...(sftp && { sftp }) } : actor;
 }

@@ -42,6 +42,8 @@ import { backupHandlers } from './http/handlers/backups';
 import { alertHandlers } from './http/handlers/alerts';
 import { memberHandlers } from './http/handlers/members';
 import { scheduleHandlers } from './http/handlers/schedules';
+import { fileHandlers } from './http/handlers/files';
+import { sshKeyHandlers } from './http/handlers/ssh-keys';
 import { createAccessCheck } from './http/access';
 import type { Actors } from './actors';
 import type { StreamRegistry } from './http/sse';
@@ -123,6 +125,8 @@ function apiHandlers(deps: AppDeps): Handlers {
     ...alertHandlers({ alerts: deps.store.alerts }),
     ...memberHandlers({ members: runtime.members, idempotency, perServer: deps.config.membersPerServer }),
     ...scheduleHandlers({ schedules: runtime.schedules, idempotency }),
+    ...fileHandlers({ files: runtime.files }),
+    ...sshKeyHandlers({ sshKeys: deps.store.sshKeys }),
     ...metricsHandlers({ telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),
@@ -144,6 +148,15 @@ async function apiDispatch(deps: AppDeps, handlers: Handlers) {
     stream: (req, res, stream, principal, need) =>
       deps.streams.serve(req, res, stream, { userId: principal.userId, tokenId: principal.tokenId, serverId: stream.serverId, need }),
   });
+}
+
+/**
+ * The operations whose body is not JSON (openapi/v1.yaml tag Files: an upload's bytes, an archive to extract) pass
+ * the JSON check untouched; the handler reads the body as it streams (src/http/types.ts Call.raw).
+ */
+const RAW_BODY = /^\/servers\/[^/]+\/files\/(content|extract)$/;
+function rawBodies(check: RequestHandler): RequestHandler {
+  return (req, res, next) => (RAW_BODY.test(req.path) && (req.method === 'PUT' || req.method === 'POST') ? next() : check(req, res, next));
 }
 
 /**
@@ -201,7 +214,7 @@ export async function createApp(deps: AppDeps) {
         store: deps.rateLimitStore,
       }),
       hostCheck,
-      requireJson,
+      rawBodies(requireJson),
       jsonBody(deps.config.bodyLimitBytes),
       dispatch,
     ),

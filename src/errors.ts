@@ -59,11 +59,21 @@ export const errorRegistry = {
   // docs/conventions.md "Sharing"): carries the extension member `permission` (missingPermission below).
   missing_permission: { status: 403, title: 'You lack the permission this operation needs on this server' },
   member_not_found: { status: 404, title: 'No such member' },
+  ssh_key_not_found: { status: 404, title: 'No such SSH key' },
   member_exists: { status: 409, title: 'That email is already a member of this server' },
   schedule_not_found: { status: 404, title: 'No such schedule' },
   schedule_run_not_found: { status: 404, title: 'No such schedule run' },
   schedule_running: { status: 409, title: 'A run of this schedule is under way' },
   player_not_online: { status: 409, title: 'The player is not online on this server' },
+  // A server's own files (openapi/v1.yaml tag Files; docs/architecture.md "Server files").
+  file_not_found: { status: 404, title: 'No such file or folder' },
+  file_conflict: { status: 409, title: 'The files are not as this operation needs' },
+  file_read_only: { status: 403, title: 'The service writes this file; change it through the API' },
+  precondition_failed: { status: 412, title: 'The file is not as the precondition says' },
+  length_required: { status: 411, title: 'The upload needs a Content-Length' },
+  // RFC 4918 §11.5: the write would take the server past its plan's disk; `limit` and `used` in bytes.
+  insufficient_storage: { status: 507, title: "Not enough room left in the server's disk" },
+  unsafe_archive: { status: 422, title: 'The archive is damaged or unsafe' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

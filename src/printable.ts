@@ -17,9 +17,13 @@ export function hasControlCharacters(text: string): boolean {
 }
 
 // Everything a terminal could act on or misprint, but the newline and tab of our own output: C0 but \t and \n, DEL,
-// C1, the line and paragraph separators, the bidirectional controls (which reorder what follows them), lone surrogates.
-// eslint-disable-next-line no-control-regex
-const NOT_PRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udfff]/gu;
+// C1, the line and paragraph separators, the bidirectional controls and marks (which reorder what follows them:
+// U+202A–U+202E, U+2066–U+2069, LRM U+200E, RLM U+200F, ALM U+061C), the invisible ones a name can hide behind
+// (zero-width space, joiners, word joiner and invisible operators U+200B–U+200D, U+2060–U+2064, the deprecated
+// format controls U+206A–U+206F, U+FEFF, U+180E) and tag characters (U+E0000–U+E007F), lone surrogates.
+const NOT_PRINTABLE =
+  // eslint-disable-next-line no-control-regex, no-misleading-character-class -- the point is to match them
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e007f}]|[\ud800-\udfff]/gu;
 
 /**
  * `text` with every character a terminal would act on written as a visible escape (`\u009b`, `\u001b`), so printing
@@ -27,5 +31,8 @@ const NOT_PRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202
  * CLI's own layout. Printable text, any script, is unchanged.
  */
 export function printable(text: string): string {
-  return text.replace(NOT_PRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(NOT_PRINTABLE, (c) => {
+    const code = c.codePointAt(0)!;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 
-export const scopes = ['servers:read', 'servers:write', 'tokens:manage'] as const;
+export const scopes = ['servers:read', 'servers:write', 'tokens:manage', 'files'] as const;
 export type Scope = (typeof scopes)[number];
 
 /** `gsh_` + 32 random bytes, base64url (43 characters): 256 bits, a readable prefix for secret scanners. */

@@ -8,7 +8,8 @@ import { bearerAuth } from './auth';
 import { checkPercentEncoding } from './middleware';
 import { fieldErrors } from './problem';
 import type { OpenApi } from './openapi';
-import type { FileReply, Handlers, StreamReply } from './types';
+import { sendContent } from './send-content';
+import type { ContentReply, FileReply, Handlers, StreamReply } from './types';
 
 /** What the dispatcher does with the answers that are not plain JSON. */
 export interface DispatchOutlets {
@@ -65,7 +66,7 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
     if ('error' in auth) throw auth.error;
     // validateRequest always answers `coerced`; with coerceTypes (openapi.ts) it holds the query and the path values
     // Ajv checked and coerced (validation.js).
-    const validation = api.validator.validateRequest(request, operation) as Required<ValidationResult<Coerced>>;
+    const validation = api.validator.validateRequest(knownQuery(request, operation), operation) as Required<ValidationResult<Coerced>>;
     if (validation.errors) {
       const errors = fieldErrors(validation.errors);
       const n = errors.length;
@@ -84,6 +85,7 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
       query: validation.coerced.query,
       body: req.body, // express's JSON parse (middleware.ts jsonBody), the object validated
       headers: req.headers, // Node gives header names in lower case
+      raw: req, // a body that is not JSON, as it streams in (tag Files: uploads)
       server: checked?.server,
     };
     return deps.actors.run(userActor(auth.principal.userId, auth.principal.tokenId), () => handler(call));
@@ -92,6 +94,7 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
   function reply(req: Request, res: Response, result: unknown, principal: { userId: string; tokenId: string }, pending: Pending) {
     pending.accepted?.(); // the call succeeded: a member's first use of the server (access.ts)
     if (result && typeof result === 'object' && 'file' in result) return outlets.sendFile(res, result as FileReply);
+    if (result && typeof result === 'object' && 'content' in result) return sendContent(res, result as ContentReply);
     if (result && typeof result === 'object' && 'stream' in result) return outlets.stream(req, res, result as StreamReply, principal, pending.need);
     sendJson(res, result as JsonReply);
   }
@@ -119,6 +122,26 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
       next(err);
     }
   };
+}
+
+/** Each operation's query parameter names, read once from its (dereferenced) parameters. */
+const queryNames = new WeakMap<Operation, ReadonlySet<string>>();
+
+/**
+ * The request with only the query parameters its operation declares: an unknown one (a cache buster such as
+ * `?_=1699999`) is ignored, not refused (openapi/v1.yaml info "Evolution", docs/conventions.md "Collections").
+ * A declared one given twice is still a 400 (it arrives as an array).
+ */
+function knownQuery(request: ApiRequest, operation: Operation): ApiRequest {
+  let names = queryNames.get(operation);
+  if (!names) {
+    names = new Set((operation.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'query' ? [p.name] : [])));
+    queryNames.set(operation, names);
+  }
+  const query = (request.query ?? {}) as Record<string, string | string[]>;
+  const keys = Object.keys(query);
+  if (keys.every((k) => names.has(k))) return request;
+  return { ...request, query: Object.fromEntries(keys.filter((k) => names.has(k)).map((k) => [k, query[k]])) };
 }
 
 /**

@@ -106,7 +106,9 @@ export function checkPercentEncoding(path: string) {
  * body cannot reach zlib and a small compressed body cannot expand past the size limit.
  */
 export function jsonBody(limit: number) {
-  const parse = express.json({ limit, inflate: false, type: ['application/json', 'application/*+json'] });
+  // application/json only: a `+json` type such as application/merge-patch+json (RFC 7396) means other semantics,
+  // which no operation has (openapi/v1.yaml info "Errors"), so requireJson refuses it with 415.
+  const parse = express.json({ limit, inflate: false, type: 'application/json' });
   warmBodyDecoder();
   return (req: Request, res: Response, next: NextFunction) => (BODY_METHODS.has(req.method) ? parse(req, res, next) : next());
 }
@@ -131,7 +133,7 @@ function warmBodyDecoder(): void {
 /** 415 for a body that is not JSON (docs/conventions.md "Errors"), checked before parsing so nothing else is ever parsed. */
 export function requireJson(req: Request, _res: Response, next: NextFunction) {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (BODY_METHODS.has(req.method) && hasBody && !req.is(['application/json', 'application/*+json'])) {
+  if (BODY_METHODS.has(req.method) && hasBody && !req.is('application/json')) {
     const type = req.headers['content-type'] ?? 'no Content-Type';
     return next(new AppError('unsupported_media_type', `Send the body as application/json; got ${type}.`));
   }
@@ -159,11 +161,27 @@ export function errorHandler(log: Logger) {
   };
 }
 
+function parsesAsJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function toAppError(err: unknown, log: Logger, path: string): AppError {
   if (err instanceof AppError) return err;
   const type = (err as { type?: string } | null)?.type;
   // body-parser's documented error types (https://github.com/expressjs/body-parser#errors).
   if (type === 'entity.parse.failed') {
+    // express.json is strict: a body that is JSON but not an object or array (`null`, `"x"`, `5`) is refused as
+    // a parse error; say what is wrong with it (issue 42). `body` is the raw text, body-parser's documented member.
+    const raw = (err as { body?: unknown }).body;
+    if (typeof raw === 'string' && parsesAsJson(raw)) {
+      const what = raw.trim() === 'null' ? 'null' : `a JSON ${typeof JSON.parse(raw)}`;
+      return new AppError('validation_failed', `The body is ${what}; send a JSON object.`, [{ pointer: '/body', detail: 'must be a JSON object' }]);
+    }
     return new AppError('malformed_body', 'The body is not valid JSON.', [{ pointer: '/body', detail: 'is not valid JSON' }]);
   }
   if (type === 'entity.too.large') return new AppError('payload_too_large', 'The body is larger than the service accepts.');

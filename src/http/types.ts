@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { operations } from '../../generated/v1';
 import type { Principal } from '../store/tokens-repo';
 import type { ServerCaller } from './access';
@@ -47,6 +48,8 @@ export interface Call<Op extends OperationId> {
   query: QueryOf<Op>;
   body: RequestBody<Op>;
   headers: Record<string, string | string[] | undefined>;
+  /** The request body as it streams in, for the operations whose body is not JSON (tag Files: uploads). */
+  raw: Readable;
   server: PathOf<Op> extends { server_id: string } ? ServerCaller : undefined;
 }
 
@@ -76,7 +79,20 @@ export interface StreamReply {
 
 export type Handler<Op extends OperationId> = (
   call: Call<Op>,
-) => Reply<Op> | StreamReply | FileReply | Promise<Reply<Op> | StreamReply | FileReply>;
+) => Reply<Op> | StreamReply | FileReply | ContentReply | Promise<Reply<Op> | StreamReply | FileReply | ContentReply>;
+
+/**
+ * What a download made while it is sent returns (a server's file, a folder's archive: src/http/send-content.ts):
+ * its bytes as a stream, with the length when known; `part` when it answers a Range (206).
+ */
+export interface ContentReply {
+  status: 200;
+  content: Readable;
+  contentType: string;
+  headers: Record<string, string>;
+  length?: number;
+  part?: { start: number; end: number; size: number };
+}
 
 export type Handlers = { [Op in OperationId]?: Handler<Op> };
 

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
 import type { Plan } from '../catalog/plans';
@@ -27,6 +28,10 @@ import { createBackupScheduler } from './loops/backup-schedule';
 import { createSchedules, type SchedulesConfig } from './services/schedules';
 import { createMembers } from './services/members';
 import { versionCatalog } from '../catalog/versions';
+import { createFiles } from './services/files';
+
+/** The largest upload or archive the Files API takes (openapi/v1.yaml tag Files): 1 GiB. */
+const FILES_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
 
 /** What the runtime is built from: where games run and their files are (RuntimeHost), and the service's parts. */
 export interface RuntimeDeps extends RuntimeHost {
@@ -76,6 +81,10 @@ export function composeRuntime(deps: RuntimeDeps) {
     actors, now, log, track: work.track, config: deps.schedules,
   });
   const members = createMembers({ repo: store.members, schedules });
+  const files = createFiles({
+    storage, servers: store.servers, plans, doors, catalog, changes: store.fileChanges, current: actors.current,
+    maxUploadBytes: FILES_MAX_UPLOAD_BYTES, tmpDir: path.join(config.dataDir, 'tmp'), hidden: storage.ownNames ?? [],
+  });
   const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: store.nodes.nodeOf, doors, transfer: deps.transfer, log, track: work.track });
   const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves });
   const nodeLoss = createNodeLoss({ doors, environment, log });
@@ -90,7 +99,7 @@ export function composeRuntime(deps: RuntimeDeps) {
     everyMs: config.backupScheduleMs,
   });
   return {
-    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, schedules, members, events,
+    doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, schedules, members, events, files,
     /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
     start: (): Promise<void> =>
       actors.run(serviceActor('boot'), async () => {

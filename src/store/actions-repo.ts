@@ -109,7 +109,7 @@ function actionLife(st: Statements, { db, clock, quotas, servers, events, observ
       const row = { id: newId('act', clock.now()), server_id: serverId, user_id: userId, type, reason, created_at: iso(clock.now()) };
       const desired: DesiredState = type === 'start' || type === 'restart' ? 'running' : 'stopped';
       db.transaction(() => {
-        if (desired === 'running') quotas.checkStart(serverId);
+        if (desired === 'running') quotas.checkStart(serverId, userId);
         st.insert.run(row);
         // A restore starts the server again only if it ran: what its owner wants stays as it was.
         if (type !== 'restore') servers.setDesired(serverId, desired, row.created_at);

@@ -45,6 +45,9 @@ export const EVENT_AUDIENCE: Record<EventType, MemberPermission | 'member' | 'ow
   'schedule.ran': 'member',
   'schedule.failed': 'member',
   'schedule.disabled': 'member',
+  'member.added': 'owner', // sharing is the owner's to manage (x-permission: owner)
+  'member.updated': 'owner',
+  'member.removed': 'owner',
 };
 
 /**

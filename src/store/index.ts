@@ -27,6 +27,8 @@ import { createSchedulesRepo } from './schedules-repo';
 import { createSessionsRepo } from './sessions-repo';
 import { createKnownAddressesRepo } from './known-addresses-repo';
 import { serviceActor, type Actor } from '../actors';
+import { createFileChangesRepo } from './file-changes-repo';
+import { createSshKeysRepo } from './ssh-keys-repo';
 
 export type { StoreObserver } from './observer';
 
@@ -82,8 +84,10 @@ export function createStore(
     sessions: createSessionsRepo(db, clock, tokens),
     knownAddresses: createKnownAddressesRepo(db, clock),
     idempotency: createIdempotencyRepo(db, clock),
-    members: createMembersRepo(db, clock),
+    members: createMembersRepo(db, clock, events),
     schedules: createSchedulesRepo(db, clock, events),
+    fileChanges: createFileChangesRepo(db, clock),
+    sshKeys: createSshKeysRepo(db, clock),
   };
 }
 

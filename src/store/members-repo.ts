@@ -5,6 +5,7 @@ import { newId } from '../ids';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
 import type { MemberPermission } from './server-view';
+import type { EventsRepo } from './events-repo';
 
 export type Member = components['schemas']['Member'];
 
@@ -79,7 +80,7 @@ function memberOf(st: Statements, serverId: string, id: string): Member {
 }
 
 /** A server's members as its owner manages them: sharing it, reading them, changing permissions, ending a membership. */
-function memberEdits(db: Db, st: Statements, clock: Clock) {
+function memberEdits(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   return {
     /**
      * Shares the server with `email`: validation_failed for its owner's own email, member_exists for one already
@@ -98,7 +99,9 @@ function memberEdits(db: Db, st: Statements, clock: Clock) {
         const now = clock.now();
         const id = newId('mem', now);
         st.insert.run({ id, server_id: serverId, email, permissions: JSON.stringify(permissions), created_at: iso(now) });
-        return toMember(st.get.get(serverId, id) as MemberRow);
+        const member = toMember(st.get.get(serverId, id) as MemberRow);
+        events.raise('member.added', { member }, { serverId });
+        return member;
       }).immediate();
     },
 
@@ -109,15 +112,29 @@ function memberEdits(db: Db, st: Statements, clock: Clock) {
       return { data: rows.slice(0, opts.limit).map(toMember), has_more: rows.length > opts.limit };
     },
 
-    /** Replaces the member's permissions (member_not_found unless it is one of the server's). */
+    /**
+     * Replaces the member's permissions (member_not_found unless it is one of the server's), with its
+     * `member.updated` event in the same transaction; the same permissions again change nothing and raise none.
+     */
     update(serverId: string, id: string, permissions: MemberPermission[]): Member {
-      st.update.run(JSON.stringify(permissions), iso(clock.now()), serverId, id);
-      return memberOf(st, serverId, id); // member_not_found when nothing was updated
+      return db.transaction(() => {
+        const before = memberOf(st, serverId, id); // member_not_found
+        const same = before.permissions.length === permissions.length && permissions.every((p) => before.permissions.includes(p));
+        if (same) return before;
+        st.update.run(JSON.stringify(permissions), iso(clock.now()), serverId, id);
+        const member = memberOf(st, serverId, id);
+        events.raise('member.updated', { member }, { serverId });
+        return member;
+      })();
     },
 
-    /** Ends the membership (member_not_found unless it is one of the server's). */
+    /** Ends the membership (member_not_found unless it is one of the server's), with its `member.removed` event. */
     remove(serverId: string, id: string): void {
-      if (st.remove.run(serverId, id).changes === 0) throw new AppError('member_not_found', `There is no member ${id} of this server.`);
+      db.transaction(() => {
+        const member = memberOf(st, serverId, id); // member_not_found
+        st.remove.run(serverId, id);
+        events.raise('member.removed', { member }, { serverId });
+      })();
     },
   };
 }
@@ -157,9 +174,9 @@ function standings(st: Statements, clock: Clock) {
  * says whether an account exists: a member is `invited` until their first use of the server, and only then shows
  * its account id. Every read takes the server's id, which the access check has found the caller may manage.
  */
-export function createMembersRepo(db: Db, clock: Clock) {
+export function createMembersRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const st = statements(db);
-  return { ...memberEdits(db, st, clock), ...standings(st, clock) };
+  return { ...memberEdits(db, st, clock, events), ...standings(st, clock) };
 }
 
 export type MembersRepo = ReturnType<typeof createMembersRepo>;

@@ -109,18 +109,20 @@ function quotaChecks(st: Statements, { memoryOf, limits, usage }: Reads) {
     },
 
     /**
-     * Before a start or restart is accepted (same transaction as the action and its desired state). A server that
-     * already counts (meant to run, or still running) changes nothing and is never refused.
+     * Before a start or restart by `requester` is accepted (same transaction as the action and its desired state). A
+     * server that already counts (meant to run, or still running) changes nothing and is never refused. The quota is
+     * the owner's: a member who asks is told so, and that the owner can make room (issue 39 §4).
      */
-    checkStart(serverId: string): void {
+    checkStart(serverId: string, requester: string): void {
       const server = st.server.get(serverId) as { user_id: string; running: number } | undefined;
       if (!server || server.running) return;
       const limit = limits(server.user_id).running;
       const used = usage(server.user_id).running;
-      if (used >= limit) {
-        throw quotaExceeded('running', limit, used,
-          `Your account may run ${plural(limit, 'server')} at once and ${used} ${used === 1 ? 'is' : 'are'} running or meant to run; stop one first, ${ASK}.`);
-      }
+      if (used < limit) return;
+      const running = `${used} ${used === 1 ? 'is' : 'are'} running or meant to run`;
+      throw quotaExceeded('running', limit, used, requester === server.user_id
+        ? `Your account may run ${plural(limit, 'server')} at once and ${running}; stop one first, ${ASK}.`
+        : `This server's owner's account may run ${plural(limit, 'server')} at once and ${running}; ask the owner to stop one first.`);
     },
   };
 }

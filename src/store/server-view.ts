@@ -7,7 +7,7 @@ export type ServerAccess = components['schemas']['ServerAccess'];
 export type MemberPermission = components['schemas']['MemberPermission'];
 
 /** Every permission, in the spec's order: what an owner holds (Server.access). */
-export const ALL_PERMISSIONS: readonly MemberPermission[] = ['console', 'power', 'settings', 'players', 'backups', 'alerts'];
+export const ALL_PERMISSIONS: readonly MemberPermission[] = ['console', 'power', 'settings', 'players', 'backups', 'alerts', 'files'];
 export const OWNER_ACCESS: ServerAccess = { role: 'owner', permissions: [...ALL_PERMISSIONS] };
 
 /** `access` as SQL, for a view its owner reads (and for the events its owner gets). */

@@ -66,6 +66,16 @@ function storedSchedule(schedule: BackupSchedule | null, since: string): string 
   return schedule === null ? null : JSON.stringify({ ...schedule, since } satisfies StoredSchedule);
 }
 
+/** Whether a patch would leave the row as it is: every field the same, the backup schedule the same but for `since`. */
+function unchanged(row: ServerRow, fields: Record<string, unknown>, schedule: BackupSchedule | null | undefined): boolean {
+  const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
+  if (Object.entries(fields).some(([k, v]) => v !== undefined && (row as unknown as Record<string, unknown>)[k] !== v)) return false;
+  if (schedule === undefined) return true;
+  if (schedule === null || row.backup_schedule === null) return schedule === null && row.backup_schedule === null;
+  const { since: _since, ...stored } = JSON.parse(row.backup_schedule) as StoredSchedule;
+  return canonical(stored) === canonical(schedule);
+}
+
 /**
  * The list's statements (ServersRepo.listJson): the caller's own servers and those shared with them (migration 027:
  * by their account's email), one order, unfiltered and by state. Most callers have none shared with them
@@ -172,6 +182,8 @@ function serverChanges(st: Statements, { db, clock, placer, quotas, memoryOf, ev
             placer.checkResize(row.id, memoryOf(row.plan), memoryOf(patch.plan));
           }
           const { backup_schedule: schedule, ...fields } = patch;
+          // A patch that changes nothing writes nothing and raises no server.updated (issue 42 §4).
+          if (unchanged(row, fields, schedule)) return parseServer(st.view.get(id) as string);
           const updatedAt = iso(clock.now());
           const next = {
             ...row,

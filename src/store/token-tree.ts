@@ -1,5 +1,8 @@
 import type { Db } from './db';
-import { hasScope, scopes, type Scope } from '../auth/tokens';
+import { hasScope, type Scope } from '../auth/tokens';
+
+/** A root token holding these sees all (openapi/v1.yaml Tokens tag); `files` is only SFTP's password, not needed. */
+const ROOT_SCOPES: Scope[] = ['servers:write', 'tokens:manage'];
 
 /** The token asking (TokensRepo's `Viewer`): its id, its scopes, and whether it is the dashboard page's own. */
 interface Asker {
@@ -30,7 +33,7 @@ export function createTokenTree(db: Db) {
     ORDER BY id LIMIT @limit`);
 
   const seesAll = (asker: Asker | undefined): boolean =>
-    asker === undefined || asker.sessionBound || (scopes.every((s) => hasScope(asker.scopes, s)) && parentOf.get(asker.tokenId) === null);
+    asker === undefined || asker.sessionBound || (ROOT_SCOPES.every((s) => hasScope(asker.scopes, s)) && parentOf.get(asker.tokenId) === null);
 
   return {
     /** Whether `asker` sees every token of its user (else only its own tree). */

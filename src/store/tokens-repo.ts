@@ -100,6 +100,31 @@ function childExpiry(requested: number | null | undefined, parent: Principal | u
 // session_tokens is the dashboard sessions' link table (src/store/sessions-repo.ts); read here, never written.
 const bySession = 'EXISTS (SELECT 1 FROM session_tokens s WHERE s.token_id = tokens.id)';
 
+/**
+ * A write of bookkeeping about the caller (last_used_at), not of anything a request asked for, so it is committed
+ * without an fsync: WAL with synchronous=NORMAL survives a crash of the process, and only a power loss can drop it
+ * (https://www.sqlite.org/pragma.html#pragma_synchronous; SECURITY.md "Durability"). Authentication runs on the event
+ * loop for every request, and an fsync there held every other request for as long as the disk took: under a disk
+ * busy with image builds, a burst of first uses queued each request behind dozens of them (docs/conventions.md
+ * "Tests", issue 44). Inside a transaction it is that transaction's, committed and fsynced with it (SQLite refuses
+ * to change the level there).
+ */
+function bookkeepingWrite(db: Db, sql: string): (...params: unknown[]) => void {
+  const write = db.prepare(sql);
+  const level = db.pragma('synchronous', { simple: true }) as number;
+  const relaxed = db.prepare('PRAGMA synchronous = NORMAL');
+  const restored = db.prepare(`PRAGMA synchronous = ${level}`);
+  return (...params) => {
+    if (db.inTransaction) return void write.run(...params);
+    relaxed.run();
+    try {
+      write.run(...params);
+    } finally {
+      restored.run();
+    }
+  };
+}
+
 type Statements = ReturnType<typeof statements>;
 type RevokedRow = TokenRow & { session_bound: 0 | 1 };
 
@@ -119,7 +144,7 @@ function statements(db: Db) {
     // Rows that stopped working before the cutoff, and session-bound rows as soon as they stop working.
     purge: db.prepare(`DELETE FROM tokens WHERE revoked_at <= @cutoff OR expires_at <= @cutoff
     OR ((revoked_at IS NOT NULL OR expires_at <= @now) AND ${bySession})`),
-    touch: db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?'),
+    touch: bookkeepingWrite(db, 'UPDATE tokens SET last_used_at = ? WHERE id = ?'),
     // listTokens: the dashboard pages' own tokens are not the customer's to manage (the spec's listTokens).
     page: db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
     AND NOT ${bySession} ORDER BY id LIMIT ?`),
@@ -147,7 +172,7 @@ function tokenIssuing(db: Db, st: Statements, clock: Clock, events: Pick<EventsR
     if (!row) return undefined;
     const [id, userId, scopes, expiresAt, lastUsedAt, revokedAt, sessionBound] = row;
     if (revokedAt || (expiresAt && Date.parse(expiresAt) <= now)) return undefined;
-    if (!lastUsedAt || now - Date.parse(lastUsedAt) >= LAST_USED_RESOLUTION_MS) st.touch.run(iso(now), id);
+    if (!lastUsedAt || now - Date.parse(lastUsedAt) >= LAST_USED_RESOLUTION_MS) st.touch(iso(now), id);
     return { tokenId: id, userId, scopes: JSON.parse(scopes) as Scope[], expiresAt, sessionBound: sessionBound === 1 };
   };
 

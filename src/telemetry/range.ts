@@ -65,15 +65,34 @@ export function windowOrThrow(query: { range?: string; from?: string; to?: strin
   const fail = (name: string, detail: string): never => {
     throw new AppError('validation_failed', detail, [{ pointer: `/query/${name}`, detail }]);
   };
-  const endMs = query.to === undefined ? nowMs : Date.parse(query.to);
-  if (query.from === undefined) return { ...rangeOrThrow(query.range), endMs };
+  const endMs = query.to === undefined ? nowMs : instant('to', query.to, fail);
+  if (query.from === undefined) {
+    const window = { ...rangeOrThrow(query.range), endMs };
+    if (endMs - window.ms < 0) fail('to', `the window of ${window.range} before ${query.to} would begin before ${iso(0)}: give a later to`);
+    return window;
+  }
   if (query.range !== undefined) fail('from', 'give either from or range, not both');
-  const ms = endMs - Date.parse(query.from);
+  const ms = endMs - instant('from', query.from, fail);
   if (ms <= 0) fail('from', `from must be before to (${query.to ?? 'now'}); got ${query.from}`);
   if (ms < RANGE_MIN_MS || ms > RANGE_MAX_MS) {
     fail('from', `the window from ${query.from} to ${query.to ?? 'now'} must be ${RANGE_MIN} to ${RANGE_MAX} long`);
   }
   return { range: formatRange(ms), ms, endMs };
+}
+
+const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59);
+const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/**
+ * An RFC 3339 time of the query (the schema's `date-time` checked its form) as ms since the epoch. A leap second
+ * (`23:59:60`, RFC 3339 §5.7) is read as the instant after the minute's last second, as POSIX time counts it; a time
+ * before 1970 or after 9999 is refused (a window's times must be answered as RFC 3339 times of this service's data).
+ */
+function instant(name: string, text: string, fail: (name: string, detail: string) => never): number {
+  const leap = /^(.*T\d{2}:\d{2}:)60(\.\d+)?(.*)$/i.exec(text);
+  const ms = leap ? Date.parse(`${leap[1]}59${leap[2] ?? ''}${leap[3]}`) + 1000 : Date.parse(text);
+  if (Number.isNaN(ms) || ms < 0 || ms > LATEST) fail(name, `${name} must be a time from ${iso(0)} to ${iso(LATEST)}; got ${text}`);
+  return ms;
 }
 
 /** The shortest `<n><unit>` spelling of a duration, rounded down to whole minutes. */

@@ -12,9 +12,11 @@ export const systemLookup: Lookup = (hostname) => dns.promises.lookup(hostname, 
  * RFC 1918 private, RFC 6598 shared, loopback, link-local incl. 169.254.169.254 metadata, IETF protocol
  * assignments, benchmarking, multicast, reserved, broadcast). IPv6: unspecified, loopback, unique local (RFC 4193,
  * incl. fd00:ec2::254 metadata), link-local, site-local (RFC 3879), multicast, documentation (RFC 3849, RFC 9637),
- * discard, and local-use NAT64 (64:ff9b:1::/48, RFC 8215: never global, and where it carries its IPv4 address
- * depends on a prefix length only its network knows). IPv6 forms that carry an IPv4 address are judged by that
- * address (embeddedV4s).
+ * discard and dummy prefixes (RFC 6666, RFC 9780), SRv6 SIDs (5f00::/16, RFC 9602), the IETF protocol assignments
+ * 2001::/23 (RFC 2928; benchmarking 2001:2::/48, ORCHID 2001:10::/28) but for the entries the IANA IPv6
+ * Special-Purpose Address Registry marks globally reachable (GLOBAL_IN_2001), and local-use NAT64 (64:ff9b:1::/48,
+ * RFC 8215: never global, and where it carries its IPv4 address depends on a prefix length only its network knows).
+ * IPv6 forms that carry an IPv4 address are judged by that address (embeddedV4s).
  */
 const blocked = new net.BlockList();
 for (const [net4, prefix] of [
@@ -24,8 +26,14 @@ for (const [net4, prefix] of [
 ] as const) blocked.addSubnet(net4, prefix, 'ipv4');
 for (const [net6, prefix] of [
   ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32],
-  ['3fff::', 20], ['100::', 64], ['64:ff9b:1::', 48],
+  ['3fff::', 20], ['100::', 64], ['100:0:0:1::', 64], ['64:ff9b:1::', 48], ['5f00::', 16], ['2001::', 23],
 ] as const) blocked.addSubnet(net6, prefix, 'ipv6');
+
+/** The entries of 2001::/23 the IANA IPv6 Special-Purpose Address Registry marks globally reachable. */
+const GLOBAL_IN_2001 = new net.BlockList();
+for (const [net6, prefix] of [
+  ['2001:1::1', 128], ['2001:1::2', 128], ['2001:1::3', 128], ['2001:3::', 32], ['2001:4:112::', 48], ['2001:20::', 28], ['2001:30::', 28],
+] as const) GLOBAL_IN_2001.addSubnet(net6, prefix, 'ipv6');
 
 /** The eight 16-bit groups of an IPv6 address (RFC 4291 §2.2, with a trailing dotted IPv4 part), or null. */
 function groups(address: string): number[] | null {
@@ -47,13 +55,14 @@ const v4 = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255].jo
 
 /**
  * The IPv4 addresses an IPv6 address carries, each of which must be allowed for it to be: IPv4-compatible
- * ::a.b.c.d and IPv4-mapped ::ffff:a.b.c.d (RFC 4291 §2.5.5), NAT64 64:ff9b::a.b.c.d (RFC 6052 §2.1), 6to4
+ * ::a.b.c.d and IPv4-mapped ::ffff:a.b.c.d (RFC 4291 §2.5.5), IPv4-translated ::ffff:0:a.b.c.d (RFC 2765 §2.1), NAT64 64:ff9b::a.b.c.d (RFC 6052 §2.1), 6to4
  * 2002:AABB:CCDD:: (RFC 3056 §2), and Teredo 2001:0:SSSS:SSSS::…:CCCC:CCCC, its server and its client (stored
  * inverted, RFC 4380 §4). An address the network may translate to IPv4 reaches that IPv4 address.
  */
 function embeddedV4s(g: number[]): string[] {
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
   if (zeros(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return [v4(g[6], g[7])];
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return [v4(g[6], g[7])];
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return [v4(g[6], g[7])];
   if (g[0] === 0x2002) return [v4(g[1], g[2])];
   if (g[0] === 0x2001 && g[1] === 0) return [v4(g[2], g[3]), v4(g[6] ^ 0xffff, g[7] ^ 0xffff)];
@@ -69,7 +78,7 @@ export function isForbiddenAddress(address: string): boolean {
   if (!g) return true;
   const carried = embeddedV4s(g);
   if (carried.length > 0) return carried.some((a) => blocked.check(a, 'ipv4'));
-  return blocked.check(address, 'ipv6');
+  return blocked.check(address, 'ipv6') && !GLOBAL_IN_2001.check(address, 'ipv6');
 }
 
 /**

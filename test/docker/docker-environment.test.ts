@@ -27,7 +27,7 @@ import tar from 'tar-stream';
 import { selectEnvironment } from '../../src/runtime/host/select-environment';
 import { loadSoftwareCatalog } from '../../src/runtime/software/software-catalog';
 import { createNodesRepo } from '../../src/store/nodes-repo';
-import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, GAME_USER, removeContainersOf, volumesOf } from './engine';
+import { containersOf, DOCKER_HOST, dockerEnvironment, engine, ensureEngine, FIRST_IMAGE_MS, GAME_USER, REMOVAL_MS, removeContainersOf, volumesOf } from './engine';
 import { createServerWrites } from '../../src/store/server-writes';
 import { operatorEvents } from '../../src/store';
 
@@ -49,8 +49,8 @@ afterAll(async () => {
 beforeEach(async () => {
   host = createTestHost('docker', {}, null, dockerEnvironment);
   runtime = host.newRuntime();
-  await runtime.start();
-}, 120_000);
+  await runtime.start(); // the first file on a cold engine builds the game image here
+}, FIRST_IMAGE_MS);
 
 afterEach(async () => {
   service?.kill('SIGKILL');
@@ -406,10 +406,10 @@ test('through the API with RUNTIME=docker: create, start, a real player, players
     await until('the pong', async () => ((await get(`/v1/servers/${id}/console?limit=200`)).body.data as { text: string }[]).some((l) => l.text.includes('pong')) || undefined);
 
     expect((await app.http.delete(`/v1/servers/${id}`).set(auth)).status).toBe(202);
-    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404, REMOVAL_MS);
     expect(await containersOf(app.config.dataDir)).toEqual([]);
   } finally {
     await app.finish();
     await removeContainersOf(app.config.dataDir);
   }
-}, 240_000);
+}, 240_000 + REMOVAL_MS);

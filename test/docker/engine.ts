@@ -21,6 +21,19 @@ export const DOCKER_HOST = process.env.DOCKER_HOST || 'unix:///var/run/docker.so
 export const engine: Engine = createEngine(DOCKER_HOST);
 export const GAME_USER = { uid: 1000, gid: 1000 };
 
+/**
+ * How long the Docker tests wait: for what the service bounds, not for a warm machine's speed (issue 44; a fresh
+ * machine's CI builds every image and compiles beside them). One call to an engine may take the engine client's
+ * 60 s (src/runtime/host/docker/engine.ts, Engine.json's default); a server's removal makes up to three slow ones in
+ * a row on its node (volume-storage.ts drop: the volume, the containers left mounting it, each waited for while
+ * another removal of it is under way, then the volume again). A first game image on a cold engine is the base's tar,
+ * which the engine may import in silence for 5 minutes after its last byte (image.ts IMPORT_IDLE_MS), then the
+ * game layer.
+ */
+export const ENGINE_CALL_MS = 60_000;
+export const REMOVAL_MS = 3 * ENGINE_CALL_MS;
+export const FIRST_IMAGE_MS = 10 * 60_000;
+
 async function answers(): Promise<boolean> {
   try {
     await engine.json('GET', '/version', undefined, 2_000);

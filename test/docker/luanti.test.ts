@@ -4,7 +4,7 @@
 import { createTestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { luantiAnswers } from '../runtime/luanti-probe';
-import { containersOf, DOCKER_HOST, ensureEngine, removeContainersOf } from './engine';
+import { containersOf, DOCKER_HOST, ensureEngine, FIRST_IMAGE_MS, REMOVAL_MS, removeContainersOf } from './engine';
 
 let lease: { release(): Promise<void> };
 
@@ -45,10 +45,10 @@ test('a Luanti server runs in a container: running, its UDP port answers, tps an
     await until('stopped', async () => (await get(`/v1/servers/${id}`)).body.state === 'stopped');
     expect((await get(`/v1/servers/${id}/crashes`)).body.data).toEqual([]);
     expect((await app.http.delete(`/v1/servers/${id}`).set(auth)).status).toBe(202);
-    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404, REMOVAL_MS);
     expect(await containersOf(app.config.dataDir)).toEqual([]);
   } finally {
     await app.finish();
     await removeContainersOf(app.config.dataDir);
   }
-}, 300_000);
+}, FIRST_IMAGE_MS + 300_000 + REMOVAL_MS); // the boot may build the game image on a cold engine

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { pingPlayers } from '../../src/runtime/server/probes';
 import { createTestApp, tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
-import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, removeContainersOf, secondEngine, type SecondEngine } from './engine';
+import { containersOf, DOCKER_HOST, engine, ensureEngine, FIRST_IMAGE_MS, gsh, REMOVAL_MS, removeContainersOf, secondEngine, type SecondEngine } from './engine';
 
 const PORTS = { one: '29000-29009', two: '29010-29019' };
 let lease: { release(): Promise<void> };
@@ -103,7 +103,7 @@ test('two plans that do not fit on one node land on two; the second engine stopp
     expect((await gsh(dataDir, 'node', 'list')).out).toMatch(/two\tactive/);
 
     for (const id of ids) expect((await app.http.delete(`/v1/servers/${id}`).set(auth)).status).toBe(202);
-    for (const id of ids) await until('deleted', async () => (await get(id)).status === 404);
+    for (const id of ids) await until('deleted', async () => (await get(id)).status === 404, REMOVAL_MS);
     expect(await containersOf(dataDir, engine)).toEqual([]);
     expect(await containersOf(dataDir, two.engine)).toEqual([]);
     expect((await gsh(dataDir, 'node', 'remove', 'two')).code).toBe(0);
@@ -113,4 +113,4 @@ test('two plans that do not fit on one node land on two; the second engine stopp
     await removeContainersOf(dataDir, two.engine).catch(() => undefined);
     fs.rmSync(path.join(dataDir), { recursive: true, force: true });
   }
-}, 600_000);
+}, FIRST_IMAGE_MS + 600_000); // the boot may build the game image on both engines, cold

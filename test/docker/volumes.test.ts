@@ -15,9 +15,9 @@ import { volumeName } from '../../src/runtime/host/docker/docker-environment';
 import { createTestApp, tempDir, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { blockIn } from '../helpers/world';
-import { containerOnVolume, containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, volumesOf, watchMounts, type SecondEngine } from './engine';
+import { containerOnVolume, containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, REMOVAL_MS, removeContainersOf, secondEngine, volumesOf, watchMounts, type SecondEngine } from './engine';
 
-jest.setTimeout(300_000);
+jest.setTimeout(600_000); // each test's waits together, a deletion's included (REMOVAL_MS)
 const MIB = 1024 * 1024;
 let lease: { release(): Promise<void> };
 let two: SecondEngine;
@@ -165,7 +165,7 @@ test('on the second node: settings, player lists, console, disk use, a live back
   expect(await inArchive(second.location, (dir) => blockIn(path.join(dir, 'world'), 2, 100, 2))).toBe('gold_block');
 
   expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
-  await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+  await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404, REMOVAL_MS);
   expect(await volumesOf(dataDir, two.engine)).toEqual([]);
   expect(fs.existsSync(path.join(dataDir, 'servers', id))).toBe(false);
   const seen = await mounts.stop();
@@ -195,7 +195,7 @@ test('a server from before volumes is backed up from its folder, and moved into 
   const fromVolume = await backUp(id);
   expect(await inArchive(fromVolume.location, async (dir) => fs.readFileSync(path.join(dir, 'world', 'marker.txt'), 'utf8'))).toBe('from the folder');
   expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
-  await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+  await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404, REMOVAL_MS);
 });
 
 test('a container left mounting a server\'s volume (its engine went away mid-way) does not hold up the server\'s deletion', async () => {
@@ -207,10 +207,25 @@ test('a container left mounting a server\'s volume (its engine went away mid-way
   const left = await containerOnVolume(two.engine, dataDir, id);
   try {
     expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
-    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404);
+    await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404, REMOVAL_MS);
     expect((await volumesOf(dataDir, two.engine)).map((v) => v.Name)).not.toContain(volume);
     expect(await two.engine.json('GET', `/containers/${left}/json`).then(() => 'there', (e: { status?: number }) => e.status)).toBe(404);
   } finally {
     await two.engine.json('DELETE', `/containers/${left}?force=1`).catch(() => undefined); // unlabelled: afterAll would not find it
   }
+});
+
+test('a helper whose removal is under way as the server is deleted does not hold up the deletion', async () => {
+  const { id } = (await post('/v1/servers', { name: 'Busy', plan: 'micro', version: 'flying-squid-1.20' })).body;
+  await until('installed', async () => (await state(id)) === 'stopped');
+  await t.runtime.idle();
+  // What a backup leaves behind it: the helper that served its archive, removed in the background once the archive
+  // was read (volume-storage.ts streamOut), its removal still under way when the deletion drops the volume. The
+  // engine answers a second removal of it 409 "already in progress"; the deletion waits for the first instead.
+  const helper = await containerOnVolume(two.engine, dataDir, id);
+  const removing = two.engine.json('DELETE', `/containers/${helper}?force=1`);
+  expect((await t.http.delete(`/v1/servers/${id}`).set(auth())).status).toBe(202);
+  await removing;
+  await until('deleted', async () => (await get(`/v1/servers/${id}`)).status === 404, REMOVAL_MS);
+  expect((await volumesOf(dataDir, two.engine)).map((v) => v.Name)).not.toContain(volumeName(instanceName(dataDir), id));
 });

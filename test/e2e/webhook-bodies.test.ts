@@ -167,14 +167,20 @@ const steps: Array<[how: string, types: EventType[], cause: () => Promise<unknow
   ["a schedule's command task run on the running game", ['schedule.ran'], async () => {
     await runSchedule([{ type: 'command', command: 'hello' }]);
   }],
-  ["a member's schedule, then the member removed: their schedule is disabled (the Schedules tag)", ['schedule.disabled'], async () => {
-    const invited = await post(`/v1/servers/${fake}/members`, { email: 'member@example.com', permissions: ['console'] });
-    expect(invited.status).toBe(201);
-    const member = { Authorization: `Bearer ${t.token('member@example.com')}` };
-    const made = await t.http.post(`/v1/servers/${fake}/schedules`).set(member).send({ name: 'theirs', cron: '0 0 1 1 *', tasks: [{ type: 'command', command: 'hello' }] });
-    expect(made.status).toBe(201);
-    expect((await del(`/v1/servers/${fake}/members/${invited.body.id}`)).status).toBe(204);
-  }],
+  [
+    "a member added, their permissions changed, their schedule made, then the member removed: their schedule is disabled (the Schedules tag)",
+    ['member.added', 'member.updated', 'schedule.disabled', 'member.removed'],
+    async () => {
+      const invited = await post(`/v1/servers/${fake}/members`, { email: 'member@example.com', permissions: ['console'] });
+      expect(invited.status).toBe(201);
+      const changed = await t.http.patch(`/v1/servers/${fake}/members/${invited.body.id}`).set(auth()).send({ permissions: ['console', 'players'] });
+      expect(changed.status).toBe(200);
+      const member = { Authorization: `Bearer ${t.token('member@example.com')}` };
+      const made = await t.http.post(`/v1/servers/${fake}/schedules`).set(member).send({ name: 'theirs', cron: '0 0 1 1 *', tasks: [{ type: 'command', command: 'hello' }] });
+      expect(made.status).toBe(201);
+      expect((await del(`/v1/servers/${fake}/members/${invited.body.id}`)).status).toBe(204);
+    },
+  ],
   [
     'disk use over the plan (a sparse file), measured by the disk watcher: the game is stopped as a crash',
     ['quota.disk_warning', 'quota.disk_exceeded', 'server.crashed'],

@@ -65,6 +65,10 @@ test('printable() escapes what a terminal acts on and keeps the rest', () => {
   expect(printable(`a${CSI}2J\u001b[31mb\u0007c\td\ne${NEL}\u202ef\u2028`)).toBe('a\\u009b2J\\u001b[31mb\\u0007c\td\ne\\u0085\\u202ef\\u2028');
   expect(printable('Überwelt 世界 🎮')).toBe('Überwelt 世界 🎮');
   expect(printable('\ud800x')).toBe('\\ud800x');
+  // issue 39 §4: bidi marks, zero-width and tag characters printed raw
+  expect(printable('a\u200eb\u200fc\u061cd')).toBe('a\\u200eb\\u200fc\\u061cd');
+  expect(printable('ad\u200bmin\u2060\ufeff')).toBe('ad\\u200bmin\\u2060\\ufeff');
+  expect(printable('flag\u{e0067}\u{e007f}')).toBe('flag\\u{e0067}\\u{e007f}');
 });
 
 describe('npx gsh', () => {

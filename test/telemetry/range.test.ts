@@ -102,6 +102,9 @@ const window: [string, { query: { range?: string; from?: string; to?: string }; 
   ['from and to', { query: { from: '2026-11-17T18:00:00Z', to: '2026-11-17T22:30:00Z' }, want: { range: '270m', ms: 4.5 * H, endMs: Date.parse('2026-11-17T22:30:00Z') } }],
   ['from alone: until now', { query: { from: '2026-11-21T08:00:00+02:00' }, want: { range: '26h', ms: 26 * H, endMs: NOW } }],
   ['the shortest window', { query: { from: '2026-11-22T07:55:00Z' }, want: { range: '5m', ms: 5 * M, endMs: NOW } }],
+  // issue 39 §4: a leap second (RFC 3339 §5.7) answered 500; it is the instant after the minute's last second
+  ['to on a leap second', { query: { range: '1h', to: '2016-12-31T23:59:60Z' }, want: { range: '1h', ms: H, endMs: Date.parse('2017-01-01T00:00:00Z') } }],
+  ['from on a leap second', { query: { from: '2016-12-31T23:59:60Z', to: '2017-01-01T01:00:00Z' }, want: { range: '1h', ms: H, endMs: Date.parse('2017-01-01T01:00:00Z') } }],
 ];
 const refused: [string, { query: { range?: string; from?: string; to?: string }; pointer: string; detail: string }][] = [
   ['from and range', { query: { from: '2026-11-22T07:00:00Z', range: '1h' }, pointer: '/query/from', detail: 'give either from or range, not both' }],
@@ -110,6 +113,10 @@ const refused: [string, { query: { range?: string; from?: string; to?: string };
   ['a window under 5m', { query: { from: '2026-11-22T07:56:00Z' }, pointer: '/query/from', detail: 'the window from 2026-11-22T07:56:00Z to now must be 5m to 60d long' }],
   ['a window over 60d', { query: { from: '2026-01-01T00:00:00Z', to: '2026-11-01T00:00:00Z' }, pointer: '/query/from', detail: 'the window from 2026-01-01T00:00:00Z to 2026-11-01T00:00:00Z must be 5m to 60d long' }],
   ['a bad range with to', { query: { range: '1w', to: '2026-11-01T00:00:00Z' }, pointer: '/query/range', detail: `${FORMAT}"1w"` }],
+  // issue 39 §4: the window's start came back as a year before 0, not an RFC 3339 time
+  ['to in year 0', { query: { to: '0000-01-01T00:04:00Z' }, pointer: '/query/to', detail: 'to must be a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z; got 0000-01-01T00:04:00Z' }],
+  ['a window reaching before 1970', { query: { range: '1h', to: '1970-01-01T00:30:00Z' }, pointer: '/query/to', detail: 'the window of 1h before 1970-01-01T00:30:00Z would begin before 1970-01-01T00:00:00Z: give a later to' }],
+  ['from before 1970', { query: { from: '1969-12-31T23:00:00Z', to: '1970-01-01T01:00:00Z' }, pointer: '/query/from', detail: 'from must be a time from 1970-01-01T00:00:00Z to 9999-12-31T23:59:59Z; got 1969-12-31T23:00:00Z' }],
 ];
 
 describe('windowOrThrow', () => {

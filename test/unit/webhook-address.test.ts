@@ -36,6 +36,17 @@ describe('addresses', () => {
     ['unique local', { address: 'fd00:ec2::254', forbidden: true }],
     ['site-local (deprecated, RFC 3879)', { address: 'fec0::1', forbidden: true }],
     ['documentation 3fff::/20 (RFC 9637)', { address: '3fff::1', forbidden: true }],
+    // issue 39 §4: each not globally reachable in the IANA special-purpose registries, and each was accepted
+    ['IPv4-translated loopback ::ffff:0:a.b.c.d (RFC 2765)', { address: '::ffff:0:7f00:1', forbidden: true }],
+    ['IPv4-translated public', { address: '::ffff:0:5db8:d70e', forbidden: false }],
+    ['benchmarking 2001:2::/48 (RFC 5180)', { address: '2001:2::1', forbidden: true }],
+    ['ORCHID 2001:10::/28 (deprecated, RFC 4843)', { address: '2001:10::1', forbidden: true }],
+    ['SRv6 SIDs 5f00::/16 (RFC 9602)', { address: '5f00::', forbidden: true }],
+    ['dummy prefix 100:0:0:1::/64 (RFC 9780)', { address: '100:0:0:1::1', forbidden: true }],
+    ['IETF protocol assignments 2001::/23', { address: '2001:5::1', forbidden: true }],
+    ['AS112-v6 2001:4:112::/48, globally reachable', { address: '2001:4:112::1', forbidden: false }],
+    ['ORCHIDv2 2001:20::/28, globally reachable', { address: '2001:20::1', forbidden: false }],
+    ['TURN anycast 2001:1::2, globally reachable', { address: '2001:1::2', forbidden: false }],
     ['not an address', { address: 'example.com', forbidden: true }],
   ];
   test.each(cases)('%s', (_name, { address, forbidden }) => {

@@ -32,7 +32,9 @@ export function tokenHandlers(deps: { tokens: TokensRepo; tokensPerUser: number;
       return idempotent(deps.idempotency, call, { operation: 'createToken', path: '', body, sealWith }, () => {
         const created = tokens.create(
           principal.userId,
-          { name: body.name, scopes: body.scopes, expiresInSeconds: body.expires_in_seconds },
+          // `null` means what leaving it out means (openapi/v1.yaml CreateTokenRequest.expires_in_seconds): generated
+          // clients send one for the other (issue 42 §4).
+          { name: body.name, scopes: body.scopes, expiresInSeconds: body.expires_in_seconds ?? undefined },
           { perUser: deps.tokensPerUser, parent: principal },
         );
         return { status: 201 as const, body: created, headers: { Location: `/v1/tokens/${created.id}` } };

@@ -12,6 +12,8 @@
  *                                                   path, kind, size, mode and content, to compare two copies
  *   node folder-ops.cjs prepare DIR [SUBDIR…]      recovers a restore a kill -9 interrupted, makes the subfolders
  *   node folder-ops.cjs swap DIR TAG PATH…          swaps DIR/.restore-TAG/PATH… in for DIR/PATH…, all or nothing
+ *   node folder-ops.cjs stat|list|mkdir|move|remove|place|extract DIR …
+ *                                                   a customer's files (file-ops.cjs, docs/architecture.md "Server files")
  *
  * Exit code 0 with one JSON line on stdout, or 1 with the reason on stderr.
  */
@@ -71,13 +73,23 @@ async function manifest(dir) {
 async function recover(dir, keep) {
   const exists = (p) => fsp.access(p).then(() => true, () => false);
   for (const name of await fsp.readdir(dir).catch(() => [])) {
-    const kept = /^\.old-bkp_[0-9A-Za-z]+-(.+)$/.exec(name);
+    const kept = /^\.old-(?:bkp|ext)_[0-9A-Za-z]+-(.+)$/.exec(name);
     if (kept) {
       const live = path.join(dir, kept[1]);
       if (!(await exists(live))) await fsp.rename(path.join(dir, name), live);
       else await fsp.rm(path.join(dir, name), { recursive: true, force: true });
     } else if (name.startsWith('.restore-bkp_') && name !== keep) await fsp.rm(path.join(dir, name), { recursive: true, force: true });
+    else if (/^\.(restore-ext_|gsh-upload-)/.test(name) && name !== keep && (await stale(path.join(dir, name)))) {
+      // An extraction's staging or an upload's file left by a kill: only once old, as one may be under way now.
+      await fsp.rm(path.join(dir, name), { recursive: true, force: true });
+    }
   }
+}
+
+/** Whether a staging entry is older than an hour (an upload or extraction under way touches it all the time). */
+async function stale(p) {
+  const st = await fsp.lstat(p).catch(() => null);
+  return st !== null && Date.now() - st.mtimeMs > 3600_000;
 }
 
 async function prepare(dir, subdirs) {
@@ -119,7 +131,9 @@ async function swap(dir, tag, paths) {
   return {};
 }
 
-module.exports = { usage, manifest, recover, prepare, swap };
+const fileOps = require('./file-ops.cjs');
+
+module.exports = { usage, manifest, recover, prepare, swap, ...fileOps.exports(swap) };
 
 if (require.main === module) {
   const [command, dir, ...rest] = process.argv.slice(2);
@@ -129,11 +143,14 @@ if (require.main === module) {
       manifest: () => manifest(dir),
       prepare: () => prepare(dir, rest),
       swap: () => swap(dir, rest[0], rest.slice(1)),
+      ...fileOps.commands(dir, rest, swap),
     }[command];
     if (!run || !dir) throw new Error(`usage: folder-ops.cjs usage|manifest|prepare|swap DIR …; got ${command}`);
     run().then(
       (out) => process.stdout.write(JSON.stringify(out) + '\n'),
       (err) => {
+        // A customer's mistake (a missing file, a name taken) travels as its code: file-ops.cjs OpError.
+        if (err && err.op) process.stderr.write(`!${JSON.stringify({ code: err.op, message: err.message })}\n`);
         process.stderr.write(`${err && err.message}\n`);
         process.exitCode = 1;
       },

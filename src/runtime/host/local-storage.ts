@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { folderBytes } from './disk-usage';
+import { localFiles } from './local-files';
 import { recoverSwaps, swapIn } from './restore';
 import type { ServerStorage } from './storage';
 
@@ -27,6 +28,7 @@ export function createLocalStorage(dataDir: string): ServerStorage {
       for (const id of ids) await recoverSwaps(dir(id));
     },
     gameDir: dir,
+    ownNames: [LOGS],
     write: (serverId, subdirs, files) => writeFolder(dir(serverId), [...subdirs, LOGS], files),
     async remove(serverId) {
       await fs.promises.rm(dir(serverId), { recursive: true, force: true });
@@ -34,6 +36,7 @@ export function createLocalStorage(dataDir: string): ServerStorage {
     usage: (serverId, stop) => folderBytes(dir(serverId), stop),
     exportTar: (serverId, paths) => tarOf(dir(serverId), paths),
     importArchive: (serverId, paths, archive, tag) => swapIn(dir(serverId), paths, archive, tag),
+    ...localFiles(dir, tarOf),
   };
 }
 

@@ -12,6 +12,8 @@ import { forEachEntry, gunzipped, skip } from './tar-entries';
  * runs from dist/, as the software launchers are.
  */
 export const FOLDER_OPS = path.join(packageRoot(), 'src', 'runtime', 'host', 'folder-ops.cjs');
+/** What folder-ops.cjs requires for a customer's files (storage.ts), beside it in the image too. */
+export const FILE_OPS = path.join(packageRoot(), 'src', 'runtime', 'host', 'file-ops.cjs');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const folderOps = require(FOLDER_OPS) as {
   swap(dir: string, tag: string, paths: string[]): Promise<object>;

@@ -16,6 +16,35 @@
  */
 import type { Readable } from 'node:stream';
 
+/** One entry of a server's files as the Files API shows it (openapi/v1.yaml FileEntry). */
+export interface FileEntry {
+  /** Relative to the server's files, `/`-separated; `''` for the top. */
+  path: string;
+  name: string;
+  /** A symbolic link (the game's) is shown as itself and never followed; `other`: a device, socket or FIFO. */
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  /** Bytes, for a file; 0 otherwise. */
+  size: number;
+  modified_at: string;
+  /** A strong validator of a file's content (RFC 9110 §8.8.3), null for anything else. */
+  etag: string | null;
+}
+
+/** Why a file operation was refused (file-ops.cjs OpError), a customer's mistake rather than a fault. */
+export type FileRefusal = 'not_found' | 'exists' | 'not_a_folder' | 'is_a_folder' | 'symlink' | 'not_empty' | 'precondition' | 'invalid';
+
+export class FileOpError extends Error {
+  constructor(readonly refusal: FileRefusal, message: string) {
+    super(message);
+  }
+}
+
+/** An upload's precondition (RFC 9110 §13.1): If-None-Match: *, If-Match: *, If-Match with entity tags. */
+export type Expect = null | { absent: true } | { any: true } | { etags: string[] };
+
+/** The methods of a customer's files below, for a storage that forwards each as it is (nodes-environment.ts). */
+export const FILE_METHODS = ['fileStat', 'fileList', 'fileRead', 'fileWrite', 'fileMkdir', 'fileMove', 'fileRemove', 'fileExportFolder', 'fileExtract'] as const;
+
 export interface ServerStorage {
   /**
    * Service boot, before any other call: finishes or undoes what a previous life left half done (a restore a
@@ -23,6 +52,11 @@ export interface ServerStorage {
    * next boot.
    */
   start(): Promise<void>;
+  /**
+   * Top-level names in the server's files that are the service's own, not the customer's: hidden from the Files API
+   * (the local folder's `logs`, the console log; a volume has none).
+   */
+  readonly ownNames?: readonly string[];
   /** Where the game sees its folder: its working directory and the `{dir}` of its command (LaunchSpec.cwd). */
   gameDir(serverId: string): string;
   /**
@@ -53,4 +87,48 @@ export interface ServerStorage {
    * `kill -9` midway leaves for start() to finish or undo. `tag` names the staging (a backup id).
    */
   importArchive(serverId: string, paths: string[], archive: string, tag: string): Promise<void>;
+
+  // A customer's own files (openapi/v1.yaml tag Files; docs/architecture.md "Server files"). Each `path` is relative
+  // and already checked (services/file-paths.ts: no `..`, no absolute name, no control character, no backslash, no
+  // reserved name). Every folder on the way must be a real folder: a symbolic link there is refused (`symlink`),
+  // never followed; a link as the last name is shown, moved or deleted as itself. A refusal rejects with a
+  // FileOpError; anything else is a fault. None of these creates the server's files: a server whose files do not
+  // exist (not installed, or removed) answers `not_found`. Callers serialize writes to one server (services/files.ts).
+
+  /** The entry at `path`. */
+  fileStat(serverId: string, path: string): Promise<FileEntry>;
+  /**
+   * One page of the folder `path`: folders first, then the rest, each by name; after the entry `after` (the
+   * previous page's last, as [folder ? 0 : 1, name]). The service's own names (staging, and `hide`) are left out.
+   */
+  fileList(serverId: string, path: string, after: [number, string] | null, limit: number, hide: string[]): Promise<{ entries: FileEntry[]; more: boolean }>;
+  /**
+   * The content of the file at `path` (a regular file, not a link), from `range.start` to `range.end` inclusive
+   * when given. Resolves once the file is open, with the entry it opened (its etag says which content it is).
+   */
+  fileRead(serverId: string, path: string, range?: { start: number; end: number }): Promise<{ entry: FileEntry; content: Readable }>;
+  /**
+   * Writes `size` bytes of `content` to `path` (its folder must exist): streamed into a staging file of the server's
+   * files, then renamed in place if `expect` holds (checked just before the rename; else `precondition`), so a
+   * reader never sees half a file and a failure leaves the old one. Rejects if `content` ends early or errors.
+   */
+  fileWrite(serverId: string, path: string, content: Readable, size: number, expect: Expect): Promise<{ entry: FileEntry; created: boolean }>;
+  /** Makes the folder `path` (its parent must exist; `exists` if the name is taken). */
+  fileMkdir(serverId: string, path: string): Promise<FileEntry>;
+  /** Renames `from` to `to` within the server's files; `to` must not exist (`exists`), its folder must. */
+  fileMove(serverId: string, from: string, to: string): Promise<FileEntry>;
+  /** Deletes a file, a link, or a folder (with its entries only when `recursive`, else `not_empty`). */
+  fileRemove(serverId: string, path: string, recursive: boolean): Promise<void>;
+  /**
+   * A tar stream (not compressed) of the folder `path`, every entry named `<its last name>/…` (`./…` for the top);
+   * links are entries of their own, never followed. The stream errors if reading fails midway.
+   */
+  fileExportFolder(serverId: string, path: string): Promise<Readable>;
+  /**
+   * Puts the tar stream `content` into the folder `folder`, all or nothing: its entries (plain files and folders
+   * only, relative names, checked by the caller) are unpacked into a staging folder beside them (`.restore-<tag>`)
+   * and each top-level name of `names` is then renamed in, a name that was there renamed aside and deleted once
+   * every rename worked (folder-ops.cjs swap), so a failure midway leaves the folder as it was.
+   */
+  fileExtract(serverId: string, folder: string, tag: string, names: string[], content: Readable): Promise<void>;
 }

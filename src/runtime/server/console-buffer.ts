@@ -6,7 +6,7 @@ import { hostPathMasks, pathMasker, stripTerminalControls, type PathMask } from 
 
 /**
  * One console line as the API shows it (the spec's ConsoleLine). `seq` increases by one per line of this server
- * within one service life (it restarts at 1 when the service does); `at` is RFC 3339 UTC.
+ * and keeps increasing across service lives (it jumps ahead at a restart: see SEQ_BLOCK); `at` is RFC 3339 UTC.
  */
 export type ConsoleLine = components['schemas']['ConsoleLine'];
 export type ConsoleStream = ConsoleLine['stream'];
@@ -26,6 +26,16 @@ export interface LogRotation {
   /** At least 1: the current file always moves aside. */
   keep: number;
 }
+
+/**
+ * How many sequence numbers a console reserves at once in its seq file (`logs/console.seq`): the file holds the
+ * highest number reserved, written before the first line past it, so a new service life (even after a crash)
+ * starts above every number the last one used. A client resuming a console stream with a `Last-Event-ID` from
+ * before a restart then gets every line buffered since (issue 42 §4; openapi/v1.yaml streamServerConsole). One
+ * small write per 1,000 lines; a restart skips at most 1,000 numbers, so int32 (ConsoleLine.seq) lasts 2 million
+ * restarts of a quiet server.
+ */
+export const SEQ_BLOCK = 1000;
 
 /** A server's log: 1 MiB files, the current and two old ones (openapi/v1.yaml, getServerConsole). */
 export const CONSOLE_LOG_ROTATION: LogRotation = { maxBytes: 1024 * 1024, keep: 2 };
@@ -47,6 +57,8 @@ export class ConsoleBuffer {
   private count = 0;
   private readonly listeners = new Set<ConsoleListener>();
   private nextSeq = 1;
+  /** The highest sequence number the seq file reserves (0: none yet). */
+  private reserved = 0;
   private file: fs.WriteStream | null = null;
   /** Bytes in the current log file, counted as they are queued. */
   private fileBytes = 0;
@@ -61,9 +73,11 @@ export class ConsoleBuffer {
     private readonly now: () => string,
     masks: readonly PathMask[] = [],
     private readonly rotation: LogRotation = CONSOLE_LOG_ROTATION,
+    private readonly seqFile: string | null = null,
   ) {
     this.capacity = Math.max(0, Math.floor(capacity) || 0);
     this.maskPaths = pathMasker(masks);
+    if (seqFile) this.nextSeq = (this.reserved = readReserved(seqFile)) + 1;
   }
 
   /**
@@ -77,6 +91,7 @@ export class ConsoleBuffer {
     // The spec bounds ConsoleLine.text (and a crash's last_lines) at MAX_LINE_CHARS; a longer game line is cut.
     const clean = this.maskPaths(stripTerminalControls(text)).slice(0, MAX_LINE_CHARS);
     const tokenId = actor?.type === 'user' ? actor.token_id : null;
+    if (this.seqFile && this.nextSeq > this.reserved) this.reserve(this.seqFile);
     const line: ConsoleLine = { seq: this.nextSeq++, at: this.now(), stream, text: clean, token_id: tokenId, actor };
     this.store(line);
     this.appendToFile(line);
@@ -159,6 +174,20 @@ export class ConsoleBuffer {
     void done.then(() => this.retiring.delete(done));
   }
 
+  /**
+   * Writes the next block's end to the seq file (a new file renamed over the old, so a crash leaves one or the
+   * other whole). Best effort, as the log file: a folder that is gone (server being deleted) stops nothing.
+   */
+  private reserve(seqFile: string): void {
+    this.reserved = this.nextSeq - 1 + SEQ_BLOCK;
+    try {
+      fs.writeFileSync(`${seqFile}.new`, `${this.reserved}\n`);
+      fs.renameSync(`${seqFile}.new`, seqFile);
+    } catch {
+      // The next block tries again.
+    }
+  }
+
   /** The `i`-th held line, 0 being the oldest. */
   private at(i: number): ConsoleLine {
     return this.slots[(this.head + i) % this.slots.length];
@@ -232,15 +261,27 @@ export class ConsoleBuffer {
   }
 }
 
+/** The highest sequence number a seq file reserves; 0 when there is none (a new server) or it cannot be read. */
+function readReserved(seqFile: string): number {
+  try {
+    const n = Number(fs.readFileSync(seqFile, 'utf8').trim());
+    return Number.isSafeInteger(n) && n > 0 ? n : 0;
+  } catch {
+    return 0;
+  }
+}
+
 /** How many lines a server's console holds (docs/architecture.md "Streams"). */
 const SERVER_CONSOLE_LINES = 1000;
 
 /**
  * One server's console: the newest 1,000 lines, appended to `logs/console.log` in its folder (rotated at
- * CONSOLE_LOG_ROTATION), with its folder and DATA_DIR masked in every line (console-text.ts hostPathMasks).
+ * CONSOLE_LOG_ROTATION), with its folder and DATA_DIR masked in every line (console-text.ts hostPathMasks), its
+ * sequence numbers reserved in `logs/console.seq` so they survive a restart (SEQ_BLOCK).
  */
 export function serverConsole(serverDir: string, dataDir: string, now: () => number): ConsoleBuffer {
   const logFile = path.join(serverDir, 'logs', 'console.log');
   const at = () => new Date(now()).toISOString();
-  return new ConsoleBuffer(SERVER_CONSOLE_LINES, logFile, at, hostPathMasks(serverDir, dataDir));
+  const seqFile = path.join(serverDir, 'logs', 'console.seq');
+  return new ConsoleBuffer(SERVER_CONSOLE_LINES, logFile, at, hostPathMasks(serverDir, dataDir), CONSOLE_LOG_ROTATION, seqFile);
 }

@@ -201,10 +201,22 @@ async function waitExit(engine: Engine, id: string, signal: AbortSignal): Promis
   }
 }
 
+/**
+ * Removes the container and resolves once it is gone: one already gone is a no-op, and one whose removal another
+ * caller started (the engine answers 409 "removal … already in progress", e.g. a helper removed in the background
+ * when its archive was read, volume-storage.ts streamOut) is waited for until removed (API "Wait for a container",
+ * condition=removed). Before, that 409 failed the caller: a server's deletion that met it stayed `deleting` until
+ * the next boot (issue 44).
+ */
 export async function removeContainer(engine: Engine, id: string, timeoutMs?: number): Promise<void> {
+  const gone = (err: unknown) => err instanceof EngineError && err.status === 404;
   try {
     await engine.json('DELETE', `/containers/${id}?force=1&v=1`, undefined, timeoutMs);
   } catch (err) {
-    if (!(err instanceof EngineError && err.status === 404)) throw err;
+    if (gone(err)) return;
+    if (!(err instanceof EngineError && err.status === 409 && /already in progress/.test(err.message))) throw err;
+    await engine.json('POST', `/containers/${id}/wait?condition=removed`, undefined, timeoutMs).catch((waited: unknown) => {
+      if (!gone(waited)) throw waited;
+    });
   }
 }

@@ -4,7 +4,7 @@
 import type { Logger } from '../../../log';
 import type { Node, NodesRepo } from '../../../store/nodes-repo';
 import type { Environment, LeftoverProcess } from '../environment';
-import type { ServerStorage } from '../storage';
+import { FILE_METHODS, type ServerStorage } from '../storage';
 import type { Engine } from './engine';
 import { GAME_DIR } from './image';
 import type { NodeVolumes } from './volume-storage';
@@ -200,6 +200,9 @@ function routedStorage(s: Shared): ServerStorage {
     usage: (serverId, stop) => forServer(s, serverId).storage.usage(serverId, stop),
     exportTar: (serverId, paths) => forServer(s, serverId).storage.exportTar(serverId, paths),
     importArchive: (serverId, paths, archive, tag) => forServer(s, serverId).storage.importArchive(serverId, paths, archive, tag),
+    // A customer's files (storage.ts): each call to the server's node, as it is.
+    ...(Object.fromEntries(FILE_METHODS.map((m) => [m, (serverId: string, ...rest: unknown[]) =>
+      (forServer(s, serverId).storage[m] as (...a: unknown[]) => unknown)(serverId, ...rest)])) as Pick<ServerStorage, (typeof FILE_METHODS)[number]>),
   };
 }
 

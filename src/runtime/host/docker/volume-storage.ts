@@ -13,6 +13,7 @@ import { removeContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
 import type { Helpers } from './helper-containers';
 import { GAME_DIR } from './image';
+import { volumeFiles } from './volume-files';
 
 export interface VolumeStorageOptions {
   engine: Engine;
@@ -68,6 +69,7 @@ export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
     ...gameFiles(o),
     ...archives(o),
     ...volumeCopies(o),
+    ...volumeFiles(o),
   };
 }
 

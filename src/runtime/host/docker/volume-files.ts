@@ -1,0 +1,125 @@
+import crypto from 'node:crypto';
+import { PassThrough, Readable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import tar from 'tar-stream';
+import { exactly } from '../local-files';
+import { FileOpError, type FileEntry, type ServerStorage } from '../storage';
+import { forEachEntry, repack, skip } from '../tar-entries';
+import { EngineError, type Engine } from './engine';
+import type { Helpers } from './helper-containers';
+import { GAME_DIR } from './image';
+
+export interface VolumeFilesOptions {
+  engine: Engine;
+  helpers: Helpers;
+  volumeName: (serverId: string) => string;
+  user: { uid: number; gid: number };
+}
+
+type Files = Pick<ServerStorage, 'fileStat' | 'fileList' | 'fileRead' | 'fileWrite' | 'fileMkdir' | 'fileMove' | 'fileRemove' | 'fileExportFolder' | 'fileExtract'>;
+
+const archiveOf = (containerId: string, p: string) => `/containers/${containerId}/archive?path=${encodeURIComponent(p)}`;
+const inVolume = (rel: string) => (rel === '' ? `${GAME_DIR}/.` : `${GAME_DIR}/${rel}`);
+
+/**
+ * A customer's files in a server's Docker volume on its node (storage.ts states each method's contract): every check
+ * and change is file-ops.cjs run by a helper container (helper-containers.ts) that mounts only the volume, and the
+ * bytes cross through the engine's archive endpoints, so nothing of this host is mounted and no link in the volume is
+ * followed. A volume that does not exist answers `not_found` (a helper would otherwise make an empty one).
+ */
+export function volumeFiles(o: VolumeFilesOptions): Files {
+  const { engine, helpers } = o;
+
+  async function op<T>(serverId: string, args: string[], before?: (containerId: string) => Promise<void>): Promise<T> {
+    try {
+      await engine.json('GET', `/volumes/${o.volumeName(serverId)}`);
+    } catch (err) {
+      if (err instanceof EngineError && err.status === 404) throw new FileOpError('not_found', 'the server has no files');
+      throw err;
+    }
+    try {
+      return await helpers.run<T>(o.volumeName(serverId), serverId, [args[0], GAME_DIR, ...args.slice(1)], before);
+    } catch (err) {
+      // folder-ops.cjs prints a refusal as `!{"code", "message"}` on stderr (file-ops.cjs OpError).
+      const refusal = /!(\{.*?"code".*?\})/.exec(String((err as Error).message));
+      if (refusal) {
+        const { code, message } = JSON.parse(refusal[1]) as { code: FileOpError['refusal']; message: string };
+        throw new FileOpError(code, message);
+      }
+      throw err;
+    }
+  }
+
+  /** A stream of the engine's archive of `p` in the volume; the helper goes once it was read (or given up). */
+  function download(serverId: string, p: string): Promise<Readable> {
+    return new Promise<Readable>((resolve, reject) => {
+      helpers
+        .withVolume(o.volumeName(serverId), serverId, async (c) => {
+          const out = await engine.download(archiveOf(c, p));
+          resolve(out);
+          await finished(out).catch(() => undefined);
+        })
+        .catch(reject);
+    });
+  }
+
+  return {
+    fileStat: (id, rel) => op(id, ['stat', rel]),
+    fileList: (id, rel, after, limit, hide) => op(id, ['list', rel, JSON.stringify(after), String(limit), JSON.stringify(hide)]),
+    fileMkdir: (id, rel) => op(id, ['mkdir', rel]),
+    fileMove: (id, from, to) => op(id, ['move', from, to]),
+    async fileRemove(id, rel, recursive) {
+      await op(id, ['remove', rel, String(recursive)]);
+    },
+    async fileRead(id, rel, range) {
+      const entry = await op<FileEntry>(id, ['stat', rel]);
+      if (entry.type !== 'file') throw new FileOpError(entry.type === 'directory' ? 'is_a_folder' : 'symlink', `${rel} is not a file`);
+      const archive = await download(id, inVolume(rel));
+      return { entry, content: firstEntry(archive, range) };
+    },
+    async fileWrite(id, rel, content, size, expect) {
+      const staged = `.gsh-upload-${crypto.randomBytes(9).toString('base64url')}`;
+      const pack = tar.pack();
+      const body = content.pipe(exactly(size));
+      content.once('error', (err) => body.destroy(err));
+      body.pipe(pack.entry({ name: staged, size, mode: 0o644, uid: o.user.uid, gid: o.user.gid }, (err) => (err ? pack.destroy(err) : pack.finalize())) as unknown as NodeJS.WritableStream);
+      body.once('error', (err) => pack.destroy(err));
+      return op(id, ['place', staged, rel, JSON.stringify(expect)], (c) =>
+        engine.upload(archiveOf(c, GAME_DIR), Readable.from(pack), 'application/x-tar', 'PUT').then(() => undefined),
+      );
+    },
+    async fileExportFolder(id, rel) {
+      await op(id, ['folder', rel]);
+      return download(id, inVolume(rel));
+    },
+    async fileExtract(id, folder, tag, names, content) {
+      await op(id, ['folder', folder]);
+      const prefix = `${folder === '' ? '' : `${folder}/`}.restore-${tag}`;
+      const owned = { uid: o.user.uid, gid: o.user.gid, uname: '', gname: '' };
+      const staged = repack(async (put) => {
+        await put({ name: `${prefix}/`, type: 'directory', mode: 0o755, ...owned }, Readable.from([]));
+        await forEachEntry(content, (header, body) => put({ ...header, ...owned, name: `${prefix}/${header.name}` }, body));
+      });
+      await op(id, ['extract', folder, tag, ...names], (c) => engine.upload(archiveOf(c, GAME_DIR), staged, 'application/x-tar', 'PUT').then(() => undefined));
+    },
+  };
+}
+
+/** The content of the one file the engine's archive of a file holds, cut to `range` when given. */
+function firstEntry(archive: Readable, range?: { start: number; end: number }): Readable {
+  const out = new PassThrough();
+  let pos = 0;
+  let taken = false;
+  forEachEntry(archive, async (_header, body) => {
+    if (taken) return skip(body);
+    taken = true;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const from = range ? Math.max(0, range.start - pos) : 0;
+      const to = range ? Math.min(chunk.length, range.end + 1 - pos) : chunk.length;
+      pos += chunk.length;
+      if (to > from && !out.write(chunk.subarray(from, to))) await new Promise((r) => out.once('drain', r));
+    }
+  }).then(() => out.end(), (err: Error) => out.destroy(err));
+  out.once('close', () => archive.destroy());
+  return out;
+}
