@@ -122,7 +122,7 @@ function quotaChecks(st: Statements, { memoryOf, limits, usage }: Reads) {
       const running = `${used} ${used === 1 ? 'is' : 'are'} running or meant to run`;
       throw quotaExceeded('running', limit, used, requester === server.user_id
         ? `Your account may run ${plural(limit, 'server')} at once and ${running}; stop one first, ${ASK}.`
-        : `This server's owner's account may run ${plural(limit, 'server')} at once and ${running}; ask the owner to stop one first.`);
+        : `This server's owner's account may run ${plural(limit, 'server')} at once and ${running}; ask the owner to stop one first or to ask the operator for a larger quota.`);
     },
   };
 }

@@ -236,6 +236,12 @@ test('the running quota: a second start is refused until the first server stops;
   expect((await quotaOf(alice)).running).toEqual({ limit: 1, used: 1 });
   await state(ids[0], 'running');
   for (const type of ['start', 'restart']) expectRefused(await act(ids[1], type), 'running', 1, 1);
+  expect((await act(ids[1], 'start')).body.detail).toMatch(/^Your account may run 1 server at once/);
+  // A member with `power` is refused by the owner's quota, and told whose it is (issue 39 §4).
+  await t.http.post(`/v1/servers/${ids[1]}/members`).set(auth(alice)).send({ email: 'sam@example.com', permissions: ['power'] });
+  const bySam = await t.http.post(`/v1/servers/${ids[1]}/actions`).set(auth(t.token('sam@example.com'))).send({ type: 'start' });
+  expectRefused(bySam, 'running', 1, 1);
+  expect(bySam.body.detail).toMatch(/^This server's owner's account may run 1 server at once .*; ask the owner to stop one first or to ask the operator for a larger quota\.$/);
   // Refused: no action recorded, desired state untouched.
   expect((await t.http.get(`/v1/servers/${ids[1]}/actions`).set(auth(alice))).body.data).toEqual([]);
   expect((await t.http.get(`/v1/servers/${ids[1]}`).set(auth(alice))).body.desired_state).toBe('stopped');
