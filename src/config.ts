@@ -63,6 +63,8 @@ export interface Config {
   prometheus: PrometheusSettings;
   /** NODE_ENV=test (jest sets it): settings only tests may use are taken (PASSWORD_SCRYPT_N below OWASP's). */
   testMode: boolean;
+  /** SFTP_PORT: the SFTP server's port on HOST (README "SFTP"); null (`off` or `0`): no SFTP server. */
+  sftpPort: number | null;
 }
 
 export interface PrometheusSettings {
@@ -273,5 +275,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     prometheus: prometheus(env),
     testMode: env.NODE_ENV === 'test',
+    // Off by default under jest (NODE_ENV=test), whose parallel files each start services on their own ports.
+    sftpPort: env.SFTP_PORT === 'off' ? null : int(env, 'SFTP_PORT', env.NODE_ENV === 'test' ? 0 : 2022, 0, 65535) || null,
   };
 }

@@ -25,6 +25,7 @@ import { createRetention } from './retention';
 import { createAlerts, type Alerts } from './runtime/loops/alerts';
 import type { SchedulesConfig } from './runtime/services/schedules';
 import { createActors, serviceActor, type Actors } from './actors';
+import { buildSftp } from './sftp';
 
 // The runtime is composed in src/runtime/compose.ts; tests and tools import it from here too.
 export { composeRuntime, type Runtime, type RuntimeDeps } from './runtime/compose';
@@ -238,6 +239,9 @@ export async function startService(config: Config, log: Logger) {
   log.info('listening', { address: http.address(), data_dir: config.dataDir });
   const metricsHttp = await listenForMetrics(config, service.prometheus);
   if (metricsHttp) log.info('metrics listening', { address: metricsHttp.address() });
+  // SFTP_PORT: the SFTP server on the same host (README "SFTP"); `off` or 0 runs none.
+  const sftp = config.sftpPort === null ? undefined : buildSftp(config.dataDir, { store: service.store, files: service.runtime.files, actors: service.actors }, log);
+  if (sftp) log.info('sftp listening', { address: await sftp.sftp.listen(config.sftpPort!, config.host), host_key: sftp.fingerprint });
 
   let stopping: Promise<void> | undefined;
   /** Stop accepting connections, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_S), then shut down. */
@@ -246,6 +250,7 @@ export async function startService(config: Config, log: Logger) {
       log.info('shutting down');
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       service.streams.closeAll();
+      await sftp?.sftp.close();
       http.closeIdleConnections();
       const timer = setTimeout(() => http.closeAllConnections(), config.shutdownTimeoutMs).unref();
       await closed;

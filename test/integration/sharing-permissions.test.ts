@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
-import { diffSnapshots, rawRequest, snapshot, specOperations, type Json, type SpecOperation } from '../security/helpers';
+import { diffSnapshots, rawRequest, requiredQuery, snapshot, specOperations, type Json, type SpecOperation } from '../security/helpers';
 
 /**
  * Every permission of a shared server, allowed and refused, on every operation it touches (issue 30 "Done when";
@@ -16,7 +16,7 @@ import { diffSnapshots, rawRequest, snapshot, specOperations, type Json, type Sp
  * may have used up are made again.
  */
 
-const PERMISSIONS = ['console', 'power', 'settings', 'players', 'backups', 'alerts'] as const;
+const PERMISSIONS = ['console', 'power', 'settings', 'players', 'backups', 'alerts', 'files'] as const;
 type Permission = (typeof PERMISSIONS)[number];
 type TaskType = 'command' | 'power' | 'backup';
 const TASK_BODIES: Record<TaskType, Json> = {
@@ -177,7 +177,7 @@ test.each(cases.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     server_id: f.server, action_id: f.action, backup_id: f.backup, alert_id: f.alert, member_id: f.member, list: 'whitelist', name: 'Steve',
     schedule_id: c.schedule ? f[`schedule_${c.schedule}`] : f.runSchedule, run_id: f.run,
   };
-  const path = c.op.path.replace(/\{([^}]+)\}/g, (_m, n: string) => ids[n]);
+  const path = c.op.path.replace(/\{([^}]+)\}/g, (_m, n: string) => ids[n]) + requiredQuery(c.op);
   const body = c.body && JSON.parse(JSON.stringify(c.body).replace('"@backup"', JSON.stringify(f.backup)));
   const headers: Record<string, string> = { ...auth(c.holds === 'owner' ? f.owner : f.memberToken) };
   if (body !== undefined) headers['Content-Type'] = 'application/json';

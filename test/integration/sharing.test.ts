@@ -60,7 +60,7 @@ test('a member lists the shared server beside their own, with their access, and 
   const list = (await t.http.get('/v1/servers').set(auth(member))).body.data as Array<{ id: string; access: unknown }>;
   expect(list.map((s) => [s.id, s.access]).sort()).toEqual([
     [server, { role: 'member', permissions: ['power', 'console'] }],
-    [own, { role: 'owner', permissions: ['console', 'power', 'settings', 'players', 'backups', 'alerts'] }],
+    [own, { role: 'owner', permissions: ['console', 'power', 'settings', 'players', 'backups', 'alerts', 'files'] }],
   ].sort());
   expect((await t.http.get(`/v1/servers/${other}`).set(auth(member))).status).toBe(404);
   const mine = (path: string) => t.http.get(path).set(auth(member)).then((r) => r.body.data.length as number);

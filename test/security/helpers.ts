@@ -69,6 +69,17 @@ export function specOperations(): { operations: SpecOperation[]; problemCodes: s
 }
 
 /** The path with `{name}` replaced by the (already percent-encoded) segments given. */
+/**
+ * The operation's required query parameters with their schema's example (`?path=world%2Flevel.dat`), or '': a
+ * request built from the spec must pass validation to reach the check a test is about.
+ */
+export function requiredQuery(op: SpecOperation): string {
+  const q = new URLSearchParams();
+  for (const p of op.parameters.filter((x) => x.in === 'query' && x.required)) q.set(p.name, String(p.schema.example));
+  const text = q.toString();
+  return text ? `?${text}` : '';
+}
+
 export function fillPath(template: string, segments: Record<string, string>): string {
   return template.replace(/\{([^}]+)\}/g, (_m, name: string) => segments[name] ?? '');
 }

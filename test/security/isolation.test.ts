@@ -1,8 +1,9 @@
 import http from 'node:http';
+import { utils as sshUtils } from 'ssh2';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { newId } from '../../src/ids';
-import { diffSnapshots, missingIdLike, rawRequest, snapshot, specOperations, type Json, type RawResponse, type SpecOperation } from './helpers';
+import { diffSnapshots, missingIdLike, rawRequest, requiredQuery, snapshot, specOperations, type Json, type RawResponse, type SpecOperation } from './helpers';
 
 /**
  * Tenancy (docs/conventions.md "Authentication": "Every resource has an owner. Another owner's resource answers 404, exactly like a missing
@@ -40,6 +41,7 @@ interface Tenant {
   member: string;
   schedule: string;
   run: string;
+  sshKey: string;
   /** Values only this tenant's answers may contain. */
   secrets: string[];
 }
@@ -105,14 +107,20 @@ async function tenant(label: string): Promise<Tenant> {
   const run = await t.http.post(`/v1/servers/${server}/schedules/${schedule.body.id}/run`).set(auth(token));
   expect(run.status).toBe(202);
   await until(`${label}'s run`, async () => (await t.http.get(run.headers.location).set(auth(token))).body.status !== 'running', 15_000);
+  // A file of its own (and so a line of file activity) at the path the spec's examples name, and an SSH key.
+  const fileText = `${label}-file-${Math.random().toString(36).slice(2, 8)}`;
+  const upload = await t.http.put(`/v1/servers/${server}/files/content`).query({ path: 'world/level.dat' }).set(auth(token)).set('Content-Type', 'application/octet-stream').send(Buffer.from(fileText));
+  expect(upload.status).toBeLessThan(300);
+  const sshKey = await t.http.post('/v1/ssh-keys').set(auth(token)).send({ public_key: sshUtils.generateKeyPairSync('ed25519', { comment: `${label}-key` }).public, name: `${label}-key` });
+  expect(sshKey.status).toBe(201);
   const eventIds = (t.db.prepare('SELECT id FROM events WHERE user_id = ?').pluck().all(userId) as string[]);
   return {
     email, token, userId, server, action: act.body.id, crash, webhook: hook.body.id, backup: backup.body.id, kept: keptBackup.body.id, alert: alert.body.id,
-    member: member.body.id, schedule: schedule.body.id, run: run.body.id,
+    member: member.body.id, schedule: schedule.body.id, run: run.body.id, sshKey: sshKey.body.id as string,
     spare: { id: spare.body.id, secret: spare.body.token, prefix: spare.body.prefix },
     secrets: [email, userId, token, name, tokenName, crashLine, server, act.body.id, crash, spare.body.id, spare.body.token, spare.body.prefix,
       hookUrl, hook.body.id, hook.body.secret, delivery.body.id, ...eventIds, player, motd, backup.body.id, gone, keptBackup.body.id, alert.body.id, alertName,
-      memberEmail, member.body.id, scheduleName, schedule.body.id, run.body.id],
+      memberEmail, member.body.id, scheduleName, schedule.body.id, run.body.id, fileText, sshKey.body.id, `${label}-key`],
   };
 }
 
@@ -142,11 +150,12 @@ const ID_PARAMS: Record<string, (who: Tenant) => string> = {
   member_id: (who) => who.member,
   schedule_id: (who) => who.schedule,
   run_id: (who) => who.run,
+  ssh_key_id: (who) => who.sshKey,
 };
 /** Under /v1/backups, `backup_id` names a kept backup (listKeptBackups). */
 const KEPT_PATH = /^\/v1\/backups\//;
-/** Path parameters that name no owned resource: the same for both tenants (a player list and a player's name). */
-const FIXED_PARAMS: Record<string, string> = { list: 'whitelist', name: 'Steve' };
+/** Path parameters that name no owned resource: the same for both tenants (a player list, a player's name, a version). */
+const FIXED_PARAMS: Record<string, string> = { list: 'whitelist', name: 'Steve', version_id: 'flying-squid-1.20' };
 const pathParams = (op: SpecOperation) => op.parameters.filter((p) => p.in === 'path');
 const paramFor = (name: string, who: Tenant, op: SpecOperation) =>
   FIXED_PARAMS[name] ?? (name === 'backup_id' && KEPT_PATH.test(op.path) ? who.kept : ID_PARAMS[name](who));
@@ -186,7 +195,7 @@ function variants(op: SpecOperation): Array<{ label: string; victimParams: strin
 const cases = operations.flatMap((op) => variants(op).map((v) => [`${op.operationId} (${op.method.toUpperCase()} ${op.path}): ${v.label}`, op, v] as const));
 
 function request(op: SpecOperation, ids: Record<string, string>, token: string, body: unknown) {
-  const path = op.path.replace(/\{([^}]+)\}/g, (_m, n: string) => ids[n]);
+  const path = op.path.replace(/\{([^}]+)\}/g, (_m, n: string) => ids[n]) + requiredQuery(op);
   const headers: Record<string, string> = { ...auth(token) };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   return rawRequest(base, { method: op.method.toUpperCase(), path, headers, body: body === undefined ? undefined : JSON.stringify(body) }, agent);
@@ -207,7 +216,8 @@ function shape(res: RawResponse, ids: string[]) {
 
 describe('another user\'s resource answers exactly like a missing one', () => {
   test('the spec walk found every kind of id', () => {
-    const names = new Set(cases.flatMap(([, op]) => pathParams(op).map((p) => p.name).filter((n) => !(n in FIXED_PARAMS))));
+    // Every operation's, not only those the cases were made of: an id no fixture names must fail here.
+    const names = new Set(operations.flatMap((op) => pathParams(op).map((p) => p.name).filter((n) => !(n in FIXED_PARAMS))));
     expect([...names].sort()).toEqual(Object.keys(ID_PARAMS).sort());
     expect(cases.length).toBeGreaterThanOrEqual(operations.filter((op) => pathParams(op).length > 0).length);
   });
@@ -269,7 +279,7 @@ describe('collections never show another user\'s items', () => {
     const queries = [''];
     for (const p of op.parameters.filter((q) => q.in === 'query')) {
       // A cursor of the victim's: the page after it must still be the attacker's own items.
-      const prefix = /^\^(srv|tok|act|evt|whk|dlv|bkp|alr|mem|sch|run)_/.exec(p.schema?.pattern ?? '')?.[1];
+      const prefix = /^\^(srv|tok|act|evt|whk|dlv|bkp|alr|mem|sch|run|key|fch)_/.exec(p.schema?.pattern ?? '')?.[1];
       if (prefix) for (const s of victim.secrets.filter((v) => v.startsWith(`${prefix}_`))) queries.push(`${p.name}=${s}`);
       for (const value of p.schema?.enum ?? []) queries.push(`${p.name}=${value}`);
     }

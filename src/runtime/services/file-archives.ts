@@ -75,6 +75,8 @@ export async function checkArchive(file: string, strip: number, room: number, to
   };
   if (format === 'zip') await zipEntries(file, (e) => add(e.fileName, zipType(e), e.uncompressedSize));
   else await forEachEntry(gunzipped(file), async (h, content) => {
+    // A refused entry's content is destroyed with the refusal (forEachEntry): heard here, not left unhandled.
+    content.on('error', () => undefined);
     add(h.name, h.type ?? 'file', h.size ?? 0);
     await skip(content);
   }).catch((err: Error) => Promise.reject(err instanceof AppError ? err : unsafe(`The archive is damaged: ${err.message}`)));

@@ -95,14 +95,34 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
     async fileExtract(id, folder, tag, names, content) {
       await op(id, ['folder', folder]);
       const prefix = `${folder === '' ? '' : `${folder}/`}.restore-${tag}`;
-      const owned = { uid: o.user.uid, gid: o.user.gid, uname: '', gname: '' };
-      const staged = repack(async (put) => {
-        await put({ name: `${prefix}/`, type: 'directory', mode: 0o755, ...owned }, Readable.from([]));
-        await forEachEntry(content, (header, body) => put({ ...header, ...owned, name: `${prefix}/${header.name}` }, body));
-      });
+      const staged = stagedTar(content, prefix, { uid: o.user.uid, gid: o.user.gid, uname: '', gname: '' });
       await op(id, ['extract', folder, tag, ...names], (c) => engine.upload(archiveOf(c, GAME_DIR), staged, 'application/x-tar', 'PUT').then(() => undefined));
     },
   };
+}
+
+/**
+ * A checked tar stream as the engine is to unpack it under `prefix`, owned by `owned`. Every folder gets an entry of
+ * its own before what is in it: the engine makes a folder a name implies as root, and the games' user (the helpers'
+ * too) could then neither write in it nor delete it.
+ */
+function stagedTar(content: Readable, prefix: string, owned: { uid: number; gid: number; uname: string; gname: string }): Readable {
+  const made = new Set<string>();
+  return repack(async (put) => {
+    const folderEntry = (name: string) => put({ name: `${prefix}/${name}`, type: 'directory', mode: 0o755, ...owned }, Readable.from([]));
+    await folderEntry('');
+    await forEachEntry(content, async (header, body) => {
+      const parts = header.name.replace(/\/+$/, '').split('/');
+      for (let i = 1; i <= parts.length; i++) {
+        const above = parts.slice(0, i).join('/');
+        if (made.has(above) || (i === parts.length && header.type !== 'directory')) continue;
+        made.add(above);
+        await folderEntry(`${above}/`);
+      }
+      if (header.type === 'directory') return skip(body);
+      await put({ ...header, ...owned, name: `${prefix}/${header.name}` }, body);
+    });
+  });
 }
 
 /** The content of the one file the engine's archive of a file holds, cut to `range` when given. */
