@@ -12,7 +12,7 @@
 // waiting on games, browsers and timers, which leaves the CPU to the checks. A check's output is printed whole when
 // it ends, so it never interleaves with jest's; a failed check fails the run but does not stop jest.
 // GSH_TEST_ONLY_NODE_DEPENDENT=1 runs the tests lane alone: the checks read files and give the same answer on every
-// Node version, so the second Node version of CI (scripts/test-node24.sh) skips them.
+// Node version, so the second Node version of CI (scripts/test-node.sh) skips them.
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');

@@ -19,10 +19,10 @@ describe('the block npm start prints (README "Set up on a fresh machine")', () =
 
   test('while no account can sign in, the exact command for the first one, with DATA_DIR when it is not the default', () => {
     const dataDir = path.join('/srv', 'gsh data');
-    const text = startupBlock({ config: loadConfig({ DATA_DIR: dataDir }), address: at('0.0.0.0', 8080), dashboardUsers: 0, node: 'v20.20.2' });
+    const text = startupBlock({ config: loadConfig({ DATA_DIR: dataDir }), address: at('0.0.0.0', 8080), dashboardUsers: 0, node: 'v24.21.0' });
     expect(text).toBe(
       [
-        'gsh is running on Node v20.20.2 (game servers as local processes).',
+        'gsh is running on Node v24.21.0 (game servers as local processes).',
         '  dashboard  http://localhost:8080/',
         '  API docs   http://localhost:8080/docs',
         '  data       /srv/gsh data',
@@ -31,7 +31,7 @@ describe('the block npm start prints (README "Set up on a fresh machine")', () =
         '',
       ].join('\n'),
     );
-    const plain = startupBlock({ config: loadConfig({}), address: at('0.0.0.0', 8080), dashboardUsers: 0, node: 'v20.20.2' });
+    const plain = startupBlock({ config: loadConfig({}), address: at('0.0.0.0', 8080), dashboardUsers: 0, node: 'v24.21.0' });
     expect(plain).toContain("\n  npx gsh user create --email you@example.com --password '<8 or more characters>'\n");
   });
 });
