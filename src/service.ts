@@ -15,14 +15,12 @@ import { answerClientErrors } from './http/client-errors';
 import { loadSoftwareCatalog } from './runtime/software/software-catalog';
 import { builtinSoftwareDir, selectEnvironment } from './runtime/host/select-environment';
 import { runtimeConfigDefaults, type RuntimeConfig } from './runtime/server/types';
-import { composeRuntime, type Runtime } from './runtime/compose';
+import { composeRuntime, type Runtime, type RuntimeDeps } from './runtime/compose';
 import { createTelemetry, type Telemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed, type EventFeed } from './events/feed';
 import { createDispatcher, dispatcherDefaults, type Dispatcher, type DispatcherConfig } from './webhooks/dispatcher';
-import { createIdleStop, type IdleStop } from './runtime/loops/idle-stop';
 import { createRetention } from './retention';
-import { createAlerts, type Alerts } from './runtime/loops/alerts';
 import type { SchedulesConfig } from './runtime/services/schedules';
 import { createActors, serviceActor, type Actors } from './actors';
 import { buildSftp } from './sftp';
@@ -67,8 +65,18 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const outboxLimits = { perWebhook: config.webhooks.pendingPerWebhook, perUser: config.webhooks.pendingPerUser };
   const store = createStore(db, clock, pool, { defaults: config.quotas, plans }, actors.current, prometheus?.observer, outboxLimits);
   warnIfOneAccountFillsThePorts(config, log);
-  const { runtime, catalog } = runtimeOf(config, options, { store, clock, log, actors });
-  const { telemetry, alerts, idleStop } = watchSamples(config, options, { db, clock, store, runtime, log, actors });
+  // The sampler is built after the runtime (it reads the doors); the runtime's loops that act on samples (alerts,
+  // idle stop) subscribe through this, bound once it exists, when the runtime starts them at boot.
+  let sampler: Telemetry['sampler'] | undefined;
+  const samples: NonNullable<RuntimeDeps['samples']> = {
+    subscribe: (listener) => {
+      if (!sampler) throw new Error('the sampler is subscribed to before it was built');
+      return sampler.subscribe(listener);
+    },
+  };
+  const { runtime, catalog } = runtimeOf(config, options, { store, clock, log, actors, samples });
+  const telemetry = createTelemetry({ db, clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
+  sampler = telemetry.sampler;
   const streams = createStreamRegistry({
     perUser: config.streamsPerUser,
     maxLifetimeMs: config.streamMaxLifetimeMs,
@@ -101,7 +109,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     actors,
   });
   const retention = createRetention(store, config, log);
-  const { boot, shutdown } = lifeOf({ db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed, actors });
+  const { boot, shutdown } = lifeOf({ db, runtime, telemetry, dispatcher, retention, streams, feed, actors });
 
   return {
     app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
@@ -113,8 +121,8 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
  * The runtime (src/runtime/compose.ts) over the environment RUNTIME selects, with the software catalog it launches
  * from: the built-in definitions and the operator's under DATA_DIR/software. The catalog is returned too, for the API.
  */
-function runtimeOf(config: Config, options: BuildOptions, deps: { store: Store; clock: Clock; log: Logger; actors: Actors }) {
-  const { store, clock, log, actors } = deps;
+function runtimeOf(config: Config, options: BuildOptions, deps: { store: Store; clock: Clock; log: Logger; actors: Actors; samples: RuntimeDeps['samples'] }) {
+  const { store, clock, log, actors, samples } = deps;
   const operatorSoftware = path.join(config.dataDir, 'software');
   const catalog = loadSoftwareCatalog({
     operatorDir: operatorSoftware,
@@ -131,16 +139,18 @@ function runtimeOf(config: Config, options: BuildOptions, deps: { store: Store; 
     plans,
     log,
     actors,
+    samples,
+    idleMinuteMs: options.idleMinuteMs,
   });
   return { runtime, catalog };
 }
 
 /** The service's boot and shutdown over the parts buildService made, each started and stopped in its order. */
 function lifeOf(parts: {
-  db: Db; runtime: Runtime; telemetry: Telemetry; idleStop: IdleStop; alerts: Alerts; dispatcher: Dispatcher;
+  db: Db; runtime: Runtime; telemetry: Telemetry; dispatcher: Dispatcher;
   retention: ReturnType<typeof createRetention>; streams: StreamRegistry; feed: EventFeed; actors: Actors;
 }) {
-  const { db, runtime, telemetry, idleStop, alerts, dispatcher, retention, streams, feed, actors } = parts;
+  const { db, runtime, telemetry, dispatcher, retention, streams, feed, actors } = parts;
   /**
    * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
    * periodic purge of old token rows and events start.
@@ -148,8 +158,6 @@ function lifeOf(parts: {
   async function boot() {
     await runtime.start();
     telemetry.sampler.start();
-    idleStop.start();
-    alerts.start();
     dispatcher.start();
     retention.start();
   }
@@ -160,42 +168,12 @@ function lifeOf(parts: {
     streams.closeAll();
     await dispatcher.close();
     feed.close();
-    idleStop.stop();
-    alerts.stop();
     telemetry.sampler.stop();
     await runtime.close();
     db.close();
     actors.close();
   }
   return { boot, shutdown };
-}
-
-/**
- * Telemetry, and what acts on its samples (docs/architecture.md "Alerts", "Idle stop"): the alert rules and the
- * idle stop, each acting as itself (src/actors.ts).
- */
-function watchSamples(
-  config: Config,
-  options: BuildOptions,
-  deps: { db: Db; clock: Clock; store: Store; runtime: Runtime; log: Logger; actors: Actors },
-) {
-  const { store, runtime, log, actors } = deps;
-  const telemetry = createTelemetry({ db: deps.db, clock: deps.clock, intervalMs: config.metricsIntervalMs, runtime: { live: runtime.doors.live, on: runtime.events.on }, log });
-  const alerts = createAlerts({
-    subscribe: (listener) => telemetry.sampler.subscribe((sample) => actors.run(serviceActor('alerts'), () => listener(sample))),
-    repo: store.alerts,
-    servers: store.servers,
-    plans,
-    log,
-  });
-  const idleStop = createIdleStop({
-    subscribe: (listener) => telemetry.sampler.subscribe(listener),
-    servers: store.servers,
-    requestAction: (...args) => actors.run(serviceActor('idle_stop'), () => runtime.power.requestAction(...args)),
-    log,
-    minuteMs: options.idleMinuteMs ?? 60_000,
-  });
-  return { telemetry, alerts, idleStop };
 }
 
 /** The part of the configuration the HTTP app reads (AppDeps.config). */

@@ -27,6 +27,8 @@ import { serverDiskUsage } from './host/disk-usage';
 import { createBackupScheduler } from './loops/backup-schedule';
 import { createSchedules, type SchedulesConfig } from './services/schedules';
 import { createMembers } from './services/members';
+import { createAlerts, type AlertSample } from './loops/alerts';
+import { createIdleStop, type IdleSample } from './loops/idle-stop';
 import { versionCatalog } from '../catalog/versions';
 import { createFiles } from './services/files';
 
@@ -44,6 +46,14 @@ export interface RuntimeDeps extends RuntimeHost {
   /** Whom the work under way acts for: the doors run each command as its submitter (src/actors.ts). */
   actors: Actors;
   schedules: SchedulesConfig;
+  /**
+   * The telemetry's stored samples, for the loops that act on them (alerts, idle stop). The sampler is built after
+   * the runtime (it reads the doors), so the service hands a subscription it binds later (service.ts); without one
+   * (the runtime's own tests) those two loops are not made.
+   */
+  samples?: { subscribe(listener: (sample: AlertSample & IdleSample) => void): () => void };
+  /** How long a minute of `idle_stop_minutes` is (60,000 ms unless a test shortens it). */
+  idleMinuteMs?: number;
 }
 
 /**
@@ -98,6 +108,15 @@ export function composeRuntime(deps: RuntimeDeps) {
     log,
     everyMs: config.backupScheduleMs,
   });
+  const samples = deps.samples;
+  const alerts = samples && createAlerts({
+    subscribe: (listener) => samples.subscribe((sample) => actors.run(serviceActor('alerts'), () => listener(sample))),
+    repo: store.alerts, servers: store.servers, plans, log,
+  });
+  const idleStop = samples && createIdleStop({
+    subscribe: (listener) => samples.subscribe(listener), servers: store.servers, log, minuteMs: deps.idleMinuteMs ?? 60_000,
+    requestAction: (...args) => actors.run(serviceActor('idle_stop'), () => power.requestAction(...args)),
+  });
   return {
     doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, schedules, members, events, files,
     /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
@@ -109,6 +128,8 @@ export function composeRuntime(deps: RuntimeDeps) {
         diskWatcher.start();
         backupScheduler.start();
         schedules.start();
+        idleStop?.start();
+        alerts?.start();
       }),
     /**
      * Graceful shutdown: no new schedule run, fails open actions, stops every game (a container: lets it go, to
@@ -116,6 +137,8 @@ export function composeRuntime(deps: RuntimeDeps) {
      */
     close: (): Promise<void> =>
       actors.run(serviceActor('shutdown'), async () => {
+        idleStop?.stop();
+        alerts?.stop();
         schedules.stop();
         backupScheduler.stop();
         await diskWatcher.stop();

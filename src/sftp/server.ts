@@ -31,6 +31,13 @@ interface Open {
   client: Connection;
 }
 
+/** What the connections of one SFTP server share: its deps, its logged-in sessions, and the sweep over them. */
+interface State {
+  deps: SftpServerDeps;
+  open: Set<Open>;
+  sweeper: NodeJS.Timeout | null;
+}
+
 /**
  * The SFTP server (docs/architecture.md "SFTP"; openapi/v1.yaml tag "SSH keys"): ssh2's server side speaks SSH and
  * SFTP; this logs each connection in (auth.ts) and serves its one SFTP channel (session.ts) on one server's files.
@@ -39,82 +46,8 @@ interface Open {
  * and ends them, as the event streams' sweep does (src/http/sse.ts).
  */
 export function createSftpServer(deps: SftpServerDeps) {
-  const open = new Set<Open>();
-  let sweeper: NodeJS.Timeout | null = null;
-  const server = new Server({ hostKeys: [deps.hostKey], ident: 'gsh' }, (client) => accept(client));
-
-  function accept(client: Connection): void {
-    let login: SftpLogin | undefined;
-    let failures = 0;
-    const grace = setTimeout(() => client.end(), LOGIN_GRACE_MS).unref();
-    client.on('error', () => undefined);
-    client.on('authentication', (ctx) => {
-      const result = ctx.method === 'none' ? undefined : checkLogin(deps, ctx);
-      if (result === 'query') return ctx.accept();
-      const held = result ? [...open].filter((o) => o.login.userId === result.userId).length : 0;
-      if (!result || held >= SFTP_SESSIONS_PER_USER) {
-        if (ctx.method !== 'none' && ++failures >= MAX_AUTH_TRIES) return void client.end();
-        return ctx.reject(['publickey', 'password']);
-      }
-      login = result;
-      ctx.accept();
-    });
-    client.on('ready', () => {
-      clearTimeout(grace);
-      const entry: Open = { login: login!, client };
-      open.add(entry);
-      sweeper ??= setInterval(sweep, deps.sweepMs ?? 500).unref();
-      let sftpStarted = false;
-      const sessionId = newId('sfs');
-      const actor: Actor = { type: 'user', user_id: login!.userId, token_id: login!.tokenId, sftp: { session_id: sessionId, ssh_key_id: login!.keyId } };
-      const ends: Array<() => Promise<void>> = [];
-      client.on('session', (acceptSession) => {
-        const session = acceptSession();
-        session.on('sftp', (acceptSftp, rejectSftp) => {
-          // One SFTP channel per connection: what one login opened, it serves.
-          if (sftpStarted) return rejectSftp();
-          sftpStarted = true;
-          const channel = acceptSftp();
-          ends.push(serveSftp(channel, login!.serverId, actor, { ...deps, run: deps.actors.run }));
-          // The client's EOF ends the channel (RFC 4254 §5.3), and with it the connection: it served this one.
-          channel.on('end', () => channel.end());
-          channel.on('close', () => client.end());
-        });
-        // No shell, no commands, no forwarding: this server only serves files.
-        session.on('shell', (_a, reject) => reject?.());
-        session.on('exec', (_a, reject) => reject?.());
-        session.on('pty', (_a, reject) => reject?.());
-        session.on('subsystem', (_a, reject) => reject?.());
-      });
-      client.on('tcpip', (_a, reject) => reject());
-      client.on('close', () => {
-        open.delete(entry);
-        if (open.size === 0 && sweeper) {
-          clearInterval(sweeper);
-          sweeper = null;
-        }
-        for (const end of ends) void end().catch((err: unknown) => deps.log.warn('an SFTP session ended uncleanly', { error: String(err) }));
-      });
-    });
-    client.on('close', () => clearTimeout(grace));
-  }
-
-  /** Ends the sessions whose token, key or standing on their server no longer holds. */
-  function sweep(): void {
-    const all = [...open];
-    const tokens = deps.tokens.activeIds([...new Set(all.flatMap((o) => (o.login.tokenId ? [o.login.tokenId] : [])))]);
-    const keys = deps.sshKeys.activeIds([...new Set(all.flatMap((o) => (o.login.keyId ? [o.login.keyId] : [])))]);
-    const key = (o: Open) => JSON.stringify([o.login.userId, o.login.serverId, 'files']);
-    const holding = deps.members.holding([...new Set(all.map(key))].map((k) => JSON.parse(k) as [string, string, string]));
-    for (const o of all) {
-      const credential = o.login.tokenId ? tokens.has(o.login.tokenId) : keys.has(o.login.keyId!);
-      if (!credential || !holding.has(key(o))) {
-        open.delete(o);
-        o.client.end();
-      }
-    }
-  }
-
+  const state: State = { deps, open: new Set(), sweeper: null };
+  const server = new Server({ hostKeys: [deps.hostKey], ident: 'gsh' }, (client) => accept(state, client));
   return {
     /** Listens on `port` (0: any free one) of `host`; resolves with the address once listening. */
     listen(port: number, host: string): Promise<AddressInfo> {
@@ -127,16 +60,98 @@ export function createSftpServer(deps: SftpServerDeps) {
       });
     },
     /** Open sessions (for tests and the log). */
-    sessions: () => open.size,
+    sessions: () => state.open.size,
     /** Stops listening and ends every session (a staged write that was not closed is dropped). */
     close(): Promise<void> {
-      if (sweeper) clearInterval(sweeper);
-      sweeper = null;
-      for (const o of open) o.client.end();
-      open.clear();
+      if (state.sweeper) clearInterval(state.sweeper);
+      state.sweeper = null;
+      for (const o of state.open) o.client.end();
+      state.open.clear();
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * A new connection: logged in (auth.ts) within the grace time, in at most MAX_AUTH_TRIES attempts and while its
+ * account holds fewer than SFTP_SESSIONS_PER_USER sessions; then served.
+ */
+function accept(state: State, client: Connection): void {
+  let login: SftpLogin | undefined;
+  let failures = 0;
+  const grace = setTimeout(() => client.end(), LOGIN_GRACE_MS).unref();
+  client.on('error', () => undefined);
+  client.on('authentication', (ctx) => {
+    const result = ctx.method === 'none' ? undefined : checkLogin(state.deps, ctx);
+    if (result === 'query') return ctx.accept();
+    const held = result ? [...state.open].filter((o) => o.login.userId === result.userId).length : 0;
+    if (!result || held >= SFTP_SESSIONS_PER_USER) {
+      if (ctx.method !== 'none' && ++failures >= MAX_AUTH_TRIES) return void client.end();
+      return ctx.reject(['publickey', 'password']);
+    }
+    login = result;
+    ctx.accept();
+  });
+  client.on('ready', () => {
+    clearTimeout(grace);
+    serve(state, client, login!);
+  });
+  client.on('close', () => clearTimeout(grace));
+}
+
+/** A logged-in connection: one SFTP channel, run as its actor, and nothing else; swept while open. */
+function serve(state: State, client: Connection, login: SftpLogin): void {
+  const { deps, open } = state;
+  const entry: Open = { login, client };
+  open.add(entry);
+  state.sweeper ??= setInterval(() => sweep(state), deps.sweepMs ?? 500).unref();
+  let sftpStarted = false;
+  const sessionId = newId('sfs');
+  const actor: Actor = { type: 'user', user_id: login.userId, token_id: login.tokenId, sftp: { session_id: sessionId, ssh_key_id: login.keyId } };
+  const ends: Array<() => Promise<void>> = [];
+  client.on('session', (acceptSession) => {
+    const session = acceptSession();
+    session.on('sftp', (acceptSftp, rejectSftp) => {
+      // One SFTP channel per connection: what one login opened, it serves.
+      if (sftpStarted) return rejectSftp();
+      sftpStarted = true;
+      const channel = acceptSftp();
+      ends.push(serveSftp(channel, login.serverId, actor, { ...deps, run: deps.actors.run }));
+      // The client's EOF ends the channel (RFC 4254 §5.3), and with it the connection: it served this one.
+      channel.on('end', () => channel.end());
+      channel.on('close', () => client.end());
+    });
+    // No shell, no commands, no forwarding: this server only serves files.
+    session.on('shell', (_a, reject) => reject?.());
+    session.on('exec', (_a, reject) => reject?.());
+    session.on('pty', (_a, reject) => reject?.());
+    session.on('subsystem', (_a, reject) => reject?.());
+  });
+  client.on('tcpip', (_a, reject) => reject());
+  client.on('close', () => {
+    open.delete(entry);
+    if (open.size === 0 && state.sweeper) {
+      clearInterval(state.sweeper);
+      state.sweeper = null;
+    }
+    for (const end of ends) void end().catch((err: unknown) => deps.log.warn('an SFTP session ended uncleanly', { error: String(err) }));
+  });
+}
+
+/** Ends the sessions whose token, key or standing on their server no longer holds. */
+function sweep({ deps, open }: State): void {
+  const all = [...open];
+  const tokens = deps.tokens.activeIds([...new Set(all.flatMap((o) => (o.login.tokenId ? [o.login.tokenId] : [])))]);
+  const keys = deps.sshKeys.activeIds([...new Set(all.flatMap((o) => (o.login.keyId ? [o.login.keyId] : [])))]);
+  const key = (o: Open) => JSON.stringify([o.login.userId, o.login.serverId, 'files']);
+  const holding = deps.members.holding([...new Set(all.map(key))].map((k) => JSON.parse(k) as [string, string, string]));
+  for (const o of all) {
+    const credential = o.login.tokenId ? tokens.has(o.login.tokenId) : keys.has(o.login.keyId!);
+    if (!credential || !holding.has(key(o))) {
+      open.delete(o);
+      o.client.end();
+    }
+  }
 }
 
 export type SftpServer = ReturnType<typeof createSftpServer>;

@@ -22,6 +22,7 @@ let id: string;
 let dir: string;
 let local: string;
 let keyFile: string;
+let registered: { status: number; body: { id: string; name: string; type: string; fingerprint: string } }; // the key, through the API
 const auth = (token = owner) => ({ Authorization: `Bearer ${token}` });
 
 beforeAll(async () => {
@@ -39,6 +40,8 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(local, 'known_hosts'), `[127.0.0.1]:${port} ${hostPub}\n`);
   keyFile = path.join(local, 'id_ed25519');
   expect(spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'laptop', '-f', keyFile]).status).toBe(0);
+  // Every test that logs in with OpenSSH's sftp uses this key, registered once here so each test runs alone too.
+  registered = await t.http.post('/v1/ssh-keys').set(auth()).send({ public_key: fs.readFileSync(`${keyFile}.pub`, 'utf8') });
 });
 afterAll(async () => {
   await sftp?.close();
@@ -82,7 +85,7 @@ async function connect(user: string, password: string): Promise<{ client: Client
 const readdir = (s: SFTPWrapper, p: string) => new Promise<string[]>((resolve, reject) => s.readdir(p, (err, list) => (err ? reject(err) : resolve(list.map((e) => e.filename).sort()))));
 
 test('an SSH key registered through the API logs in with OpenSSH sftp: upload, list, download, rename, delete', async () => {
-  const created = await t.http.post('/v1/ssh-keys').set(auth()).send({ public_key: fs.readFileSync(`${keyFile}.pub`, 'utf8') });
+  const created = registered;
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ name: 'laptop', type: 'ssh-ed25519' });
   expect(created.body.fingerprint).toBe(spawnSync('ssh-keygen', ['-lf', `${keyFile}.pub`], { encoding: 'utf8' }).stdout.split(' ')[1]);

@@ -1,0 +1,81 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { AppError } from '../errors';
+import { M, S, answer, apiPath, handleOf, openHandle, type Session, type WriteHandle } from './session-state';
+
+/**
+ * Opening and closing files (OPEN, CLOSE) and writing them (WRITE): a file opened for writing is staged on this host
+ * and uploaded whole when its handle closes (docs/architecture.md "SFTP").
+ */
+export function serveWrites(s: Session): void {
+  const { sftp, serverId } = s;
+  sftp.on('OPEN', (reqid, p, flags) => answer(s, reqid, async () => {
+    const file = apiPath(p);
+    if (!(flags & M.WRITE)) {
+      const entry = await s.as(() => s.deps.files.stat(serverId, file));
+      if (entry.type !== 'file') throw new AppError('file_conflict', `${p} is a ${entry.type}, not a file.`);
+      return void sftp.handle(reqid, openHandle(s, { kind: 'read', path: file, stream: null, at: -1, queue: Promise.resolve() }));
+    }
+    sftp.handle(reqid, openHandle(s, await openForWrite(s, file, flags)));
+  }));
+  sftp.on('WRITE', (reqid, buf, offset, data) => answer(s, reqid, async () => {
+    const h = handleOf(s, buf);
+    if (h?.kind !== 'write') return void sftp.status(reqid, S.FAILURE, 'Not a handle open for writing.');
+    // SSH_FXF_APPEND: each write lands at the end, in the order they came (OpenSSH's `reput` opens so), the end
+    // counted here as each arrives, since writes run concurrently.
+    const at = h.append ? h.end : offset;
+    h.end = Math.max(h.end, at + data.length);
+    if (at + data.length > s.deps.maxBytes) throw new AppError('payload_too_large', `A file may be at most ${s.deps.maxBytes} bytes.`);
+    await h.fd.write(data, 0, data.length, at);
+    h.dirty = true;
+    sftp.status(reqid, S.OK);
+  }));
+  sftp.on('CLOSE', (reqid, buf) => answer(s, reqid, async () => {
+    const key = buf.toString('hex');
+    const h = s.handles.get(key);
+    s.handles.delete(key);
+    if (!h) return void sftp.status(reqid, S.FAILURE, 'No such handle.');
+    if (h.kind === 'read') h.stream?.destroy();
+    if (h.kind === 'write') await finish(s, h);
+    sftp.status(reqid, S.OK);
+  }));
+}
+
+/** A write handle: a staging file, started from the file's content unless truncated or new (SSH_FXF_*). */
+async function openForWrite(s: Session, file: string, flags: number): Promise<WriteHandle> {
+  const { deps, serverId } = s;
+  const entry = await s.as(() => deps.files.stat(serverId, file)).catch((err: unknown) => (err instanceof AppError && err.code === 'file_not_found' ? null : Promise.reject(err)));
+  if (entry && flags & M.EXCL) throw new AppError('file_conflict', `${file} exists already.`);
+  if (!entry && !(flags & M.CREAT)) throw new AppError('file_not_found', `There is no ${file}.`);
+  if (entry && entry.type !== 'file') throw new AppError('file_conflict', `${file} is a ${entry.type}, not a file.`);
+  await fs.promises.mkdir(deps.stagingDir, { recursive: true, mode: 0o700 });
+  const staging = path.join(deps.stagingDir, `sftp-${crypto.randomBytes(9).toString('base64url')}`);
+  const keep = entry !== null && !(flags & M.TRUNC);
+  const headers: Record<string, string> = entry === null ? { 'if-none-match': '*' } : keep && entry.etag ? { 'if-match': entry.etag } : {};
+  try {
+    if (keep) {
+      const { content } = await s.as(() => deps.files.read(serverId, file, () => undefined));
+      await pipeline(content, fs.createWriteStream(staging, { flags: 'wx', mode: 0o600 }));
+    }
+    const fd = await fs.promises.open(staging, keep ? 'r+' : 'wx+', 0o600);
+    const end = keep ? (await fd.stat()).size : 0;
+    return { kind: 'write', path: file, staging, fd, headers, dirty: entry === null || !keep, append: (flags & M.APPEND) !== 0, end };
+  } catch (err) {
+    await fs.promises.rm(staging, { force: true });
+    throw err;
+  }
+}
+
+/** Uploads a staged file through the files service (only if it changed), then drops the staging. */
+async function finish(s: Session, h: WriteHandle): Promise<void> {
+  try {
+    await h.fd.close();
+    if (!h.dirty) return;
+    const size = (await fs.promises.stat(h.staging)).size;
+    await s.as(() => s.deps.files.upload(s.serverId, h.path, fs.createReadStream(h.staging), { ...h.headers, 'content-length': String(size) }));
+  } finally {
+    await fs.promises.rm(h.staging, { force: true });
+  }
+}
