@@ -152,7 +152,8 @@ async function apiDispatch(deps: AppDeps, handlers: Handlers) {
 
 /**
  * The operations whose body is not JSON (openapi/v1.yaml tag Files: an upload's bytes, an archive to extract) pass
- * the JSON check untouched; the handler reads the body as it streams (src/http/types.ts Call.raw).
+ * the JSON check and the JSON parser untouched, whatever their Content-Type says (a file may well be JSON): the
+ * handler reads the body as it streams (src/http/types.ts Call.raw), so nothing else may have read it first.
  */
 const RAW_BODY = /^\/servers\/[^/]+\/files\/(content|extract)$/;
 function rawBodies(check: RequestHandler): RequestHandler {
@@ -215,7 +216,7 @@ export async function createApp(deps: AppDeps) {
       }),
       hostCheck,
       rawBodies(requireJson),
-      jsonBody(deps.config.bodyLimitBytes),
+      rawBodies(jsonBody(deps.config.bodyLimitBytes)),
       dispatch,
     ),
   );

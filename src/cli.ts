@@ -19,6 +19,7 @@ import { DB_HELP, DB_USAGE, runDbCli } from './cli-db';
 import { runConfigCli } from './cli-config';
 import { hasControlCharacters, printable } from './printable';
 import { createOperatorStore, type OperatorStore } from './store';
+import { createSecondFactorsRepo } from './store/second-factors-repo';
 import { quotaNames, type QuotaName, type QuotaOverrides, type QuotasRepo } from './store/quotas-repo';
 
 const USAGE = `Usage:
@@ -27,6 +28,7 @@ const USAGE = `Usage:
   gsh token revoke --email <email> --id <token_id>
   gsh user create --email <email> --password <password> [--revoke-tokens]
   gsh user set-password --email <email> --password <password> [--revoke-tokens]
+  gsh user reset-2fa --email <email>
   gsh user set-quota --email <email> [--servers <n>] [--running <n>] [--memory-mb <n>]
   gsh user quota --email <email>
   gsh image build
@@ -40,6 +42,8 @@ token create creates the user if needed and prints the new token alone on the la
 user create creates a dashboard account, or sets the password of an existing one; user set-password sets the
 password of an existing account only. A new password ends every dashboard session of the user, and with
 --revoke-tokens revokes every API token of the user too.
+user reset-2fa removes the account's second factor (authenticator app, passkeys, recovery codes) and any sign-in
+waiting for one, so the password alone signs in again (for someone who lost their phone; check who asks first).
 --password shows in the process list while the command runs (a moment); other local users could read it then.
 user set-quota gives an existing user its own limits (a whole number, or "default" for the QUOTA_* setting) and
 prints the user's quotas; user quota prints them.
@@ -163,6 +167,12 @@ const commands: Record<string, (c: CommandContext) => void> = {
     const password = newPassword(c);
     const user = knownUser(c);
     c.out(`Set the password of ${c.email}; ${changePassword(c, user.id, password)}.`);
+  },
+  'user reset-2fa': (c) => {
+    const user = knownUser(c);
+    const had = createSecondFactorsRepo(c.db, systemClock).removeAll(user.id);
+    const app = had.totp ? 'the authenticator app' : 'no authenticator app';
+    c.out(`Reset the second factor of ${c.email}: removed ${app}, ${had.passkeys} passkey(s), ${had.recoveryCodes} unused recovery code(s). The password alone signs in now.`);
   },
   'user set-quota': (c) => {
     const changes = parseQuotas(c.values);

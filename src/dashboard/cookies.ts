@@ -24,3 +24,20 @@ export function clearSessionCookie(req: Request, res: Response): void {
   const secure = req.secure ? '; Secure' : '';
   res.append('Set-Cookie', `${SESSION_COOKIE}=; Path=${COOKIE_PATH}; HttpOnly; SameSite=Strict; Max-Age=0${secure}`);
 }
+
+/**
+ * A sign-in whose password was right and that waits for its second factor (src/dashboard/sign-in-factor.ts): its
+ * own cookie, like the session's but living minutes, so the page never holds the secret.
+ */
+export const PENDING_COOKIE = 'gsh_sign_in';
+
+export function setPendingCookie(req: Request, res: Response, secret: string, maxAgeMs: number): void {
+  const attributes = [`Path=${COOKIE_PATH}`, 'HttpOnly', 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
+  if (req.secure) attributes.push('Secure');
+  res.append('Set-Cookie', `${PENDING_COOKIE}=${secret}; ${attributes.join('; ')}`);
+}
+
+export function clearPendingCookie(req: Request, res: Response): void {
+  const secure = req.secure ? '; Secure' : '';
+  res.append('Set-Cookie', `${PENDING_COOKIE}=; Path=${COOKIE_PATH}; HttpOnly; SameSite=Strict; Max-Age=0${secure}`);
+}

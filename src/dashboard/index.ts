@@ -12,6 +12,7 @@ import { sessionRoutes } from './session-routes';
 import { createSignInThrottle } from './sign-in-throttle';
 import { addressOf, perMinute } from './limits';
 import { currentSession } from './sessions';
+import { createSecondFactorsRepo } from '../store/second-factors-repo';
 
 /** What the dashboard needs from the service (passed in by createApp). */
 export interface DashboardDeps {
@@ -105,6 +106,8 @@ export function mountDashboard(app: Express, deps: DashboardDeps): void {
       pageTokenTtlMs: settings.pageTokenTtlMs,
       passwordCost: settings.passwordCost,
       actors: deps.actors,
+      // Built here over the service's database (migration 037): only the dashboard and the CLI use it.
+      factors: createSecondFactorsRepo(deps.db, deps.clock),
       throttle: createSignInThrottle(deps.clock, {
         freeFailures: settings.signInFreeFailures,
         maxDelayMs: settings.signInMaxDelayMs,

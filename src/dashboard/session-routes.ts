@@ -4,6 +4,8 @@ import { scopes as allScopes } from '../auth/tokens';
 import { clearSessionCookie } from './cookies';
 import { signInRoute } from './sign-in';
 import { passwordRoute } from './password-route';
+import { passkeyOptionsRoute, secondFactorRoute } from './sign-in-factor';
+import { secondFactorRoutes } from './second-factor-routes';
 import { currentSession, jsonBody, readBody, requireCsrfSession, signedIn, type SessionRouteDeps } from './sessions';
 
 /** Name of the API token the page gets for its session; Settings → API tokens marks the page's own one. */
@@ -18,9 +20,11 @@ const REPLACES = { replaces: { type: 'string', min: 1, max: 100, optional: true 
  *
  *   GET  /dashboard/session        who is signed in, and the CSRF token for the calls below
  *   POST /dashboard/sign-in        {email, password} → session cookie   (Origin check, progressive delay)
+ *   POST /dashboard/sign-in/…      the second factor of an account that has one (src/dashboard/sign-in-factor.ts)
  *   POST /dashboard/session-token  {replaces?} → the page's API token, for minutes (cookie + CSRF)
  *   POST /dashboard/password       a new password; ends every session (cookie + CSRF)
  *   POST /dashboard/sign-out       ends the session, revokes its API tokens (cookie + CSRF)
+ *   …/second-factor, /totp, /recovery-codes, /passkeys   Settings → Two-factor (src/dashboard/second-factor-routes.ts)
  *
  * `limit` (per session, or per address without one) guards every route here but sign-in, which has its own
  * throttle; it runs before any route, so unknown paths count too (docs/conventions.md "Rate limiting").
@@ -29,7 +33,11 @@ export function sessionRoutes(deps: SessionRouteDeps, limit: RequestHandler): Ro
   const router = express.Router();
   router.use(noStore);
   router.post('/sign-in', ...signInRoute(deps));
+  // A code's guesses wait in the sign-in throttle, as passwords' do.
+  router.post('/sign-in/second-factor', ...secondFactorRoute(deps));
   router.use(limit);
+  router.post('/sign-in/passkey-options', ...passkeyOptionsRoute(deps));
+  router.use(secondFactorRoutes(deps));
 
   router.get('/session', (req, res) => {
     const found = currentSession(req, deps);

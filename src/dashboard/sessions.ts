@@ -13,6 +13,7 @@ import { checkCsrf, csrfTokenFor } from './csrf';
 import { readCookie, setSessionCookie, SESSION_COOKIE } from './cookies';
 import { addressOf } from './limits';
 import type { Actors } from '../actors';
+import type { SecondFactorsRepo } from '../store/second-factors-repo';
 
 /** How long after its end a session still marks its browser as known to sign-in. */
 export const KNOWN_BROWSER_GRACE_MS = 7 * 86_400_000;
@@ -29,6 +30,8 @@ export interface SessionRouteDeps extends AccountStores {
   passwordCost: ScryptCost;
   /** A password change acts as the signed-in user (its token.revoked events name them: src/actors.ts). */
   actors: Pick<Actors, 'run'>;
+  /** The accounts' second factors (TOTP, recovery codes, passkeys) and the sign-ins waiting for one. */
+  factors: SecondFactorsRepo;
 }
 
 export interface FoundSession {
@@ -84,8 +87,13 @@ export function startSession(deps: SessionRouteDeps, req: Request, res: Response
 
 /** JSON bodies of the session routes: small, never decompressed (see src/app.ts jsonBody). */
 export const jsonBody = express.json({ limit: '4kb', inflate: false });
+/** A passkey's registration or assertion (WebAuthn L3 §5.1: base64url CBOR and client data; RSA keys are large). */
+export const webauthnBody = express.json({ limit: '32kb', inflate: false });
 
-type Field = { type: 'string'; min: number; max: number; optional?: boolean } | { type: 'boolean'; optional: true };
+type Field =
+  | { type: 'string'; min: number; max: number; optional?: boolean }
+  | { type: 'boolean'; optional: true }
+  | { type: 'object'; optional?: boolean };
 
 /**
  * The body as `fields` describe it, or a problem that changes nothing: 415 when it is not JSON, 400 with every
@@ -100,6 +108,7 @@ export function readBody(req: Request, fields: Record<string, Field>, detail: st
     const v = body[name];
     if (v === undefined && field.optional) continue;
     if (field.type === 'boolean' && typeof v !== 'boolean') errors.push({ pointer: `/body/${name}`, detail: 'must be true or false' });
+    if (field.type === 'object' && (typeof v !== 'object' || v === null || Array.isArray(v))) errors.push({ pointer: `/body/${name}`, detail: 'must be an object' });
     if (field.type === 'string' && (typeof v !== 'string' || v.length < field.min || v.length > field.max)) {
       errors.push({ pointer: `/body/${name}`, detail: `must be a string of ${field.min} to ${field.max} characters` });
     }

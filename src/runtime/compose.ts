@@ -87,7 +87,10 @@ export function composeRuntime(deps: RuntimeDeps) {
   const consoles = createConsoles({ doors, power, ownerOf: store.servers.ownerOf, now });
   const schedules = createSchedules({
     repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, standing: store.members.standing,
-    softwareOf: (id) => { const software = store.servers.find(id)?.software; return software === undefined ? undefined : catalog.get(software); },
+    softwareOf: (id) => {
+      const software = store.servers.find(id)?.software;
+      return software === undefined ? undefined : catalog.get(software);
+    },
     actors, now, log, track: work.track, config: deps.schedules,
   });
   const members = createMembers({ repo: store.members, schedules });

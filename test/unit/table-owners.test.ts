@@ -26,8 +26,11 @@ const OWNERS: Record<string, string[]> = {
   metric_servers: METRICS_STORE,
   metric_watermarks: METRICS_STORE,
   nodes: ['store/nodes-repo.ts'],
+  passkeys: ['store/second-factors-repo.ts'],
+  pending_sign_ins: ['store/second-factors-repo.ts'],
   player_list_entries: ['store/player-lists-repo.ts'],
   player_list_switches: ['store/player-lists-repo.ts'],
+  recovery_codes: ['store/second-factors-repo.ts'],
   runtime_processes: ['store/processes-repo.ts'],
   schedule_runs: ['store/schedules-repo.ts'],
   schedules: ['store/schedules-repo.ts'],
@@ -39,10 +42,12 @@ const OWNERS: Record<string, string[]> = {
   sessions: ['store/sessions-repo.ts'],
   ssh_keys: ['store/ssh-keys-repo.ts'],
   tokens: ['store/tokens-repo.ts'],
+  totp_secrets: ['store/second-factors-repo.ts'],
   user_quotas: ['store/quotas-repo.ts'],
   users: ['store/users-repo.ts'],
   webhook_deliveries: ['store/delivery-writes.ts'],
   webhooks: ['store/webhooks-repo.ts'],
+  webauthn_challenges: ['store/second-factors-repo.ts'],
 };
 
 const WRITES = /\b(?:UPDATE(?:\s+OR\s+\w+)?|INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|DELETE\s+FROM)\s+([a-z_]+)\b/g;

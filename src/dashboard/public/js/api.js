@@ -142,17 +142,45 @@ export async function resume() {
   return true;
 }
 
-/** Signs in; throws ApiError with the service's message when refused. */
+/**
+ * Signs in; throws ApiError with the service's message when refused. Returns null once signed in, or, for an
+ * account with a second factor, what it has (`{totp, passkey}`): then signInSecondFactor finishes the sign-in.
+ */
 export async function signIn(email, password) {
-  const res = await fetch('/dashboard/sign-in', {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ email, password }),
-  });
-  const body = await readJson(res);
-  if (!res.ok) throw new ApiError(res.status, body);
+  const body = await postSignIn('/dashboard/sign-in', { email, password });
+  if (!body.signed_in) return body.second_factor;
   remember(body);
   await newBearer();
+  return null;
+}
+
+/** The sign-in's second step: `{code}`, `{recovery_code}` or `{passkey}` (the browser's WebAuthn answer). */
+export async function signInSecondFactor(proof) {
+  remember(await postSignIn('/dashboard/sign-in/second-factor', proof));
+  await newBearer();
+}
+
+/** WebAuthn request options for the passkeys of the account signing in. */
+export function passkeySignInOptions() {
+  return postSignIn('/dashboard/sign-in/passkey-options');
+}
+
+async function postSignIn(path, data) {
+  const headers = data === undefined ? {} : { 'Content-Type': 'application/json' };
+  const res = await fetch(path, { method: 'POST', headers, body: data === undefined ? undefined : JSON.stringify(data) });
+  const body = await readJson(res);
+  if (!res.ok) throw new ApiError(res.status, body);
+  return body;
+}
+
+/** A call to a session endpoint of the signed-in page (Settings → Two-factor): cookie and CSRF token. */
+export async function sessionCall(method, path, body) {
+  const headers = { 'X-CSRF-Token': csrfToken };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(path, { method, headers, cache: 'no-store', body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await readJson(res);
+  if (!res.ok) throw new ApiError(res.status, data);
+  return data;
 }
 
 /** Ends the session on the server (which revokes this page's token too) and forgets everything here. */

@@ -1,5 +1,5 @@
 // The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/settings/tokens,
-// #/settings/webhooks, #/settings/password).
+// #/settings/webhooks, #/settings/password, #/settings/two-factor).
 // Hash routes need no server routes: the service serves one page at `/`.
 import { resume, signIn, signOut, hooks, session, ApiError, SignedOut, busyText } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
@@ -9,6 +9,8 @@ import { serverView } from './server.js';
 import { tokensView } from './tokens.js';
 import { webhooksView } from './webhooks.js';
 import { passwordView } from './password.js';
+import { twoFactorView } from './two-factor.js';
+import { secondFactorView } from './sign-in-factor.js';
 
 // The modules loaded: the reloads boot.js made after a dropped module start counting again.
 sessionStorage.removeItem('gsh-dashboard-reloads');
@@ -19,6 +21,7 @@ const ROUTES = [
   [/^#\/settings\/tokens$/, tokensView, 'API tokens'],
   [/^#\/settings\/webhooks$/, webhooksView, 'Webhooks'],
   [/^#\/settings\/password$/, passwordView, 'Password'],
+  [/^#\/settings\/two-factor$/, twoFactorView, 'Two-factor'],
   [/^#\/servers$/, serversView, 'Servers'],
 ];
 let current = null; // AbortController of the shown view: ends its polling and streams when it is left
@@ -80,8 +83,11 @@ function signInView(message) {
     button.disabled = true;
     error.replaceChildren();
     try {
-      await signIn(email.value, password.value);
-      signedIn();
+      const factors = await signIn(email.value, password.value);
+      if (!factors) return void signedIn();
+      // The password was right; the account asks for its second factor before the session is made.
+      document.title = 'Two-factor sign-in · Dashboard';
+      secondFactorView(main, factors, signedIn, (why) => signInView(why));
     } catch (e) {
       const text = e instanceof ApiError ? e.message : 'The service could not be reached; try again.';
       error.replaceChildren(errorBox(`Not signed in: ${text}`));
