@@ -17,7 +17,7 @@ import { createPlayerLists } from './services/player-lists';
 import { createKeptBackups } from './services/kept-backups';
 import { createBackups } from './services/backups';
 import { createLifecycle } from './services/lifecycle';
-import { createPower } from './services/power';
+import { createPower, type PowerService } from './services/power';
 import { createConsoles } from './services/consoles';
 import { createReconciler } from './loops/reconcile';
 import { createMoves } from './services/moves';
@@ -56,6 +56,32 @@ export interface RuntimeDeps extends RuntimeHost {
   idleMinuteMs?: number;
 }
 
+/** A server's software definition, or undefined once the server is gone. */
+function softwareOfServer(store: Store, catalog: SoftwareCatalog) {
+  return (serverId: string) => {
+    const server = store.servers.find(serverId);
+    return server && catalog.get(server.software);
+  };
+}
+
+/**
+ * The loops that act on the telemetry's samples, each acting as itself (src/actors.ts): the alert rules, and the idle
+ * stop, which asks for a stop as a request would. Neither without samples (the runtime's own tests).
+ */
+function sampleLoops(deps: RuntimeDeps, power: Pick<PowerService, 'requestAction'>) {
+  const { samples, store, plans, log, actors } = deps;
+  if (!samples) return { alerts: undefined, idleStop: undefined };
+  const alerts = createAlerts({
+    subscribe: (listener) => samples.subscribe((sample) => actors.run(serviceActor('alerts'), () => listener(sample))),
+    repo: store.alerts, servers: store.servers, plans, log,
+  });
+  const idleStop = createIdleStop({
+    subscribe: (listener) => samples.subscribe(listener), servers: store.servers, log, minuteMs: deps.idleMinuteMs ?? 60_000,
+    requestAction: (...args) => actors.run(serviceActor('idle_stop'), () => power.requestAction(...args)),
+  });
+  return { alerts, idleStop };
+}
+
 /**
  * The runtime as named services, each built once with what it needs, in an order where nothing is used before it
  * exists (docs/architecture.md "Wiring"): the servers' doors first (every command on a server goes through its
@@ -87,10 +113,7 @@ export function composeRuntime(deps: RuntimeDeps) {
   const consoles = createConsoles({ doors, power, ownerOf: store.servers.ownerOf, now });
   const schedules = createSchedules({
     repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, standing: store.members.standing,
-    softwareOf: (id) => {
-      const software = store.servers.find(id)?.software;
-      return software === undefined ? undefined : catalog.get(software);
-    },
+    softwareOf: softwareOfServer(store, catalog),
     actors, now, log, track: work.track, config: deps.schedules,
   });
   const members = createMembers({ repo: store.members, schedules });
@@ -111,15 +134,7 @@ export function composeRuntime(deps: RuntimeDeps) {
     log,
     everyMs: config.backupScheduleMs,
   });
-  const samples = deps.samples;
-  const alerts = samples && createAlerts({
-    subscribe: (listener) => samples.subscribe((sample) => actors.run(serviceActor('alerts'), () => listener(sample))),
-    repo: store.alerts, servers: store.servers, plans, log,
-  });
-  const idleStop = samples && createIdleStop({
-    subscribe: (listener) => samples.subscribe(listener), servers: store.servers, log, minuteMs: deps.idleMinuteMs ?? 60_000,
-    requestAction: (...args) => actors.run(serviceActor('idle_stop'), () => power.requestAction(...args)),
-  });
+  const { alerts, idleStop } = sampleLoops(deps, power);
   return {
     doors, lifecycle, power, consoles, settings, playerLists, backups, keptBackups, diskWatcher, backupScheduler, schedules, members, events, files,
     /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
