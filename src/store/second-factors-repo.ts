@@ -47,8 +47,11 @@ function toPasskey(r: PasskeyRow): Passkey {
   };
 }
 
-export function createSecondFactorsRepo(db: Db, clock: Clock) {
-  const st = {
+type Statements = ReturnType<typeof statements>;
+
+/** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
+function statements(db: Db) {
+  return {
     totp: db.prepare('SELECT secret, confirmed_at, last_step FROM totp_secrets WHERE user_id = ?'),
     putTotp: db.prepare(`INSERT INTO totp_secrets (user_id, secret, created_at) VALUES (?, ?, ?)
       ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at, confirmed_at = NULL, last_step = 0`),
@@ -81,22 +84,19 @@ export function createSecondFactorsRepo(db: Db, clock: Clock) {
       db.prepare('DELETE FROM pending_sign_ins WHERE user_id = ?'),
     ],
   };
+}
 
-  function totp(userId: string): TotpSecret | undefined {
-    const row = st.totp.get(userId) as { secret: string; confirmed_at: string | null; last_step: number } | undefined;
-    return row && { secret: row.secret, confirmed: row.confirmed_at !== null, lastStep: row.last_step };
-  }
-  const passkeys = (userId: string) => (st.passkeys.all(userId) as PasskeyRow[]).map(toPasskey);
+function totpOf(st: Statements, userId: string): TotpSecret | undefined {
+  const row = st.totp.get(userId) as { secret: string; confirmed_at: string | null; last_step: number } | undefined;
+  return row && { secret: row.secret, confirmed: row.confirmed_at !== null, lastStep: row.last_step };
+}
 
+const passkeysOf = (st: Statements, userId: string): Passkey[] => (st.passkeys.all(userId) as PasskeyRow[]).map(toPasskey);
+
+/** The account's TOTP secret: enrolled, confirmed, its steps taken at sign-in, turned off. */
+function totpEdits(st: Statements, clock: Clock) {
   return {
-    totp,
-    passkeys,
-    recoveryCodesLeft: (userId: string) => st.codesLeft.get(userId) as number,
-
-    /** Whether sign-in asks this account for a second factor: a confirmed TOTP secret or a passkey. */
-    enforced(userId: string): boolean {
-      return totp(userId)?.confirmed === true || passkeys(userId).length > 0;
-    },
+    totp: (userId: string): TotpSecret | undefined => totpOf(st, userId),
 
     /** A new, unconfirmed TOTP secret in place of an earlier unconfirmed one (the route refuses while one is confirmed). */
     startTotp(userId: string, secret: string): void {
@@ -115,19 +115,13 @@ export function createSecondFactorsRepo(db: Db, clock: Clock) {
     takeStep(userId: string, step: number): boolean {
       return st.takeStep.run(step, userId, step).changes === 1;
     },
+  };
+}
 
-    /** Replaces the account's recovery codes with these (their hashes are kept, never the codes). */
-    setRecoveryCodes(userId: string, codes: string[]): void {
-      db.transaction(() => {
-        st.clearCodes.run(userId);
-        for (const code of codes) st.addCode.run(userId, sha256(code));
-      })();
-    },
-
-    /** Uses a recovery code once; false when it is not one of the account's unused codes. */
-    useRecoveryCode(userId: string, code: string): boolean {
-      return st.useCode.run(iso(clock.now()), userId, sha256(code)).changes === 1;
-    },
+/** The account's passkeys, and the challenges of the WebAuthn ceremonies in flight. */
+function passkeyEdits(st: Statements, clock: Clock) {
+  return {
+    passkeys: (userId: string): Passkey[] => passkeysOf(st, userId),
 
     passkeyByCredential(userId: string, credentialId: string): Passkey | undefined {
       const row = st.passkeyByCredential.get(userId, credentialId) as PasskeyRow | undefined;
@@ -140,7 +134,7 @@ export function createSecondFactorsRepo(db: Db, clock: Clock) {
         id, user_id: userId, credential_id: p.credentialId, public_key: Buffer.from(p.publicKey), counter: p.counter,
         transports: JSON.stringify(p.transports), name: p.name, created_at: iso(clock.now()),
       });
-      return passkeys(userId).find((k) => k.id === id)!;
+      return passkeysOf(st, userId).find((k) => k.id === id)!;
     },
 
     usePasskey(id: string, counter: number): void {
@@ -160,7 +154,32 @@ export function createSecondFactorsRepo(db: Db, clock: Clock) {
       const row = st.takeChallenge.get(key, userId) as { challenge: string; expires_at: string } | undefined;
       return row && Date.parse(row.expires_at) > clock.now() ? row.challenge : undefined;
     },
+  };
+}
 
+/** The account's recovery codes, kept as hashes, each used once. */
+function recoveryCodes(db: Db, st: Statements, clock: Clock) {
+  return {
+    recoveryCodesLeft: (userId: string) => st.codesLeft.get(userId) as number,
+
+    /** Replaces the account's recovery codes with these (their hashes are kept, never the codes). */
+    setRecoveryCodes(userId: string, codes: string[]): void {
+      db.transaction(() => {
+        st.clearCodes.run(userId);
+        for (const code of codes) st.addCode.run(userId, sha256(code));
+      })();
+    },
+
+    /** Uses a recovery code once; false when it is not one of the account's unused codes. */
+    useRecoveryCode(userId: string, code: string): boolean {
+      return st.useCode.run(iso(clock.now()), userId, sha256(code)).changes === 1;
+    },
+  };
+}
+
+/** Sign-ins whose password was right, waiting for their second factor. */
+function pendingSignIns(st: Statements, clock: Clock) {
+  return {
     /** A sign-in whose password was right, waiting for its second factor; returns the cookie's secret. */
     startPending(userId: string, ttlMs: number): { id: string; secret: string } {
       st.sweep.run(iso(clock.now()));
@@ -176,11 +195,26 @@ export function createSecondFactorsRepo(db: Db, clock: Clock) {
     },
 
     endPending: (id: string) => void st.endPending.run(id),
+  };
+}
+
+export function createSecondFactorsRepo(db: Db, clock: Clock) {
+  const st = statements(db);
+  return {
+    ...totpEdits(st, clock),
+    ...passkeyEdits(st, clock),
+    ...recoveryCodes(db, st, clock),
+    ...pendingSignIns(st, clock),
+
+    /** Whether sign-in asks this account for a second factor: a confirmed TOTP secret or a passkey. */
+    enforced(userId: string): boolean {
+      return totpOf(st, userId)?.confirmed === true || passkeysOf(st, userId).length > 0;
+    },
 
     /** Removes every second factor of the account (the operator's `gsh user reset-2fa`); says what was there. */
     removeAll(userId: string): { totp: boolean; passkeys: number; recoveryCodes: number } {
       return db.transaction(() => {
-        const had = { totp: totp(userId)?.confirmed === true, passkeys: passkeys(userId).length, recoveryCodes: st.codesLeft.get(userId) as number };
+        const had = { totp: totpOf(st, userId)?.confirmed === true, passkeys: passkeysOf(st, userId).length, recoveryCodes: st.codesLeft.get(userId) as number };
         for (const s of st.removeAll) s.run(userId);
         return had;
       }).immediate();
