@@ -1448,7 +1448,9 @@ export interface paths {
         /**
          * Upload or replace a file
          * @description The body is the file's bytes, streamed as they are (not JSON: any `Content-Type`, `application/octet-stream`
-         *     is usual), with a `Content-Length`. It is written beside the file and renamed over it once whole, so a reader
+         *     is usual), with a `Content-Length` (RFC 9110 §8.6; the HTTP client sets it from the body, so it is no parameter
+         *     here; a chunked body without one answers `411 length_required`). It is written beside the file and renamed over
+         *     it once whole, so a reader
          *     never sees half a file and a failed upload leaves the old one. Its folder must exist. `If-None-Match: *`
          *     creates only (`412` if the file exists); `If-Match` with the `etag` read earlier replaces only that content
          *     (`412` if the file changed since, a lost update refused; RFC 9110 §13.1). Answers `201` for a new file and
@@ -1550,7 +1552,8 @@ export interface paths {
         /**
          * Extract an uploaded archive into a folder (world import)
          * @description The body is a `.zip` or a `.tar.gz` (`Content-Type` `application/zip` or `application/gzip`, else told by
-         *     its first bytes), with a `Content-Length`, at most the upload limit (1 GiB). The whole archive is received and
+         *     its first bytes), with a `Content-Length` (RFC 9110 §8.6, set by the HTTP client from the body; `411` without
+         *     it), at most the upload limit (1 GiB). The whole archive is received and
          *     checked before a byte reaches the server's files: only plain files and folders with relative names (no `..`,
          *     no absolute name, no backslash, no control character, no link, no device, no duplicate name, no encrypted
          *     entry), at most 100,000 entries, its unpacked size within the plan's free disk (`507`) and at most 100 times
@@ -8106,7 +8109,10 @@ export interface operations {
     listServerFiles: {
         parameters: {
             query?: {
-                /** @description The folder, relative to the server's files; absent or empty for the top. */
+                /**
+                 * @description The folder, relative to the server's files; absent or empty for the top.
+                 * @example world
+                 */
                 path?: components["schemas"]["FilePath"];
                 /** @description How many entries a page holds at most. */
                 limit?: number;
@@ -8169,7 +8175,10 @@ export interface operations {
     deleteServerFile: {
         parameters: {
             query: {
-                /** @description What to delete. */
+                /**
+                 * @description What to delete.
+                 * @example plugins-disabled
+                 */
                 path: components["schemas"]["FilePath"];
                 /** @description Delete a folder with everything in it. */
                 recursive?: boolean;
@@ -8328,6 +8337,8 @@ export interface operations {
                     /** @description The file's entity tag (RFC 9110 §8.8.3), for `If-Match` on a later upload. */
                     ETag?: string;
                     "Accept-Ranges": components["headers"]["AcceptRanges"];
+                    /** @description Which bytes these are, of how many (RFC 9110 §14.4). */
+                    "Content-Range": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8370,7 +8381,10 @@ export interface operations {
     uploadServerFile: {
         parameters: {
             query: {
-                /** @description The file. */
+                /**
+                 * @description The file.
+                 * @example server-icon.png
+                 */
                 path: components["schemas"]["FilePath"];
             };
             header?: {
@@ -8378,8 +8392,6 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description `*`: only create, never replace. */
                 "If-None-Match"?: "*";
-                /** @description The body's length in bytes; required (`411` without it). */
-                "Content-Length"?: number;
             };
             path: {
                 /** @description The server's id. */
@@ -8499,6 +8511,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "path": "plugins"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateFolderRequest"];
             };
         };
@@ -8561,6 +8578,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "from": "plugins",
+                 *       "to": "plugins-disabled"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MoveFileRequest"];
             };
         };
@@ -8614,7 +8637,10 @@ export interface operations {
     downloadServerFolder: {
         parameters: {
             query?: {
-                /** @description The folder; absent or empty for the top. */
+                /**
+                 * @description The folder; absent or empty for the top.
+                 * @example world
+                 */
                 path?: components["schemas"]["FilePath"];
                 /** @description The archive's format. */
                 format?: "tar.gz" | "zip";
@@ -8677,17 +8703,17 @@ export interface operations {
     extractServerArchive: {
         parameters: {
             query?: {
-                /** @description The folder to extract into; absent or empty for the top. */
+                /**
+                 * @description The folder to extract into; absent or empty for the top.
+                 * @example world
+                 */
                 path?: components["schemas"]["FilePath"];
                 /** @description Leading folders to drop from every entry's name, as `tar --strip-components`. */
                 strip_components?: number;
                 /** @description What the archive may replace (see above). */
                 replace?: "none" | "entries" | "folder";
             };
-            header?: {
-                /** @description The archive's length in bytes; required (`411` without it). */
-                "Content-Length"?: number;
-            };
+            header?: never;
             path: {
                 /** @description The server's id. */
                 server_id: components["parameters"]["ServerIdParam"];

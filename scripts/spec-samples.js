@@ -79,15 +79,34 @@ function bodyExample(spec, op) {
 }
 
 /**
+ * A body that is not JSON (a file's bytes, an archive): its media type (the spec's first) and the local file a
+ * sample sends. An upload sends the file its `path` names; an archive is the world import the spec describes
+ * (extractServerArchive: a zip holding `MyWorld/level.dat…`). Undefined for a JSON body or none.
+ */
+function rawBody(spec, op, query) {
+  const content = deref(spec, op.requestBody)?.content;
+  if (!content || content['application/json']) return undefined;
+  const type = Object.keys(content)[0];
+  const file = type === 'application/zip' ? 'MyWorld.zip' : type === 'application/gzip' ? 'MyWorld.tar.gz' : String(query.path ?? 'upload.bin').split('/').pop();
+  return { type, file };
+}
+
+/**
+ * Parameters a sample leaves out, optional refinements: a cursor, the resume header of a stream, a download's
+ * range (RFC 9110 §14.2), an upload's preconditions (RFC 9110 §13.1).
+ */
+const OPTIONAL = ['starting_after', 'Last-Event-ID', 'Range', 'If-Range', 'If-Match', 'If-None-Match'];
+
+/**
  * The request the spec's examples make for an operation. `all` takes every parameter with an example (the
- * examples test); otherwise optional ones are left out where a sample reads better without them (cursors, the
- * resume header of a stream).
+ * examples test); otherwise optional ones are left out where a sample reads better without them (OPTIONAL).
+ * `raw`: a body that is not JSON (rawBody).
  */
 function exampleRequest(spec, operation, { all = false } = {}) {
   const { path, method, op, params } = operation;
   const req = { operationId: op.operationId, method: method.toUpperCase(), template: path, path, pathParams: {}, query: {}, headers: {}, body: bodyExample(spec, op) };
   for (const p of params) {
-    if (!all && !p.required && (p.name === 'starting_after' || p.name === 'Last-Event-ID')) continue;
+    if (!all && !p.required && OPTIONAL.includes(p.name)) continue;
     const v = paramExample(spec, p);
     if (v === undefined) continue;
     if (p.in === 'path') {
@@ -96,7 +115,15 @@ function exampleRequest(spec, operation, { all = false } = {}) {
     } else if (p.in === 'query') req.query[p.name] = v;
     else if (p.in === 'header') req.headers[p.name] = String(v);
   }
+  req.raw = rawBody(spec, op, req.query);
   return req;
+}
+
+/** The local file a download is written to: the name of the file or folder it reads, else a backup's. */
+function downloadName(req) {
+  if (req.query.path === undefined) return 'backup.tar.gz';
+  const name = String(req.query.path).split('/').pop() || 'files';
+  return req.query.format ? `${name}.${req.query.format}` : name;
 }
 
 /** What an operation answers with on success: an event stream, a file, nothing, or JSON. */
@@ -104,7 +131,7 @@ function answerKind(spec, op) {
   const ok = Object.entries(op.responses).find(([status]) => /^2/.test(status));
   const content = ok ? deref(spec, ok[1]).content ?? {} : {};
   if (content['text/event-stream']) return 'stream';
-  if (content['application/gzip']) return 'file';
+  if (content['application/gzip'] || content['application/zip'] || content['application/octet-stream']) return 'file';
   return Object.keys(content).length === 0 ? 'none' : 'json';
 }
 
@@ -137,7 +164,9 @@ function curlSample(req, kind, base) {
   // A new Idempotency-Key per request (the same key with another request is a 422), as the README's curl does.
   for (const [k, v] of Object.entries(req.headers)) lines.push(k === IDEMPOTENCY ? `-H "${k}: $(uuidgen 2>/dev/null || date +%s%N)"` : `-H ${shellQuote(`${k}: ${v}`)}`);
   if (req.body !== undefined) lines.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(req.body))}`);
-  if (kind === 'file') lines.push('-o backup.tar.gz');
+  // The file's bytes as they are; curl sets the Content-Length.
+  if (req.raw) lines.push(`-H ${shellQuote(`Content-Type: ${req.raw.type}`)}`, `--data-binary ${shellQuote(`@${req.raw.file}`)}`);
+  if (kind === 'file') lines.push(`-o ${shellQuote(downloadName(req))}`);
   return lines.join(' \\\n  ');
 }
 
@@ -152,10 +181,14 @@ function tsSample(req, kind, base) {
   const opts = [];
   if (params.length) opts.push(`params: { ${params.join(', ')} }`);
   if (req.body !== undefined) opts.push(`body: ${tsValue(req.body)}`);
+  if (req.raw) {
+    opts.push(`// The file's bytes as they are (the types call a binary body a string).\n  body: readFileSync('${req.raw.file}') as unknown as string`, 'bodySerializer: (body) => body', `headers: { 'Content-Type': '${req.raw.type}' }`);
+  }
   if (kind === 'stream') opts.push("parseAs: 'stream'");
   if (kind === 'file') opts.push("parseAs: 'arrayBuffer'");
   const call = `await client.${req.method}('${req.template}'${opts.length ? `, {\n  ${opts.join(',\n  ')},\n}` : ''})`;
   const lines = [
+    ...(req.raw ? ["import { readFileSync } from 'node:fs';"] : []),
     "import createClient from 'openapi-fetch';",
     "import type { paths } from './v1'; // npx openapi-typescript <the service>/openapi.yaml -o v1.ts",
     '',
@@ -168,7 +201,7 @@ function tsSample(req, kind, base) {
       'const reader = data.pipeThrough(new TextDecoderStream()).getReader();',
       'for (let r = await reader.read(); !r.done; r = await reader.read()) process.stdout.write(r.value);');
   } else if (kind === 'file') {
-    lines.push(`const { data, error, response } = ${call};`, "if (data) (await import('node:fs')).writeFileSync('backup.tar.gz', Buffer.from(data));", 'console.log(response.status, data ? `${data.byteLength} bytes` : error);');
+    lines.push(`const { data, error, response } = ${call};`, `if (data) (await import('node:fs')).writeFileSync('${downloadName(req)}', Buffer.from(data));`, 'console.log(response.status, data ? `${data.byteLength} bytes` : error);');
   } else {
     lines.push(`const { data, error, response } = ${call};`, 'console.log(response.status, data ?? error);');
   }
@@ -177,17 +210,21 @@ function tsSample(req, kind, base) {
 
 function pySample(req, kind, base) {
   const headers = Object.entries(req.headers).map(([k, v]) => `, ${pyString(k)}: ${k === IDEMPOTENCY ? 'str(uuid.uuid4())' : pyString(v)}`);
+  if (req.raw) headers.push(`, "Content-Type": ${pyString(req.raw.type)}`);
   const args = [`    ${pyString(base + req.path)},`, `    headers={"Authorization": f"Bearer {os.environ['GSH_TOKEN']}"${headers.join('')}},`];
   // Query values as the URL has them: requests would send Python's True as "True".
   if (Object.keys(req.query).length) args.push(`    params=${pyValue(Object.fromEntries(Object.entries(req.query).map(([k, v]) => [k, String(v)])), '    ')},`);
   if (req.body !== undefined) args.push(`    json=${pyValue(req.body, '    ')},`);
+  // The open file, streamed as it is; requests sets the Content-Length from its size.
+  if (req.raw) args.push('    data=body,');
   if (kind === 'stream') args.push('    stream=True,');
   const imports = req.headers[IDEMPOTENCY] === undefined ? ['import os'] : ['import os', 'import uuid'];
-  const lines = [...imports, '', 'import requests', '', `response = requests.${req.method.toLowerCase()}(`, ...args, ')'];
+  const call = [`response = requests.${req.method.toLowerCase()}(`, ...args, ')'];
+  const lines = [...imports, '', 'import requests', '', ...(req.raw ? [`with open(${pyString(req.raw.file)}, "rb") as body:`, ...call.join('\n').split('\n').map((l) => `    ${l}`)] : call)];
   if (kind === 'stream') {
     lines.push('# Server-Sent Events: blocks of event:, id: and data: lines; each data line is one event as JSON.', 'for line in response.iter_lines(decode_unicode=True):', '    print(line)');
   } else if (kind === 'file') {
-    lines.push('if response.ok:', '    with open("backup.tar.gz", "wb") as f:', '        f.write(response.content)', 'print(response.status_code, len(response.content))');
+    lines.push('if response.ok:', `    with open(${pyString(downloadName(req))}, "wb") as f:`, '        f.write(response.content)', 'print(response.status_code, len(response.content))');
   } else {
     lines.push('print(response.status_code, response.text)');
   }
