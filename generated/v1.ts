@@ -1143,7 +1143,7 @@ export interface paths {
          * Add an SSH key
          * @description Registers an SSH public key (one line of `authorized_keys` format: `ssh-ed25519 AAAA… comment`; Ed25519,
          *     ECDSA or RSA of at least 2048 bits) for logging in to SFTP as you. A key already registered on your
-         *     account is a `400` with the pointer `/body/public_key`. An account holds at most 20 keys: past it, `403`
+         *     account is `409 ssh_key_exists`. An account holds at most 20 keys: past it, `403`
          *     `quota_exceeded` with `quota` `ssh_keys`.
          */
         post: operations["createSshKey"];
@@ -3945,7 +3945,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "ssh_key_not_found" | "member_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online" | "file_not_found" | "file_conflict" | "file_read_only" | "precondition_failed" | "length_required" | "insufficient_storage" | "unsafe_archive";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "ssh_key_not_found" | "member_exists" | "ssh_key_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online" | "file_not_found" | "file_conflict" | "file_read_only" | "precondition_failed" | "length_required" | "insufficient_storage" | "unsafe_archive";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -5044,7 +5044,8 @@ export interface components {
          * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`,
          *     `backup_limit_reached`: the server holds as many backups as its plan keeps), with an action in progress
          *     (`action_conflict`), with a schedule's run under way (`schedule_running`), with a member already there
-         *     (`member_exists`), with who is online (`player_not_online`: the player to kick is not), or with a request
+         *     (`member_exists`), with a key already registered (`ssh_key_exists`), with who is online
+         *     (`player_not_online`: the player to kick is not), or with a request
          *     still in progress (`idempotency_in_flight`). Besides
          *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
          *     and `action_conflict`), and `action_id`, the action still open (with `action_conflict`).
@@ -7674,6 +7675,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenOrOverQuota"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             421: components["responses"]["MisdirectedRequest"];

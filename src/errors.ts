@@ -61,6 +61,7 @@ export const errorRegistry = {
   member_not_found: { status: 404, title: 'No such member' },
   ssh_key_not_found: { status: 404, title: 'No such SSH key' },
   member_exists: { status: 409, title: 'That email is already a member of this server' },
+  ssh_key_exists: { status: 409, title: 'That key is registered on your account already' },
   schedule_not_found: { status: 404, title: 'No such schedule' },
   schedule_run_not_found: { status: 404, title: 'No such schedule run' },
   schedule_running: { status: 409, title: 'A run of this schedule is under way' },

@@ -63,14 +63,14 @@ export function createSshKeysRepo(db: Db, clock: Clock) {
   const active = db.prepare('SELECT id FROM ssh_keys WHERE id IN (SELECT value FROM json_each(?))').pluck();
 
   return {
-    /** Registers a key line for the user; 400 for a key it holds already, 403 quota_exceeded past SSH_KEYS_PER_USER. */
+    /** Registers a key line for the user; 409 ssh_key_exists for a key it holds already, 403 quota_exceeded past SSH_KEYS_PER_USER. */
     create(userId: string, line: string, name: string | undefined): SshKey {
       const key = parsePublicKey(line);
       return db.transaction(() => {
         const used = count.get(userId) as number;
         if (used >= SSH_KEYS_PER_USER) throw quotaExceeded('ssh_keys', SSH_KEYS_PER_USER, used, `An account may hold ${SSH_KEYS_PER_USER} SSH keys and yours holds ${used}; delete one first.`);
         if (byBlob.get(userId, key.blob)) {
-          throw new AppError('validation_failed', 'This key is registered on your account already.', [{ pointer: '/body/public_key', detail: 'Already registered.' }]);
+          throw new AppError('ssh_key_exists', 'This key is registered on your account already; GET /v1/ssh-keys lists your keys.');
         }
         const now = clock.now();
         const row: Row = {

@@ -89,7 +89,7 @@ test('an SSH key registered through the API logs in with OpenSSH sftp: upload, l
   expect(created.status).toBe(201);
   expect(created.body).toMatchObject({ name: 'laptop', type: 'ssh-ed25519' });
   expect(created.body.fingerprint).toBe(spawnSync('ssh-keygen', ['-lf', `${keyFile}.pub`], { encoding: 'utf8' }).stdout.split(' ')[1]);
-  expect((await t.http.post('/v1/ssh-keys').set(auth()).send({ public_key: fs.readFileSync(`${keyFile}.pub`, 'utf8') })).status).toBe(400);
+  expect((await t.http.post('/v1/ssh-keys').set(auth()).send({ public_key: fs.readFileSync(`${keyFile}.pub`, 'utf8') })).body).toMatchObject({ status: 409, code: 'ssh_key_exists' });
   expect((await t.http.get('/v1/ssh-keys').set(auth())).body.data.map((k: { id: string }) => k.id)).toEqual([created.body.id]);
 
   const content = Buffer.from(Array.from({ length: 300_000 }, (_, i) => i % 251));
