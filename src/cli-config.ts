@@ -22,6 +22,7 @@ const settings: Setting[] = [
   ['CORS_ORIGINS', (c) => c.corsOrigins.join(',')],
   ['PUBLIC_URL', (c) => c.publicUrl],
   ['SHUTDOWN_TIMEOUT_S', (c) => seconds(c.shutdownTimeoutMs)],
+  ['SFTP_PORT', (c) => c.sftpPort ?? 'off'],
   ['STREAMS_PER_USER', (c) => c.streamsPerUser],
   ['STREAM_MAX_LIFETIME_S', (c) => seconds(c.streamMaxLifetimeMs)],
   ['QUOTA_SERVERS', (c) => c.quotas.servers],
