@@ -45,6 +45,9 @@ export function passkeyOptionsRoute(deps: SessionRouteDeps): RequestHandler[] {
   }];
 }
 
+/** Wrong second factors one pending sign-in takes before it ends (migration 038). */
+export const MAX_FACTOR_FAILURES = 10;
+
 export function secondFactorRoute(deps: SessionRouteDeps): RequestHandler[] {
   return [requireSameOrigin, webauthnBody, (req, res) => secondFactor(deps, req, res)];
 }
@@ -60,6 +63,12 @@ async function secondFactor(deps: SessionRouteDeps, req: Request, res: Response)
   const { check, waitMs } = deps.throttle.begin(attempt, trust);
   if (!check) throw rateLimited(TOO_MANY, waitMs);
   if (!(await proves(deps, req, user.id, `sign-in:${pending.id}`, proof))) {
+    if (deps.factors.failPending(pending.id) >= MAX_FACTOR_FAILURES) {
+      // Guesses cost a password each time, whatever the address (the throttle counts per address).
+      deps.factors.endPending(pending.id);
+      clearPendingCookie(req, res);
+      throw new AppError('unauthorized', `That was the ${MAX_FACTOR_FAILURES}th wrong second factor for this sign-in; sign in with your password again.`);
+    }
     if (waitMs > 0) throw rateLimited(TOO_MANY, deps.throttle.waitMs(attempt));
     const what = proof.passkey ? 'The passkey was not accepted.' : proof.code ? 'The code is not right, or was used already.' : 'The recovery code is not right, or was used already.';
     throw new AppError('unauthorized', `${what} Try again.`);

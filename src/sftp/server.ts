@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Server, type Connection } from 'ssh2';
 import type { Actor, Actors } from '../actors';
 import { newId } from '../ids';
@@ -47,7 +47,15 @@ interface State {
  */
 export function createSftpServer(deps: SftpServerDeps) {
   const state: State = { deps, open: new Set(), sweeper: null };
-  const server = new Server({ hostKeys: [deps.hostKey], ident: 'gsh' }, (client) => accept(state, client));
+  const ssh = new Server({ hostKeys: [deps.hostKey], ident: 'gsh' }, (client) => accept(state, client));
+  // Our own listener hands each socket to ssh2 (Server.injectSocket), so that shutdown can end every connection,
+  // those not logged in yet too, instead of waiting for each to close (a peer may never close its side).
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    ssh.injectSocket(socket);
+  });
   return {
     /** Listens on `port` (0: any free one) of `host`; resolves with the address once listening. */
     listen(port: number, host: string): Promise<AddressInfo> {
@@ -67,7 +75,10 @@ export function createSftpServer(deps: SftpServerDeps) {
       state.sweeper = null;
       for (const o of state.open) o.client.end();
       state.open.clear();
-      return new Promise((resolve) => server.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // A second for the sessions' goodbyes to go out; then whatever is still connected is cut.
+      const cut = setTimeout(() => sockets.forEach((socket) => socket.destroy()), 1000);
+      return closed.finally(() => clearTimeout(cut));
     },
   };
 }

@@ -74,6 +74,7 @@ function statements(db: Db) {
     addPending: db.prepare('INSERT INTO pending_sign_ins (id, hash, user_id, expires_at) VALUES (?, ?, ?, ?)'),
     pending: db.prepare('SELECT id, user_id, expires_at FROM pending_sign_ins WHERE hash = ?'),
     endPending: db.prepare('DELETE FROM pending_sign_ins WHERE id = ?'),
+    failPending: db.prepare('UPDATE pending_sign_ins SET failures = failures + 1 WHERE id = ? RETURNING failures').pluck(),
     sweep: db.prepare('DELETE FROM pending_sign_ins WHERE expires_at <= ?'),
     sweepChallenges: db.prepare('DELETE FROM webauthn_challenges WHERE expires_at <= ?'),
     removeAll: [
@@ -195,6 +196,9 @@ function pendingSignIns(st: Statements, clock: Clock) {
     },
 
     endPending: (id: string) => void st.endPending.run(id),
+
+    /** Counts a wrong second factor given to the pending sign-in; returns how many it has had (0: it is gone). */
+    failPending: (id: string): number => (st.failPending.get(id) as number | undefined) ?? 0,
   };
 }
 

@@ -5,6 +5,9 @@ import supertest from 'supertest';
 import { manualClock } from '../helpers/app';
 import { createUsersRepo } from '../../src/store/users-repo';
 import { hashPasswordSync } from '../../src/dashboard/passwords';
+import { MAX_FACTOR_FAILURES } from '../../src/dashboard/sign-in-factor';
+import { newTotpSecret, totpAt } from '../../src/dashboard/totp';
+import { createSecondFactorsRepo } from '../../src/store/second-factors-repo';
 import { EMAIL as VICTIM, PASSWORD, startDashboard, type Dashboard } from './helpers';
 
 const OTHER = 'other@example.com';
@@ -129,3 +132,29 @@ test('many emails failing from one address make only newcomers there wait, for t
   clock.advance(15 * 60_000);
   await signIn(X, VICTIM, PASSWORD).expect(200);
 }, 120_000);
+
+test('wrong second factors from many addresses end the pending sign-in after ten: each round of guesses costs the password', async () => {
+  await start();
+  const users = createUsersRepo(service.db, clock);
+  const user = users.ensure(VICTIM);
+  const factors = createSecondFactorsRepo(service.db, clock);
+  const secret = newTotpSecret();
+  factors.startTotp(user.id, secret);
+  factors.confirmTotp(user.id, 0);
+  const http = supertest.agent(service.origin);
+  const first = await signIn(X, VICTIM, PASSWORD, http);
+  expect(first.body).toMatchObject({ signed_in: false, second_factor: { totp: true } });
+  const wrong = String((Number(totpAt(secret, clock.now())) + 1) % 1_000_000).padStart(6, '0');
+  const answers: number[] = [];
+  // Each guess from another address, so the per-address throttle never waits: the pending sign-in's own count ends it.
+  for (let i = 0; i < MAX_FACTOR_FAILURES; i++) {
+    const res = await http.post('/dashboard/sign-in/second-factor').set('Origin', service.origin).set('X-Forwarded-For', `203.0.113.${100 + i}`).send({ code: wrong });
+    answers.push(res.status);
+    if (i === MAX_FACTOR_FAILURES - 1) expect(res.body.detail).toMatch(/sign in with your password again/);
+  }
+  expect(answers).toEqual(Array(MAX_FACTOR_FAILURES).fill(401));
+  // Gone: even the right code is refused now; the password is needed again.
+  const right = await http.post('/dashboard/sign-in/second-factor').set('Origin', service.origin).set('X-Forwarded-For', Y).send({ code: totpAt(secret, clock.now()) });
+  expect(right.status).toBe(401);
+  expect((await http.get('/dashboard/session')).body).toEqual({ signed_in: false });
+});

@@ -208,3 +208,30 @@ test("a schedule's commands need what the console needs, and their text is shown
   expect(disabled.disabled_reason).toMatch(/The console command "stop" needs the power permission/);
   t.expectContract();
 });
+
+test("running someone else's schedule borrows nothing, and a run stops acting once its author loses access", async () => {
+  const { owner, server, add } = await sharedServer();
+  const kim = await add('kim@example.com', ['console', 'power']);
+  await add('sam@example.com', ['console']);
+  const [kimToken, samToken] = [t.token('kim@example.com'), t.token('sam@example.com')];
+
+  // Sam may use the console but not stop the server: running the owner's schedule that stops it is refused.
+  const stops = await schedule(owner, server, { name: 'stops', cron: '0 4 * * *', tasks: [{ type: 'command', command: 'stop' }] });
+  const refused = await t.http.post(`/v1/servers/${server}/schedules/${stops.id}/run`).set(auth(samToken));
+  expect(refused.body).toMatchObject({ status: 403, code: 'missing_permission', permission: 'power' });
+  expect(await runs(owner, server, stops.id as string)).toEqual([]);
+
+  // Kim's schedule says one line, waits (100 s: 2 s here), says another; Kim is removed during the wait.
+  const slow = await schedule(kimToken, server, { name: 'slow', cron: '0 4 * * *', tasks: [{ type: 'command', command: 'say one' }, { type: 'command', command: 'say two', delay_seconds: 100 }] });
+  expect((await t.http.post(`/v1/servers/${server}/schedules/${slow.id}/run`).set(auth(kimToken))).status).toBe(202);
+  await until('the first task', async () => (await runs(owner, server, slow.id as string))[0]?.tasks[0].status === 'succeeded', 10_000);
+  expect((await t.http.delete(`/v1/servers/${server}/members/${kim}`).set(auth(owner))).status).toBe(204);
+  await t.runtime.idle();
+  const [run] = await runs(owner, server, slow.id as string);
+  expect(run).toMatchObject({ status: 'failed' });
+  expect(run.tasks.map((task: Json) => task.status)).toEqual(['succeeded', 'failed']);
+  expect(run.detail).toMatch(/no longer has access to this server/);
+  const lines = (await t.http.get(`/v1/servers/${server}/console`).set(auth(owner))).body.data as Array<{ stream: string; text: string }>;
+  expect(lines.filter((l) => l.stream === 'input').map((l) => l.text)).toEqual(['say one']);
+  t.expectContract();
+});

@@ -87,7 +87,7 @@ export function fixtureKeeper(t: TestApp) {
   }
 
   async function newRun(serverId: string, scheduleId: string): Promise<string> {
-    const run = t.runtime.schedules.runNow(serverId, scheduleId);
+    const run = t.runtime.schedules.runNow(serverId, scheduleId, ['console', 'power', 'settings', 'players', 'backups', 'alerts', 'files']);
     await t.runtime.idle();
     return run.id;
   }

@@ -45,7 +45,7 @@ export function scheduleHandlers(deps: { schedules: SchedulesService; idempotenc
       const { server, path } = call;
       const where = `${server.id}/${path.schedule_id}`;
       return idempotent(deps.idempotency, call, { operation: 'runServerSchedule', path: where, body: null }, () => {
-        const run = schedules.runNow(server.id, path.schedule_id);
+        const run = schedules.runNow(server.id, path.schedule_id, server.access.permissions);
         const location = `/v1/servers/${server.id}/schedules/${path.schedule_id}/runs/${run.id}`;
         return { status: 202 as const, body: runShown(run, server.access.permissions), headers: { Location: location } };
       });

@@ -161,6 +161,16 @@ export function asTar(file: string, checked: CheckedArchive, strip: number, pref
 }
 
 /**
+ * `out`, which ends `source` when it closes, however: a client that stops reading an archive (sendContent destroys
+ * the answer) would otherwise leave the storage's source paused for good, and with it a `tar` process here or a
+ * helper container on a node.
+ */
+function endsSource<T extends Readable>(out: T, source: Readable): T {
+  out.once('close', () => source.destroy());
+  return out;
+}
+
+/**
  * A folder's tar stream (storage.ts fileExportFolder: entries `<name>/…`) as the archive a customer downloads:
  * names relative to the folder, plain files and folders only, nothing hidden (`hidden` tells).
  */
@@ -171,9 +181,9 @@ export function folderArchive(source: Readable, format: 'zip' | 'tar.gz', hidden
       if (name === '' || (h.type !== 'file' && h.type !== 'directory') || hidden(name)) return skip(content);
       await put({ ...h, name: h.type === 'directory' ? `${name}/` : name }, content);
     });
-  if (format === 'tar.gz') return repack(each).pipe(zlib.createGzip());
+  if (format === 'tar.gz') return endsSource(repack(each).pipe(zlib.createGzip()), source);
   const zip = new yazl.ZipFile();
-  const out = new PassThrough();
+  const out = endsSource(new PassThrough(), source);
   zip.outputStream.pipe(out);
   zip.outputStream.once('error', (err: Error) => out.destroy(err));
   each(async (h, content) => {

@@ -35,7 +35,11 @@ export function createExtract(deps: FilesDeps, gate: WriteGate) {
       const top = [...new Set(checked.entries.map((e) => e.name.split('/')[0]))];
       const [folder, names, prefix] = replace === 'folder' ? [path.posix.dirname(dir) === '.' ? '' : path.posix.dirname(dir), [path.posix.basename(dir)], `${path.posix.basename(dir)}/`] : [dir, top, ''];
       const inFolder = (name: string) => (folder === '' ? name : `${folder}/${name}`);
-      for (const name of names) readOnly(deps, serverId, inFolder(name));
+      for (const name of names) {
+        readOnly(deps, serverId, inFolder(name));
+        // The service's own folders (the console log's, RUNTIME=local) are not the customer's to replace.
+        if (folder === '' && deps.hidden.includes(name)) throw new AppError('unsafe_archive', `The archive holds ${name}/ at its top, a name the service keeps for itself.`);
+      }
       if (replace === 'none') {
         for (const name of names) {
           if (await exists(serverId, inFolder(name))) throw new AppError('file_conflict', `${name} already exists in the folder; extract with replace=entries to replace it.`);

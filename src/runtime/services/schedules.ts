@@ -87,10 +87,11 @@ async function perform(deps: SchedulesDeps, serverId: string, task: ScheduleTask
 }
 
 /**
- * Runs the tasks in order, each after its delay, with the permissions the author holds as it begins; the first
- * failure ends it (the rest are skipped).
+ * Runs the tasks in order, each after its delay, each with the permissions the author holds as it begins (a run
+ * whose author lost access meanwhile fails at its next task: a delay can be an hour); the first failure ends it
+ * (the rest are skipped).
  */
-async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun, signal: AbortSignal, permissions: readonly MemberPermission[]): Promise<void> {
+async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun, signal: AbortSignal): Promise<void> {
   const { repo, config } = deps;
   const tasks = run.tasks.map((t) => ({ ...t }));
   let failed: string | null = null;
@@ -104,6 +105,8 @@ async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun
     Object.assign(outcome, { status: 'running', started_at: iso(deps.now()) });
     repo.progress(run.id, tasks);
     try {
+      const { problem, permissions } = authority(deps, schedule);
+      if (problem) throw new AppError('missing_permission', problem);
       await perform(deps, schedule.server_id, task, outcome, permissions);
       outcome.status = 'succeeded';
     } catch (err) {
@@ -117,11 +120,11 @@ async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun
   repo.finish(run.id, failed === null ? 'succeeded' : 'failed', failed, tasks);
 }
 
-/** Starts a recorded run in the background, as the schedule (src/actors.ts), with its author's permissions. */
-function launch(deps: SchedulesDeps, state: State, schedule: Schedule, run: ScheduleRun, permissions: readonly MemberPermission[]): void {
+/** Starts a recorded run in the background, as the schedule (src/actors.ts), for its author. */
+function launch(deps: SchedulesDeps, state: State, schedule: Schedule, run: ScheduleRun): void {
   const abort = new AbortController();
   const done = deps.actors
-    .run(serviceActor('schedule', schedule.id), () => execute(deps, schedule, run, abort.signal, permissions))
+    .run(serviceActor('schedule', schedule.id), () => execute(deps, schedule, run, abort.signal))
     .catch((err: unknown) => deps.log.error('a schedule run failed unexpectedly', { schedule_id: schedule.id, error: String(err) }))
     .finally(() => state.runs.delete(run.id));
   state.runs.set(run.id, { abort, done });
@@ -151,11 +154,11 @@ function tick(deps: SchedulesDeps, state: State): ScheduleRun[] {
     const due = { trigger, dueAt: schedule.next_run_at };
     deps.actors.run(serviceActor('schedule', schedule.id), () => {
       try {
-        const { problem, permissions } = authority(deps, schedule);
+        const { problem } = authority(deps, schedule);
         const skipped = repo.isRunning(schedule.id) ? 'The previous run was still under way.' : conditionFails(deps, schedule);
         const run = repo.begin(schedule, problem ? { ...due, failed: problem } : skipped ? { ...due, skipped } : due, problem ? null : next(deps, schedule));
         if (problem) repo.disable(schedule.id, problem);
-        else if (!skipped) launch(deps, state, schedule, run, permissions);
+        else if (!skipped) launch(deps, state, schedule, run);
         begun.push(run);
       } catch (err) {
         begun.push(...contain(deps, schedule, due, err));
@@ -223,17 +226,22 @@ function requests(deps: SchedulesDeps, state: State) {
     },
     /** Deletes it; a run under way ends after its current task (the rest are skipped; its record goes with it). */
     remove: (serverId: string, id: string): void => repo.remove(serverId, id),
-    /** Runs it now, whatever its cron and condition (schedule_running while a run is under way). */
-    runNow(serverId: string, id: string): ScheduleRun {
+    /**
+     * Runs it now, whatever its cron and condition (schedule_running while a run is under way), for its author. The
+     * caller (holding `callerPermissions`) must be able to do what its commands do, as at a change: running someone
+     * else's schedule never borrows their permissions (missing_permission).
+     */
+    runNow(serverId: string, id: string, callerPermissions: readonly MemberPermission[]): ScheduleRun {
       const schedule = repo.get(serverId, id);
+      commandsAllowed(deps, serverId, schedule.tasks, callerPermissions);
       if (deps.doors.isClosing()) throw new AppError('service_unavailable', 'The service is shutting down; try again shortly.');
       const serverState = deps.doors.of(serverId).state;
       if (serverState === 'deleting') throw invalidState(serverState, 'The server is being deleted.');
       if (repo.isRunning(id)) throw new AppError('schedule_running', `A run of schedule ${id} is still under way; wait for it to end.`);
-      const { problem, permissions } = authority(deps, schedule);
+      const { problem } = authority(deps, schedule);
       const run = repo.begin(schedule, problem ? { trigger: 'manual', dueAt: null, failed: problem } : { trigger: 'manual', dueAt: null });
       if (problem) repo.disable(schedule.id, problem);
-      else launch(deps, state, schedule, run, permissions);
+      else launch(deps, state, schedule, run);
       return run;
     },
     runs: (serverId: string, id: string, opts: { limit: number; startingAfter?: string }) => repo.runs(serverId, id, opts),

@@ -321,6 +321,9 @@ const LIMITED_RETRY_MS = 60_000;
  * `onStatus` hears 'live' once connected, 'limited' when the user has as many streams open as allowed (asked
  * again each minute), 'retrying' while it is down or rate limited (asked again after Retry-After or a backoff).
  */
+/** How long a stream must hold before a drop reconnects at once again (follow's backoff). */
+const STABLE_MS = 60_000;
+
 export async function follow(path, onEvent, signal, lastEventId, onStatus = () => {}) {
   let lastId = lastEventId ?? null;
   let retryMs = 1000;
@@ -340,12 +343,16 @@ export async function follow(path, onEvent, signal, lastEventId, onStatus = () =
         waitMs = limited ? LIMITED_RETRY_MS : Math.max(1, waitOf(res)) * 1000;
       } else if (!res.ok) throw new ApiError(res.status, await readJson(res), res);
       else {
-        retryMs = 1000;
+        const since = Date.now();
         onStatus('live');
         await readEvents(res.body, signal, (e) => {
           if (e.id !== null) lastId = e.id;
           onEvent(e);
         });
+        // The backoff starts over only after a stream that held a minute: one that keeps dropping at once would
+        // otherwise reconnect, and have every page re-read itself on 'live', every second or two (the rate budget,
+        // docs/dashboard-budget.md).
+        if (Date.now() - since >= STABLE_MS) retryMs = 1000;
         if (used !== bearer) continue; // ended because its token was replaced: resume with the new one at once
       }
     } catch (e) {

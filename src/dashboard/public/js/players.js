@@ -29,6 +29,9 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
   };
   let shown = '';
   let last = null; // { online, detail, lists } from the last read, which the events then change
+  // The join and leave events that came while a read was under way: its answer may be from before them (a kick's
+  // read races the game's report of the leave), so they are applied to it as well.
+  let during = null;
 
   async function refresh() {
     if (server.state !== 'running') {
@@ -36,11 +39,23 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
       last = null;
       return void fill(body, h('p', { class: 'muted' }, `Nobody: the server is ${server.state}.`));
     }
-    const [online, detail] = await Promise.all([api('GET', `/v1/servers/${server.id}/players`), versionDetail(server.version)]);
-    const lists = {};
-    for (const list of detail.player_lists) lists[list] = new Set((await api('GET', `/v1/servers/${server.id}/players/${list}`)).data.map((e) => e.name.toLowerCase()));
-    last = { online, detail, lists };
-    draw();
+    const seen = (during = []);
+    try {
+      const [online, detail] = await Promise.all([api('GET', `/v1/servers/${server.id}/players`), versionDetail(server.version)]);
+      const lists = {};
+      for (const list of detail.player_lists) lists[list] = new Set((await api('GET', `/v1/servers/${server.id}/players/${list}`)).data.map((e) => e.name.toLowerCase()));
+      last = seen.reduce(applied, { online, detail, lists });
+      draw();
+    } finally {
+      if (during === seen) during = null;
+    }
+  }
+
+  /** `state` with a player.joined or player.left event applied (the events carry the player). */
+  function applied(state, e) {
+    const others = state.online.players.filter((p) => p.uuid !== e.data.player.uuid);
+    const players = e.type === 'player.joined' ? [...others, e.data.player] : others;
+    return { ...state, online: { ...state.online, online: players.length, players } };
   }
 
   function draw() {
@@ -61,10 +76,10 @@ export function playersSection(serverAtStart, signal, hooks = {}) {
 
   /** A join or a leave from the account's events: applied to the last read (the events carry the player). */
   onEvent((e) => {
-    if (!last || e.server_id !== server.id || (e.type !== 'player.joined' && e.type !== 'player.left')) return;
-    const others = last.online.players.filter((p) => p.uuid !== e.data.player.uuid);
-    const players = e.type === 'player.joined' ? [...others, e.data.player] : others;
-    last = { ...last, online: { ...last.online, online: players.length, players } };
+    if (e.server_id !== server.id || (e.type !== 'player.joined' && e.type !== 'player.left')) return;
+    during?.push(e);
+    if (!last) return;
+    last = applied(last, e);
     draw();
   }, signal);
 

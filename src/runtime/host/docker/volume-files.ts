@@ -22,6 +22,21 @@ const archiveOf = (containerId: string, p: string) => `/containers/${containerId
 const inVolume = (rel: string) => (rel === '' ? `${GAME_DIR}/.` : `${GAME_DIR}/${rel}`);
 
 /**
+ * The upload's body as a tar of one file, `name`, of exactly `size` bytes, owned by the game's user. The body can
+ * fail before the engine reads the archive (the client went away, or sent less than it said), and an 'error' nobody
+ * listens for ends the process: the pack is listened to from the start, and the upload, reading it, rejects with it.
+ */
+function oneFileTar(content: Readable, size: number, name: string, user: { uid: number; gid: number }) {
+  const pack = tar.pack();
+  pack.on('error', () => undefined);
+  const body = content.pipe(exactly(size));
+  content.once('error', (err) => body.destroy(err));
+  body.pipe(pack.entry({ name, size, mode: 0o644, uid: user.uid, gid: user.gid }, (err) => (err ? pack.destroy(err) : pack.finalize())) as unknown as NodeJS.WritableStream);
+  body.once('error', (err) => pack.destroy(err));
+  return { pack, body };
+}
+
+/**
  * A customer's files in a server's Docker volume on its node (storage.ts states each method's contract): every check
  * and change is file-ops.cjs run by a helper container (helper-containers.ts) that mounts only the volume, and the
  * bytes cross through the engine's archive endpoints, so nothing of this host is mounted and no link in the volume is
@@ -79,14 +94,17 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
     },
     async fileWrite(id, rel, content, size, expect) {
       const staged = `.gsh-upload-${crypto.randomBytes(9).toString('base64url')}`;
-      const pack = tar.pack();
-      const body = content.pipe(exactly(size));
-      content.once('error', (err) => body.destroy(err));
-      body.pipe(pack.entry({ name: staged, size, mode: 0o644, uid: o.user.uid, gid: o.user.gid }, (err) => (err ? pack.destroy(err) : pack.finalize())) as unknown as NodeJS.WritableStream);
-      body.once('error', (err) => pack.destroy(err));
-      return op(id, ['place', staged, rel, JSON.stringify(expect)], (c) =>
-        engine.upload(archiveOf(c, GAME_DIR), Readable.from(pack), 'application/x-tar', 'PUT').then(() => undefined),
-      );
+      const { pack, body } = oneFileTar(content, size, staged, o.user);
+      try {
+        return await op(id, ['place', staged, rel, JSON.stringify(expect)], (c) =>
+          engine.upload(archiveOf(c, GAME_DIR), Readable.from(pack), 'application/x-tar', 'PUT').then(() => undefined),
+        );
+      } catch (err) {
+        // Refused before the upload read it (no volume, no helper): the body and the pack end here, not never.
+        body.destroy();
+        pack.destroy();
+        throw err;
+      }
     },
     async fileExportFolder(id, rel) {
       await op(id, ['folder', rel]);
