@@ -324,8 +324,11 @@ export interface paths {
                 server_id: components["parameters"]["ServerIdParam"];
                 /** @description Which list. */
                 list: components["schemas"]["PlayerListName"];
-                /** @description The player's name. */
-                name: components["schemas"]["PlayerName"];
+                /**
+                 * @description The player's name, or the UUID of a player online now (as `GET …/players` lists it), which stands for
+                 *     their name (`409 player_not_online` when none is).
+                 */
+                name: components["schemas"]["PlayerNameOrUuid"];
             };
             cookie?: never;
         };
@@ -2659,6 +2662,13 @@ export interface components {
             uuid?: components["schemas"]["PlayerUuid"];
             reason?: components["schemas"]["KickReason"];
         };
+        /**
+         * @description A player's name (`PlayerName`), or, where an operation says so, the UUID of a player online now
+         *     (`PlayerUuid`), which stands for their name: so a player can be banned, whitelisted or made an operator by
+         *     the UUID the service lists, whatever their name.
+         * @example Steve
+         */
+        PlayerNameOrUuid: string;
         /**
          * @description A player's UUID (`Player.uuid`), in any case.
          * @example 5627dd98-e6be-3c21-b8a8-e92344183641
@@ -5998,8 +6008,11 @@ export interface operations {
                 server_id: components["parameters"]["ServerIdParam"];
                 /** @description Which list. */
                 list: components["schemas"]["PlayerListName"];
-                /** @description The player's name. */
-                name: components["schemas"]["PlayerName"];
+                /**
+                 * @description The player's name, or the UUID of a player online now (as `GET …/players` lists it), which stands for
+                 *     their name (`409 player_not_online` when none is).
+                 */
+                name: components["schemas"]["PlayerNameOrUuid"];
             };
             cookie?: never;
         };
@@ -6038,8 +6051,11 @@ export interface operations {
                 server_id: components["parameters"]["ServerIdParam"];
                 /** @description Which list. */
                 list: components["schemas"]["PlayerListName"];
-                /** @description The player's name. */
-                name: components["schemas"]["PlayerName"];
+                /**
+                 * @description The player's name, or the UUID of a player online now (as `GET …/players` lists it), which stands for
+                 *     their name (`409 player_not_online` when none is).
+                 */
+                name: components["schemas"]["PlayerNameOrUuid"];
             };
             cookie?: never;
         };

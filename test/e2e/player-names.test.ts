@@ -99,3 +99,23 @@ test('a player is kicked by UUID as well as by name', async () => {
   expect(kicked.body).toEqual({ player: alice, reason: 'By UUID.' });
   await until('alice left, kicked', async () => (await playerEvents(id)).some((e) => e.type === 'player.left' && e.data.reason === 'kick'));
 });
+
+test('a player is banned by UUID as well as by name (issue 39 §3), and taken off the list the same way', async () => {
+  const { id, port } = await running();
+  expect((await join(port, 'mallory')).joined).toBe(true);
+  const mallory = await until('mallory listed', async () => {
+    const { body } = await t.http.get(`/v1/servers/${id}/players`).set(auth());
+    return body.players.find((p: { name: string }) => p.name === 'mallory') as { name: string; uuid: string } | undefined;
+  });
+  // A UUID nobody online has is refused; mallory's stands for their name.
+  expect((await t.http.put(`/v1/servers/${id}/players/bans/00000000-0000-3000-8000-000000000000`).set(auth())).body.code).toBe('player_not_online');
+  const banned = await t.http.put(`/v1/servers/${id}/players/bans/${mallory.uuid}`).set(auth());
+  expect(banned.status).toBe(200);
+  expect(banned.body).toMatchObject({ name: 'mallory' });
+  expect((await t.http.get(`/v1/servers/${id}/players/bans`).set(auth())).body.data.map((e: { name: string }) => e.name)).toEqual(['mallory']);
+  await until('mallory left, banned', async () => (await playerEvents(id)).some((e) => e.type === 'player.left' && e.data.player.name === 'mallory'));
+  expect((await join(port, 'mallory')).joined).toBe(false);
+  expect((await t.http.delete(`/v1/servers/${id}/players/bans/mallory`).set(auth())).status).toBe(204);
+  expect((await t.http.get(`/v1/servers/${id}/players/bans`).set(auth())).body.data).toEqual([]);
+  t.expectContract();
+});

@@ -12,9 +12,13 @@ import { idempotent } from './idempotent';
  * src/runtime/services/player-lists.ts; kickServerPlayer by the game, through src/runtime/services/consoles.ts. A change sent to the
  * game's console names its sender.
  */
+const UUID = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
+
 export function playerHandlers(deps: { consoles: Consoles; playerLists: PlayerListsService; idempotency: IdempotencyRepo }): Handlers {
   const lists = deps.playerLists;
   const sender = (p: { userId: string; tokenId: string }) => userActor(p.userId, p.tokenId);
+  /** A UUID stands for the name of the player online with it (openapi/v1.yaml PlayerNameOrUuid). */
+  const nameOf = (serverId: string, nameOrUuid: string) => (UUID.test(nameOrUuid) ? deps.consoles.nameOf(serverId, nameOrUuid) : nameOrUuid);
   return {
     kickServerPlayer: (call) => {
       const { principal, server, body } = call;
@@ -32,9 +36,9 @@ export function playerHandlers(deps: { consoles: Consoles; playerLists: PlayerLi
     listServerPlayers: async ({ server }) => ({ status: 200, body: await deps.consoles.players(server.id) }),
     getServerPlayerList: ({ server, path }) => ({ status: 200, body: lists.read(server.id, path.list) }),
     updateServerPlayerList: ({ principal, server, path, body }) => ({ status: 200, body: lists.setEnabled(server.id, path.list, body.enabled, sender(principal)) }),
-    addServerPlayerListEntry: ({ principal, server, path }) => ({ status: 200, body: lists.add(server.id, path.list, path.name, sender(principal)) }),
+    addServerPlayerListEntry: ({ principal, server, path }) => ({ status: 200, body: lists.add(server.id, path.list, nameOf(server.id, path.name), sender(principal)) }),
     removeServerPlayerListEntry: ({ principal, server, path }) => {
-      lists.remove(server.id, path.list, path.name, sender(principal));
+      lists.remove(server.id, path.list, nameOf(server.id, path.name), sender(principal));
       return { status: 204, body: undefined };
     },
   };

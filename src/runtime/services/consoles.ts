@@ -84,6 +84,17 @@ export function createConsoles(deps: {
       return { player, reason: told };
     },
 
+    /**
+     * The name of the player online now with this UUID (in any case), as the game last reported it: for a list entry
+     * given by UUID (addServerPlayerListEntry). invalid_state unless the game runs, player_not_online otherwise.
+     */
+    nameOf(serverId: string, uuid: string): string {
+      const game = doors.of(serverId).running('a player is known by UUID only while it runs');
+      const player = game.online().find((p) => p.uuid.toLowerCase() === uuid.toLowerCase());
+      if (!player) throw new AppError('player_not_online', `No player with the UUID ${uuid} is online on this server.`);
+      return player.name;
+    },
+
     /** Who is online, from the game itself; invalid_state unless it is running or if the game cannot tell. */
     players: async (serverId: string): Promise<Players> => doors.of(serverId).running('players are known only while it runs').players(deps.now()),
   };
