@@ -84,10 +84,7 @@ export function createConsoles(deps: {
       return { player, reason: told };
     },
 
-    /**
-     * The name of the player online now with this UUID (in any case), as the game last reported it: for a list entry
-     * given by UUID (addServerPlayerListEntry). invalid_state unless the game runs, player_not_online otherwise.
-     */
+    /** The name of the player online with this UUID (any case), for a list entry by UUID; else player_not_online. */
     nameOf(serverId: string, uuid: string): string {
       const game = doors.of(serverId).running('a player is known by UUID only while it runs');
       const player = game.online().find((p) => p.uuid.toLowerCase() === uuid.toLowerCase());
