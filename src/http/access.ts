@@ -93,7 +93,7 @@ export function createAccessCheck(deps: AccessDeps) {
       const id = path.server_id as string;
       const standing = deps.members.standing(id, principal.userId);
       if (!standing) throw new AppError('server_not_found', `There is no server ${id}.`);
-      if (standing.role === 'owner') return { server: { id, ownerId: standing.ownerId, access: { role: 'owner', permissions: [...ALL_PERMISSIONS] } } };
+      if (standing.role === 'owner') return { server: { id, ownerId: standing.ownerId, access: { role: 'owner', permissions: standing.permissions } } };
       for (const need of needs(rule, id, path, body)) {
         if (need === 'owner') throw missingPermission('owner', 'Only the server\'s owner may do this.');
         if (need !== 'member' && !standing.permissions.includes(need)) {

@@ -69,5 +69,5 @@ export function checkLogin(deps: SftpAuthDeps, ctx: AuthContext): SftpLogin | 'q
 /** The account's standing on the server when it may use its files (owner, or member with `files`). */
 function allowed(deps: SftpAuthDeps, serverId: string, userId: string) {
   const standing = deps.members.standing(serverId, userId);
-  return standing && (standing.role === 'owner' || standing.permissions.includes('files')) ? standing : undefined;
+  return standing?.permissions.includes('files') ? standing : undefined;
 }

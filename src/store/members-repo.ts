@@ -4,7 +4,7 @@ import { iso } from '../clock';
 import { newId } from '../ids';
 import { AppError, quotaExceeded } from '../errors';
 import type { components } from '../../generated/v1';
-import type { MemberPermission } from './server-view';
+import { ALL_PERMISSIONS, type MemberPermission } from './server-view';
 import type { EventsRepo } from './events-repo';
 
 export type Member = components['schemas']['Member'];
@@ -34,7 +34,10 @@ function toMember(row: MemberRow): Member {
   };
 }
 
-/** A caller's standing on a server: its owner, or a member with permissions (Server.access), or neither. */
+/**
+ * A caller's standing on a server: its owner (who holds every permission), or a member with permissions
+ * (Server.access), or neither.
+ */
 export interface Standing {
   ownerId: string;
   role: 'owner' | 'member';
@@ -146,7 +149,7 @@ function standings(st: Statements, clock: Clock) {
     standing(serverId: string, userId: string): Standing | undefined {
       const ownerId = st.owner.get(serverId) as string | undefined;
       if (ownerId === undefined) return undefined;
-      if (ownerId === userId) return { ownerId, role: 'owner', permissions: [] };
+      if (ownerId === userId) return { ownerId, role: 'owner', permissions: [...ALL_PERMISSIONS] };
       const m = st.membership.get(serverId, userId) as { id: string; permissions: string; accepted_at: string | null } | undefined;
       if (!m) return undefined;
       return { ownerId, role: 'member', permissions: JSON.parse(m.permissions) as MemberPermission[], member: { id: m.id, accepted: m.accepted_at !== null } };

@@ -10,10 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { utils as sshUtils } from 'ssh2';
 import ts from 'typescript';
-import yazl from 'yazl';
 import { loadSpec } from '../../src/spec';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
+import { zipOf } from '../helpers/zip';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const samples = require('../../scripts/spec-samples.js');
@@ -48,14 +48,6 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A zip of these entries (yazl), as a reader's archive would be. */
-function zipOf(entries: Array<[string, string]>): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, content] of entries) zip.addBuffer(Buffer.from(content), name);
-  zip.end();
-  const chunks: Buffer[] = [];
-  return new Promise((resolve) => void zip.outputStream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks))));
-}
 
 /**
  * The examples' ids and the ids of real resources of the token's account, to put in their place; and what the

@@ -8,13 +8,13 @@ import { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
 import yauzl from 'yauzl';
-import yazl from 'yazl';
 import { instanceName } from '../../src/runtime/host/cgroups';
 import { volumeName } from '../../src/runtime/host/docker/docker-environment';
 import { GAME_DIR } from '../../src/runtime/host/docker/image';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { containerOnVolume, DOCKER_HOST, engine, ensureEngine, FIRST_IMAGE_MS, GAME_USER, REMOVAL_MS, removeContainersOf, volumesOf, watchMounts } from './engine';
+import { zipOf } from '../helpers/zip';
 
 jest.setTimeout(300_000);
 
@@ -72,15 +72,6 @@ async function putTar(entries: Array<{ name: string; type?: 'symlink' | 'directo
   }
 }
 
-function zipOf(entries: Array<[string, string]>): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, content] of entries) zip.addBuffer(Buffer.from(content), name);
-  zip.end();
-  const chunks: Buffer[] = [];
-  return new Promise((resolve) => {
-    zip.outputStream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
 
 /** A zip's entries by name, with their content (folders end with /, content ''). */
 function unzip(buffer: Buffer): Promise<Record<string, string>> {

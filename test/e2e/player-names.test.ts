@@ -47,6 +47,13 @@ async function running(): Promise<{ id: string; port: number }> {
   return { id, port: created.body.address.port };
 }
 
+/** The player `name` as GET …/players lists them, once it does. */
+const listed = (id: string, name: string) =>
+  until(`${name} listed`, async () => {
+    const { body } = await t.http.get(`/v1/servers/${id}/players`).set(auth());
+    return body.players.find((p: { name: string }) => p.name === name) as { name: string; uuid: string } | undefined;
+  });
+
 type PlayerEvent = { type: string; data: { player: { name: string; uuid: string }; reason?: string } };
 const playerEvents = async (id: string): Promise<PlayerEvent[]> =>
   (await t.http.get('/v1/events').set(auth()).query({ server_id: id, limit: 100 })).body.data.filter((e: PlayerEvent) => e.type.startsWith('player.'));
@@ -83,10 +90,7 @@ test('names Minecraft refuses are refused at login: never listed, never in an ev
 test('a player is kicked by UUID as well as by name', async () => {
   const { id, port } = await running();
   expect((await join(port, 'alice')).joined).toBe(true);
-  const alice = await until('alice listed', async () => {
-    const { body } = await t.http.get(`/v1/servers/${id}/players`).set(auth());
-    return body.players.find((p: { name: string }) => p.name === 'alice') as { name: string; uuid: string } | undefined;
-  });
+  const alice = await listed(id, 'alice');
   const kick = (body: object) => t.http.post(`/v1/servers/${id}/kicks`).set(auth()).send(body);
   // Exactly one of the two.
   expect((await kick({})).status).toBe(400);
@@ -103,10 +107,7 @@ test('a player is kicked by UUID as well as by name', async () => {
 test('a player is banned by UUID as well as by name (issue 39 §3), and taken off the list the same way', async () => {
   const { id, port } = await running();
   expect((await join(port, 'mallory')).joined).toBe(true);
-  const mallory = await until('mallory listed', async () => {
-    const { body } = await t.http.get(`/v1/servers/${id}/players`).set(auth());
-    return body.players.find((p: { name: string }) => p.name === 'mallory') as { name: string; uuid: string } | undefined;
-  });
+  const mallory = await listed(id, 'mallory');
   // A UUID nobody online has is refused; mallory's stands for their name.
   expect((await t.http.put(`/v1/servers/${id}/players/bans/00000000-0000-3000-8000-000000000000`).set(auth())).body.code).toBe('player_not_online');
   const banned = await t.http.put(`/v1/servers/${id}/players/bans/${mallory.uuid}`).set(auth());

@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import tar from 'tar-stream';
-import yazl from 'yazl';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { until } from '../helpers/wait';
+import { zipOf } from '../helpers/zip';
 
 jest.setTimeout(20_000);
 
@@ -42,15 +42,6 @@ async function tarGzOf(entries: Array<{ name: string; type?: string; linkname?: 
   return zlib.gzipSync(Buffer.concat(chunks));
 }
 
-function zipOf(entries: Array<[string, string]>): Promise<Buffer> {
-  const zip = new yazl.ZipFile();
-  for (const [name, content] of entries) zip.addBuffer(Buffer.from(content), name);
-  zip.end();
-  const chunks: Buffer[] = [];
-  return new Promise((resolve) => {
-    zip.outputStream.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve(Buffer.concat(chunks)));
-  });
-}
 
 test('upload, list, download with Range, replace with If-Match, create only, move, delete, activity', async () => {
   const created = await put('hello.txt', 'hello world');

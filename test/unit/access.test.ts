@@ -1,6 +1,7 @@
 import type { Operation } from 'openapi-backend';
 import { AppError } from '../../src/errors';
 import { createAccessCheck, readPermissionRules, type PermissionRule } from '../../src/http/access';
+import { ALL_PERMISSIONS } from '../../src/store/server-view';
 import type { Standing } from '../../src/store/members-repo';
 import type { Principal } from '../../src/store/tokens-repo';
 import { specOperations } from '../security/helpers';
@@ -40,7 +41,7 @@ describe('the check', () => {
   const MEMBER = 'usr_member';
   const accepted: string[] = [];
   const standings: Record<string, Standing> = {
-    [OWNER]: { ownerId: OWNER, role: 'owner', permissions: [] },
+    [OWNER]: { ownerId: OWNER, role: 'owner', permissions: [...ALL_PERMISSIONS] }, // as MembersRepo.standing answers for an owner
     [MEMBER]: { ownerId: OWNER, role: 'member', permissions: ['console'], member: { id: 'mem_1', accepted: false } },
   };
   const check = createAccessCheck({

@@ -4,7 +4,7 @@
 import { AppError, type FieldError } from '../../errors';
 import type { MembersRepo } from '../../store/members-repo';
 import type { Schedule, ScheduleTask } from '../../store/schedules-repo';
-import { ALL_PERMISSIONS, type MemberPermission } from '../../store/server-view';
+import type { MemberPermission } from '../../store/server-view';
 import { checkCommandPermissions, type ConsolePermissions } from '../software/command-permissions';
 import { cronProblem, nextTime as cronNext, parseCron } from './cron';
 
@@ -57,11 +57,9 @@ export function check(fields: Partial<Pick<Schedule, 'cron' | 'time_zone'>>, at 
  */
 export const TASK_PERMISSION: Record<ScheduleTask['type'], MemberPermission> = { command: 'console', power: 'power', backup: 'backups' };
 
-/** The permissions `userId` holds on the server now: every one for its owner, none when it is not theirs or shared. */
+/** The permissions `userId` holds on the server now (every one for its owner), or null when it is not theirs or shared. */
 export function permissionsOf(deps: AuthorityDeps, serverId: string, userId: string): readonly MemberPermission[] | null {
-  const standing = deps.standing(serverId, userId);
-  if (!standing) return null;
-  return standing.role === 'owner' ? ALL_PERMISSIONS : standing.permissions;
+  return deps.standing(serverId, userId)?.permissions ?? null;
 }
 
 /** Why the schedule's author cannot run its tasks now (a sentence), or null; with the permissions they hold. */
