@@ -27,6 +27,10 @@ export interface paths {
          *     (`GET /v1/quota`). A server counts until it is gone, also while it is `deleting`. `503
          *     capacity_exhausted` (with `Retry-After`) means the service has no room left for the plan right now: no
          *     machine with the plan's memory free and a game port left. Retry later, or pick a smaller plan.
+         *
+         *     `dns_name` gives the server a name players type (see `Server.dns`): `409 dns_name_taken` when another
+         *     server has it (names differing only by case are one name), `409 dns_name_reserved` when the operator keeps
+         *     it, `409 dns_not_configured` when this service publishes no names.
          */
         post: operations["createServer"];
         delete?: never;
@@ -72,7 +76,9 @@ export interface paths {
          *     is `stopped` or `crashed` (otherwise `409`), because a running game keeps the memory it started with.
          *     A server that is being deleted takes no change (`409`). A larger plan is refused with
          *     `403 quota_exceeded` when it would take the memory of your servers' plans past your `memory_mb` quota; a
-         *     smaller plan is always accepted.
+         *     smaller plan is always accepted. A new `dns_name` is refused as at create (`409 dns_name_taken`,
+         *     `409 dns_name_reserved`, `409 dns_not_configured`); the old name's records are removed as the new
+         *     name's are published, and `null` removes the name.
          */
         patch: operations["updateServer"];
         trace?: never;
@@ -1605,6 +1611,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/sftp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * How to reach a server's files over SFTP
+         * @description What an SFTP client needs to open this server's files as you (the SSH keys tag says how SFTP works): the
+         *     host, the operator's `SFTP_PORT`, your username for this server (its id, a dot, your account's email) and
+         *     the OpenSSH command line. `host` is the host name of the service's public URL (`PUBLIC_URL`): the SFTP
+         *     server runs on the same host as the API, not on the game host. The password is an API token with the
+         *     `files` scope, or log in with an SSH key registered at `/v1/ssh-keys`. Where the operator runs no SFTP
+         *     server (`SFTP_PORT=off`) this answers `404 sftp_disabled`.
+         */
+        get: operations["getServerSftp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "server.created": {
@@ -2255,7 +2289,7 @@ export interface components {
              * @example 1.20.5
              */
             game_version: string;
-            state: components["schemas"]["ServerState"];
+            state: components["schemas"]["ServerState"] | string;
             /**
              * @description What the owner last asked for; the service keeps the server at it. The service sets it to `stopped`
              *     itself when it stops the server for going over its plan's disk space.
@@ -2272,6 +2306,13 @@ export interface components {
              *     }
              */
             address: components["schemas"]["Address"] | null;
+            /**
+             * @description The server's name in the operator's DNS zone (`DnsName`, as stored), or `null` for none.
+             * @example survival
+             */
+            dns_name: string | null;
+            /** @description Where players find the server by name (`ServerDns`); `null` without a `dns_name`, or when this service publishes no names. */
+            dns: components["schemas"]["ServerDns"] | null;
             /**
              * Format: int32
              * @description How much disk the server's folder (world, settings, logs) and its backups took at the last measurement, in MiB,
@@ -2317,6 +2358,8 @@ export interface components {
             idle_stop_minutes?: components["schemas"]["IdleStopMinutes"];
             /** @description Automatic backups (`BackupSchedule`); `null` turns them off. */
             backup_schedule?: components["schemas"]["BackupSchedule"] | null;
+            /** @description The server's name in the operator's DNS zone (`DnsName`); `null` or absent for none. */
+            dns_name?: components["schemas"]["DnsName"] | null;
         };
         /** @description The fields to change; at least one. */
         UpdateServerRequest: {
@@ -2325,6 +2368,50 @@ export interface components {
             idle_stop_minutes?: components["schemas"]["IdleStopMinutes"];
             /** @description Automatic backups (`BackupSchedule`); `null` turns them off. */
             backup_schedule?: components["schemas"]["BackupSchedule"] | null;
+            /** @description A new name in the operator's DNS zone (`DnsName`), or `null` to remove the server's name. */
+            dns_name?: components["schemas"]["DnsName"] | null;
+        };
+        /**
+         * @description A name for the server in the operator's DNS zone: one label, so `survival` becomes
+         *     `survival.play.example.com` (`Server.dns.name`). 1 to 63 letters, digits and hyphens, not starting or ending
+         *     with a hyphen (RFC 1035 §2.3.1); letters are stored lowercase, so `Survival` and `survival` are one name.
+         *     An internationalised name is stored as its punycode A-label (IDNA, UTS #46: `café` becomes
+         *     `xn--caf-dma`), which is what `Server.dns_name` shows. Anything else is a `400 validation_failed` whose
+         *     field error says what is wrong.
+         * @example survival
+         */
+        DnsName: string;
+        /**
+         * @description The server's name in DNS, as the service publishes it into the operator's zone with signed dynamic updates
+         *     (RFC 2136, RFC 8945). Minecraft clients follow the SRV record `_minecraft._tcp.<name>` to the port, so
+         *     players type `name` alone; Luanti players type `name` and the address's `port`. The records follow the
+         *     server's address: a move to another machine updates them, and a resolver sees the change within `ttl_seconds`.
+         *     `status` is `published` once the DNS server has accepted the records for the server's current name and
+         *     address, `pending` until then (the DNS server is slow or down: the service retries, nothing is lost).
+         */
+        ServerDns: {
+            /**
+             * @description The full name players type.
+             * @example survival.play.example.com
+             */
+            name: string;
+            /**
+             * @description Whether the DNS server has the records for the server's current name and address.
+             * @example published
+             * @enum {string}
+             */
+            status: "published" | "pending";
+            /**
+             * Format: int32
+             * @description How long resolvers may keep the records (the operator's `DNS_TTL_S`).
+             * @example 30
+             */
+            ttl_seconds: number;
+            /**
+             * @description Why the last update failed, while `pending`; `null` otherwise.
+             * @example null
+             */
+            error: string | null;
         };
         /**
          * @description When the service backs the server up by itself: `every_hours` (an interval, counted from the last
@@ -2717,6 +2804,12 @@ export interface components {
         CreateBackupRequest: {
             name?: components["schemas"]["ServerName"];
         };
+        /**
+         * @description The values `Backup.status` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example ready
+         * @enum {string}
+         */
+        BackupStatus: "pending" | "ready" | "failed";
         /** @description An archive of a server's world. */
         Backup: {
             id: components["schemas"]["BackupId"];
@@ -2727,7 +2820,7 @@ export interface components {
              *     recorded before version 1.4.0 of this document and from a kept backup's `backup.deleted`.
              * @example live
              */
-            consistency?: components["schemas"]["BackupConsistency"] | null;
+            consistency?: (components["schemas"]["BackupConsistency"] | string) | null;
             /**
              * @description Made by the server's `backup_schedule`. At the plan's limit (or the schedule's `keep`), the oldest
              *     automatic backup is deleted to make room for a new one; backups you asked for are never deleted for you.
@@ -2742,9 +2835,8 @@ export interface components {
             /**
              * @description `pending` while it is made, then `ready` or `failed`.
              * @example ready
-             * @enum {string}
              */
-            status: "pending" | "ready" | "failed";
+            status: components["schemas"]["BackupStatus"] | string;
             /**
              * Format: int64
              * @description The archive's size; `null` until `ready`.
@@ -2780,7 +2872,7 @@ export interface components {
         BackupConsistency: "live" | "stop";
         /** @description How a server of this version is backed up. */
         VersionBackup: {
-            consistency: components["schemas"]["BackupConsistency"];
+            consistency: components["schemas"]["BackupConsistency"] | string;
         };
         /** @description A page of backups. */
         BackupList: {
@@ -2835,6 +2927,14 @@ export interface components {
              * @example "Yk3xT0tq5xYQ2x3m9Yb1aA"
              */
             etag: string | null;
+            /**
+             * @description `true` for a file the service writes before every launch (`settings.json`, the player lists file, the
+             *     launcher's own such as Luanti's `minetest.conf`; tag Files, "What the service writes"): it can be read
+             *     and downloaded, but an upload, move or delete answers `403 file_read_only`. Change it through the
+             *     settings or player lists operations instead.
+             * @example false
+             */
+            read_only: boolean;
         };
         /** @description A page of a folder. */
         FileList: {
@@ -3440,13 +3540,19 @@ export interface components {
         };
         /** @description Why a task failed, as a problem's `code` and `detail` would say it. */
         TaskError: {
-            code: components["schemas"]["ProblemCode"];
+            code: components["schemas"]["ProblemCode"] | string;
             /**
              * @description What went wrong, for people.
              * @example The server is stopped; commands need it running.
              */
             detail: string;
         };
+        /**
+         * @description The values `TaskOutcome.status` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example succeeded
+         * @enum {string}
+         */
+        TaskStatus: "pending" | "running" | "succeeded" | "failed" | "skipped";
         /** @description How one task of a run went, in the order of the schedule's tasks. */
         TaskOutcome: {
             /**
@@ -3460,9 +3566,8 @@ export interface components {
              *     (`error` says why), or `skipped` (a task before it failed, the schedule was deleted, or the service
              *     stopped).
              * @example succeeded
-             * @enum {string}
              */
-            status: "pending" | "running" | "succeeded" | "failed" | "skipped";
+            status: components["schemas"]["TaskStatus"] | string;
             /**
              * Format: date-time
              * @description When the task began; `null` until then.
@@ -3491,6 +3596,18 @@ export interface components {
              */
             backup_id: string | null;
         };
+        /**
+         * @description The values `ScheduleRun.trigger` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example scheduled
+         * @enum {string}
+         */
+        ScheduleRunTrigger: "scheduled" | "missed" | "manual";
+        /**
+         * @description The values `ScheduleRun.status` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example succeeded
+         * @enum {string}
+         */
+        ScheduleRunStatus: "running" | "succeeded" | "failed" | "skipped";
         /** @description One run of a schedule and how each of its tasks went. */
         ScheduleRun: {
             id: components["schemas"]["ScheduleRunId"];
@@ -3500,17 +3617,15 @@ export interface components {
              * @description `scheduled`: at its time; `missed`: its time passed while the service was down, and it ran once when the
              *     service was back (however many times were missed); `manual`: runServerSchedule.
              * @example scheduled
-             * @enum {string}
              */
-            trigger: "scheduled" | "missed" | "manual";
+            trigger: components["schemas"]["ScheduleRunTrigger"] | string;
             /**
              * @description `running`; `succeeded` (every task did); `failed` (a task failed, or the service stopped during the
              *     run); `skipped` (nothing was done: `detail` says why, its `only_when` did not hold or the previous run
              *     was still under way).
              * @example succeeded
-             * @enum {string}
              */
-            status: "running" | "succeeded" | "failed" | "skipped";
+            status: components["schemas"]["ScheduleRunStatus"] | string;
             /**
              * Format: date-time
              * @description The scheduled time it ran for; `null` for a `manual` run.
@@ -3650,7 +3765,7 @@ export interface components {
              * @enum {string}
              */
             type: "service";
-            cause: components["schemas"]["ServiceCause"];
+            cause: components["schemas"]["ServiceCause"] | string;
             /**
              * @description The schedule that acted (`cause` `schedule`), else `null`.
              * @example sch_mi9x2k3q1b9Jr3MsU6wCo8d
@@ -3817,6 +3932,30 @@ export interface components {
              */
             last_used_at: string | null;
         };
+        /** @description How to reach one server's files over SFTP as the caller (getServerSftp; the SSH keys tag). */
+        SftpAccess: {
+            /**
+             * @description The host name of the service's public URL (`PUBLIC_URL`), where the SFTP server runs.
+             * @example gsh.example.com
+             */
+            host: string;
+            /**
+             * Format: int32
+             * @description The operator's `SFTP_PORT`.
+             * @example 2022
+             */
+            port: number;
+            /**
+             * @description The server's id, a dot, and your account's email.
+             * @example srv_mi9x2k3p0a8Hq2LrT5vBn7c.alice@example.com
+             */
+            username: string;
+            /**
+             * @description OpenSSH's command line for it (`sftp -P <port> <username>@<host>`).
+             * @example sftp -P 2022 srv_mi9x2k3p0a8Hq2LrT5vBn7c.alice@example.com@gsh.example.com
+             */
+            command: string;
+        };
         /** @description A page of SSH keys. */
         SshKeyList: {
             /** @description The keys on this page, oldest first. */
@@ -3955,7 +4094,7 @@ export interface components {
          * @example validation_failed
          * @enum {string}
          */
-        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "ssh_key_not_found" | "member_exists" | "ssh_key_exists" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online" | "file_not_found" | "file_conflict" | "file_read_only" | "precondition_failed" | "length_required" | "insufficient_storage" | "unsafe_archive";
+        ProblemCode: "validation_failed" | "malformed_body" | "unauthorized" | "insufficient_scope" | "csrf_failed" | "not_found" | "server_not_found" | "token_not_found" | "webhook_not_found" | "action_not_found" | "method_not_allowed" | "invalid_state" | "port_in_use" | "action_cancelled" | "start_failed" | "start_timeout" | "action_conflict" | "idempotency_in_flight" | "payload_too_large" | "unsupported_media_type" | "misdirected_request" | "unknown_plan" | "unknown_version" | "idempotency_key_reused" | "quota_exceeded" | "rate_limited" | "too_many_streams" | "too_many_transfers" | "request_header_fields_too_large" | "internal_error" | "capacity_exhausted" | "service_unavailable" | "disk_quota_exceeded" | "backup_not_found" | "restore_failed" | "backup_limit_reached" | "range_not_satisfiable" | "alert_rule_not_found" | "missing_permission" | "member_not_found" | "ssh_key_not_found" | "member_exists" | "ssh_key_exists" | "dns_name_taken" | "dns_name_reserved" | "dns_not_configured" | "schedule_not_found" | "schedule_run_not_found" | "schedule_running" | "player_not_online" | "file_not_found" | "file_conflict" | "file_read_only" | "precondition_failed" | "length_required" | "insufficient_storage" | "unsafe_archive" | "sftp_disabled";
         /** @description An RFC 9457 problem document. */
         Problem: {
             /**
@@ -3985,7 +4124,7 @@ export interface components {
              * @example /v1/servers
              */
             instance?: string;
-            code: components["schemas"]["ProblemCode"];
+            code: components["schemas"]["ProblemCode"] | string;
             /**
              * @description The answer's `Request-Id` header, repeated here for support requests and bug reports.
              * @example req_Zx81mQp0aLr2Tb7VnC4dHk9w
@@ -3993,7 +4132,7 @@ export interface components {
             request_id?: string;
             /** @description For validation failures, every problem found. */
             errors?: components["schemas"]["FieldError"][];
-            quota?: components["schemas"]["QuotaName"];
+            quota?: components["schemas"]["QuotaName"] | string;
             /**
              * Format: int64
              * @description `quota_exceeded`: the quota's limit; `insufficient_storage`: the plan's disk in bytes.
@@ -4006,9 +4145,9 @@ export interface components {
              * @example 10
              */
             used?: number;
-            state?: components["schemas"]["ServerState"];
+            state?: components["schemas"]["ServerState"] | string;
             action_id?: components["schemas"]["ActionId"];
-            permission?: components["schemas"]["RequiredPermission"];
+            permission?: components["schemas"]["RequiredPermission"] | string;
         };
         /**
          * @description An action id.
@@ -4047,25 +4186,35 @@ export interface components {
             type: "restore";
             backup_id: components["schemas"]["BackupId"];
         };
+        /**
+         * @description The values `Action.reason` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example requested
+         * @enum {string}
+         */
+        ActionReason: "requested" | "idle";
+        /**
+         * @description The values `Action.status` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example succeeded
+         * @enum {string}
+         */
+        ActionStatus: "pending" | "running" | "succeeded" | "failed";
         /** @description A power action and how it ended. */
         Action: {
             id: components["schemas"]["ActionId"];
             server_id: components["schemas"]["ServerId"];
-            type: components["schemas"]["ActionType"];
+            type: components["schemas"]["ActionType"] | string;
             /**
              * @description Who asked for it: `requested` (a client of this API, the dashboard, the game's own stop command typed in
              *     the console, or a schedule's power task: its events' `actor` names the schedule), or `idle` (the service,
              *     after `idle_stop_minutes` without a player). The set may grow.
              * @example requested
-             * @enum {string}
              */
-            reason: "requested" | "idle";
+            reason: components["schemas"]["ActionReason"] | string;
             /**
              * @description `pending` until it runs, `running` while it does, then `succeeded` or `failed`.
              * @example succeeded
-             * @enum {string}
              */
-            status: "pending" | "running" | "succeeded" | "failed";
+            status: components["schemas"]["ActionStatus"] | string;
             /**
              * @description Why it failed; `null` unless `status` is `failed`.
              * @example null
@@ -4101,7 +4250,7 @@ export interface components {
         ActionErrorCode: "start_failed" | "start_timeout" | "port_in_use" | "action_cancelled" | "invalid_state" | "disk_quota_exceeded" | "service_unavailable" | "restore_failed" | "backup_not_found" | "internal_error";
         /** @description Why an action failed. */
         ActionError: {
-            code: components["schemas"]["ActionErrorCode"];
+            code: components["schemas"]["ActionErrorCode"] | string;
             /**
              * @description What happened, for people.
              * @example The game exited while starting (exit code 1). Last console lines: …
@@ -4123,6 +4272,12 @@ export interface components {
              */
             next_cursor: string | null;
         };
+        /**
+         * @description The values `Crash.reason` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example exited
+         * @enum {string}
+         */
+        CrashReason: "exited" | "out_of_memory" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed" | "disk_quota_exceeded";
         /** @description An exit nobody asked for, or a stop the service made because the server went over its plan's disk space. */
         Crash: {
             /**
@@ -4148,9 +4303,8 @@ export interface components {
              *     over its plan's, on a host where it runs without cgroups. `exited`: it ended by itself or by a signal
              *     nobody here sent. `disk_quota_exceeded`: the service stopped it for going over its plan's disk.
              * @example exited
-             * @enum {string}
              */
-            reason: "exited" | "out_of_memory" | "memory_limit" | "start_timeout" | "port_in_use" | "spawn_failed" | "install_failed" | "disk_quota_exceeded";
+            reason: components["schemas"]["CrashReason"] | string;
             /**
              * @description The last console lines before the crash, oldest first.
              * @example [
@@ -4491,16 +4645,35 @@ export interface components {
          *     skips an event whose `event` it does not know.
          */
         EventStreamEvent: {
-            event: components["schemas"]["EventType"];
+            event: components["schemas"]["EventType"] | string;
             id: components["schemas"]["EventId"];
             data: components["schemas"]["Event"];
         };
         /**
          * @description Something that happened on your account. `type` says which, and which schema `data` follows: each branch
          *     lists the types it carries. (No `discriminator`: several types share a branch, and some generators,
-         *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.)
+         *     openapi-typescript-codegen among them, then type that branch's `type` as the last of them alone.) The last
+         *     branch, `OtherEvent`, takes the event types added after this version (`x-open-enum`, "Evolution"); an event
+         *     of a listed type matches exactly one of the branches before it, and `OtherEvent` too (so `anyOf`: its `type`
+         *     is any string, as a `not` of the listed types is one that generators turn into `any`).
          */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"] | components["schemas"]["ScheduleDisabledEvent"] | components["schemas"]["MemberEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"] | components["schemas"]["ScheduleDisabledEvent"] | components["schemas"]["MemberEvent"] | components["schemas"]["OtherEvent"];
+        /**
+         * @description An event of a type this version does not list (`EventType`): v1 adds event types ("Evolution"), so a client
+         *     made from this version reads such an event's `id`, `type`, `created_at` and `actor`, and skips the rest (its
+         *     `data`, of a shape this version does not know).
+         */
+        OtherEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type, one `EventType` does not list (CHANGELOG.md names the version that added it).
+             * @example server.renamed
+             */
+            type: string;
+            server_id?: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+        };
         /** @description `server.created` (after create) and `server.updated` (after a rename or plan change, or a move to another machine, which changes its `address`): the server as it is then. */
         ServerEvent: {
             id: components["schemas"]["EventId"];
@@ -4546,8 +4719,8 @@ export interface components {
             actor: components["schemas"]["Actor"];
             /** @description The state before and after. */
             data: {
-                from: components["schemas"]["ServerState"];
-                to: components["schemas"]["ServerState"];
+                from: components["schemas"]["ServerState"] | string;
+                to: components["schemas"]["ServerState"] | string;
             };
         };
         /** @description `server.crashed`: an exit nobody asked for, as recorded in the server's crashes. */
@@ -4600,7 +4773,7 @@ export interface components {
             /** @description The player, and for `player.left` why they left. */
             data: {
                 player: components["schemas"]["Player"];
-                reason?: components["schemas"]["PlayerLeftReason"];
+                reason?: components["schemas"]["PlayerLeftReason"] | string;
             };
         };
         /**
@@ -4836,18 +5009,23 @@ export interface components {
              */
             enabled?: boolean;
         };
+        /**
+         * @description The values `WebhookDelivery.status` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example succeeded
+         * @enum {string}
+         */
+        DeliveryStatus: "pending" | "succeeded" | "failed";
         /** @description One event sent to one webhook, and how its attempts went. */
         WebhookDelivery: {
             id: components["schemas"]["DeliveryId"];
             event_id: components["schemas"]["EventId"];
-            event_type: components["schemas"]["EventType"];
+            event_type: components["schemas"]["EventType"] | string;
             /**
              * @description `pending` until an attempt got a 2xx answer (`succeeded`), or the webhook was disabled or deleted, or the
              *     delivery was dropped past a bound of pending deliveries (`failed`; see the Webhooks tag).
              * @example succeeded
-             * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed";
+            status: components["schemas"]["DeliveryStatus"] | string;
             /**
              * Format: int32
              * @description How many attempts were made.
@@ -5054,7 +5232,9 @@ export interface components {
          * @description The request conflicts with the resource's state (`invalid_state`, `disk_quota_exceeded`,
          *     `backup_limit_reached`: the server holds as many backups as its plan keeps), with an action in progress
          *     (`action_conflict`), with a schedule's run under way (`schedule_running`), with a member already there
-         *     (`member_exists`), with a key already registered (`ssh_key_exists`), with who is online
+         *     (`member_exists`), with a key already registered (`ssh_key_exists`), with a DNS name another server has
+         *     (`dns_name_taken`) or the operator keeps (`dns_name_reserved`), with a service that publishes no DNS names
+         *     (`dns_not_configured`), with who is online
          *     (`player_not_online`: the player to kick is not), or with a request
          *     still in progress (`idempotency_in_flight`). Besides
          *     `detail`, the members say what is in the way: `state`, the server's state now (with `invalid_state`
@@ -5214,7 +5394,9 @@ export interface components {
         };
         /**
          * @description The rate limit is used up (`rate_limited`; wait `Retry-After` seconds), or, opening an event stream, the
-         *     user has as many streams open as allowed (`too_many_streams`).
+         *     user has as many streams open as allowed (`too_many_streams`); or, sending or fetching a server's files
+         *     (an upload, a download, a folder's archive, an extraction), the user has as many of those under way as
+         *     allowed (`too_many_transfers`; FILES_TRANSFERS_PER_USER).
          */
         TooManyRequests: {
             headers: {
@@ -5574,6 +5756,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Survival with friends",
+                 *       "plan": "small",
+                 *       "idle_stop_minutes": 30,
+                 *       "backup_schedule": {
+                 *         "every_hours": 6,
+                 *         "keep": 2
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateServerRequest"];
             };
         };
@@ -8871,6 +9064,74 @@ export interface operations {
                 };
             };
             404: components["responses"]["NotFound"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerSftp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where and as whom to log in. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SftpAccess"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks a scope (`insufficient_scope`), or the member lacks `files` (`missing_permission`). */
+            403: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such server, or it is not yours (`server_not_found`), or the operator runs no SFTP server (`sftp_disabled`). */
+            404: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "https://gsh.example.com/problems/sftp_disabled",
+                     *       "title": "This service runs no SFTP server",
+                     *       "status": 404,
+                     *       "detail": "This service runs no SFTP server (its operator set SFTP_PORT=off); use the Files API instead.",
+                     *       "instance": "/v1/servers/srv_mi9x2k3p0a8Hq2LrT5vBn7c/sftp",
+                     *       "code": "sftp_disabled"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             421: components["responses"]["MisdirectedRequest"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

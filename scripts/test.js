@@ -5,9 +5,10 @@
 //           2. redocly lint (recommended-strict) passes with no warnings, and Spectral's OWASP ruleset
 //              (.spectral.yaml) with no error
 //           3. types check across src/, test/ and generated/
-//   tests   4. the service builds (dist/ is what `npm start` and `npx gsh` run, and what some tests start) and the
+//           4. ESLint (eslint.config.mjs: typescript-eslint's type-checked rules over src/) reports no error
+//   tests   5. the service builds (dist/ is what `npm start` and `npx gsh` run, and what some tests start) and the
 //              docs build
-//           5. jest runs every test; extra arguments are passed to jest (`npm test -- test/unit`)
+//           6. jest runs every test; extra arguments are passed to jest (`npm test -- test/unit`)
 // jest only transpiles (jest.config.js), so it need not wait for the type check; the suite spends most of its time
 // waiting on games, browsers and timers, which leaves the CPU to the checks. A check's output is printed whole when
 // it ends, so it never interleaves with jest's; a failed check fails the run but does not stop jest.
@@ -66,7 +67,7 @@ function run(title, file, args, { show = 'whole', yieldCpu = false } = {}) {
 }
 
 /**
- * Steps 1–3, one after another (together they take a fraction of jest's time), each at the lowest CPU priority: the
+ * Steps 1–4, one after another (together they take a fraction of jest's time), each at the lowest CPU priority: the
  * suite keeps the machine's cores busy but for the moments when most files wait on games, browsers and timers, and
  * the checks take those moments instead of slowing the tests (docs/conventions.md "Tests").
  */
@@ -90,9 +91,10 @@ async function checks() {
   await run('redocly lint openapi/v1.yaml', '@redocly/cli/bin/cli.js', ['lint', 'openapi/v1.yaml', '--format', 'stylish'], { yieldCpu: true });
   await run('spectral lint openapi/v1.yaml (OWASP API Security Top 10, .spectral.yaml)', '@stoplight/spectral-cli/dist/index.js', ['lint', 'openapi/v1.yaml', '--ruleset', '.spectral.yaml', '--fail-severity', 'error', '--display-only-failures', '--format', 'text'], { yieldCpu: true });
   await run('type check', 'typescript/bin/tsc', ['-p', 'tsconfig.test.json'], { yieldCpu: true });
+  await run('eslint src/', 'eslint/bin/eslint.js', ['src', '--max-warnings', '0'], { yieldCpu: true });
 }
 
-/** Steps 4–5; resolves with jest's results (undefined when it did not run or report). */
+/** Steps 5–6; resolves with jest's results (undefined when it did not run or report). */
 async function tests() {
   if ((await run('build', 'typescript/bin/tsc', ['-b'], { show: 'failure' })) !== 0) return undefined;
   if ((await run('docs', './scripts/build-docs.js', [], { show: 'failure' })) !== 0) return undefined;

@@ -44,6 +44,7 @@ import { memberHandlers } from './http/handlers/members';
 import { scheduleHandlers } from './http/handlers/schedules';
 import { fileHandlers } from './http/handlers/files';
 import { sshKeyHandlers } from './http/handlers/ssh-keys';
+import { sftpHandlers } from './http/handlers/sftp';
 import { createAccessCheck } from './http/access';
 import type { Actors } from './actors';
 import type { StreamRegistry } from './http/sse';
@@ -70,6 +71,8 @@ export interface AppConfig {
   webhooks: { perUser: number; allowPrivate: boolean; lookup: Lookup };
   /** Members one server may have (MEMBERS_PER_SERVER). */
   membersPerServer: number;
+  /** SFTP_PORT, which getServerSftp tells clients; null: the operator runs no SFTP server. */
+  sftpPort: number | null;
 }
 
 export type { SentResponse } from './http/middleware';
@@ -127,6 +130,7 @@ function apiHandlers(deps: AppDeps): Handlers {
     ...scheduleHandlers({ schedules: runtime.schedules, idempotency }),
     ...fileHandlers({ files: runtime.files }),
     ...sshKeyHandlers({ sshKeys: deps.store.sshKeys }),
+    ...sftpHandlers({ users: deps.store.users, publicUrl: deps.config.publicUrl, sftpPort: deps.config.sftpPort }),
     ...metricsHandlers({ telemetry: deps.telemetry }),
     ...accountHandlers({ quotas }),
     ...eventHandlers({ events: deps.store.events, feed: deps.feed }),

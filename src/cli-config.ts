@@ -23,6 +23,7 @@ const settings: Setting[] = [
   ['PUBLIC_URL', (c) => c.publicUrl],
   ['SHUTDOWN_TIMEOUT_S', (c) => seconds(c.shutdownTimeoutMs)],
   ['SFTP_PORT', (c) => c.sftpPort ?? 'off'],
+  ['FILES_TRANSFERS_PER_USER', (c) => c.filesTransfersPerUser],
   ['STREAMS_PER_USER', (c) => c.streamsPerUser],
   ['STREAM_MAX_LIFETIME_S', (c) => seconds(c.streamMaxLifetimeMs)],
   ['QUOTA_SERVERS', (c) => c.quotas.servers],

@@ -68,9 +68,9 @@ function check(file: string): number {
     if (integrity !== 'ok') throw new Error(`${file} fails SQLite's integrity check: ${String(integrity)}.`);
     const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
     if (!hasTable) throw new Error(`${file} is not a gsh control database (no schema_migrations).`);
-    return (db.prepare('SELECT COALESCE(MAX(id), 0) FROM schema_migrations').pluck().get() as number) ?? 0;
+    return db.prepare<[], number>('SELECT COALESCE(MAX(id), 0) FROM schema_migrations').pluck().get() ?? 0;
   } catch (e) {
-    if ((e as { code?: string }).code === 'SQLITE_NOTADB') throw new Error(`${file} is not an SQLite database.`);
+    if ((e as { code?: string }).code === 'SQLITE_NOTADB') throw new Error(`${file} is not an SQLite database.`, { cause: e });
     throw e;
   } finally {
     db.close();
@@ -91,7 +91,7 @@ function assertClosed(dbFile: string): void {
     db.pragma('journal_mode = DELETE');
   } catch (e) {
     if ((e as { code?: string }).code !== 'SQLITE_BUSY') throw e;
-    throw new Error(`${dbFile} is in use: stop the service (and any other gsh command) before restoring.`);
+    throw new Error(`${dbFile} is in use: stop the service (and any other gsh command) before restoring.`, { cause: e });
   } finally {
     db.close();
   }

@@ -92,7 +92,8 @@ async function waitFor(moves: MovesRepo, id: string, out: (s: string) => void): 
     switched: 'Copied and checked; starting it on the new node if it ran.',
   };
   for (;;) {
-    const move = moves.get(id)!;
+    const move = moves.get(id);
+    if (!move) throw new Error(`The move ${id} is no longer in the database.`);
     if (move.status === 'done' || move.status === 'failed') return move;
     if (!said.has(move.status)) out(steps[move.status]);
     said.add(move.status);

@@ -9,8 +9,13 @@ import type { Node, NodesRepo } from './store/nodes-repo';
 import { createOperatorStore } from './store';
 import { createEngine, parseDockerHost } from './runtime/host/docker/engine';
 import { evacuate } from './cli-moves';
+import { describeLinkError, LinkUsageError, prepareLink, rotate } from './cli-node-certs';
+import { nodeCertDir } from './runtime/host/docker/engine-tls';
+import fs from 'node:fs';
 
 export const NODE_USAGE = `  gsh node add --name <name> --docker-host <url> [--public-host <host>] [--memory-mb <n>] [--ports <low>-<high>]
+               [--make-certs | --tls-ca <file> --tls-cert <file> --tls-key <file> | --insecure]
+  gsh node certs rotate <name> [--server | --tls-ca <file> --tls-cert <file> --tls-key <file>]
   gsh node list
   gsh node drain <name> [--undo | --evacuate]
   gsh node remove <name>`;
@@ -20,7 +25,16 @@ are reached at --public-host (default: the host of a tcp:// URL, else GAME_HOST)
 GAME_PORT_RANGE); placement never gives its servers more plan memory than --memory-mb (default: the engine's
 total memory). New servers go to the node with the most free plan memory that has a free port. A drained node
 takes no new server (--undo takes that back; --evacuate also moves its servers off it, see server move); node
-remove refuses while any server is on it.`;
+remove refuses while any server is on it.
+
+A tcp:// engine off loopback is reached over mutual TLS (dockerd --tlsverify): --make-certs makes a CA, the node's
+server certificate (for the URL's host) and this service's client certificate under DATA_DIR/nodes/<name>/, and
+prints what to copy to the node and the dockerd flags (run the same add again once the node runs with them);
+--tls-ca/--tls-cert/--tls-key take your own (the CA that signed the node's certificate, this service's client
+certificate and key). --insecure takes a plain tcp:// engine off loopback anyway; each start logs a warning.
+node certs rotate issues this service a new client certificate from the node's CA (or takes --tls-* files),
+checks it against the engine, and switches new connections to it; games keep running. --server issues the node a
+new server certificate instead, which its dockerd reads when restarted.`;
 
 class NodeUsageError extends Error {}
 
@@ -42,9 +56,15 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         ports: { type: 'string' },
         undo: { type: 'boolean' },
         evacuate: { type: 'boolean' },
+        'tls-ca': { type: 'string' },
+        'tls-cert': { type: 'string' },
+        'tls-key': { type: 'string' },
+        'make-certs': { type: 'boolean' },
+        insecure: { type: 'boolean' },
+        server: { type: 'boolean' },
       },
     });
-    const [command, name] = positionals;
+    const [command = '', name] = positionals;
     const config = loadConfig(env);
     db = openDb(config.dbFile);
     const { nodes, moves } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
@@ -54,6 +74,11 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
       case 'list':
         list(nodes, out);
         return 0;
+      case 'certs': {
+        if (name !== 'rotate') throw new NodeUsageError('The node certs command is "node certs rotate <name>".');
+        const node = nodes.get(needName(positionals[2]));
+        return await rotate(config.dataDir, node, parseDockerHost(node?.dockerHost ?? 'unix:///none'), values, out, err);
+      }
       case 'drain': {
         if (values.undo && values.evacuate) throw new NodeUsageError('--undo and --evacuate do not go together.');
         if (!nodes.setDraining(needName(name), values.undo !== true)) return refuse(err, `There is no node ${name}.`);
@@ -68,14 +93,15 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         const outcome = nodes.remove(needName(name));
         if (outcome === 'missing') return refuse(err, `There is no node ${name}.`);
         if (outcome === 'in_use') return refuse(err, `Node ${name} still has servers; drain it, and delete them (or wait for their owners to) first.`);
+        fs.rmSync(nodeCertDir(config.dataDir, name), { recursive: true, force: true });
         out(`Removed node ${name}.`);
         return 0;
       }
       default:
-        throw new NodeUsageError(`Unknown node command "${command ?? ''}".`);
+        throw new NodeUsageError(`Unknown node command "${command}".`);
     }
   } catch (e) {
-    if (e instanceof NodeUsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (e instanceof NodeUsageError || e instanceof LinkUsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       err(`gsh: ${(e as Error).message}\n\nUsage:\n${NODE_USAGE}\n\n${NODE_HELP}`);
       return 2;
     }
@@ -123,17 +149,24 @@ async function add(nodes: NodesRepo, values: Values, config: ReturnType<typeof l
   const publicHost = str(values['public-host']) ?? endpoint.host ?? config.gameHost;
   if (!/^[A-Za-z0-9.:_[\]-]{1,253}$/.test(publicHost)) throw new NodeUsageError(`--public-host must be a host name or IP address; got "${publicHost}".`);
   if (nodes.get(name)) return refuse(err, `There is a node ${name} already.`);
+  const link = prepareLink(config.dataDir, name, dockerHost, endpoint, values, out);
 
   let info: { MemTotal?: number };
   try {
-    info = await createEngine(dockerHost).json<{ MemTotal?: number }>('GET', '/info', undefined, ANSWER_MS);
+    info = await createEngine(dockerHost, link.certDir ? { certDir: link.certDir } : undefined).json<{ MemTotal?: number }>('GET', '/info', undefined, ANSWER_MS);
   } catch (e) {
-    return refuse(err, `The engine at ${dockerHost} did not answer (${(e as Error).message}); nothing was added.`);
+    link.discard();
+    if (link.hint) out(link.hint);
+    return refuse(err, `The engine at ${dockerHost} did not answer (${describeLinkError(e as Error)}); nothing was added.${link.hint ? ' Run this command again once the node runs with its certificates.' : ''}`);
   }
   const memoryMb = rawMemory !== undefined ? Number(rawMemory) : Math.floor((info.MemTotal ?? 0) / MIB);
-  if (memoryMb <= 0) return refuse(err, `The engine at ${dockerHost} did not report its memory; give --memory-mb.`);
-  if (!nodes.add({ name, dockerHost, publicHost, memoryMb, ports })) return refuse(err, `There is a node ${name} already.`);
-  out(`Added node ${name}: engine ${dockerHost}, players reach ${publicHost} on ports ${ports[0]}-${ports[1]}, ${memoryMb} MiB of plan memory.`);
+  if (memoryMb <= 0) {
+    link.discard();
+    return refuse(err, `The engine at ${dockerHost} did not report its memory; give --memory-mb.`);
+  }
+  link.commit();
+  if (!nodes.add({ name, dockerHost, publicHost, memoryMb, ports, tls: link.tls })) return refuse(err, `There is a node ${name} already.`);
+  out(`Added node ${name}: engine ${dockerHost}${link.tls ? ' over mutual TLS' : ''}, players reach ${publicHost} on ports ${ports[0]}-${ports[1]}, ${memoryMb} MiB of plan memory.`);
   const overlapping = nodes.list().filter((n) => n.name !== name && n.ports[0] <= ports[1] && ports[0] <= n.ports[1]);
   if (overlapping.length > 0) {
     out(`Note: its ports overlap those of ${overlapping.map((n) => n.name).join(', ')}; a port is given to one server across all nodes, so they share them.`);

@@ -155,7 +155,7 @@ function changePassword(c: CommandContext, userId: string, password: string): st
 }
 
 /** `gsh <group> <command>`, one function each; every command takes --email. */
-const commands: Record<string, (c: CommandContext) => void> = {
+const commands: Partial<Record<string, (c: CommandContext) => void>> = {
   'user create': (c) => {
     const password = newPassword(c);
     const existed = c.users.findByEmail(c.email) !== undefined;

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { QuotaLimits } from './store/quotas-repo';
 import { scryptCost, type ScryptCost } from './dashboard/passwords';
+import { dnsSettings, type DnsSettings } from './dns/settings';
 
 /** Every setting the operator can change, read from the environment in one place (README "Configuration"). */
 export interface Config {
@@ -47,6 +48,8 @@ export interface Config {
   tokensPerUser: number;
   /** Backups one user may keep after deleting their servers (deleteServer `keep_backups`); more is 403 quota_exceeded. */
   keptBackupsPerUser: number;
+  /** Uploads, downloads and extractions of server files one user may have under way at once; one more is 429. */
+  filesTransfersPerUser: number;
   /** How long a revoked or expired token's row is kept before the purge deletes it. */
   tokenRetentionMs: number;
   /** How long events are kept (EVENT_RETENTION_DAYS); the token purge's round deletes older ones. */
@@ -65,6 +68,8 @@ export interface Config {
   testMode: boolean;
   /** SFTP_PORT: the SFTP server's port on HOST (README "SFTP"); null (`off` or `0`): no SFTP server. */
   sftpPort: number | null;
+  /** DNS names for servers (DNS_ZONE, DNS_SERVER, DNS_TSIG_KEY, DNS_TTL_S, DNS_RESERVED_NAMES); null without DNS_ZONE. */
+  dns: DnsSettings | null;
 }
 
 export interface PrometheusSettings {
@@ -247,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gameEnv: { PATH: env.PATH || '/usr/local/bin:/usr/bin:/bin', LANG: env.LANG || 'C.UTF-8' },
     tokensPerUser: int(env, 'TOKENS_PER_USER', 50, 1, 100_000),
     keptBackupsPerUser: int(env, 'KEPT_BACKUPS_PER_USER', 20, 0, 100_000),
+    filesTransfersPerUser: int(env, 'FILES_TRANSFERS_PER_USER', 4, 1, 1000),
     tokenRetentionMs: int(env, 'TOKEN_RETENTION_DAYS', 30, 0, 3650) * 86_400_000,
     eventRetentionMs: int(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
     webhooks: {
@@ -276,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     prometheus: prometheus(env),
     testMode: env.NODE_ENV === 'test',
     // Off by default under jest (NODE_ENV=test), whose parallel files each start services on their own ports.
+    dns: dnsSettings(env, (message) => new ConfigError(message)),
     sftpPort: env.SFTP_PORT === 'off' ? null : int(env, 'SFTP_PORT', env.NODE_ENV === 'test' ? 0 : 2022, 0, 65535) || null,
   };
 }

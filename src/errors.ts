@@ -37,6 +37,8 @@ export const errorRegistry = {
   idempotency_key_reused: { status: 422, title: 'This Idempotency-Key was used with a different request' },
   rate_limited: { status: 429, title: 'Too many requests' },
   too_many_streams: { status: 429, title: 'Too many open event streams' },
+  // FILES_TRANSFERS_PER_USER uploads, downloads and extractions under way (src/runtime/services/file-transfers.ts).
+  too_many_transfers: { status: 429, title: 'Too many file transfers under way' },
   // RFC 6585 §5. Sent only by src/http/client-errors.ts, for requests Node's HTTP parser refuses (headers > 16 KiB).
   request_header_fields_too_large: { status: 431, title: 'The request headers are too large' },
   internal_error: { status: 500, title: 'Internal error' },
@@ -62,6 +64,9 @@ export const errorRegistry = {
   ssh_key_not_found: { status: 404, title: 'No such SSH key' },
   member_exists: { status: 409, title: 'That email is already a member of this server' },
   ssh_key_exists: { status: 409, title: 'That key is registered on your account already' },
+  dns_name_taken: { status: 409, title: 'Another server has that DNS name' },
+  dns_name_reserved: { status: 409, title: 'The operator keeps that DNS name' },
+  dns_not_configured: { status: 409, title: 'This service publishes no DNS names' },
   schedule_not_found: { status: 404, title: 'No such schedule' },
   schedule_run_not_found: { status: 404, title: 'No such schedule run' },
   schedule_running: { status: 409, title: 'A run of this schedule is under way' },
@@ -75,6 +80,8 @@ export const errorRegistry = {
   // RFC 4918 §11.5: the write would take the server past its plan's disk; `limit` and `used` in bytes.
   insufficient_storage: { status: 507, title: "Not enough room left in the server's disk" },
   unsafe_archive: { status: 422, title: 'The archive is damaged or unsafe' },
+  // getServerSftp where the operator set SFTP_PORT=off (openapi/v1.yaml tag SSH keys): nothing to reach, so 404.
+  sftp_disabled: { status: 404, title: 'This service runs no SFTP server' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ErrorCode = keyof typeof errorRegistry;

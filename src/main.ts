@@ -32,7 +32,7 @@ async function main() {
     process.once(signal, () => {
       service.stop().then(
         () => process.exit(0),
-        (err) => {
+        (err: unknown) => {
           log.error('shutdown failed', { error: String(err) });
           process.exit(1);
         },
@@ -41,7 +41,7 @@ async function main() {
   }
 }
 
-main().catch((err) => {
+main().catch((err: unknown) => {
   process.stderr.write(`gsh: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

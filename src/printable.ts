@@ -22,7 +22,7 @@ export function hasControlCharacters(text: string): boolean {
 // (zero-width space, joiners, word joiner and invisible operators U+200B–U+200D, U+2060–U+2064, the deprecated
 // format controls U+206A–U+206F, U+FEFF, U+180E) and tag characters (U+E0000–U+E007F), lone surrogates.
 const NOT_PRINTABLE =
-  // eslint-disable-next-line no-control-regex, no-misleading-character-class -- the point is to match them
+  // eslint-disable-next-line no-control-regex -- the point is to match them
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\u{e0000}-\u{e007f}]|[\ud800-\udfff]/gu;
 
 /**
@@ -32,7 +32,7 @@ const NOT_PRINTABLE =
  */
 export function printable(text: string): string {
   return text.replace(NOT_PRINTABLE, (c) => {
-    const code = c.codePointAt(0)!;
+    const code = c.codePointAt(0) ?? 0; // a match is never empty, so never the fallback
     return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, '0')}`;
   });
 }

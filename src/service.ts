@@ -19,6 +19,8 @@ import { composeRuntime, type Runtime, type RuntimeDeps } from './runtime/compos
 import { createTelemetry, type Telemetry } from './telemetry';
 import { createPrometheus, metricsApp, type Prometheus } from './prometheus';
 import { createEventFeed, type EventFeed } from './events/feed';
+import { createDns, type Dns, type DnsDeps } from './dns';
+import { guardBodies, type BodyGuardOptions } from './http/body-guard';
 import { createDispatcher, dispatcherDefaults, type Dispatcher, type DispatcherConfig } from './webhooks/dispatcher';
 import { createRetention } from './retention';
 import type { SchedulesConfig } from './runtime/services/schedules';
@@ -47,6 +49,8 @@ export interface BuildOptions {
   schedules?: Partial<Pick<SchedulesConfig, 'checkMs' | 'secondMs'>>;
   /** How often open streams are checked for authority lost outside this service (500 ms; StreamRegistryOptions). */
   streamSweepMs?: number;
+  /** DNS publishing: how often failed updates are retried (tests shorten it). */
+  dns?: Pick<DnsDeps, 'sweepMs'>;
 }
 
 /**
@@ -67,6 +71,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   warnIfOneAccountFillsThePorts(config, log);
   // The sampler is built after the runtime (it reads the doors); the runtime's loops that act on samples (alerts,
   // idle stop) subscribe through this, bound once it exists, when the runtime starts them at boot.
+  // eslint-disable-next-line prefer-const -- read by `subscribe` below before it is assigned: a const would be in its temporal dead zone there
   let sampler: Telemetry['sampler'] | undefined;
   const samples: NonNullable<RuntimeDeps['samples']> = {
     subscribe: (listener) => {
@@ -89,6 +94,7 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
   const { allowPrivate, timeoutMs, disableAfterMs } = config.webhooks;
   const dispatcherConfig: DispatcherConfig = { ...dispatcherDefaults, allowPrivate, timeoutMs, disableAfterMs, ...options.webhooks };
   const dispatcher = createDispatcher({ outbox: store.outbox, feed, clock, log, config: dispatcherConfig });
+  const dns = createDns(config.dns, { db, feed, clock, log, ...options.dns });
   const app = await createApp({
     db,
     store,
@@ -109,10 +115,10 @@ export async function buildService(config: Config, log: Logger, options: BuildOp
     actors,
   });
   const retention = createRetention(store, config, log);
-  const { boot, shutdown } = lifeOf({ db, runtime, telemetry, dispatcher, retention, streams, feed, actors });
+  const { boot, shutdown } = lifeOf({ db, runtime, telemetry, dispatcher, retention, streams, feed, actors, dns });
 
   return {
-    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors,
+    app, db, store, runtime, metrics: telemetry.store, sampler: telemetry.sampler, streams, prometheus, feed, dispatcher, actors, dns,
     boot, shutdown, purge: retention.run,
   };
 }
@@ -134,7 +140,8 @@ function runtimeOf(config: Config, options: BuildOptions, deps: { store: Store; 
     clock,
     ...selectEnvironment(config, log, [builtinSoftwareDir(), operatorSoftware], store.nodes, catalog),
     catalog,
-    config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, ...options.runtime, dataDir: config.dataDir },
+    config: { ...runtimeConfigDefaults, diskCheckMs: config.diskCheckIntervalMs, keptBackupsPerUser: config.keptBackupsPerUser, filesTransfersPerUser: config.filesTransfersPerUser, ...options.runtime, dataDir: config.dataDir },
+    dns: config.dns,
     schedules: { perServer: config.sharing.schedulesPerServer, tasksPerSchedule: config.sharing.tasksPerSchedule, checkMs: 5_000, secondMs: 1_000, ...options.schedules },
     plans,
     log,
@@ -148,9 +155,9 @@ function runtimeOf(config: Config, options: BuildOptions, deps: { store: Store; 
 /** The service's boot and shutdown over the parts buildService made, each started and stopped in its order. */
 function lifeOf(parts: {
   db: Db; runtime: Runtime; telemetry: Telemetry; dispatcher: Dispatcher;
-  retention: ReturnType<typeof createRetention>; streams: StreamRegistry; feed: EventFeed; actors: Actors;
+  retention: ReturnType<typeof createRetention>; streams: StreamRegistry; feed: EventFeed; actors: Actors; dns: Dns;
 }) {
-  const { db, runtime, telemetry, dispatcher, retention, streams, feed, actors } = parts;
+  const { db, runtime, telemetry, dispatcher, retention, streams, feed, actors, dns } = parts;
   /**
    * Boot: the runtime adopts or cleans up what a previous life left (even after kill -9), then sampling and the
    * periodic purge of old token rows and events start.
@@ -160,6 +167,7 @@ function lifeOf(parts: {
     telemetry.sampler.start();
     dispatcher.start();
     retention.start();
+    await dns.start();
   }
 
   /** Stops the game servers cleanly (desired state is kept, so the next boot brings them back), then the db. */
@@ -167,6 +175,8 @@ function lifeOf(parts: {
     retention.stop();
     streams.closeAll();
     await dispatcher.close();
+    dns.close();
+    await dns.idle();
     feed.close();
     telemetry.sampler.stop();
     await runtime.close();
@@ -190,6 +200,7 @@ function appConfig(config: Config, webhooks: DispatcherConfig): AppDeps['config'
     dashboard: config.dashboard,
     webhooks: { perUser: config.webhooks.perUser, allowPrivate: webhooks.allowPrivate, lookup: webhooks.lookup },
     membersPerServer: config.sharing.membersPerServer,
+    sftpPort: config.sftpPort,
   };
 }
 
@@ -219,7 +230,7 @@ export async function startService(config: Config, log: Logger) {
   if (metricsHttp) log.info('metrics listening', { address: metricsHttp.address() });
   // SFTP_PORT: the SFTP server on the same host (README "SFTP"); `off` or 0 runs none.
   const sftp = config.sftpPort === null ? undefined : buildSftp(config.dataDir, { store: service.store, files: service.runtime.files, actors: service.actors }, log);
-  if (sftp) log.info('sftp listening', { address: await sftp.sftp.listen(config.sftpPort!, config.host), host_key: sftp.fingerprint });
+  if (sftp && config.sftpPort !== null) log.info('sftp listening', { address: await sftp.sftp.listen(config.sftpPort, config.host), host_key: sftp.fingerprint });
 
   let stopping: Promise<void> | undefined;
   /** Stop accepting connections, let in-flight requests finish (up to SHUTDOWN_TIMEOUT_S), then shut down. */
@@ -244,13 +255,17 @@ export async function startService(config: Config, log: Logger) {
 }
 
 /**
- * An HTTP listener with the slow-client limits (Node's defaults are generous): the whole request within 30 s, its
- * headers within 10 s. Node enforces both only when it checks its connections, every 30 s by default, so a socket
- * that never finished its headers stayed open 15–35 s (issue 39 §4); checked every second, it is closed 10–11 s
- * after it opened. SSE answers are unaffected: these bound receiving the request, not sending the answer.
+ * An HTTP listener with the slow-client limits (Node's defaults are generous): the headers within 10 s, a JSON body
+ * within 30 s, an upload's bytes never 30 s apart (src/http/body-guard.ts: Node's own `requestTimeout` would end
+ * every upload at 30 s, so it is off). Node enforces the headers' limit only when it checks its connections, every
+ * 30 s by default, so a socket that never finished its headers stayed open 15–35 s (issue 39 §4); checked every
+ * second, it is closed 10–11 s after it opened. SSE answers are unaffected: these bound receiving the request, not
+ * sending the answer.
  */
-export function listenHttp(handler: RequestListener, port: number, host: string): HttpServer {
-  return createServer({ requestTimeout: 30_000, headersTimeout: 10_000, connectionsCheckingInterval: 1_000 }, handler).listen(port, host);
+export function listenHttp(handler: RequestListener, port: number, host: string, bodies: Partial<BodyGuardOptions> = {}): HttpServer {
+  const server = createServer({ requestTimeout: 0, headersTimeout: 10_000, connectionsCheckingInterval: 1_000 }, handler);
+  guardBodies(server, { wholeMs: 30_000, idleMs: 30_000, checkMs: 1_000, ...bodies });
+  return server.listen(port, host);
 }
 
 /** METRICS_PORT: a listener of its own that serves only /metrics (README "Metrics"); none when it is unset. */

@@ -28,7 +28,7 @@ export function loadSpec(file = path.join(packageRoot(), 'openapi', 'v1.yaml')):
 function parsedBefore(yaml: string, generated: string): Record<string, unknown> | undefined {
   let parsed: { source_sha256?: string; document?: Record<string, unknown> };
   try {
-    parsed = JSON.parse(fs.readFileSync(generated, 'utf8'));
+    parsed = JSON.parse(fs.readFileSync(generated, 'utf8')) as typeof parsed;
   } catch {
     return undefined; // none, or not whole: the YAML is the source anyway
   }

@@ -17,6 +17,7 @@
  *   fairness ~2 min   one user's delivery latency, another's 10 webhooks to a dead receiver vs idle (fairness.js)
  *   outbox   ~6 min   idle CPU and another tenant's GET /v1/quota, 2M pending deliveries vs none (outbox.js)
  *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
+ *   files    ~3 min   200 MB through the Files API vs cp, SFTP vs OpenSSH's sftp-server, 10,000-file listing, 100 MB world import (files.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -35,11 +36,12 @@ const { runBackups } = require('./backups');
 const { runFairness } = require('./fairness');
 const { runOutbox } = require('./outbox');
 const { runNodes } = require('./nodes');
+const { runFiles } = require('./files');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
-const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30 };
+const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30, filesRatio: 0.7, sftpRatio: 0.5, listP50Ms: 100 };
 const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams', 'scale'];
-const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes'];
+const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes', 'files'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -62,6 +64,7 @@ async function main() {
     fairness: () => runFairness(quick ? { windowS: 8 } : {}),
     outbox: () => runOutbox(quick ? { rows: 100_000, users: 20, idleS: 5, requests: 300, rounds: 3 } : {}),
     nodes: () => runNodes(quick ? { mb: 20, rounds: 1 } : {}),
+    files: () => runFiles(quick ? { mb: 20, rounds: 1, files: 1000, listRounds: 5, zipMb: 10, importRounds: 1 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -184,11 +187,35 @@ function table(out) {
     rows.push(['nodes', `move s per 100 MB of volume vs a bare engine-to-engine copy (${fmt(m.volume_mb, 0)} MB)`, fmt(m.move_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.ratio, 2), '', '']);
     rows.push(['nodes', 'of which copy and check s per 100 MB', fmt(m.copy_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.copy_ms_per_100mb / m.bare_ms_per_100mb, 2), '', '']);
   }
+  if (out.parts.files) rows.push(...filesRows(out.parts.files, mark));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {
     const line = r.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd();
     return k === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
   });
+}
+
+/** The files part's lines (files.js): each transfer against its bare baseline of the same run. */
+function filesRows(fl, mark) {
+  const { api, sftp, list, import: im } = fl;
+  const rows = [];
+  for (const k of ['upload', 'download']) {
+    const x = api[k];
+    rows.push(['files', `API ${k} of ${api.mb} MB, ms vs cp`, fmt(x.api_ms), fmt(x.cp_ms), fmt(x.ratio, 2), `≥ ${TARGET.filesRatio}`, mark(x.ratio >= TARGET.filesRatio)]);
+  }
+  if (sftp) {
+    for (const k of ['put', 'get']) {
+      const x = sftp[k];
+      rows.push(['files', `SFTP ${k} of ${sftp.mb} MB, ms vs OpenSSH sftp-server`, fmt(x.ours_ms), fmt(x.openssh_ms), fmt(x.ratio, 2), `≥ ${TARGET.sftpRatio}`, mark(x.ratio >= TARGET.sftpRatio)]);
+    }
+  }
+  for (const limit of [100, 1000]) {
+    const l = list[`limit_${limit}`];
+    rows.push(['files', `list a folder of ${list.files} files (limit ${limit}) p50 / p99 ms`, `${fmt(l.p50_ms, 1)} / ${fmt(l.p99_ms, 1)}`, '', '', `p50 < ${TARGET.listP50Ms}`, mark(l.p50_ms < TARGET.listP50Ms)]);
+  }
+  rows.push(['files', `import a ${fmt(im.zip_mb)} MB zipped world, ms vs unzip -q`, fmt(im.ms), fmt(im.unzip_ms), fmt(im.ratio, 2), '', '']);
+  rows.push(['files', 'service RSS MB during the import: peak (before)', fmt(im.rss_peak_mb), fmt(im.rss_before_mb), `+${fmt(im.rss_growth_mb)} MB`, '', '']);
+  return rows;
 }
 
 /** The scale part's lines: the 10,000-server service against the 25-server one of the same run. */

@@ -24,7 +24,7 @@ export function sameOrigin(req: Request): boolean {
 
 /** Layer 1 alone: for sign-in, which has no session yet (stops login CSRF). */
 export function requireSameOrigin(req: Request, _res: Response, next: NextFunction): void {
-  if (!sameOrigin(req)) return next(new AppError('csrf_failed', 'The request did not come from this site (Origin header).'));
+  if (!sameOrigin(req)) { next(new AppError('csrf_failed', 'The request did not come from this site (Origin header).')); return; }
   next();
 }
 

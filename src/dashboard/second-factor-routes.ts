@@ -69,7 +69,8 @@ function totpRoutes(router: Router, deps: SessionRouteDeps): void {
   const { factors } = deps;
   router.post('/totp', (req, res) => {
     const { session } = requireCsrfSession(req, deps);
-    const user = deps.users.findById(session.userId)!;
+    const user = deps.users.findById(session.userId);
+    if (!user) throw new AppError('unauthorized', 'Sign in first; the session is missing or has expired.');
     if (factors.totp(user.id)?.confirmed) throw new AppError('validation_failed', 'Codes from an authenticator app are on already; turn them off first to use another app.');
     const secret = newTotpSecret();
     factors.startTotp(user.id, secret);
@@ -121,7 +122,8 @@ function passkeyRoutes(router: Router, deps: SessionRouteDeps): void {
   const { factors } = deps;
   router.post('/passkeys/options', async (req, res) => {
     const { session } = requireCsrfSession(req, deps);
-    const user = deps.users.findById(session.userId)!;
+    const user = deps.users.findById(session.userId);
+    if (!user) throw new AppError('unauthorized', 'Sign in first; the session is missing or has expired.');
     const options = await generateRegistrationOptions({
       rpName: ISSUER,
       rpID: relyingParty(req).rpID,
@@ -153,7 +155,7 @@ function passkeyRoutes(router: Router, deps: SessionRouteDeps): void {
 
   router.delete('/passkeys/:id', (req, res) => {
     const { session } = requireCsrfSession(req, deps);
-    if (!factors.removePasskey(session.userId, String(req.params.id))) throw new AppError('not_found', 'You have no such passkey.');
+    if (!factors.removePasskey(session.userId, req.params.id)) throw new AppError('not_found', 'You have no such passkey.');
     dropCodesIfNone(factors, session.userId);
     res.json(status(factors, session.userId));
   });

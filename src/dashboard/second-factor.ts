@@ -76,7 +76,7 @@ export async function proves(deps: Pick<SessionRouteDeps, 'factors' | 'clock'>, 
         expectedChallenge: challenge,
         expectedOrigin: origin,
         expectedRPID: rpID,
-        credential: { id: passkey.credentialId, publicKey: passkey.publicKey as Uint8Array<ArrayBuffer>, counter: passkey.counter, transports: passkey.transports as never },
+        credential: { id: passkey.credentialId, publicKey: passkey.publicKey as Uint8Array<ArrayBuffer>, counter: passkey.counter, transports: passkey.transports },
         requireUserVerification: false,
       });
       if (verified) factors.usePasskey(passkey.id, authenticationInfo.newCounter);

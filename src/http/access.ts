@@ -45,7 +45,8 @@ export function readPermissionRules(operations: Operation[]): Map<string, Permis
       continue;
     }
     if (!isRule(raw)) throw new Error(`${name} acts on a server but has no valid x-permission: ${JSON.stringify(raw)}`);
-    rules.set(op.operationId!, raw);
+    if (!op.operationId) throw new Error(`${name} acts on a server but has no operationId`);
+    rules.set(op.operationId, raw);
   }
   return rules;
 }
@@ -55,7 +56,7 @@ function isRule(raw: unknown): raw is PermissionRule {
   if (!raw || typeof raw !== 'object') return false;
   const r = raw as Record<string, unknown>;
   if ('tasks' in r) return Object.values(r.tasks as object).every((v) => ALL_PERMISSIONS.includes(v as MemberPermission));
-  return typeof r.field === 'string' && isNeed(r.otherwise) && Object.values((r.values ?? {}) as object).every(isNeed);
+  return typeof r.field === 'string' && isNeed(r.otherwise) && Object.values(r.values ?? {}).every(isNeed);
 }
 
 export interface AccessDeps {
@@ -100,7 +101,8 @@ export function createAccessCheck(deps: AccessDeps) {
           throw missingPermission(need, `This needs the ${need} permission on this server, which its owner has not given you.`);
         }
       }
-      const member = standing.member!;
+      const member = standing.member;
+      if (!member) throw new Error(`the standing of a member of ${id} has no membership`);
       return {
         server: { id, ownerId: standing.ownerId, access: { role: 'member', permissions: standing.permissions } },
         accepted: member.accepted ? undefined : () => deps.members.accept(member.id),

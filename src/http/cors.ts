@@ -27,7 +27,7 @@ export function cors(origins: readonly string[]) {
       res.setHeader('Cross-Origin-Resource-Policy', 'cross-origin');
     }
     const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
-    if (!preflight) return next();
+    if (!preflight) { next(); return; }
     if (ok) {
       res.setHeader('Access-Control-Allow-Methods', ALLOW_METHODS);
       res.setHeader('Access-Control-Allow-Headers', ALLOW_HEADERS);

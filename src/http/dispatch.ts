@@ -72,10 +72,11 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
       const n = errors.length;
       throw new AppError('validation_failed', `The request has ${n} problem${n === 1 ? '' : 's'}; see errors.`, errors);
     }
-    const handler = byId.get(operation.operationId!);
-    if (!handler) throw new Error(`no handler for ${operation.operationId}`);
+    const id = operation.operationId;
+    const handler = id === undefined ? undefined : byId.get(id);
+    if (id === undefined || !handler) throw new Error(`no handler for ${id}`);
     const path = validation.coerced.params as Record<string, unknown>; // percent-decoded by the router
-    const rule = rules.get(operation.operationId!);
+    const rule = rules.get(id);
     const checked = rule === undefined ? undefined : deps.access.check(rule, auth.principal, path, req.body);
     pending.accepted = checked?.accepted;
     pending.need = typeof rule === 'string' ? rule : undefined;
@@ -83,7 +84,7 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
       principal: auth.principal,
       path,
       query: validation.coerced.query,
-      body: req.body, // express's JSON parse (middleware.ts jsonBody), the object validated
+      body: req.body as unknown, // express's JSON parse (middleware.ts jsonBody), the object validated
       headers: req.headers, // Node gives header names in lower case
       raw: req, // a body that is not JSON, as it streams in (tag Files: uploads)
       server: checked?.server,
@@ -94,8 +95,8 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
   function reply(req: Request, res: Response, result: unknown, principal: { userId: string; tokenId: string }, pending: Pending) {
     pending.accepted?.(); // the call succeeded: a member's first use of the server (access.ts)
     if (result && typeof result === 'object' && 'file' in result) return outlets.sendFile(res, result as FileReply);
-    if (result && typeof result === 'object' && 'content' in result) return sendContent(res, result as ContentReply);
-    if (result && typeof result === 'object' && 'stream' in result) return outlets.stream(req, res, result as StreamReply, principal, pending.need);
+    if (result && typeof result === 'object' && 'content' in result) { sendContent(res, result as ContentReply); return; }
+    if (result && typeof result === 'object' && 'stream' in result) { outlets.stream(req, res, result as StreamReply, principal, pending.need); return; }
     sendJson(res, result as JsonReply);
   }
 
@@ -107,7 +108,7 @@ export function createOperationDispatch(api: OpenApi, handlers: Handlers, deps: 
         path: req.baseUrl + req.path,
         query: req.query as ApiRequest['query'], // read once: express 5 parses the query string on every read
         headers: req.headers as ApiRequest['headers'],
-        body: req.body,
+        body: req.body as unknown,
       };
       const pending: Pending = {};
       const result = answer(req, res, route(api, request), request, pending);
@@ -153,7 +154,8 @@ function route(api: OpenApi, request: ApiRequest): Operation {
   try {
     return api.router.matchOperation(request, true);
   } catch (err) {
-    if (!String((err as Error).message).startsWith('405')) throw new AppError('not_found', `Nothing is served at ${request.path}.`);
+    // openapi-backend's router throws an Error (router.js matchOperation).
+    if (!(err instanceof Error && err.message.startsWith('405'))) throw new AppError('not_found', `Nothing is served at ${request.path}.`);
     const allow = METHODS.filter((m) => api.router.matchOperation({ method: m, path: request.path, headers: {} }));
     const detail = `${request.method.toUpperCase()} is not allowed here.`;
     throw new AppError('method_not_allowed', detail, undefined, { Allow: allow.join(', ') });

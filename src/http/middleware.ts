@@ -27,9 +27,9 @@ export function series(...fns: Middleware[]): Middleware {
   return (req, res, done) => {
     let i = 0;
     const step = (err?: unknown): void => {
-      if (err) return done(err);
+      if (err) { done(err); return; }
+      if (i >= fns.length) { done(); return; }
       const fn = fns[i++];
-      if (!fn) return done();
       try {
         const out = fn(req, res, step);
         if (out instanceof Promise) out.then(undefined, done);
@@ -110,6 +110,7 @@ export function jsonBody(limit: number) {
   // which no operation has (openapi/v1.yaml info "Errors"), so requireJson refuses it with 415.
   const parse = express.json({ limit, inflate: false, type: 'application/json' });
   warmBodyDecoder();
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-class-instance-assignment -- @types/connect's IncomingMessage is a declared-only class (connect is not installed, no code checks instanceof); express's req is Node's IncomingMessage
   return (req: Request, res: Response, next: NextFunction) => (BODY_METHODS.has(req.method) ? parse(req, res, next) : next());
 }
 
@@ -135,7 +136,8 @@ export function requireJson(req: Request, _res: Response, next: NextFunction) {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (BODY_METHODS.has(req.method) && hasBody && !req.is('application/json')) {
     const type = req.headers['content-type'] ?? 'no Content-Type';
-    return next(new AppError('unsupported_media_type', `Send the body as application/json; got ${type}.`));
+    next(new AppError('unsupported_media_type', `Send the body as application/json; got ${type}.`));
+    return;
   }
   next();
 }
@@ -151,6 +153,7 @@ export function securityHeaders(_req: Request, res: Response, next: NextFunction
 
 /** The one error path: AppError and body-parser errors become problems; anything else is a logged 500. */
 export function errorHandler(log: Logger) {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- express tells an error handler by its four parameters (Function.length)
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const instance = req.originalUrl.split('?')[0];
     if (res.headersSent) {
@@ -204,8 +207,9 @@ function toAppError(err: unknown, log: Logger, path: string): AppError {
 export function checkHost(allowed: readonly string[]) {
   const names = new Set(allowed);
   return (req: Request, _res: Response, next: NextFunction) => {
-    const host = req.hostname?.toLowerCase().replace(/\.$/, '');
-    if (names.size === 0 || (host !== undefined && names.has(host))) return next();
+    // Express 5 answers undefined for a request without a Host (express/lib/request.js), though its types say string.
+    const host = (req.hostname as string | undefined)?.toLowerCase().replace(/\.$/, '');
+    if (names.size === 0 || (host !== undefined && names.has(host))) { next(); return; }
     next(new AppError('misdirected_request', 'This service does not answer for the host this request names.'));
   };
 }

@@ -18,7 +18,7 @@ export function serveProblemPages(app: Express): void {
   });
   app.get('/problems/:code', (req, res, next) => {
     const code = req.params.code as ErrorCode;
-    if (!Object.hasOwn(errorRegistry, code)) return next();
+    if (!Object.hasOwn(errorRegistry, code)) { next(); return; }
     const { status, title } = errorRegistry[code];
     res.type('text/html').send(
       page(

@@ -38,6 +38,7 @@ export function problemDocument(err: AppError, instance?: string, requestId?: st
  * `type` resolves (RFC 9457 §3.1.1). createApp keeps it in the app's locals: the one app's setting, not a global.
  */
 function problemBase(res: Response): string {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a stand-in Response without express's `app` (test/unit/errors.test.ts) gets the default
   const base = (res.app?.locals as { problemBase?: string } | undefined)?.problemBase;
   return typeof base === 'string' ? base : PROBLEM_BASE;
 }
@@ -90,9 +91,9 @@ export function fieldErrors(errors: ErrorObject[]): FieldError[] {
 function meantBranches(errors: ErrorObject[]): ErrorObject[] {
   // schemaPath "…/oneOf/<n>/<rest>" for each oneOf an error is under, outermost first.
   const branchesOf = (e: ErrorObject) => [...e.schemaPath.matchAll(/\/oneOf\/(\d+)(?=\/|$)/g)].map((m) => ({
-    oneOf: e.schemaPath.slice(0, (m.index ?? 0) + '/oneOf'.length),
-    branch: `${e.schemaPath.slice(0, (m.index ?? 0) + m[0].length)}`,
-    rest: e.schemaPath.slice((m.index ?? 0) + m[0].length),
+    oneOf: e.schemaPath.slice(0, m.index + '/oneOf'.length),
+    branch: e.schemaPath.slice(0, m.index + m[0].length),
+    rest: e.schemaPath.slice(m.index + m[0].length),
   }));
   const at = new Map(errors.filter((e) => e.keyword === 'oneOf').map((e) => [e.schemaPath, e.instancePath]));
   const mismatched = new Set<string>();

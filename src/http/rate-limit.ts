@@ -35,7 +35,7 @@ export function createRateLimiter(tokens: TokensRepo, options: RateLimitOptions)
       const retryAfter = res.getHeader('Retry-After');
       const window = options.windowMs === 60_000 ? 'minute' : `${options.windowMs / 1000} seconds`;
       const who = res.locals.principal ? 'Your tokens together' : 'Requests without a valid token from this address';
-      const detail = `${who} may make ${options.limit} requests per ${window}; try again in ${retryAfter ?? 'a few'} seconds.`;
+      const detail = `${who} may make ${options.limit} requests per ${window}; try again in ${String(retryAfter ?? 'a few')} seconds.`;
       sendProblem(res, new AppError('rate_limited', detail), req.originalUrl.split('?')[0]);
     },
   });

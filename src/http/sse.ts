@@ -205,9 +205,13 @@ function serveStream({ req, res, reply, frame, maxLifetimeMs, budget, track }: S
     held = 0;
     return true;
   };
-  const endGracefully = () => void (cleanup() && res.end());
+  const endGracefully = () => {
+    if (cleanup()) res.end();
+  };
   // destroy, not end: end() would queue behind the unsent data and wait for the client that is not reading.
-  const drop = () => void (cleanup() && res.destroy());
+  const drop = () => {
+    if (cleanup()) res.destroy();
+  };
   const queued = () => (done ? 0 : res.writableLength);
 
   const write = (chunk: Buffer): void => {
@@ -237,7 +241,7 @@ function serveStream({ req, res, reply, frame, maxLifetimeMs, budget, track }: S
     } catch {
       // ended below
     }
-    if (off === null) return endGracefully();
+    if (off === null) { endGracefully(); return; }
     if (done || blocked) off();
     else unsubscribe = off;
   };

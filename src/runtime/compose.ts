@@ -1,3 +1,4 @@
+import type { DnsSettings } from '../dns/settings';
 import path from 'node:path';
 import type { Clock } from '../clock';
 import type { Logger } from '../log';
@@ -31,6 +32,7 @@ import { createAlerts, type AlertSample } from './loops/alerts';
 import { createIdleStop, type IdleSample } from './loops/idle-stop';
 import { versionCatalog } from '../catalog/versions';
 import { createFiles } from './services/files';
+import { createTransfers } from './services/file-transfers';
 
 /** The largest upload or archive the Files API takes (openapi/v1.yaml tag Files): 1 GiB. */
 const FILES_MAX_UPLOAD_BYTES = 1024 * 1024 * 1024;
@@ -42,6 +44,8 @@ export interface RuntimeDeps extends RuntimeHost {
   catalog: SoftwareCatalog;
   config: RuntimeConfig;
   plans: readonly Plan[];
+  /** The names the operator keeps for DNS (src/dns/settings.ts); null or absent without DNS_ZONE. */
+  dns?: Pick<DnsSettings, 'reserved'> | null;
   log: Logger;
   /** Whom the work under way acts for: the doors run each command as its submitter (src/actors.ts). */
   actors: Actors;
@@ -107,21 +111,21 @@ export function composeRuntime(deps: RuntimeDeps) {
   const backups = createBackups({ repo: store.backups, servers: store.servers, catalog, plans, kept: keptBackups, doors, storage, dataDir: config.dataDir, log, track: work.track });
   const lifecycle = createLifecycle({
     servers: store.servers, settings: store.settings, actions: store.actions, catalog, doors, environment, storage, backups, events, log, track: work.track,
-    keptBackups, plans, versions: versionCatalog(catalog), settingsService: settings,
+    keptBackups, plans, versions: versionCatalog(catalog), settingsService: settings, dns: deps.dns ?? null,
   });
   const power = createPower({ doors, actions: store.actions, crashes: store.crashes, servers: store.servers, plans, environment, backups });
   const consoles = createConsoles({ doors, power, ownerOf: store.servers.ownerOf, now });
   const schedules = createSchedules({
-    repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, standing: store.members.standing,
+    repo: store.schedules, doors, power, backups, consoles, ownerOf: store.servers.ownerOf, standing: (serverId, userId) => store.members.standing(serverId, userId),
     softwareOf: softwareOfServer(store, catalog),
     actors, now, log, track: work.track, config: deps.schedules,
   });
   const members = createMembers({ repo: store.members, schedules });
   const files = createFiles({
     storage, servers: store.servers, plans, doors, catalog, changes: store.fileChanges, current: actors.current,
-    maxUploadBytes: FILES_MAX_UPLOAD_BYTES, tmpDir: path.join(config.dataDir, 'tmp'), hidden: storage.ownNames ?? [],
+    maxUploadBytes: FILES_MAX_UPLOAD_BYTES, tmpDir: path.join(config.dataDir, 'tmp'), hidden: storage.ownNames ?? [], transfers: createTransfers(config.filesTransfersPerUser),
   });
-  const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: store.nodes.nodeOf, doors, transfer: deps.transfer, log, track: work.track });
+  const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: (serverId) => store.nodes.nodeOf(serverId), doors, transfer: deps.transfer, log, track: work.track });
   const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves });
   const nodeLoss = createNodeLoss({ doors, environment, log });
   environment.onReachability?.((ids, reachable) => actors.run(serviceActor('node'), () => nodeLoss(ids, reachable)));
@@ -140,7 +144,7 @@ export function composeRuntime(deps: RuntimeDeps) {
     /** Boot: cleans up after a previous life, resumes installs, deletions and crash backoffs, starts the loops. */
     start: (): Promise<void> =>
       actors.run(serviceActor('boot'), async () => {
-        await storage.start(); // a restore a previous life left half done is finished or undone first
+        await storage.start().then(files.sweep); // a half-done restore finished or undone first; transfers' leftovers swept
         await backups.recover();
         await reconciler.start();
         diskWatcher.start();

@@ -55,6 +55,7 @@ export function checkLogin(deps: SftpAuthDeps, ctx: AuthContext): SftpLogin | 'q
     if (!key) return undefined;
     if (!ctx.signature || !ctx.blob) return allowed(deps, name.serverId, user.id) ? 'query' : undefined;
     const parsed = utils.parseKey(key.public_key);
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- ssh2's verify returns an Error (truthy) when it cannot verify, though @types/ssh2 says boolean: only `true` passes
     if (parsed instanceof Error || Array.isArray(parsed) || parsed.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return undefined;
     keyId = key.id;
   } else {

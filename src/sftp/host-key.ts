@@ -50,9 +50,11 @@ function sshString(data: Buffer | string): Buffer {
  */
 export function opensshEd25519Key(comment: string): { privateKey: string; publicKey: string } {
   const { privateKey } = crypto.generateKeyPairSync('ed25519');
-  const jwk = privateKey.export({ format: 'jwk' });
-  const seed = Buffer.from(jwk.d!, 'base64url');
-  const pub = Buffer.from(jwk.x!, 'base64url');
+  const { d, x } = privateKey.export({ format: 'jwk' });
+  // An OKP private key's JWK holds both (RFC 8037 §2).
+  if (!d || !x) throw new Error('node:crypto exported an Ed25519 key without its d and x');
+  const seed = Buffer.from(d, 'base64url');
+  const pub = Buffer.from(x, 'base64url');
   const blob = Buffer.concat([sshString('ssh-ed25519'), sshString(pub)]);
   const check = crypto.randomBytes(4);
   let secret = Buffer.concat([check, check, sshString('ssh-ed25519'), sshString(pub), sshString(Buffer.concat([seed, pub])), sshString(comment)]);
@@ -61,7 +63,8 @@ export function opensshEd25519Key(comment: string): { privateKey: string; public
   const count = Buffer.alloc(4);
   count.writeUInt32BE(1);
   const body = Buffer.concat([Buffer.from('openssh-key-v1\0'), sshString('none'), sshString('none'), sshString(''), count, sshString(blob), sshString(secret)]);
-  const lines = body.toString('base64').match(/.{1,70}/g)!.join('\n');
+  // The body is never empty, so the match is never null.
+  const lines = (body.toString('base64').match(/.{1,70}/g) ?? []).join('\n');
   return {
     privateKey: `-----BEGIN OPENSSH PRIVATE KEY-----\n${lines}\n-----END OPENSSH PRIVATE KEY-----\n`,
     publicKey: `ssh-ed25519 ${blob.toString('base64')} ${comment}`,

@@ -2,7 +2,6 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Server, type Connection } from 'ssh2';
 import type { Actor, Actors } from '../actors';
 import { newId } from '../ids';
-import type { Logger } from '../log';
 import type { MembersRepo } from '../store/members-repo';
 import type { SshKeysRepo } from '../store/ssh-keys-repo';
 import type { TokensRepo } from '../store/tokens-repo';
@@ -94,18 +93,21 @@ function accept(state: State, client: Connection): void {
   client.on('error', () => undefined);
   client.on('authentication', (ctx) => {
     const result = ctx.method === 'none' ? undefined : checkLogin(state.deps, ctx);
-    if (result === 'query') return ctx.accept();
+    if (result === 'query') { ctx.accept(); return; }
     const held = result ? [...state.open].filter((o) => o.login.userId === result.userId).length : 0;
     if (!result || held >= SFTP_SESSIONS_PER_USER) {
       if (ctx.method !== 'none' && ++failures >= MAX_AUTH_TRIES) return void client.end();
-      return ctx.reject(['publickey', 'password']);
+      ctx.reject(['publickey', 'password']);
+      return;
     }
     login = result;
     ctx.accept();
   });
   client.on('ready', () => {
     clearTimeout(grace);
-    serve(state, client, login!);
+    // ssh2 emits 'ready' only after an accepted login, which set `login`.
+    if (!login) throw new Error('an SFTP connection was ready before it logged in');
+    serve(state, client, login);
   });
   client.on('close', () => clearTimeout(grace));
 }
@@ -124,7 +126,7 @@ function serve(state: State, client: Connection, login: SftpLogin): void {
     const session = acceptSession();
     session.on('sftp', (acceptSftp, rejectSftp) => {
       // One SFTP channel per connection: what one login opened, it serves.
-      if (sftpStarted) return rejectSftp();
+      if (sftpStarted) { rejectSftp(); return; }
       sftpStarted = true;
       const channel = acceptSftp();
       ends.push(serveSftp(channel, login.serverId, actor, { ...deps, run: deps.actors.run }));
@@ -132,11 +134,13 @@ function serve(state: State, client: Connection, login: SftpLogin): void {
       channel.on('end', () => channel.end());
       channel.on('close', () => client.end());
     });
-    // No shell, no commands, no forwarding: this server only serves files.
-    session.on('shell', (_a, reject) => reject?.());
-    session.on('exec', (_a, reject) => reject?.());
-    session.on('pty', (_a, reject) => reject?.());
-    session.on('subsystem', (_a, reject) => reject?.());
+    // No shell, no commands, no forwarding: this server only serves files. ssh2 passes no `reject` when the client
+    // asked for no reply (ssh2's lib/server.js), though @types/ssh2 types it as always there.
+    const refuse = (_a: unknown, reject?: () => void) => reject?.();
+    session.on('shell', refuse);
+    session.on('exec', refuse);
+    session.on('pty', refuse);
+    session.on('subsystem', refuse);
   });
   client.on('tcpip', (_a, reject) => reject());
   client.on('close', () => {
@@ -157,7 +161,7 @@ function sweep({ deps, open }: State): void {
   const key = (o: Open) => JSON.stringify([o.login.userId, o.login.serverId, 'files']);
   const holding = deps.members.holding([...new Set(all.map(key))].map((k) => JSON.parse(k) as [string, string, string]));
   for (const o of all) {
-    const credential = o.login.tokenId ? tokens.has(o.login.tokenId) : keys.has(o.login.keyId!);
+    const credential = o.login.tokenId ? tokens.has(o.login.tokenId) : o.login.keyId !== null && keys.has(o.login.keyId);
     if (!credential || !holding.has(key(o))) {
       open.delete(o);
       o.client.end();

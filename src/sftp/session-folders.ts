@@ -1,43 +1,43 @@
 import { AppError } from '../errors';
 import type { FileEntry } from '../runtime/host/storage';
-import { S, answer, apiPath, attrsOf, handleOf, openHandle, type Session } from './session-state';
+import { S, answer, apiPath, attrsOf, handleOf, openHandle, opening, type Session } from './session-state';
 
 /** Listing folders (OPENDIR, READDIR) and changing the tree (MKDIR, RMDIR, REMOVE, RENAME). */
 export function serveFolders(s: Session): void {
   const { sftp, serverId } = s;
   const files = s.deps.files;
-  sftp.on('OPENDIR', (reqid, p) => answer(s, reqid, async () => {
-    const entry = await s.as(() => files.stat(serverId, apiPath(p)));
+  sftp.on('OPENDIR', (reqid, p) => void answer(s, reqid, async () => {
+    const entry = await opening(s, () => s.as(() => files.stat(serverId, apiPath(p))));
     if (entry.type !== 'directory') throw new AppError('file_conflict', `${p} is not a folder.`);
     sftp.handle(reqid, openHandle(s, { kind: 'dir', path: entry.path, cursor: null, done: false }));
   }));
-  sftp.on('READDIR', (reqid, buf) => answer(s, reqid, async () => {
+  sftp.on('READDIR', (reqid, buf) => void answer(s, reqid, async () => {
     const h = handleOf(s, buf);
-    if (h?.kind !== 'dir') return void sftp.status(reqid, S.FAILURE, 'Not a folder handle.');
-    if (h.done) return void sftp.status(reqid, S.EOF);
+    if (h?.kind !== 'dir') { sftp.status(reqid, S.FAILURE, 'Not a folder handle.'); return; }
+    if (h.done) { sftp.status(reqid, S.EOF); return; }
     const page = await s.as(() => files.list(serverId, h.path, 100, h.cursor ?? undefined));
     h.cursor = page.next_cursor;
     h.done = !page.has_more;
-    if (page.data.length === 0) return void sftp.status(reqid, S.EOF);
+    if (page.data.length === 0) { sftp.status(reqid, S.EOF); return; }
     sftp.name(reqid, page.data.map((e) => ({ filename: e.name, longname: longname(e), attrs: attrsOf(e) })));
   }));
-  sftp.on('MKDIR', (reqid, p) => answer(s, reqid, async () => {
+  sftp.on('MKDIR', (reqid, p) => void answer(s, reqid, async () => {
     await s.as(() => files.mkdir(serverId, apiPath(p)));
     sftp.status(reqid, S.OK);
   }));
-  sftp.on('RMDIR', (reqid, p) => answer(s, reqid, async () => {
+  sftp.on('RMDIR', (reqid, p) => void answer(s, reqid, async () => {
     const entry = await s.as(() => files.stat(serverId, apiPath(p)));
     if (entry.type !== 'directory') throw new AppError('file_conflict', `${p} is not a folder.`);
     await s.as(() => files.remove(serverId, entry.path, false));
     sftp.status(reqid, S.OK);
   }));
-  sftp.on('REMOVE', (reqid, p) => answer(s, reqid, async () => {
+  sftp.on('REMOVE', (reqid, p) => void answer(s, reqid, async () => {
     const entry = await s.as(() => files.stat(serverId, apiPath(p)));
     if (entry.type === 'directory') throw new AppError('file_conflict', `${p} is a folder; remove it with rmdir.`);
     await s.as(() => files.remove(serverId, entry.path, false));
     sftp.status(reqid, S.OK);
   }));
-  sftp.on('RENAME', (reqid, from, to) => answer(s, reqid, async () => {
+  sftp.on('RENAME', (reqid, from, to) => void answer(s, reqid, async () => {
     await s.as(() => files.move(serverId, apiPath(from), apiPath(to)));
     sftp.status(reqid, S.OK);
   }));

@@ -6,6 +6,7 @@ import type { Actor } from '../actors';
 import { AppError } from '../errors';
 import type { Logger } from '../log';
 import type { FileEntry } from '../runtime/host/storage';
+import type { Reservation } from '../runtime/services/file-guards';
 import type { Files } from '../runtime/services/files';
 
 /** SFTP's status codes and open flags (draft-ietf-secsh-filexfer-02 §7, §6.3), as ssh2 names them. */
@@ -15,7 +16,7 @@ export const S_IFREG = 0o100000;
 const S_IFLNK = 0o120000;
 
 export interface SessionDeps {
-  files: Pick<Files, 'stat' | 'list' | 'read' | 'upload' | 'mkdir' | 'move' | 'remove'>;
+  files: Pick<Files, 'stat' | 'list' | 'read' | 'upload' | 'mkdir' | 'move' | 'remove' | 'reserve'>;
   run: <T>(actor: Actor, fn: () => T) => T;
   log: Logger;
   /** Where a file written over SFTP waits, on this host, until its handle is closed (DATA_DIR/tmp/sftp). */
@@ -24,7 +25,8 @@ export interface SessionDeps {
   maxBytes: number;
 }
 
-export type WriteHandle = { kind: 'write'; path: string; staging: string; fd: fs.promises.FileHandle; headers: Record<string, string>; dirty: boolean; append: boolean; end: number };
+/** `room`: the staged bytes held in the server's disk as they come (the plan's disk counts them before the upload). */
+export type WriteHandle = { kind: 'write'; path: string; staging: string; fd: fs.promises.FileHandle; headers: Record<string, string>; dirty: boolean; append: boolean; end: number; room: Reservation };
 export type Handle =
   | { kind: 'dir'; path: string; cursor: string | null; done: boolean }
   | { kind: 'read'; path: string; stream: Readable | null; at: number; queue: Promise<unknown> }
@@ -39,6 +41,8 @@ export interface Session {
   serverId: string;
   deps: SessionDeps;
   handles: Map<string, Handle>;
+  /** OPEN and OPENDIR requests under way, each to become a handle (counted against MAX_HANDLES). */
+  opening: number;
   next: number;
   as: <T>(fn: () => Promise<T>) => Promise<T>;
 }
@@ -53,6 +57,23 @@ export function answer(s: Session, reqid: number, work: () => Promise<void>): Pr
 }
 
 export const handleOf = (s: Session, buf: Buffer): Handle | undefined => s.handles.get(buf.toString('hex'));
+
+/**
+ * Open handles one session may hold (OpenSSH's sftp-server allows 512; a client keeps a few): each may hold a
+ * staging file and a file descriptor on this host. Past it an OPEN or OPENDIR fails with a message.
+ */
+export const MAX_HANDLES = 64;
+
+/** Runs an OPEN's or OPENDIR's `work` while the session has room for one more handle, else refuses it. */
+export async function opening<T>(s: Session, work: () => Promise<T>): Promise<T> {
+  if (s.handles.size + s.opening >= MAX_HANDLES) throw new AppError('file_conflict', `At most ${MAX_HANDLES} files and folders may be open at once in one session; close one first.`);
+  s.opening++;
+  try {
+    return await work();
+  } finally {
+    s.opening--;
+  }
+}
 
 /** Keeps `h` open under a new handle string (4 bytes; version 3 allows up to 256). */
 export function openHandle(s: Session, h: Handle): Buffer {
@@ -74,7 +95,7 @@ export function attrsOf(e: FileEntry): Attributes {
 }
 
 /** An SFTP status for a refusal of the files service (version 3 has few: the message says the rest). */
-function statusOf(err: unknown): [number, string] {
+function statusOf(err: unknown): [utils.sftp.STATUS_CODE, string] {
   if (!(err instanceof AppError)) return [S.FAILURE, 'The service could not do this.'];
   if (err.code === 'file_not_found') return [S.NO_SUCH_FILE, err.detail];
   if (['file_read_only', 'missing_permission', 'server_not_found'].includes(err.code)) return [S.PERMISSION_DENIED, err.detail];

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../errors';
-import { M, S, answer, apiPath, handleOf, openHandle, type Session, type WriteHandle } from './session-state';
+import { M, S, answer, apiPath, handleOf, openHandle, opening, type Session, type WriteHandle } from './session-state';
 
 /**
  * Opening and closing files (OPEN, CLOSE) and writing them (WRITE): a file opened for writing is staged on this host
@@ -11,32 +11,35 @@ import { M, S, answer, apiPath, handleOf, openHandle, type Session, type WriteHa
  */
 export function serveWrites(s: Session): void {
   const { sftp, serverId } = s;
-  sftp.on('OPEN', (reqid, p, flags) => answer(s, reqid, async () => {
+  sftp.on('OPEN', (reqid, p, flags) => void answer(s, reqid, async () => {
     const file = apiPath(p);
     if (!(flags & M.WRITE)) {
-      const entry = await s.as(() => s.deps.files.stat(serverId, file));
+      const entry = await opening(s, () => s.as(() => s.deps.files.stat(serverId, file)));
       if (entry.type !== 'file') throw new AppError('file_conflict', `${p} is a ${entry.type}, not a file.`);
-      return void sftp.handle(reqid, openHandle(s, { kind: 'read', path: file, stream: null, at: -1, queue: Promise.resolve() }));
+      sftp.handle(reqid, openHandle(s, { kind: 'read', path: file, stream: null, at: -1, queue: Promise.resolve() }));
+      return;
     }
-    sftp.handle(reqid, openHandle(s, await openForWrite(s, file, flags)));
+    sftp.handle(reqid, openHandle(s, await opening(s, () => openForWrite(s, file, flags))));
   }));
-  sftp.on('WRITE', (reqid, buf, offset, data) => answer(s, reqid, async () => {
+  sftp.on('WRITE', (reqid, buf, offset, data) => void answer(s, reqid, async () => {
     const h = handleOf(s, buf);
-    if (h?.kind !== 'write') return void sftp.status(reqid, S.FAILURE, 'Not a handle open for writing.');
+    if (h?.kind !== 'write') { sftp.status(reqid, S.FAILURE, 'Not a handle open for writing.'); return; }
     // SSH_FXF_APPEND: each write lands at the end, in the order they came (OpenSSH's `reput` opens so), the end
     // counted here as each arrives, since writes run concurrently.
     const at = h.append ? h.end : offset;
-    h.end = Math.max(h.end, at + data.length);
     if (at + data.length > s.deps.maxBytes) throw new AppError('payload_too_large', `A file may be at most ${s.deps.maxBytes} bytes.`);
+    // The staged bytes count in the plan's disk as they come (507's message: how much room is left).
+    h.room.grow(at + data.length);
+    h.end = Math.max(h.end, at + data.length);
     await h.fd.write(data, 0, data.length, at);
     h.dirty = true;
     sftp.status(reqid, S.OK);
   }));
-  sftp.on('CLOSE', (reqid, buf) => answer(s, reqid, async () => {
+  sftp.on('CLOSE', (reqid, buf) => void answer(s, reqid, async () => {
     const key = buf.toString('hex');
     const h = s.handles.get(key);
     s.handles.delete(key);
-    if (!h) return void sftp.status(reqid, S.FAILURE, 'No such handle.');
+    if (!h) { sftp.status(reqid, S.FAILURE, 'No such handle.'); return; }
     if (h.kind === 'read') h.stream?.destroy();
     if (h.kind === 'write') await finish(s, h);
     sftp.status(reqid, S.OK);
@@ -46,7 +49,10 @@ export function serveWrites(s: Session): void {
 /** A write handle: a staging file, started from the file's content unless truncated or new (SSH_FXF_*). */
 async function openForWrite(s: Session, file: string, flags: number): Promise<WriteHandle> {
   const { deps, serverId } = s;
-  const entry = await s.as(() => deps.files.stat(serverId, file)).catch((err: unknown) => (err instanceof AppError && err.code === 'file_not_found' ? null : Promise.reject(err)));
+  const entry = await s.as(() => deps.files.stat(serverId, file)).catch((err: unknown) => {
+    if (err instanceof AppError && err.code === 'file_not_found') return null;
+    throw err;
+  });
   if (entry && flags & M.EXCL) throw new AppError('file_conflict', `${file} exists already.`);
   if (!entry && !(flags & M.CREAT)) throw new AppError('file_not_found', `There is no ${file}.`);
   if (entry && entry.type !== 'file') throw new AppError('file_conflict', `${file} is a ${entry.type}, not a file.`);
@@ -54,15 +60,18 @@ async function openForWrite(s: Session, file: string, flags: number): Promise<Wr
   const staging = path.join(deps.stagingDir, `sftp-${crypto.randomBytes(9).toString('base64url')}`);
   const keep = entry !== null && !(flags & M.TRUNC);
   const headers: Record<string, string> = entry === null ? { 'if-none-match': '*' } : keep && entry.etag ? { 'if-match': entry.etag } : {};
+  const room = deps.files.reserve(serverId);
   try {
     if (keep) {
+      room.grow(entry.size);
       const { content } = await s.as(() => deps.files.read(serverId, file, () => undefined));
       await pipeline(content, fs.createWriteStream(staging, { flags: 'wx', mode: 0o600 }));
     }
     const fd = await fs.promises.open(staging, keep ? 'r+' : 'wx+', 0o600);
     const end = keep ? (await fd.stat()).size : 0;
-    return { kind: 'write', path: file, staging, fd, headers, dirty: entry === null || !keep, append: (flags & M.APPEND) !== 0, end };
+    return { kind: 'write', path: file, staging, fd, headers, dirty: entry === null || !keep, append: (flags & M.APPEND) !== 0, end, room };
   } catch (err) {
+    room.release();
     await fs.promises.rm(staging, { force: true });
     throw err;
   }
@@ -74,8 +83,9 @@ async function finish(s: Session, h: WriteHandle): Promise<void> {
     await h.fd.close();
     if (!h.dirty) return;
     const size = (await fs.promises.stat(h.staging)).size;
-    await s.as(() => s.deps.files.upload(s.serverId, h.path, fs.createReadStream(h.staging), { ...h.headers, 'content-length': String(size) }));
+    await s.as(() => s.deps.files.upload(s.serverId, h.path, fs.createReadStream(h.staging), { ...h.headers, 'content-length': String(size) }, h.room));
   } finally {
+    h.room.release();
     await fs.promises.rm(h.staging, { force: true });
   }
 }

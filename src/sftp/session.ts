@@ -21,7 +21,7 @@ export { apiPath, type SessionDeps } from './session-state';
  * (session-reads.ts), opening and writing files (session-writes.ts), folders (session-folders.ts), refusals (here).
  */
 export function serveSftp(sftp: SFTPWrapper, serverId: string, actor: Actor, deps: SessionDeps): () => Promise<void> {
-  const s: Session = { sftp, serverId, deps, handles: new Map(), next: 0, as: (fn) => deps.run(actor, fn) };
+  const s: Session = { sftp, serverId, deps, handles: new Map(), opening: 0, next: 0, as: (fn) => deps.run(actor, fn) };
   serveReads(s);
   serveWrites(s);
   serveFolders(s);
@@ -46,6 +46,7 @@ async function endSession(s: Session): Promise<void> {
   for (const h of s.handles.values()) {
     if (h.kind === 'read') h.stream?.destroy();
     if (h.kind === 'write') {
+      h.room.release();
       await h.fd.close().catch(() => undefined);
       await fs.promises.rm(h.staging, { force: true });
     }

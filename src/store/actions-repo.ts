@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -9,10 +9,11 @@ import type { EventsRepo } from './events-repo';
 import type { ServerWrites } from './server-writes';
 
 /** A power action as the API shows it (the spec's Action schema): the one shape the runtime and handlers use. */
-export type Action = components['schemas']['Action'];
-export type ActionType = Action['type'];
+// Open enums in the answer (openapi/v1.yaml x-open-enum, for clients); the service's are the known sets.
+export type Action = Omit<components['schemas']['Action'], 'type' | 'reason' | 'status'> & { type: ActionType; reason: ActionReason; status: components['schemas']['ActionStatus'] };
+export type ActionType = components['schemas']['ActionType'];
 /** Who asked for an action (Action.reason): a client, or the service's idle stop. */
-export type ActionReason = Action['reason'];
+export type ActionReason = components['schemas']['ActionReason'];
 export type DesiredState = components['schemas']['Server']['desired_state'];
 
 /** The registry codes an action can fail with (the spec's ActionErrorCode, a subset of the error registry). */
@@ -42,7 +43,7 @@ interface ActionRow {
   user_id: string;
   type: ActionType;
   reason: ActionReason;
-  status: Action['status'];
+  status: components['schemas']['ActionStatus'];
   error_code: ActionErrorCode | null;
   error_detail: string | null;
   created_at: string;
@@ -72,17 +73,17 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO actions (id, server_id, user_id, type, reason, status, created_at)
       VALUES (@id, @server_id, @user_id, @type, @reason, 'pending', @created_at)`),
-    one: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
-    byId: db.prepare('SELECT * FROM actions WHERE id = ?'),
+    one: db.prepare<unknown[], ActionRow>('SELECT * FROM actions WHERE server_id = ? AND id = ?'),
+    byId: db.prepare<unknown[], ActionRow>('SELECT * FROM actions WHERE id = ?'),
     status: db.prepare('SELECT status FROM actions WHERE id = ?').pluck(),
-    open: db.prepare(`SELECT * FROM actions WHERE server_id = ? AND status IN ('pending', 'running') ORDER BY id`),
-    allOpen: db.prepare(`SELECT * FROM actions WHERE status IN ('pending', 'running') ORDER BY id`),
-    first: db.prepare('SELECT * FROM actions WHERE server_id = ? ORDER BY id DESC LIMIT ?'),
-    after: db.prepare('SELECT * FROM actions WHERE server_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+    open: db.prepare<unknown[], ActionRow>(`SELECT * FROM actions WHERE server_id = ? AND status IN ('pending', 'running') ORDER BY id`),
+    allOpen: db.prepare<unknown[], ActionRow>(`SELECT * FROM actions WHERE status IN ('pending', 'running') ORDER BY id`),
+    first: db.prepare<unknown[], ActionRow>('SELECT * FROM actions WHERE server_id = ? ORDER BY id DESC LIMIT ?'),
+    after: db.prepare<unknown[], ActionRow>('SELECT * FROM actions WHERE server_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     markRunning: db.prepare(`UPDATE actions SET status = 'running', started_at = ? WHERE id = ? AND status = 'pending'`),
-    finish: db.prepare(`UPDATE actions SET status = ?, error_code = ?, error_detail = ?, completed_at = ?,
+    finish: db.prepare<unknown[], ActionType>(`UPDATE actions SET status = ?, error_code = ?, error_detail = ?, completed_at = ?,
       started_at = COALESCE(started_at, ?) WHERE id = ? AND status IN ('pending', 'running') RETURNING type`).pluck(),
-    lastUserStart: db.prepare(`SELECT MAX(created_at) FROM actions WHERE server_id = ? AND type IN ('start', 'restart')`).pluck(),
+    lastUserStart: db.prepare<unknown[], string | null>(`SELECT MAX(created_at) FROM actions WHERE server_id = ? AND type IN ('start', 'restart')`).pluck(),
   };
 }
 
@@ -127,9 +128,9 @@ function actionLife(st: Statements, { db, clock, quotas, servers, events, observ
       const t = iso(clock.now());
       const status = failure ? 'failed' : 'succeeded';
       const finished = db.transaction(() => {
-        const type = st.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id) as ActionType | undefined;
+        const type = st.finish.get(status, failure?.code ?? null, failure?.detail ?? null, t, t, id);
         if (type === undefined) return undefined;
-        const row = st.byId.get(id) as ActionRow;
+        const row = required(st.byId.get(id));
         events.raise(failure ? 'action.failed' : 'action.succeeded', { action: toAction(row) }, { serverId: row.server_id });
         return type;
       })();
@@ -143,7 +144,7 @@ function actionLife(st: Statements, { db, clock, quotas, servers, events, observ
 function actionReads(st: Statements) {
   return {
     get(serverId: string, id: string): Action | undefined {
-      const row = st.one.get(serverId, id) as ActionRow | undefined;
+      const row = st.one.get(serverId, id);
       return row && toAction(row);
     },
 
@@ -154,19 +155,17 @@ function actionReads(st: Statements) {
     },
 
     /** This server's pending and running actions, oldest first (at most one, or a kill and what it overtakes). */
-    open: (serverId: string): Action[] => (st.open.all(serverId) as ActionRow[]).map(toAction),
-    allOpen: (): Action[] => (st.allOpen.all() as ActionRow[]).map(toAction),
+    open: (serverId: string): Action[] => st.open.all(serverId).map(toAction),
+    allOpen: (): Action[] => st.allOpen.all().map(toAction),
 
     /** A page, newest first, after the action `startingAfter` (docs/conventions.md "Collections"). */
     page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Action[]; has_more: boolean } {
-      const rows = (
-        opts.startingAfter ? st.after.all(serverId, opts.startingAfter, opts.limit + 1) : st.first.all(serverId, opts.limit + 1)
-      ) as ActionRow[];
+      const rows = opts.startingAfter ? st.after.all(serverId, opts.startingAfter, opts.limit + 1) : st.first.all(serverId, opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toAction), has_more: rows.length > opts.limit };
     },
 
     /** When the user last asked this server to start (start or restart), or null. */
-    lastUserStart: (serverId: string): string | null => (st.lastUserStart.get(serverId) as string | null) ?? null,
+    lastUserStart: (serverId: string): string | null => st.lastUserStart.get(serverId) ?? null,
   };
 }
 

@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -29,7 +29,8 @@ interface RuleRow {
 }
 
 function toRule(row: RuleRow): AlertRule {
-  const metric = row.kind === 'metric' ? { metric: row.metric!, comparison: row.comparison!, threshold: row.threshold! } : {};
+  // Migration 022's CHECK: a rule has all three exactly when its kind is 'metric'.
+  const metric = row.metric !== null && row.comparison !== null && row.threshold !== null ? { metric: row.metric, comparison: row.comparison, threshold: row.threshold } : {};
   return {
     id: row.id,
     server_id: row.server_id,
@@ -50,14 +51,14 @@ function toRule(row: RuleRow): AlertRule {
  */
 export function createAlertsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
-    count: db.prepare('SELECT COUNT(*) FROM alert_rules WHERE server_id = ?').pluck(),
+    count: db.prepare<unknown[], number>('SELECT COUNT(*) FROM alert_rules WHERE server_id = ?').pluck(),
     insert: db.prepare(`INSERT INTO alert_rules (id, server_id, name, kind, metric, comparison, threshold, duration_seconds, created_at)
       VALUES (@id, @server_id, @name, @kind, @metric, @comparison, @threshold, @duration_seconds, @created_at)`),
-    get: db.prepare('SELECT * FROM alert_rules WHERE server_id = ? AND id = ?'),
-    byId: db.prepare('SELECT * FROM alert_rules WHERE id = ?'),
-    page: db.prepare('SELECT * FROM alert_rules WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
-    ofServer: db.prepare('SELECT * FROM alert_rules WHERE server_id = ? ORDER BY id'),
-    crashRules: db.prepare(`SELECT * FROM alert_rules WHERE server_id = ? AND kind = 'crash' AND state = 'ok' ORDER BY id`),
+    get: db.prepare<unknown[], RuleRow>('SELECT * FROM alert_rules WHERE server_id = ? AND id = ?'),
+    byId: db.prepare<unknown[], RuleRow>('SELECT * FROM alert_rules WHERE id = ?'),
+    page: db.prepare<unknown[], RuleRow>('SELECT * FROM alert_rules WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    ofServer: db.prepare<unknown[], RuleRow>('SELECT * FROM alert_rules WHERE server_id = ? ORDER BY id'),
+    crashRules: db.prepare<unknown[], RuleRow>(`SELECT * FROM alert_rules WHERE server_id = ? AND kind = 'crash' AND state = 'ok' ORDER BY id`),
     setState: db.prepare('UPDATE alert_rules SET state = ?, state_since = ? WHERE id = ? AND state != ?'),
     remove: db.prepare('DELETE FROM alert_rules WHERE server_id = ? AND id = ?'),
   };
@@ -65,7 +66,7 @@ export function createAlertsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
   /** The rule's state change and its event, or nothing if it already was in that state. */
   function change(id: string, to: AlertRule['state'], value: number | null, reason: string | null): AlertRule | null {
     if (q.setState.run(to, iso(clock.now()), id, to).changes === 0) return null;
-    const rule = toRule(q.byId.get(id) as RuleRow);
+    const rule = toRule(required(q.byId.get(id)));
     events.raise(to === 'firing' ? 'alert.triggered' : 'alert.resolved', { alert: rule, value, reason }, { serverId: rule.server_id }, serviceActor('alerts'));
     return rule;
   }
@@ -74,7 +75,7 @@ export function createAlertsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
     /** A new rule, `ok`; its kind's fields are the schema's (openapi/v1.yaml CreateAlertRuleRequest, a oneOf by `kind`). */
     create(serverId: string, input: NewAlertRule): AlertRule {
       return db.transaction(() => {
-        const n = q.count.get(serverId) as number;
+        const n = required(q.count.get(serverId));
         if (n >= ALERT_RULES_PER_SERVER) {
           throw quotaExceeded('alert_rules', ALERT_RULES_PER_SERVER, n, `A server may have ${ALERT_RULES_PER_SERVER} alert rules and this one has ${n}; delete one first.`);
         }
@@ -83,28 +84,29 @@ export function createAlertsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 
         q.insert.run({
           id, server_id: serverId, name: input.name ?? null, kind: input.kind,
           metric: metric ? input.metric : null, comparison: metric ? input.comparison : null, threshold: metric ? input.threshold : null,
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- openapi-typescript types a property with a `default` as present, but the request validator does not fill defaults (src/http/openapi.ts)
           duration_seconds: metric ? input.duration_seconds ?? 60 : 0, created_at: iso(clock.now()),
         });
-        return toRule(q.get.get(serverId, id) as RuleRow);
+        return toRule(required(q.get.get(serverId, id)));
       }).immediate();
     },
     get: (serverId: string, id: string): AlertRule | undefined => {
-      const row = q.get.get(serverId, id) as RuleRow | undefined;
+      const row = q.get.get(serverId, id);
       return row && toRule(row);
     },
     page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: AlertRule[]; has_more: boolean } {
-      const rows = q.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as RuleRow[];
+      const rows = q.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toRule), has_more: rows.length > opts.limit };
     },
     /** Every rule of the server (the evaluator's view, one query per sample). */
-    ofServer: (serverId: string): AlertRule[] => (q.ofServer.all(serverId) as RuleRow[]).map(toRule),
+    ofServer: (serverId: string): AlertRule[] => q.ofServer.all(serverId).map(toRule),
     remove: (serverId: string, id: string): boolean => q.remove.run(serverId, id).changes > 0,
     /** A state change with its event, one transaction; null if the rule is gone or already in that state. */
     transition: (id: string, to: AlertRule['state'], value: number | null): AlertRule | null =>
       db.transaction(() => change(id, to, value, null))(),
     /** Inside a crash's transaction (CrashesRepo.record): every `ok` crash rule of the server triggers. */
     crashed(serverId: string, reason: string): void {
-      for (const row of q.crashRules.all(serverId) as RuleRow[]) change(row.id, 'firing', null, reason);
+      for (const row of q.crashRules.all(serverId)) change(row.id, 'firing', null, reason);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -15,9 +15,9 @@ interface BackupRow {
   name: string | null;
   /** Migration 020: made by the server's schedule (1), or asked for (0). */
   automatic: 0 | 1;
-  status: Backup['status'];
+  status: components['schemas']['BackupStatus'];
   /** Migration 031: how it was made, once ready. */
-  consistency: Backup['consistency'];
+  consistency: components['schemas']['BackupConsistency'] | null;
   size_bytes: number | null;
   sha256: string | null;
   error: string | null;
@@ -48,15 +48,15 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO backups (id, server_id, name, automatic, status, created_at) VALUES (?, ?, ?, ?, 'pending', ?)`),
     // Retention (openapi/v1.yaml Backup.automatic): the oldest ready automatic backup goes first.
-    oldestAutomatic: db.prepare(`SELECT * FROM backups WHERE server_id = ? AND automatic = 1 AND status = 'ready' ORDER BY id LIMIT 1`),
-    keptAutomatic: db.prepare(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND automatic = 1 AND status IN ('pending', 'ready')`).pluck(),
-    get: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id = ?'),
-    byId: db.prepare('SELECT * FROM backups WHERE id = ?'),
-    page: db.prepare('SELECT * FROM backups WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
-    pending: db.prepare(`SELECT * FROM backups WHERE server_id = ? AND status = 'pending'`),
-    kept: db.prepare(`SELECT COUNT(*) AS n FROM backups WHERE server_id = ? AND status IN ('pending', 'ready')`),
-    allPending: db.prepare(`SELECT * FROM backups WHERE status = 'pending'`),
-    scheduled: db.prepare(`SELECT s.id, s.backup_schedule,
+    oldestAutomatic: db.prepare<unknown[], BackupRow>(`SELECT * FROM backups WHERE server_id = ? AND automatic = 1 AND status = 'ready' ORDER BY id LIMIT 1`),
+    keptAutomatic: db.prepare<unknown[], number>(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND automatic = 1 AND status IN ('pending', 'ready')`).pluck(),
+    get: db.prepare<unknown[], BackupRow>('SELECT * FROM backups WHERE server_id = ? AND id = ?'),
+    byId: db.prepare<unknown[], BackupRow>('SELECT * FROM backups WHERE id = ?'),
+    page: db.prepare<unknown[], BackupRow>('SELECT * FROM backups WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    pending: db.prepare<unknown[], BackupRow>(`SELECT * FROM backups WHERE server_id = ? AND status = 'pending'`),
+    kept: db.prepare<unknown[], { n: number }>(`SELECT COUNT(*) AS n FROM backups WHERE server_id = ? AND status IN ('pending', 'ready')`),
+    allPending: db.prepare<unknown[], BackupRow>(`SELECT * FROM backups WHERE status = 'pending'`),
+    scheduled: db.prepare<unknown[], { id: string; backup_schedule: string; last_automatic: string | null }>(`SELECT s.id, s.backup_schedule,
         (SELECT MAX(b.created_at) FROM backups b WHERE b.server_id = s.id AND b.automatic = 1) AS last_automatic
       FROM servers s WHERE s.backup_schedule IS NOT NULL AND s.state != 'deleting' ORDER BY s.id`),
     ready: db.prepare(`UPDATE backups SET status = 'ready', consistency = ?, size_bytes = ?, sha256 = ?, finished_at = ? WHERE id = ? AND status = 'pending'`),
@@ -76,16 +76,16 @@ function backupCreation(db: Db, st: Statements, clock: Clock, events: Events) {
      */
     create(serverId: string, name: string | null, opts: { limit: number; automatic?: boolean; keep?: number }): { backup: Backup; pruned: string[] } | { busy: Backup } {
       return db.transaction(() => {
-        const open = st.pending.get(serverId) as BackupRow | undefined;
+        const open = st.pending.get(serverId);
         if (open) return { busy: toBackup(open) };
         const pruned: string[] = [];
         const full = () =>
-          (st.kept.get(serverId) as { n: number }).n >= opts.limit ||
-          (opts.automatic === true && opts.keep !== undefined && (st.keptAutomatic.get(serverId) as number) >= opts.keep);
+          required(st.kept.get(serverId)).n >= opts.limit ||
+          (opts.automatic === true && opts.keep !== undefined && required(st.keptAutomatic.get(serverId)) >= opts.keep);
         while (full()) {
-          const oldest = st.oldestAutomatic.get(serverId) as BackupRow | undefined;
+          const oldest = st.oldestAutomatic.get(serverId);
           if (!oldest) {
-            const kept = (st.kept.get(serverId) as { n: number }).n;
+            const kept = required(st.kept.get(serverId)).n;
             throw new AppError('backup_limit_reached', `The server keeps ${kept} backups, as many as its plan allows (${opts.limit}); delete one first.`);
           }
           st.remove.run(serverId, oldest.id);
@@ -94,7 +94,7 @@ function backupCreation(db: Db, st: Statements, clock: Clock, events: Events) {
         }
         const id = newId('bkp', clock.now());
         st.insert.run(id, serverId, name, opts.automatic ? 1 : 0, iso(clock.now()));
-        const backup = toBackup(st.get.get(serverId, id) as BackupRow);
+        const backup = toBackup(required(st.get.get(serverId, id)));
         events.raise('backup.created', { backup }, { serverId: serverId });
         return { backup, pruned };
       }).immediate();
@@ -107,22 +107,22 @@ function backupReads(st: Statements) {
   return {
     /** Every server with a backup schedule, and when its newest automatic backup was made (backup-schedule.ts). */
     scheduled: (): Array<{ serverId: string; schedule: StoredSchedule; lastAutomatic: string | null }> =>
-      (st.scheduled.all() as Array<{ id: string; backup_schedule: string; last_automatic: string | null }>).map((r) => ({
+      st.scheduled.all().map((r) => ({
         serverId: r.id,
         schedule: JSON.parse(r.backup_schedule) as StoredSchedule,
         lastAutomatic: r.last_automatic,
       })),
     get: (serverId: string, id: string): Backup | undefined => {
-      const row = st.get.get(serverId, id) as BackupRow | undefined;
+      const row = st.get.get(serverId, id);
       return row && toBackup(row);
     },
     page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Backup[]; has_more: boolean } {
-      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as BackupRow[];
+      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toBackup), has_more: rows.length > opts.limit };
     },
     pending: (serverId: string): boolean => st.pending.get(serverId) !== undefined,
     /** Every pending backup with its server: at boot, these were interrupted. */
-    allPending: (): Array<{ serverId: string; id: string }> => (st.allPending.all() as BackupRow[]).map((r) => ({ serverId: r.server_id, id: r.id })),
+    allPending: (): Array<{ serverId: string; id: string }> => st.allPending.all().map((r) => ({ serverId: r.server_id, id: r.id })),
   };
 }
 
@@ -130,13 +130,13 @@ function backupReads(st: Statements) {
 function backupOutcomes(db: Db, st: Statements, clock: Clock, events: Events) {
   /** The backup's event, as the row is now. */
   function announce(id: string, type: 'backup.ready' | 'backup.failed'): void {
-    const row = st.byId.get(id) as BackupRow;
+    const row = required(st.byId.get(id));
     events.raise(type, { backup: toBackup(row) }, { serverId: row.server_id });
   }
 
   return {
     /** The archive is written: `ready`, with how it was made (Backup.consistency), its size and digest. */
-    markReady: (id: string, made: { consistency: NonNullable<Backup['consistency']>; sizeBytes: number; sha256: string }): void =>
+    markReady: (id: string, made: { consistency: components['schemas']['BackupConsistency']; sizeBytes: number; sha256: string }): void =>
       db.transaction(() => {
         if (st.ready.run(made.consistency, made.sizeBytes, made.sha256, iso(clock.now()), id).changes > 0) announce(id, 'backup.ready');
       })(),
@@ -146,7 +146,7 @@ function backupOutcomes(db: Db, st: Statements, clock: Clock, events: Events) {
       })(),
     remove: (serverId: string, id: string): boolean =>
       db.transaction(() => {
-        const row = st.get.get(serverId, id) as BackupRow | undefined;
+        const row = st.get.get(serverId, id);
         if (!row || st.remove.run(serverId, id).changes === 0) return false;
         events.raise('backup.deleted', { backup: toBackup(row) }, { serverId: serverId });
         return true;

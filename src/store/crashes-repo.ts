@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -7,8 +7,9 @@ import type { StoreObserver } from './observer';
 import type { EventsRepo } from './events-repo';
 
 /** A crash as the API shows it (the spec's Crash schema). */
-export type Crash = components['schemas']['Crash'];
-export type CrashReason = Crash['reason'];
+// An open enum in the answer (openapi/v1.yaml x-open-enum, for clients); the service's is the known set.
+export type Crash = Omit<components['schemas']['Crash'], 'reason'> & { reason: CrashReason };
+export type CrashReason = components['schemas']['CrashReason'];
 
 interface CrashRow {
   id: string;
@@ -44,8 +45,8 @@ export function createCrashesRepo(
   const q = {
     insert: db.prepare(`INSERT INTO crashes (id, server_id, at, exit_code, signal, reason, last_lines)
       VALUES (@id, @server_id, @at, @exit_code, @signal, @reason, @last_lines)`),
-    list: db.prepare('SELECT * FROM crashes WHERE server_id = ? ORDER BY at DESC, id DESC LIMIT ?'),
-    countSince: db.prepare('SELECT COUNT(*) FROM crashes WHERE server_id = ? AND at > ?').pluck(),
+    list: db.prepare<unknown[], CrashRow>('SELECT * FROM crashes WHERE server_id = ? ORDER BY at DESC, id DESC LIMIT ?'),
+    countSince: db.prepare<unknown[], number>('SELECT COUNT(*) FROM crashes WHERE server_id = ? AND at > ?').pluck(),
   };
 
   return {
@@ -68,9 +69,9 @@ export function createCrashesRepo(
       return recorded;
     },
     /** Newest first. */
-    list: (serverId: string, limit: number): Crash[] => (q.list.all(serverId, limit) as CrashRow[]).map(toCrash),
+    list: (serverId: string, limit: number): Crash[] => q.list.all(serverId, limit).map(toCrash),
     /** How many crashes this server had after `since` (RFC 3339). */
-    countSince: (serverId: string, since: string): number => q.countSince.get(serverId, since) as number,
+    countSince: (serverId: string, since: string): number => required(q.countSince.get(serverId, since)),
   };
 }
 

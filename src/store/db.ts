@@ -64,14 +64,23 @@ export function loadMigrations(): Migration[] {
 export function migrate(db: Db, migrations: Migration[] = loadMigrations()): void {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     id INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)`);
-  const appliedIds = db.prepare('SELECT id FROM schema_migrations').pluck();
+  const appliedIds = db.prepare<unknown[], number>('SELECT id FROM schema_migrations').pluck();
   const record = db.prepare('INSERT INTO schema_migrations (id, name, applied_at) VALUES (?, ?, ?)');
   db.transaction(() => {
-    const applied = new Set(appliedIds.all() as number[]);
+    const applied = new Set(appliedIds.all());
     for (const m of migrations) {
       if (applied.has(m.id)) continue;
       db.exec(m.sql);
       record.run(m.id, m.name, new Date().toISOString());
     }
   }).immediate();
+}
+
+/**
+ * A value the query always yields (a COUNT's one row, a row written earlier in the same transaction): `get()` is
+ * typed `Row | undefined`, and a missing one here is a bug, thrown as such rather than read as a row later.
+ */
+export function required<T>(value: T | null | undefined): T {
+  if (value === undefined || value === null) throw new Error('a row that must exist is missing');
+  return value;
 }

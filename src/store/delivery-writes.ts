@@ -44,7 +44,7 @@ export function createDeliveryWrites(db: Db, limits: OutboxLimits = outboxLimitD
       FROM webhooks w WHERE w.user_id = @user_id AND ((w.enabled = 1 AND @only IS NULL
         AND EXISTS (SELECT 1 FROM json_each(w.event_types) WHERE value = @type)) OR w.id = @only)`),
     // The user's webhooks with pending deliveries (webhooks_by_user: at most WEBHOOKS_PER_USER rows).
-    pendingOf: db.prepare('SELECT id, pending FROM webhooks WHERE user_id = ? AND pending > 0'),
+    pendingOf: db.prepare<unknown[], { id: string; pending: number }>('SELECT id, pending FROM webhooks WHERE user_id = ? AND pending > 0'),
     // A webhook's oldest pending deliveries (deliveries_oldest).
     dropOldest: db.prepare(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = @reason
       WHERE seq IN (SELECT seq FROM webhook_deliveries WHERE status = 'pending' AND webhook_id = @webhook_id ORDER BY seq LIMIT @n)`),
@@ -58,7 +58,7 @@ export function createDeliveryWrites(db: Db, limits: OutboxLimits = outboxLimitD
 
   /** Drops the oldest pending deliveries past the user's bounds (OutboxLimits): the oldest first, per webhook then per user. */
   function bound(userId: string): void {
-    const hooks = q.pendingOf.all(userId) as Array<{ id: string; pending: number }>;
+    const hooks = q.pendingOf.all(userId);
     let total = hooks.reduce((sum, h) => sum + h.pending, 0);
     const drop = (h: { id: string; pending: number }, n: number, limit: number, whose: string) => {
       q.dropOldest.run({ webhook_id: h.id, n, reason: `dropped: more than ${limit} deliveries were pending for ${whose}; the oldest went first` });

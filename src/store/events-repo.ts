@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -9,7 +9,8 @@ import type { DeliveryWrites } from './delivery-writes';
 import { runShown, scheduleShown, type Schedule, type ScheduleRun } from './schedules-repo';
 
 /** An event as the API shows it (the spec's Event schema, one variant per type). */
-export type Event = components['schemas']['Event'];
+// The events this service sends: the spec's Event but OtherEvent, the branch for types a later version adds (x-open-enum).
+export type Event = Extract<components['schemas']['Event'], { data: unknown }>;
 export type EventType = components['schemas']['EventType'];
 type Player = components['schemas']['Player'];
 type PlayerLeftReason = components['schemas']['PlayerLeftReason'];
@@ -89,7 +90,7 @@ const UNKNOWN_ACTOR = JSON.stringify(serviceActor('unknown'));
  */
 export function eventOf(row: Pick<EventRow, 'id' | 'type' | 'server_id' | 'created_at' | 'actor' | 'data'>): Event {
   const actor = JSON.parse(row.actor ?? UNKNOWN_ACTOR) as Actor;
-  return { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, actor, data: JSON.parse(row.data) } as Event;
+  return { id: row.id, type: row.type, server_id: row.server_id, created_at: row.created_at, actor, data: JSON.parse(row.data) as unknown } as Event;
 }
 
 function toStored(row: EventRow): StoredEvent {
@@ -104,22 +105,22 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO events (id, user_id, server_id, type, data, created_at, actor)
       VALUES (@id, @user_id, @server_id, @type, @data, @created_at, @actor)`),
-    ownerOf: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
+    ownerOf: db.prepare<unknown[], string>('SELECT user_id FROM servers WHERE id = ?').pluck(),
     // The server's members with an account (the membership applies once one exists: migration 027).
-    members: db.prepare(`SELECT u.id AS user_id, m.permissions FROM members m JOIN users u ON u.email = m.email
+    members: db.prepare<unknown[], { user_id: string; permissions: string }>(`SELECT u.id AS user_id, m.permissions FROM members m JOIN users u ON u.email = m.email
       WHERE m.server_id = ? ORDER BY m.id`),
     // A cursor the user has no event for (purged, or not theirs) stands by the time in its id (src/ids.ts): after
     // the user's last event with an id sorting before it. Only the user's own events are ever compared.
-    seqOf: db.prepare(`SELECT COALESCE((SELECT seq FROM events WHERE id = @id AND user_id = @user_id),
+    seqOf: db.prepare<unknown[], number>(`SELECT COALESCE((SELECT seq FROM events WHERE id = @id AND user_id = @user_id),
       (SELECT MAX(seq) FROM events WHERE user_id = @user_id AND id <= @id), 0)`).pluck(),
-    page: db.prepare(`SELECT * FROM events WHERE user_id = @user_id AND seq > @after AND ${filters} ORDER BY seq LIMIT @limit`),
-    pageDesc: db.prepare(`SELECT * FROM events WHERE user_id = @user_id AND seq < @before AND ${filters} ORDER BY seq DESC LIMIT @limit`),
-    since: db.prepare('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
-    maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
-    bySeq: db.prepare('SELECT * FROM events WHERE seq = ?'),
+    page: db.prepare<unknown[], EventRow>(`SELECT * FROM events WHERE user_id = @user_id AND seq > @after AND ${filters} ORDER BY seq LIMIT @limit`),
+    pageDesc: db.prepare<unknown[], EventRow>(`SELECT * FROM events WHERE user_id = @user_id AND seq < @before AND ${filters} ORDER BY seq DESC LIMIT @limit`),
+    since: db.prepare<unknown[], EventRow>('SELECT * FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
+    maxSeq: db.prepare<unknown[], number>('SELECT COALESCE(MAX(seq), 0) FROM events').pluck(),
+    bySeq: db.prepare<unknown[], EventRow>('SELECT * FROM events WHERE seq = ?'),
     // Per player of the server, its last player.* event (the owner's events, through events_by_user): who the events
     // say is online. Read at boot and when a node returns, never per request.
-    online: db.prepare(`SELECT data FROM (SELECT type, data, ROW_NUMBER() OVER (
+    online: db.prepare<unknown[], string>(`SELECT data FROM (SELECT type, data, ROW_NUMBER() OVER (
         PARTITION BY json_extract(data, '$.player.uuid') ORDER BY seq DESC) AS n
       FROM events WHERE user_id = (SELECT user_id FROM servers WHERE id = @id) AND server_id = @id
         AND type IN ('player.joined', 'player.left')) WHERE n = 1 AND type = 'player.joined' ORDER BY data`).pluck(),
@@ -181,11 +182,11 @@ function eventWrites(st: Statements, { db, clock, actor, deliveries }: WriteDeps
     const by = as ?? actor();
     const write = (): Event | null => {
       if ('userId' in scope) return append(scope.userId, scope.serverId ?? null, type, data, by, scope.onlyWebhook ?? null);
-      const owner = st.ownerOf.get(scope.serverId) as string | undefined;
+      const owner = st.ownerOf.get(scope.serverId);
       if (owner === undefined) return null;
       const first = append(owner, scope.serverId, type, data, by);
       const audience = EVENT_AUDIENCE[type];
-      for (const m of st.members.all(scope.serverId) as Array<{ user_id: string; permissions: string }>) {
+      for (const m of st.members.all(scope.serverId)) {
         const permissions = JSON.parse(m.permissions) as MemberPermission[];
         if (m.user_id === owner || audience === 'owner' || (audience !== 'member' && !permissions.includes(audience))) continue;
         append(m.user_id, scope.serverId, type, forMember(data, { role: 'member', permissions }), by);
@@ -221,11 +222,11 @@ function eventReads(st: Statements) {
   /** The user's events after `seq`, oldest first, filtered (the stream's replay). */
   function after(userId: string, seq: number, limit: number, filter: EventFilter = {}): StoredEvent[] {
     const params = { user_id: userId, after: seq, limit, type: filter.type ?? null, server_id: filter.serverId ?? null };
-    return (st.page.all(params) as EventRow[]).map(toStored);
+    return st.page.all(params).map(toStored);
   }
 
   /** Where an event id stands among the user's events (a cursor or Last-Event-ID; see the statement). */
-  const seqOf = (userId: string, id: string): number => st.seqOf.get({ id, user_id: userId }) as number;
+  const seqOf = (userId: string, id: string): number => required(st.seqOf.get({ id, user_id: userId }));
 
   return {
     /**
@@ -235,7 +236,7 @@ function eventReads(st: Statements) {
     page(userId: string, opts: { limit: number; startingAfter?: string; desc?: boolean } & EventFilter) {
       const cursor = opts.startingAfter === undefined ? undefined : seqOf(userId, opts.startingAfter);
       const rows = opts.desc
-        ? (st.pageDesc.all({ user_id: userId, before: cursor ?? Number.MAX_SAFE_INTEGER, limit: opts.limit + 1, type: opts.type ?? null, server_id: opts.serverId ?? null }) as EventRow[]).map(toStored)
+        ? st.pageDesc.all({ user_id: userId, before: cursor ?? Number.MAX_SAFE_INTEGER, limit: opts.limit + 1, type: opts.type ?? null, server_id: opts.serverId ?? null }).map(toStored)
         : after(userId, cursor ?? 0, opts.limit + 1, opts);
       return { data: rows.slice(0, opts.limit).map((r) => r.event), has_more: rows.length > opts.limit };
     },
@@ -249,14 +250,14 @@ function eventReads(st: Statements) {
      * and when a game went away unseen (a previous service life's), so no player is joined twice or left a ghost.
      */
     onlinePlayers(serverId: string): Player[] {
-      return (st.online.all({ id: serverId }) as string[]).map((data) => (JSON.parse(data) as { player: Player }).player);
+      return st.online.all({ id: serverId }).map((data) => (JSON.parse(data) as { player: Player }).player);
     },
 
     /** Every user's events after `seq` (the feed, src/events/feed.ts); it fans them out per user. */
-    since: (seq: number, limit: number): StoredEvent[] => (st.since.all(seq, limit) as EventRow[]).map(toStored),
-    maxSeq: (): number => st.maxSeq.get() as number,
+    since: (seq: number, limit: number): StoredEvent[] => st.since.all(seq, limit).map(toStored),
+    maxSeq: (): number => required(st.maxSeq.get()),
     bySeq(seq: number): StoredEvent | undefined {
-      const row = st.bySeq.get(seq) as EventRow | undefined;
+      const row = st.bySeq.get(seq);
       return row && toStored(row);
     },
   };

@@ -27,7 +27,7 @@ export function createFileChangesRepo(db: Db, clock: Clock) {
     VALUES (@id, @server_id, @at, @actor, @operation, @path, @to_path, @bytes)`);
   const trim = db.prepare(`DELETE FROM file_changes WHERE server_id = ? AND id < (
     SELECT id FROM file_changes WHERE server_id = ? ORDER BY id DESC LIMIT 1 OFFSET ${FILE_CHANGES_KEPT - 1})`);
-  const page = db.prepare(`SELECT id, at, actor, operation, path, to_path, bytes FROM file_changes
+  const page = db.prepare<unknown[], Row>(`SELECT id, at, actor, operation, path, to_path, bytes FROM file_changes
     WHERE server_id = @server_id AND (@after IS NULL OR id < @after) ORDER BY id DESC LIMIT @limit`);
   const record = db.transaction((serverId: string, actor: Actor, change: Pick<FileChange, 'operation' | 'path' | 'to' | 'bytes'>) => {
     const now = clock.now();
@@ -35,10 +35,10 @@ export function createFileChangesRepo(db: Db, clock: Clock) {
     trim.run(serverId, serverId);
   });
   return {
-    record: (serverId: string, actor: Actor, change: Pick<FileChange, 'operation' | 'path' | 'to' | 'bytes'>) => void record(serverId, actor, change),
+    record: (serverId: string, actor: Actor, change: Pick<FileChange, 'operation' | 'path' | 'to' | 'bytes'>) => record(serverId, actor, change),
     /** A page, newest first, each actor as `viewer` may see it (a token id only to its own account). */
     list(serverId: string, viewer: string, limit: number, after: string | null): { data: FileChange[]; hasMore: boolean } {
-      const rows = page.all({ server_id: serverId, after, limit: limit + 1 }) as Row[];
+      const rows = page.all({ server_id: serverId, after, limit: limit + 1 });
       const data = rows.slice(0, limit).map((r) => ({
         id: r.id, at: r.at, actor: actorFor(JSON.parse(r.actor) as Actor, viewer), operation: r.operation, path: r.path, to: r.to_path, bytes: r.bytes,
       }));

@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { quotaExceeded } from '../errors';
@@ -43,23 +43,23 @@ type Statements = ReturnType<typeof statements>;
 /** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
 function statements(db: Db) {
   return {
-    server: db.prepare('SELECT user_id, state, keep_backups FROM servers WHERE id = ?'),
-    kept: db.prepare('SELECT COUNT(*) FROM kept_backups WHERE user_id = ?').pluck(),
+    server: db.prepare<unknown[], { user_id: string; state: string; keep_backups: 0 | 1 }>('SELECT user_id, state, keep_backups FROM servers WHERE id = ?'),
+    kept: db.prepare<unknown[], number>('SELECT COUNT(*) FROM kept_backups WHERE user_id = ?').pluck(),
     // Ready backups of the user's servers that will be kept once their removal ends (not yet copied: a removal
     // past its transfer still has the rows, and they count once, as kept).
-    promised: db.prepare(`SELECT COUNT(*) FROM backups b JOIN servers s ON s.id = b.server_id
+    promised: db.prepare<unknown[], number>(`SELECT COUNT(*) FROM backups b JOIN servers s ON s.id = b.server_id
       WHERE s.user_id = ? AND s.keep_backups = 1 AND b.status = 'ready'
         AND NOT EXISTS (SELECT 1 FROM kept_backups k WHERE k.id = b.id)`).pluck(),
-    ready: db.prepare(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND status = 'ready'`).pluck(),
+    ready: db.prepare<unknown[], number>(`SELECT COUNT(*) FROM backups WHERE server_id = ? AND status = 'ready'`).pluck(),
     transfer: db.prepare(`INSERT OR IGNORE INTO kept_backups
         (id, user_id, server_id, server_name, version, name, automatic, size_bytes, sha256, created_at, finished_at, kept_at)
       SELECT b.id, s.user_id, s.id, s.name, s.version, b.name, b.automatic, b.size_bytes, b.sha256, b.created_at, b.finished_at, ?
       FROM backups b JOIN servers s ON s.id = b.server_id WHERE s.id = ? AND s.keep_backups = 1 AND b.status = 'ready'`),
-    ofServer: db.prepare('SELECT id FROM kept_backups WHERE server_id = ? ORDER BY id').pluck(),
-    get: db.prepare('SELECT * FROM kept_backups WHERE user_id = ? AND id = ?'),
+    ofServer: db.prepare<unknown[], string>('SELECT id FROM kept_backups WHERE server_id = ? ORDER BY id').pluck(),
+    get: db.prepare<unknown[], KeptRow>('SELECT * FROM kept_backups WHERE user_id = ? AND id = ?'),
     // A kept backup of the owner of this server (a restore into it).
-    forServer: db.prepare('SELECT k.* FROM kept_backups k JOIN servers s ON s.user_id = k.user_id WHERE s.id = ? AND k.id = ?'),
-    page: db.prepare('SELECT * FROM kept_backups WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    forServer: db.prepare<unknown[], KeptRow>('SELECT k.* FROM kept_backups k JOIN servers s ON s.user_id = k.user_id WHERE s.id = ? AND k.id = ?'),
+    page: db.prepare<unknown[], KeptRow>('SELECT * FROM kept_backups WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
     remove: db.prepare('DELETE FROM kept_backups WHERE user_id = ? AND id = ?'),
   };
 }
@@ -75,10 +75,10 @@ function keeping(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWrite
      */
     promise(serverId: string, perUser: number): void {
       db.transaction(() => {
-        const server = st.server.get(serverId) as { user_id: string; state: string; keep_backups: 0 | 1 } | undefined;
+        const server = st.server.get(serverId);
         if (!server || server.state === 'deleting' || server.keep_backups === 1) return;
-        const used = (st.kept.get(server.user_id) as number) + (st.promised.get(server.user_id) as number);
-        const more = st.ready.get(serverId) as number;
+        const used = required(st.kept.get(server.user_id)) + required(st.promised.get(server.user_id));
+        const more = required(st.ready.get(serverId));
         if (used + more > perUser) {
           throw quotaExceeded('kept_backups', perUser, used,
             `Keeping this server's ${more} ready backups would take your account past ${perUser} kept backups (it keeps ${used}); ` +
@@ -95,7 +95,7 @@ function keeping(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWrite
     transfer(serverId: string): string[] {
       return db.transaction(() => {
         st.transfer.run(iso(clock.now()), serverId);
-        return st.ofServer.all(serverId) as string[];
+        return st.ofServer.all(serverId);
       })();
     },
   };
@@ -105,22 +105,22 @@ function keeping(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWrite
 function keptBackups(db: Db, st: Statements, events: Pick<EventsRepo, 'raise'>) {
   return {
     get: (userId: string, id: string): KeptBackup | undefined => {
-      const row = st.get.get(userId, id) as KeptRow | undefined;
+      const row = st.get.get(userId, id);
       return row && toKept(row);
     },
     /** The kept backup `id`, if the owner of `serverId` kept it. */
     forServer: (serverId: string, id: string): KeptBackup | undefined => {
-      const row = st.forServer.get(serverId, id) as KeptRow | undefined;
+      const row = st.forServer.get(serverId, id);
       return row && toKept(row);
     },
     page(userId: string, opts: { limit: number; startingAfter?: string }): { data: KeptBackup[]; has_more: boolean } {
-      const rows = st.page.all(userId, opts.startingAfter ?? '', opts.limit + 1) as KeptRow[];
+      const rows = st.page.all(userId, opts.startingAfter ?? '', opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toKept), has_more: rows.length > opts.limit };
     },
     /** Deletes the row with its `backup.deleted` event, one transaction; false if there was none. */
     remove: (userId: string, id: string): boolean =>
       db.transaction(() => {
-        const row = st.get.get(userId, id) as KeptRow | undefined;
+        const row = st.get.get(userId, id);
         if (!row || st.remove.run(userId, id).changes === 0) return false;
         // The account's own: its server is gone, and with it every membership (docs/architecture.md "Sharing").
         const backup = {

@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -54,19 +54,19 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO members (id, server_id, email, permissions, created_at, updated_at)
       VALUES (@id, @server_id, @email, @permissions, @created_at, @created_at)`),
-    get: db.prepare(`SELECT ${columns} FROM members m WHERE m.server_id = ? AND m.id = ?`),
-    page: db.prepare(`SELECT ${columns} FROM members m WHERE m.server_id = ? AND m.id > ? ORDER BY m.id LIMIT ?`),
+    get: db.prepare<unknown[], MemberRow>(`SELECT ${columns} FROM members m WHERE m.server_id = ? AND m.id = ?`),
+    page: db.prepare<unknown[], MemberRow>(`SELECT ${columns} FROM members m WHERE m.server_id = ? AND m.id > ? ORDER BY m.id LIMIT ?`),
     byEmail: db.prepare('SELECT 1 FROM members WHERE server_id = ? AND email = ?').pluck(),
-    count: db.prepare('SELECT COUNT(*) FROM members WHERE server_id = ?').pluck(),
-    ownerEmail: db.prepare('SELECT u.email FROM servers s JOIN users u ON u.id = s.user_id WHERE s.id = ?').pluck(),
+    count: db.prepare<unknown[], number>('SELECT COUNT(*) FROM members WHERE server_id = ?').pluck(),
+    ownerEmail: db.prepare<unknown[], string>('SELECT u.email FROM servers s JOIN users u ON u.id = s.user_id WHERE s.id = ?').pluck(),
     update: db.prepare('UPDATE members SET permissions = ?, updated_at = ? WHERE server_id = ? AND id = ?'),
     remove: db.prepare('DELETE FROM members WHERE server_id = ? AND id = ?'),
-    owner: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
-    membership: db.prepare(`SELECT m.id, m.permissions, m.accepted_at FROM members m JOIN users u ON u.email = m.email
+    owner: db.prepare<unknown[], string>('SELECT user_id FROM servers WHERE id = ?').pluck(),
+    membership: db.prepare<unknown[], { id: string; permissions: string; accepted_at: string | null }>(`SELECT m.id, m.permissions, m.accepted_at FROM members m JOIN users u ON u.email = m.email
       WHERE m.server_id = ? AND u.id = ?`),
     accept: db.prepare('UPDATE members SET accepted_at = ? WHERE id = ? AND accepted_at IS NULL'),
     // The stream sweep: which of these (user, server, permission) still hold (the owner, or a member with it).
-    holds: db.prepare(`SELECT value FROM json_each(@pairs) p WHERE EXISTS (SELECT 1 FROM servers s
+    holds: db.prepare<unknown[], string>(`SELECT value FROM json_each(@pairs) p WHERE EXISTS (SELECT 1 FROM servers s
       WHERE s.id = json_extract(p.value, '$[1]') AND s.state != 'deleting' AND (s.user_id = json_extract(p.value, '$[0]')
         OR EXISTS (SELECT 1 FROM members m JOIN users u ON u.email = m.email
           WHERE m.server_id = s.id AND u.id = json_extract(p.value, '$[0]')
@@ -77,7 +77,7 @@ function statements(db: Db) {
 
 /** The server's member by id; member_not_found when it has none by that id. */
 function memberOf(st: Statements, serverId: string, id: string): Member {
-  const row = st.get.get(serverId, id) as MemberRow | undefined;
+  const row = st.get.get(serverId, id);
   if (!row) throw new AppError('member_not_found', `There is no member ${id} of this server.`);
   return toMember(row);
 }
@@ -91,18 +91,18 @@ function memberEdits(db: Db, st: Statements, clock: Clock, events: Pick<EventsRe
      */
     create(serverId: string, email: string, permissions: MemberPermission[], perServer: number): Member {
       return db.transaction(() => {
-        const owner = st.ownerEmail.get(serverId) as string;
+        const owner = required(st.ownerEmail.get(serverId));
         if (owner.toLowerCase() === email.toLowerCase()) {
           const detail = 'is the server owner\'s own email';
           throw new AppError('validation_failed', `The server cannot be shared with its owner: the email ${detail}.`, [{ pointer: '/body/email', detail }]);
         }
         if (st.byEmail.get(serverId, email)) throw new AppError('member_exists', `${email} is already a member of this server; change their permissions instead.`);
-        const used = st.count.get(serverId) as number;
+        const used = required(st.count.get(serverId));
         if (used >= perServer) throw quotaExceeded('members', perServer, used, `The server has ${used} members, the most allowed; remove one first.`);
         const now = clock.now();
         const id = newId('mem', now);
         st.insert.run({ id, server_id: serverId, email, permissions: JSON.stringify(permissions), created_at: iso(now) });
-        const member = toMember(st.get.get(serverId, id) as MemberRow);
+        const member = toMember(required(st.get.get(serverId, id)));
         events.raise('member.added', { member }, { serverId });
         return member;
       }).immediate();
@@ -111,7 +111,7 @@ function memberEdits(db: Db, st: Statements, clock: Clock, events: Pick<EventsRe
     get: (serverId: string, id: string): Member => memberOf(st, serverId, id),
 
     page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Member[]; has_more: boolean } {
-      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as MemberRow[];
+      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toMember), has_more: rows.length > opts.limit };
     },
 
@@ -147,10 +147,10 @@ function standings(st: Statements, clock: Clock) {
   return {
     /** The caller's standing on the server, or undefined when it is neither theirs nor shared with them (or gone). */
     standing(serverId: string, userId: string): Standing | undefined {
-      const ownerId = st.owner.get(serverId) as string | undefined;
+      const ownerId = st.owner.get(serverId);
       if (ownerId === undefined) return undefined;
       if (ownerId === userId) return { ownerId, role: 'owner', permissions: [...ALL_PERMISSIONS] };
-      const m = st.membership.get(serverId, userId) as { id: string; permissions: string; accepted_at: string | null } | undefined;
+      const m = st.membership.get(serverId, userId);
       if (!m) return undefined;
       return { ownerId, role: 'member', permissions: JSON.parse(m.permissions) as MemberPermission[], member: { id: m.id, accepted: m.accepted_at !== null } };
     },
@@ -166,7 +166,7 @@ function standings(st: Statements, clock: Clock) {
      * open streams, src/http/sse.ts).
      */
     holding(pairs: Array<[string, string, string]>): Set<string> {
-      return new Set(st.holds.all({ pairs: JSON.stringify(pairs) }) as string[]);
+      return new Set(st.holds.all({ pairs: JSON.stringify(pairs) }));
     },
   };
 }

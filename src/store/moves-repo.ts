@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -61,12 +61,12 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO server_moves (id, server_id, from_node, to_node, status, created_at, updated_at)
       VALUES (?, ?, ?, ?, 'pending', ?, ?)`),
-    get: db.prepare('SELECT * FROM server_moves WHERE id = ?'),
-    open: db.prepare(`SELECT * FROM server_moves WHERE status IN ('pending', 'copying', 'switched') ORDER BY id`),
-    openOf: db.prepare(`SELECT * FROM server_moves WHERE server_id = ? AND status IN ('pending', 'copying', 'switched')`),
-    leftovers: db.prepare('SELECT * FROM server_moves WHERE leftover IS NOT NULL ORDER BY id'),
-    server: db.prepare('SELECT user_id, plan, state, node FROM servers WHERE id = ?'),
-    view: db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck(),
+    get: db.prepare<unknown[], MoveRow>('SELECT * FROM server_moves WHERE id = ?'),
+    open: db.prepare<unknown[], MoveRow>(`SELECT * FROM server_moves WHERE status IN ('pending', 'copying', 'switched') ORDER BY id`),
+    openOf: db.prepare<unknown[], MoveRow>(`SELECT * FROM server_moves WHERE server_id = ? AND status IN ('pending', 'copying', 'switched')`),
+    leftovers: db.prepare<unknown[], MoveRow>('SELECT * FROM server_moves WHERE leftover IS NOT NULL ORDER BY id'),
+    server: db.prepare<unknown[], { user_id: string; plan: string; state: string; node: string | null }>('SELECT user_id, plan, state, node FROM servers WHERE id = ?'),
+    view: db.prepare<unknown[], string>(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck(),
     begin: db.prepare(`UPDATE server_moves SET status = 'copying', was_running = COALESCE(was_running, ?), updated_at = ?
       WHERE id = ? AND status IN ('pending', 'copying')`),
     switched: db.prepare(`UPDATE server_moves SET status = 'switched', bytes = ?, leftover = from_node, updated_at = ? WHERE id = ?`),
@@ -80,15 +80,15 @@ function statements(db: Db) {
 /** Reading moves: one by id (also how the request and the steps return a move after writing it), and the lists. */
 function moveReads(st: Statements) {
   const get: GetMove = (id) => {
-    const row = st.get.get(id) as MoveRow | undefined;
+    const row = st.get.get(id);
     return row && toMove(row);
   };
   return {
     get,
     /** Moves not yet done or failed, oldest first (the runtime carries them out, also after a restart). */
-    open: (): Move[] => (st.open.all() as MoveRow[]).map(toMove),
+    open: (): Move[] => st.open.all().map(toMove),
     /** Moves whose leftover volume is still to be removed. */
-    leftovers: (): Move[] => (st.leftovers.all() as MoveRow[]).map(toMove),
+    leftovers: (): Move[] => st.leftovers.all().map(toMove),
   };
 }
 
@@ -102,7 +102,7 @@ function moveRequests(db: Db, st: Statements, clock: Clock, nodes: Nodes, memory
      */
     request(serverId: string, to: string): { move: Move } | { refused: string } {
       return db.transaction((): { move: Move } | { refused: string } => {
-        const server = st.server.get(serverId) as { plan: string; state: string; node: string | null } | undefined;
+        const server = st.server.get(serverId);
         if (!server) return { refused: `There is no server ${serverId}.` };
         if (server.node === null) return { refused: `Server ${serverId} is on no node; moves need RUNTIME=docker and its nodes.` };
         if (server.state === 'deleting') return { refused: `Server ${serverId} is being deleted.` };
@@ -114,7 +114,7 @@ function moveRequests(db: Db, st: Statements, clock: Clock, nodes: Nodes, memory
         const id = newId('mov', clock.now());
         const now = iso(clock.now());
         st.insert.run(id, serverId, server.node, to, now, now);
-        return { move: get(id)! };
+        return { move: required(get(id)) };
       }).immediate();
     },
   };
@@ -144,12 +144,12 @@ function moveSteps(
     switchOver(id: string, bytes: number): { address: { host: string; port: number } } | { refused: string } {
       return db.transaction((): { address: { host: string; port: number } } | { refused: string } => {
         const move = get(id);
-        const server = move && (st.server.get(move.serverId) as { user_id: string; plan: string } | undefined);
+        const server = move && st.server.get(move.serverId);
         if (!move || !server || move.status !== 'copying') return { refused: 'the move or its server is gone' };
         const room = placement.nodes.placeOn(move.toNode, placement.memoryOf(server.plan));
         if ('refused' in room) return room;
         relocation.writes.relocate(move.serverId, room.place);
-        relocation.events.raise('server.updated', { server: parseServer(st.view.get(move.serverId) as string) }, { serverId: move.serverId });
+        relocation.events.raise('server.updated', { server: parseServer(required(st.view.get(move.serverId))) }, { serverId: move.serverId });
         st.switched.run(bytes, iso(clock.now()), id);
         return { address: { host: room.place.host, port: room.place.port } };
       }).immediate();

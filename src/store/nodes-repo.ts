@@ -19,6 +19,8 @@ export interface Node {
   draining: boolean;
   /** Since when its engine has not answered the service's checks; null while it answers. */
   unreachableSince: string | null;
+  /** Reached over mutual TLS with the material in DATA_DIR/nodes/<name>/ (node-certs.ts; migration 039). */
+  tls: boolean;
   createdAt: string;
 }
 
@@ -37,6 +39,7 @@ interface NodeRow {
   port_high: number;
   draining: number;
   unreachable_since: string | null;
+  tls: number;
   created_at: string;
 }
 
@@ -48,13 +51,14 @@ const toNode = (r: NodeRow): Node => ({
   ports: [r.port_low, r.port_high],
   draining: r.draining === 1,
   unreachableSince: r.unreachable_since,
+  tls: r.tls === 1,
   createdAt: r.created_at,
 });
 
 /** The node every server of RUNTIME=docker is on while the operator has added none (README "Nodes"). */
 export const DEFAULT_NODE = 'local';
 
-export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt'>;
+export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt' | 'tls'> & { tls?: boolean };
 
 type Statements = ReturnType<typeof statements>;
 type NodeReads = ReturnType<typeof nodeReads>;
@@ -62,19 +66,19 @@ type NodeReads = ReturnType<typeof nodeReads>;
 /** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
 function statements(db: Db) {
   return {
-    all: db.prepare('SELECT * FROM nodes ORDER BY name'),
-    one: db.prepare('SELECT * FROM nodes WHERE name = ?'),
-    insert: db.prepare(`INSERT INTO nodes (name, docker_host, public_host, memory_mb, port_low, port_high, created_at)
-      VALUES (@name, @docker_host, @public_host, @memory_mb, @port_low, @port_high, @created_at)`),
+    all: db.prepare<unknown[], NodeRow>('SELECT * FROM nodes ORDER BY name'),
+    one: db.prepare<unknown[], NodeRow>('SELECT * FROM nodes WHERE name = ?'),
+    insert: db.prepare(`INSERT INTO nodes (name, docker_host, public_host, memory_mb, port_low, port_high, tls, created_at)
+      VALUES (@name, @docker_host, @public_host, @memory_mb, @port_low, @port_high, @tls, @created_at)`),
     drain: db.prepare('UPDATE nodes SET draining = ? WHERE name = ?'),
     lost: db.prepare('UPDATE nodes SET unreachable_since = ? WHERE name = ? AND unreachable_since IS NULL'),
     back: db.prepare('UPDATE nodes SET unreachable_since = NULL WHERE name = ?'),
     remove: db.prepare('DELETE FROM nodes WHERE name = ? AND NOT EXISTS (SELECT 1 FROM servers WHERE node = ?)'),
     // Kept by triggers on `servers` in every write's transaction (migration 026): no scan of the servers.
-    plansOn: db.prepare('SELECT node, plan, servers AS n FROM node_counts'),
-    nodeOf: db.prepare('SELECT node FROM servers WHERE id = ?').pluck(),
-    on: db.prepare("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
-    onWithPlans: db.prepare("SELECT id, plan FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id"),
+    plansOn: db.prepare<unknown[], { node: string; plan: string; n: number }>('SELECT node, plan, servers AS n FROM node_counts'),
+    nodeOf: db.prepare<unknown[], string | null>('SELECT node FROM servers WHERE id = ?').pluck(),
+    on: db.prepare<unknown[], string>("SELECT id FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id").pluck(),
+    onWithPlans: db.prepare<unknown[], { id: string; plan: string }>("SELECT id, plan FROM servers WHERE node = ? AND state != 'deleting' ORDER BY id"),
   };
 }
 
@@ -87,15 +91,15 @@ function room(node: Node, memoryMb: number, used: Map<string, NodeUse>): number 
 /** Reading the nodes, what their servers take, and which servers are on them. */
 function nodeReads(st: Statements, memoryOf: (plan: string) => number) {
   return {
-    list: (): Node[] => (st.all.all() as NodeRow[]).map(toNode),
+    list: (): Node[] => st.all.all().map(toNode),
     get(name: string): Node | undefined {
-      const row = st.one.get(name) as NodeRow | undefined;
+      const row = st.one.get(name);
       return row && toNode(row);
     },
     /** Each node's servers and plan memory, by node name. */
     use(): Map<string, NodeUse> {
       const byNode = new Map<string, NodeUse>();
-      for (const r of st.plansOn.all() as { node: string; plan: string; n: number }[]) {
+      for (const r of st.plansOn.all()) {
         const u = byNode.get(r.node) ?? { servers: 0, memoryMb: 0 };
         u.servers += r.n;
         u.memoryMb += r.n * memoryOf(r.plan);
@@ -105,14 +109,14 @@ function nodeReads(st: Statements, memoryOf: (plan: string) => number) {
     },
     /** The node a server is on; null in the local environment or when the server is gone. */
     nodeOf(serverId: string): string | null {
-      return (st.nodeOf.get(serverId) as string | null | undefined) ?? null;
+      return st.nodeOf.get(serverId) ?? null;
     },
     /** The servers on a node, except those being deleted. */
     serverIdsOn(name: string): string[] {
-      return st.on.all(name) as string[];
+      return st.on.all(name);
     },
     /** The same, with each server's plan (an evacuation picks each one's new node by its plan's memory). */
-    serversOn: (name: string): { id: string; plan: string }[] => st.onWithPlans.all(name) as { id: string; plan: string }[],
+    serversOn: (name: string): { id: string; plan: string }[] => st.onWithPlans.all(name),
   };
 }
 
@@ -145,8 +149,8 @@ function nodePlacement(st: Statements, ports: ReturnType<typeof portsIn>, reads:
       return place;
     },
     checkResize(serverId, fromMb, toMb) {
-      const name = st.nodeOf.get(serverId) as string | null | undefined;
-      const node = name ? (st.one.get(name) as NodeRow | undefined) : undefined;
+      const name = st.nodeOf.get(serverId);
+      const node = name ? st.one.get(name) : undefined;
       if (!node || toMb <= fromMb) return;
       const inUse = reads.use().get(node.name)?.memoryMb ?? 0;
       if (inUse - fromMb + toMb > node.memory_mb) {
@@ -183,7 +187,7 @@ function nodeWrites(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWr
     if (st.one.get(node.name)) return false;
     st.insert.run({
       name: node.name, docker_host: node.dockerHost, public_host: node.publicHost, memory_mb: node.memoryMb,
-      port_low: node.ports[0], port_high: node.ports[1], created_at: iso(clock.now()),
+      port_low: node.ports[0], port_high: node.ports[1], tls: node.tls ? 1 : 0, created_at: iso(clock.now()),
     });
     return true;
   }
@@ -210,7 +214,7 @@ function nodeWrites(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWr
      */
     ensureDefault(node: NewNode): void {
       db.transaction(() => {
-        if ((st.all.all() as NodeRow[]).length === 0) add(node);
+        if (st.all.all().length === 0) add(node);
         if (st.one.get(DEFAULT_NODE)) servers.placeUnplacedOn(DEFAULT_NODE);
       }).immediate();
     },

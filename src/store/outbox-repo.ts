@@ -1,10 +1,11 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { eventOf, type Event, type EventsRepo } from './events-repo';
 import type { DeliveryWrites } from './delivery-writes';
 import type { WebhookHealth } from './webhooks-repo';
 import { serviceActor } from '../actors';
+import type { components } from '../../generated/v1';
 
 /** A queue's head that is due (a due scan's row): which delivery, and whose, for the dispatcher's fair queue. */
 export interface DueHead {
@@ -38,7 +39,7 @@ interface DueRow {
   url: string;
   secret: string;
   event_id: string;
-  type: Event['type'];
+  type: components['schemas']['EventType'];
   server_id: string | null;
   data: string;
   created_at: string;
@@ -90,18 +91,18 @@ type Statements = ReturnType<typeof statements>;
 /** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
 function statements(db: Db) {
   return {
-    next: db.prepare(OUTBOX_SCANS.next).pluck(),
-    due: db.prepare(OUTBOX_SCANS.due),
+    next: db.prepare<unknown[], string | null>(OUTBOX_SCANS.next).pluck(),
+    due: db.prepare<unknown[], Pick<DueRow, 'seq' | 'webhook_id' | 'server_key' | 'user_id'>>(OUTBOX_SCANS.due),
     // One row, fresh: still pending (a disabled or deleted webhook's rows are not), with the webhook as it is now.
-    get: db.prepare(`SELECT d.seq, d.webhook_id, w.user_id, d.server_key, d.attempts, w.url, w.secret,
+    get: db.prepare<unknown[], DueRow>(`SELECT d.seq, d.webhook_id, w.user_id, d.server_key, d.attempts, w.url, w.secret,
         e.id AS event_id, e.type, e.server_id, e.data, e.created_at, e.actor
       FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.seq = d.event_seq
       WHERE d.seq = ? AND d.status = 'pending'`),
     // One queue's head, through deliveries_queue.
-    head: db.prepare(`SELECT seq, next_attempt_at FROM webhook_deliveries
+    head: db.prepare<unknown[], { seq: number; next_attempt_at: string }>(`SELECT seq, next_attempt_at FROM webhook_deliveries
       WHERE status = 'pending' AND webhook_id = ? AND server_key = ? ORDER BY seq LIMIT 1`),
     // The counts the triggers of migration 025 keep: one row per webhook read, never the deliveries.
-    byStatus: db.prepare(`SELECT COALESCE(SUM(pending), 0) AS pending, COALESCE(SUM(succeeded), 0) AS succeeded,
+    byStatus: db.prepare<unknown[], Record<'pending' | 'succeeded' | 'failed', number>>(`SELECT COALESCE(SUM(pending), 0) AS pending, COALESCE(SUM(succeeded), 0) AS succeeded,
       COALESCE(SUM(failed), 0) AS failed FROM webhooks`),
   };
 }
@@ -115,32 +116,32 @@ function outboxReads(st: Statements, clock: Clock) {
      */
     dueHeads(perWebhook: number): DueHead[] {
       const now = iso(clock.now());
-      const next = st.next.get() as string | null;
+      const next = st.next.get() ?? null;
       if (next === null || next > now) return [];
-      const rows = st.due.all({ now, per_webhook: perWebhook }) as Array<Pick<DueRow, 'seq' | 'webhook_id' | 'server_key' | 'user_id'>>;
+      const rows = st.due.all({ now, per_webhook: perWebhook });
       return rows.map((r) => ({ seq: r.seq, webhookId: r.webhook_id, userId: r.user_id, group: `${r.webhook_id}/${r.server_key}` }));
     },
 
     /** The delivery as it is now, or null when it is no longer pending. */
     get: (seq: number): DueDelivery | null => {
-      const row = st.get.get(seq) as DueRow | undefined;
+      const row = st.get.get(seq);
       return row ? toDue(row) : null;
     },
 
     /** The seq of the head of one webhook's queue for one server when it is due now, else null. */
     dueHead(webhookId: string, serverKey: string): number | null {
-      const row = st.head.get(webhookId, serverKey) as { seq: number; next_attempt_at: string } | undefined;
+      const row = st.head.get(webhookId, serverKey);
       return row && row.next_attempt_at <= iso(clock.now()) ? row.seq : null;
     },
 
     /** How many deliveries are in each status, all webhooks together (the operator's metrics: `pending` is the backlog). */
     countByStatus(): { status: string; count: number }[] {
-      const counts = st.byStatus.get() as Record<'pending' | 'succeeded' | 'failed', number>;
+      const counts = required(st.byStatus.get());
       return (['pending', 'succeeded', 'failed'] as const).map((status) => ({ status, count: counts[status] }));
     },
 
     /** When the earliest queue head is due (RFC 3339), or null when nothing is pending. */
-    nextDue: (): string | null => (st.next.get() as string | null) ?? null,
+    nextDue: (): string | null => st.next.get() ?? null,
   };
 }
 

@@ -44,7 +44,7 @@ const PROBES = 32;
  */
 export function portsIn(db: Db) {
   const taken = db.prepare('SELECT 1 FROM servers WHERE port = ?').pluck();
-  const used = db.prepare('SELECT port FROM servers WHERE port BETWEEN ? AND ? ORDER BY port').pluck();
+  const used = db.prepare<unknown[], number>('SELECT port FROM servers WHERE port BETWEEN ? AND ? ORDER BY port').pluck();
   return {
     /**
      * A free port drawn uniformly at random, or null when none is left. Not the lowest free one: sequential ports
@@ -58,7 +58,7 @@ export function portsIn(db: Db) {
         const port = low + crypto.randomInt(high - low + 1);
         if (taken.get(port) === undefined) return port;
       }
-      const ports = used.all(low, high) as number[];
+      const ports = used.all(low, high);
       const free = high - low + 1 - ports.length;
       if (free <= 0) return null;
       // The n-th free port: walk the used ports (ascending) and step over each one at or below the candidate.

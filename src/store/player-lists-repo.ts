@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { quotaExceeded } from '../errors';
@@ -19,26 +19,26 @@ export const MAX_LIST_ENTRIES = 1000;
  */
 export function createPlayerListsRepo(db: Db, clock: Clock) {
   const q = {
-    entries: db.prepare('SELECT name, added_at FROM player_list_entries WHERE server_id = ? AND list = ? ORDER BY added_at, name'),
-    count: db.prepare('SELECT COUNT(*) AS n FROM player_list_entries WHERE server_id = ? AND list = ?'),
-    has: db.prepare('SELECT name, added_at FROM player_list_entries WHERE server_id = ? AND list = ? AND name = ?'),
+    entries: db.prepare<unknown[], ListEntry>('SELECT name, added_at FROM player_list_entries WHERE server_id = ? AND list = ? ORDER BY added_at, name'),
+    count: db.prepare<unknown[], { n: number }>('SELECT COUNT(*) AS n FROM player_list_entries WHERE server_id = ? AND list = ?'),
+    has: db.prepare<unknown[], ListEntry>('SELECT name, added_at FROM player_list_entries WHERE server_id = ? AND list = ? AND name = ?'),
     add: db.prepare('INSERT INTO player_list_entries (server_id, list, name, added_at) VALUES (?, ?, ?, ?)'),
     remove: db.prepare('DELETE FROM player_list_entries WHERE server_id = ? AND list = ? AND name = ?'),
-    enabled: db.prepare('SELECT enabled FROM player_list_switches WHERE server_id = ? AND list = ?'),
+    enabled: db.prepare<unknown[], { enabled: number }>('SELECT enabled FROM player_list_switches WHERE server_id = ? AND list = ?'),
     setEnabled: db.prepare(`INSERT INTO player_list_switches (server_id, list, enabled) VALUES (?, ?, ?)
       ON CONFLICT (server_id, list) DO UPDATE SET enabled = excluded.enabled`),
   };
   return {
-    entries: (serverId: string, list: ListName): ListEntry[] => q.entries.all(serverId, list) as ListEntry[],
+    entries: (serverId: string, list: ListName): ListEntry[] => q.entries.all(serverId, list),
     /**
      * Adds a name (the existing entry if it is there already, whatever its case); quota_exceeded past
      * MAX_LIST_ENTRIES. The count and the insert are one transaction.
      */
     add(serverId: string, list: ListName, name: string): { entry: ListEntry; added: boolean } {
       return db.transaction(() => {
-        const existing = q.has.get(serverId, list, name) as ListEntry | undefined;
+        const existing = q.has.get(serverId, list, name);
         if (existing) return { entry: existing, added: false };
-        const used = (q.count.get(serverId, list) as { n: number }).n;
+        const used = required(q.count.get(serverId, list)).n;
         if (used >= MAX_LIST_ENTRIES) {
           throw quotaExceeded('player_list_entries', MAX_LIST_ENTRIES, used, `A list holds at most ${MAX_LIST_ENTRIES} names.`);
         }
@@ -49,7 +49,7 @@ export function createPlayerListsRepo(db: Db, clock: Clock) {
     },
     /** True if the name was on the list (whatever its case). */
     remove: (serverId: string, list: ListName, name: string): boolean => q.remove.run(serverId, list, name).changes > 0,
-    enabled: (serverId: string, list: ListName): boolean => (q.enabled.get(serverId, list) as { enabled: number } | undefined)?.enabled === 1,
+    enabled: (serverId: string, list: ListName): boolean => q.enabled.get(serverId, list)?.enabled === 1,
     setEnabled: (serverId: string, list: ListName, on: boolean): void => void q.setEnabled.run(serverId, list, on ? 1 : 0),
   };
 }

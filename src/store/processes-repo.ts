@@ -18,13 +18,13 @@ export function createProcessesRepo(db: Db, clock: Clock) {
   const q = {
     record: db.prepare('INSERT OR REPLACE INTO runtime_processes (server_id, pid, cmdline, started_at) VALUES (?, ?, ?, ?)'),
     forget: db.prepare('DELETE FROM runtime_processes WHERE server_id = ? AND pid = ?'),
-    all: db.prepare('SELECT server_id, pid, cmdline FROM runtime_processes'),
+    all: db.prepare<unknown[], { server_id: string; pid: number; cmdline: string }>('SELECT server_id, pid, cmdline FROM runtime_processes'),
   };
   return {
     record: (p: ProcessRecord): void => void q.record.run(p.serverId, p.pid, p.cmdline.join('\0'), iso(clock.now())),
     forget: (serverId: string, pid: number): void => void q.forget.run(serverId, pid),
     all: (): ProcessRecord[] =>
-      (q.all.all() as { server_id: string; pid: number; cmdline: string }[]).map((r) => ({
+      q.all.all().map((r) => ({
         serverId: r.server_id,
         pid: r.pid,
         cmdline: r.cmdline.split('\0'),

@@ -39,15 +39,15 @@ type Statements = ReturnType<typeof statements>;
 /** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
 function statements(db: Db) {
   return {
-    own: db.prepare('SELECT servers, running, memory_mb FROM user_quotas WHERE user_id = ?'),
+    own: db.prepare<unknown[], OverrideRow>('SELECT servers, running, memory_mb FROM user_quotas WHERE user_id = ?'),
     save: db.prepare(`INSERT INTO user_quotas (user_id, servers, running, memory_mb, updated_at)
       VALUES (@user_id, @servers, @running, @memory_mb, @updated_at)
       ON CONFLICT (user_id) DO UPDATE SET servers = excluded.servers, running = excluded.running,
         memory_mb = excluded.memory_mb, updated_at = excluded.updated_at`),
     drop: db.prepare('DELETE FROM user_quotas WHERE user_id = ?'),
     // The account's counters (migration 026), one row per plan, kept by triggers in every servers write's transaction.
-    byPlan: db.prepare('SELECT plan, servers AS n, running FROM server_counts WHERE user_id = ?'),
-    server: db.prepare(`SELECT user_id, ${RUNNING} AS running FROM servers WHERE id = ?`),
+    byPlan: db.prepare<unknown[], { plan: string; n: number; running: number }>('SELECT plan, servers AS n, running FROM server_counts WHERE user_id = ?'),
+    server: db.prepare<unknown[], { user_id: string; running: number }>(`SELECT user_id, ${RUNNING} AS running FROM servers WHERE id = ?`),
   };
 }
 
@@ -58,7 +58,7 @@ function quotaReads(st: Statements, settings: QuotaSettings) {
   const memoryOf = (plan: string) => settings.plans.find((p) => p.id === plan)?.memory_mb ?? 0;
 
   function overrides(userId: string): QuotaOverrides {
-    const row = st.own.get(userId) as OverrideRow | undefined;
+    const row = st.own.get(userId);
     return row ? Object.fromEntries(quotaNames.filter((k) => row[k] !== null).map((k) => [k, row[k]])) : {};
   }
 
@@ -68,7 +68,7 @@ function quotaReads(st: Statements, settings: QuotaSettings) {
 
   function usage(userId: string): QuotaLimits {
     const used: QuotaLimits = { servers: 0, running: 0, memory_mb: 0 };
-    for (const row of st.byPlan.all(userId) as Array<{ plan: string; n: number; running: number }>) {
+    for (const row of st.byPlan.all(userId)) {
       used.servers += row.n;
       used.running += row.running;
       used.memory_mb += row.n * memoryOf(row.plan);
@@ -114,7 +114,7 @@ function quotaChecks(st: Statements, { memoryOf, limits, usage }: Reads) {
      * the owner's: a member who asks is told so, and that the owner can make room (issue 39 §4).
      */
     checkStart(serverId: string, requester: string): void {
-      const server = st.server.get(serverId) as { user_id: string; running: number } | undefined;
+      const server = st.server.get(serverId);
       if (!server || server.running) return;
       const limit = limits(server.user_id).running;
       const used = usage(server.user_id).running;

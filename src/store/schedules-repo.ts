@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -12,7 +12,7 @@ export type Schedule = Omit<components['schemas']['Schedule'], 'tasks'> & { task
 type MemberPermission = components['schemas']['MemberPermission'];
 export type ScheduleRun = components['schemas']['ScheduleRun'];
 export type TaskOutcome = components['schemas']['TaskOutcome'];
-export type RunTrigger = ScheduleRun['trigger'];
+export type RunTrigger = components['schemas']['ScheduleRunTrigger'];
 
 /** A schedule's fields as stored (the API's, checked by the runtime's schedules, src/runtime/services/schedules.ts). */
 export type ScheduleFields = Pick<Schedule, 'name' | 'cron' | 'time_zone' | 'enabled' | 'only_when' | 'tasks'>;
@@ -46,7 +46,7 @@ interface RunRow {
   schedule_id: string;
   server_id: string;
   trigger: RunTrigger;
-  status: ScheduleRun['status'];
+  status: components['schemas']['ScheduleRunStatus'];
   due_at: string | null;
   started_at: string;
   finished_at: string | null;
@@ -110,17 +110,17 @@ function statements(db: Db) {
     update: db.prepare(`UPDATE schedules SET name = @name, cron = @cron, time_zone = @time_zone, enabled = @enabled,
       only_when = @only_when, tasks = @tasks, next_run_at = @next_run_at, updated_by = @author, disabled_reason = NULL, updated_at = @updated_at WHERE id = @id`),
     disable: db.prepare(`UPDATE schedules SET enabled = 0, next_run_at = NULL, disabled_reason = ? WHERE id = ? AND enabled = 1`),
-    enabledOf: db.prepare('SELECT * FROM schedules WHERE server_id = ? AND enabled = 1 ORDER BY id'),
-    get: db.prepare('SELECT * FROM schedules WHERE server_id = ? AND id = ?'),
-    byId: db.prepare('SELECT * FROM schedules WHERE id = ?'),
-    page: db.prepare('SELECT * FROM schedules WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
-    count: db.prepare('SELECT COUNT(*) FROM schedules WHERE server_id = ?').pluck(),
+    enabledOf: db.prepare<unknown[], ScheduleRow>('SELECT * FROM schedules WHERE server_id = ? AND enabled = 1 ORDER BY id'),
+    get: db.prepare<unknown[], ScheduleRow>('SELECT * FROM schedules WHERE server_id = ? AND id = ?'),
+    byId: db.prepare<unknown[], ScheduleRow>('SELECT * FROM schedules WHERE id = ?'),
+    page: db.prepare<unknown[], ScheduleRow>('SELECT * FROM schedules WHERE server_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    count: db.prepare<unknown[], number>('SELECT COUNT(*) FROM schedules WHERE server_id = ?').pluck(),
     remove: db.prepare('DELETE FROM schedules WHERE server_id = ? AND id = ?'),
-    due: db.prepare(`SELECT sc.* FROM schedules sc JOIN servers s ON s.id = sc.server_id
+    due: db.prepare<unknown[], ScheduleRow>(`SELECT sc.* FROM schedules sc JOIN servers s ON s.id = sc.server_id
       WHERE sc.next_run_at IS NOT NULL AND sc.next_run_at <= ? AND s.state != 'deleting' ORDER BY sc.next_run_at`),
     setNext: db.prepare('UPDATE schedules SET next_run_at = ? WHERE id = ?'),
     running: db.prepare(`SELECT id FROM schedule_runs WHERE schedule_id = ? AND status = 'running'`).pluck(),
-    allRunning: db.prepare(`SELECT * FROM schedule_runs WHERE status = 'running'`),
+    allRunning: db.prepare<unknown[], RunRow>(`SELECT * FROM schedule_runs WHERE status = 'running'`),
     insertRun: db.prepare(`INSERT INTO schedule_runs (id, schedule_id, server_id, trigger, status, due_at, started_at, finished_at, detail, tasks)
       VALUES (@id, @schedule_id, @server_id, @trigger, @status, @due_at, @started_at, @finished_at, @detail, @tasks)`),
     prune: db.prepare(`DELETE FROM schedule_runs WHERE schedule_id = @schedule_id AND id NOT IN
@@ -128,16 +128,16 @@ function statements(db: Db) {
     runTasks: db.prepare('UPDATE schedule_runs SET tasks = ? WHERE id = ?'),
     endRun: db.prepare(`UPDATE schedule_runs SET status = @status, detail = @detail, tasks = @tasks, finished_at = @finished_at
       WHERE id = @id AND status = 'running'`),
-    run: db.prepare('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? AND id = ?'),
-    runById: db.prepare('SELECT * FROM schedule_runs WHERE id = ?'),
-    runsFirst: db.prepare('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? ORDER BY id DESC LIMIT ?'),
-    runsAfter: db.prepare('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+    run: db.prepare<unknown[], RunRow>('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? AND id = ?'),
+    runById: db.prepare<unknown[], RunRow>('SELECT * FROM schedule_runs WHERE id = ?'),
+    runsFirst: db.prepare<unknown[], RunRow>('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? ORDER BY id DESC LIMIT ?'),
+    runsAfter: db.prepare<unknown[], RunRow>('SELECT * FROM schedule_runs WHERE server_id = ? AND schedule_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
   };
 }
 
 /** The server's schedule by id; schedule_not_found when it has none by that id. */
 function scheduleOf(st: Statements, serverId: string, id: string): Schedule {
-  const row = st.get.get(serverId, id) as ScheduleRow | undefined;
+  const row = st.get.get(serverId, id);
   if (!row) throw notFound(id);
   return toSchedule(row);
 }
@@ -155,7 +155,7 @@ function scheduleEdits(db: Db, st: Statements, clock: Clock, events: Pick<Events
     create(serverId: string, author: string, fields: ScheduleFields, nextRunAt: string | null, limits: ScheduleLimits): Schedule {
       if (fields.tasks.length > limits.tasksPerSchedule) throw tooManyTasks(fields.tasks.length, limits.tasksPerSchedule);
       return db.transaction(() => {
-        const used = st.count.get(serverId) as number;
+        const used = required(st.count.get(serverId));
         if (used >= limits.perServer) {
           throw quotaExceeded('schedules', limits.perServer, used, `The server has ${used} schedules, the most allowed; delete one first.`);
         }
@@ -184,7 +184,7 @@ function scheduleEdits(db: Db, st: Statements, clock: Clock, events: Pick<Events
     disable(id: string, reason: string): boolean {
       return db.transaction(() => {
         if (st.disable.run(reason.slice(0, 500), id).changes === 0) return false;
-        const schedule = toSchedule(st.byId.get(id) as ScheduleRow);
+        const schedule = toSchedule(required(st.byId.get(id)));
         events.raise('schedule.disabled', { schedule }, { serverId: schedule.server_id });
         return true;
       })();
@@ -203,13 +203,13 @@ function scheduleReads(st: Statements) {
     get: (serverId: string, id: string): Schedule => scheduleOf(st, serverId, id),
 
     page(serverId: string, opts: { limit: number; startingAfter?: string }): { data: Schedule[]; has_more: boolean } {
-      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1) as ScheduleRow[];
+      const rows = st.page.all(serverId, opts.startingAfter ?? '', opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toSchedule), has_more: rows.length > opts.limit };
     },
 
     /** The task types of the server's schedule, or undefined when it has none by that id (the access check). */
     taskTypes(serverId: string, id: string): string[] | undefined {
-      const row = st.get.get(serverId, id) as ScheduleRow | undefined;
+      const row = st.get.get(serverId, id);
       return row && (JSON.parse(row.tasks) as ScheduleTask[]).map((t) => t.type);
     },
 
@@ -217,10 +217,10 @@ function scheduleReads(st: Statements) {
     exists: (id: string): boolean => st.byId.get(id) !== undefined,
 
     /** The enabled schedules whose next time is at or before `now` (RFC 3339), on servers not being deleted. */
-    due: (now: string): Schedule[] => (st.due.all(now) as ScheduleRow[]).map(toSchedule),
+    due: (now: string): Schedule[] => st.due.all(now).map(toSchedule),
 
     /** The server's enabled schedules (to find those a change of its members leaves unable to run). */
-    enabled: (serverId: string): Schedule[] => (st.enabledOf.all(serverId) as ScheduleRow[]).map(toSchedule),
+    enabled: (serverId: string): Schedule[] => st.enabledOf.all(serverId).map(toSchedule),
 
     /** Whether a run of the schedule is under way (a run never overlaps its schedule's previous one). */
     isRunning: (scheduleId: string): boolean => st.running.get(scheduleId) !== undefined,
@@ -269,17 +269,17 @@ function scheduleRuns(db: Db, st: Statements, clock: Clock, events: Pick<EventsR
       db.transaction(() => {
         const ended = st.endRun.run({ id: runId, status, detail: detail?.slice(0, 500) ?? null, tasks: JSON.stringify(tasks), finished_at: iso(clock.now()) });
         if (ended.changes === 0) return;
-        const run = toRun(st.runById.get(runId) as RunRow);
-        const schedule = toSchedule(st.byId.get(run.schedule_id) as ScheduleRow);
+        const run = toRun(required(st.runById.get(runId)));
+        const schedule = toSchedule(required(st.byId.get(run.schedule_id)));
         events.raise(status === 'failed' ? 'schedule.failed' : 'schedule.ran', { schedule, run }, { serverId: run.server_id });
       })();
     },
 
     /** The runs a previous service life left `running`: at boot they end `failed`. */
-    interrupted: (): ScheduleRun[] => (st.allRunning.all() as RunRow[]).map(toRun),
+    interrupted: (): ScheduleRun[] => st.allRunning.all().map(toRun),
 
     run(serverId: string, scheduleId: string, runId: string): ScheduleRun {
-      const row = st.run.get(serverId, scheduleId, runId) as RunRow | undefined;
+      const row = st.run.get(serverId, scheduleId, runId);
       if (!row) throw new AppError('schedule_run_not_found', `There is no run ${runId} of schedule ${scheduleId}.`);
       return toRun(row);
     },
@@ -287,9 +287,9 @@ function scheduleRuns(db: Db, st: Statements, clock: Clock, events: Pick<EventsR
     /** A page of the schedule's runs, newest first (`startingAfter`: the last run of the previous page). */
     runs(serverId: string, scheduleId: string, opts: { limit: number; startingAfter?: string }): { data: ScheduleRun[]; has_more: boolean } {
       scheduleOf(st, serverId, scheduleId);
-      const rows = (opts.startingAfter
+      const rows = opts.startingAfter
         ? st.runsAfter.all(serverId, scheduleId, opts.startingAfter, opts.limit + 1)
-        : st.runsFirst.all(serverId, scheduleId, opts.limit + 1)) as RunRow[];
+        : st.runsFirst.all(serverId, scheduleId, opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toRun), has_more: rows.length > opts.limit };
     },
   };

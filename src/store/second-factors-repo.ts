@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 
@@ -52,7 +52,7 @@ type Statements = ReturnType<typeof statements>;
 /** The repository's statements, prepared once (docs/conventions.md "Code layout"). */
 function statements(db: Db) {
   return {
-    totp: db.prepare('SELECT secret, confirmed_at, last_step FROM totp_secrets WHERE user_id = ?'),
+    totp: db.prepare<unknown[], { secret: string; confirmed_at: string | null; last_step: number }>('SELECT secret, confirmed_at, last_step FROM totp_secrets WHERE user_id = ?'),
     putTotp: db.prepare(`INSERT INTO totp_secrets (user_id, secret, created_at) VALUES (?, ?, ?)
       ON CONFLICT (user_id) DO UPDATE SET secret = excluded.secret, created_at = excluded.created_at, confirmed_at = NULL, last_step = 0`),
     confirmTotp: db.prepare('UPDATE totp_secrets SET confirmed_at = ?, last_step = ? WHERE user_id = ? AND confirmed_at IS NULL'),
@@ -61,20 +61,20 @@ function statements(db: Db) {
     addCode: db.prepare('INSERT INTO recovery_codes (user_id, hash) VALUES (?, ?)'),
     clearCodes: db.prepare('DELETE FROM recovery_codes WHERE user_id = ?'),
     useCode: db.prepare('UPDATE recovery_codes SET used_at = ? WHERE user_id = ? AND hash = ? AND used_at IS NULL'),
-    codesLeft: db.prepare('SELECT COUNT(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL').pluck(),
-    passkeys: db.prepare('SELECT * FROM passkeys WHERE user_id = ? ORDER BY created_at, id'),
-    passkeyByCredential: db.prepare('SELECT * FROM passkeys WHERE user_id = ? AND credential_id = ?'),
+    codesLeft: db.prepare<unknown[], number>('SELECT COUNT(*) FROM recovery_codes WHERE user_id = ? AND used_at IS NULL').pluck(),
+    passkeys: db.prepare<unknown[], PasskeyRow>('SELECT * FROM passkeys WHERE user_id = ? ORDER BY created_at, id'),
+    passkeyByCredential: db.prepare<unknown[], PasskeyRow>('SELECT * FROM passkeys WHERE user_id = ? AND credential_id = ?'),
     addPasskey: db.prepare(`INSERT INTO passkeys (id, user_id, credential_id, public_key, counter, transports, name, created_at)
       VALUES (@id, @user_id, @credential_id, @public_key, @counter, @transports, @name, @created_at)`),
     usePasskey: db.prepare('UPDATE passkeys SET counter = ?, last_used_at = ? WHERE id = ?'),
     removePasskey: db.prepare('DELETE FROM passkeys WHERE user_id = ? AND id = ?'),
     putChallenge: db.prepare(`INSERT INTO webauthn_challenges (key, user_id, challenge, expires_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (key) DO UPDATE SET user_id = excluded.user_id, challenge = excluded.challenge, expires_at = excluded.expires_at`),
-    takeChallenge: db.prepare('DELETE FROM webauthn_challenges WHERE key = ? AND user_id = ? RETURNING challenge, expires_at'),
+    takeChallenge: db.prepare<unknown[], { challenge: string; expires_at: string }>('DELETE FROM webauthn_challenges WHERE key = ? AND user_id = ? RETURNING challenge, expires_at'),
     addPending: db.prepare('INSERT INTO pending_sign_ins (id, hash, user_id, expires_at) VALUES (?, ?, ?, ?)'),
-    pending: db.prepare('SELECT id, user_id, expires_at FROM pending_sign_ins WHERE hash = ?'),
+    pending: db.prepare<unknown[], { id: string; user_id: string; expires_at: string }>('SELECT id, user_id, expires_at FROM pending_sign_ins WHERE hash = ?'),
     endPending: db.prepare('DELETE FROM pending_sign_ins WHERE id = ?'),
-    failPending: db.prepare('UPDATE pending_sign_ins SET failures = failures + 1 WHERE id = ? RETURNING failures').pluck(),
+    failPending: db.prepare<unknown[], number>('UPDATE pending_sign_ins SET failures = failures + 1 WHERE id = ? RETURNING failures').pluck(),
     sweep: db.prepare('DELETE FROM pending_sign_ins WHERE expires_at <= ?'),
     sweepChallenges: db.prepare('DELETE FROM webauthn_challenges WHERE expires_at <= ?'),
     removeAll: [
@@ -88,11 +88,11 @@ function statements(db: Db) {
 }
 
 function totpOf(st: Statements, userId: string): TotpSecret | undefined {
-  const row = st.totp.get(userId) as { secret: string; confirmed_at: string | null; last_step: number } | undefined;
+  const row = st.totp.get(userId);
   return row && { secret: row.secret, confirmed: row.confirmed_at !== null, lastStep: row.last_step };
 }
 
-const passkeysOf = (st: Statements, userId: string): Passkey[] => (st.passkeys.all(userId) as PasskeyRow[]).map(toPasskey);
+const passkeysOf = (st: Statements, userId: string): Passkey[] => st.passkeys.all(userId).map(toPasskey);
 
 /** The account's TOTP secret: enrolled, confirmed, its steps taken at sign-in, turned off. */
 function totpEdits(st: Statements, clock: Clock) {
@@ -125,7 +125,7 @@ function passkeyEdits(st: Statements, clock: Clock) {
     passkeys: (userId: string): Passkey[] => passkeysOf(st, userId),
 
     passkeyByCredential(userId: string, credentialId: string): Passkey | undefined {
-      const row = st.passkeyByCredential.get(userId, credentialId) as PasskeyRow | undefined;
+      const row = st.passkeyByCredential.get(userId, credentialId);
       return row && toPasskey(row);
     },
 
@@ -135,7 +135,7 @@ function passkeyEdits(st: Statements, clock: Clock) {
         id, user_id: userId, credential_id: p.credentialId, public_key: Buffer.from(p.publicKey), counter: p.counter,
         transports: JSON.stringify(p.transports), name: p.name, created_at: iso(clock.now()),
       });
-      return passkeysOf(st, userId).find((k) => k.id === id)!;
+      return required(passkeysOf(st, userId).find((k) => k.id === id));
     },
 
     usePasskey(id: string, counter: number): void {
@@ -152,7 +152,7 @@ function passkeyEdits(st: Statements, clock: Clock) {
 
     /** The challenge under `key`, taken (a challenge is used once, WebAuthn L3 §13.4.3), if still live. */
     takeChallenge(key: string, userId: string): string | undefined {
-      const row = st.takeChallenge.get(key, userId) as { challenge: string; expires_at: string } | undefined;
+      const row = st.takeChallenge.get(key, userId);
       return row && Date.parse(row.expires_at) > clock.now() ? row.challenge : undefined;
     },
   };
@@ -161,7 +161,7 @@ function passkeyEdits(st: Statements, clock: Clock) {
 /** The account's recovery codes, kept as hashes, each used once. */
 function recoveryCodes(db: Db, st: Statements, clock: Clock) {
   return {
-    recoveryCodesLeft: (userId: string) => st.codesLeft.get(userId) as number,
+    recoveryCodesLeft: (userId: string): number => required(st.codesLeft.get(userId)),
 
     /** Replaces the account's recovery codes with these (their hashes are kept, never the codes). */
     setRecoveryCodes(userId: string, codes: string[]): void {
@@ -191,14 +191,14 @@ function pendingSignIns(st: Statements, clock: Clock) {
     },
 
     findPending(secret: string): { id: string; userId: string } | undefined {
-      const row = st.pending.get(sha256(secret)) as { id: string; user_id: string; expires_at: string } | undefined;
+      const row = st.pending.get(sha256(secret));
       return row && Date.parse(row.expires_at) > clock.now() ? { id: row.id, userId: row.user_id } : undefined;
     },
 
     endPending: (id: string) => void st.endPending.run(id),
 
     /** Counts a wrong second factor given to the pending sign-in; returns how many it has had (0: it is gone). */
-    failPending: (id: string): number => (st.failPending.get(id) as number | undefined) ?? 0,
+    failPending: (id: string): number => st.failPending.get(id) ?? 0,
   };
 }
 
@@ -218,7 +218,7 @@ export function createSecondFactorsRepo(db: Db, clock: Clock) {
     /** Removes every second factor of the account (the operator's `gsh user reset-2fa`); says what was there. */
     removeAll(userId: string): { totp: boolean; passkeys: number; recoveryCodes: number } {
       return db.transaction(() => {
-        const had = { totp: totpOf(st, userId)?.confirmed === true, passkeys: passkeysOf(st, userId).length, recoveryCodes: st.codesLeft.get(userId) as number };
+        const had = { totp: totpOf(st, userId)?.confirmed === true, passkeys: passkeysOf(st, userId).length, recoveryCodes: required(st.codesLeft.get(userId)) };
         for (const s of st.removeAll) s.run(userId);
         return had;
       }).immediate();

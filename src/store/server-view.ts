@@ -1,7 +1,8 @@
 import type { components } from '../../generated/v1';
 import type { JsonText } from '../http/types';
 
-export type Server = components['schemas']['Server'];
+// The answer's `state` is an open enum (openapi/v1.yaml x-open-enum, for clients); the service's is the known set.
+export type Server = Omit<components['schemas']['Server'], 'state'> & { state: components['schemas']['ServerState'] };
 export type ServerPage = components['schemas']['ServerList'];
 export type ServerAccess = components['schemas']['ServerAccess'];
 export type MemberPermission = components['schemas']['MemberPermission'];
@@ -22,11 +23,22 @@ const CALLER_ACCESS_SQL = `CASE WHEN user_id = @user_id THEN ${OWNER_ACCESS_SQL}
     json((SELECT m.permissions FROM members m JOIN users u ON u.email = m.email WHERE m.server_id = servers.id AND u.id = @user_id))) END`;
 
 /**
+ * `dns` (openapi/v1.yaml ServerDns): a subquery's JSON comes back as text, hence json() around it; null without a name or without a zone (dns_zone is empty unless DNS_ZONE is
+ * set); `published` once the publisher's last accepted update was for this full name and address (migration 040).
+ */
+const DNS_SQL = `json((SELECT json_object('name', dns_name || '.' || z.zone,
+    'status', CASE WHEN r.published_for = dns_name || '.' || z.zone || '|' || host || '|' || port || '|' || transport
+      THEN 'published' ELSE 'pending' END,
+    'ttl_seconds', z.ttl, 'error', r.last_error)
+  FROM dns_zone z LEFT JOIN dns_records r ON r.server_id = servers.id WHERE dns_name IS NOT NULL))`;
+
+/**
  * A `servers` row as the API shows it (the spec's `Server`), built by SQLite as JSON text: the one mapping from a
  * row to the view. Reads that only answer with it (getServer, listServers) send this text as it is, so a page of
  * servers costs one string per row instead of seventeen columns turned into JS values, mapped, and serialized
  * again (BENCHMARKS.md §1); everything else parses it (`parseServer`). Key order is the schema's.
  * - `address`: null until the server has a host and port (openapi/v1.yaml `Server.address`).
+ * - `dns`: DNS_SQL above.
  * - `disk_used_mb`: rounded up, so `disk_used_mb > plan.disk_mb` exactly when the bytes are over the plan's; an
  *   integer division of non-negative integers plus (MiB − 1) is the ceiling.
  * - `backup_schedule`: as stored (migration 020) without `since`, which is ours, not the API's.
@@ -40,6 +52,8 @@ function serverJson(access: string): string {
   'state', state, 'desired_state', desired_state,
   'address', CASE WHEN host IS NOT NULL AND port IS NOT NULL
     THEN json_object('host', host, 'port', port, 'transport', transport) END,
+  'dns_name', dns_name,
+  'dns', ${DNS_SQL},
   'disk_used_mb', (disk_used_bytes + 1048575) / 1048576,
   'disk_measured_at', disk_measured_at,
   'idle_stop_minutes', idle_stop_minutes,

@@ -1,14 +1,15 @@
 import type { Db } from './db';
+import { AppError } from '../errors';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import type { EventsRepo } from './events-repo';
 import { serviceActor } from '../actors';
-import type { Server } from './server-view';
+import type { components } from '../../generated/v1';
 
 /** The disk watcher's events name it, whichever work measured (docs/architecture.md "Disk"). */
 const DISK = serviceActor('disk_quota');
 
-type ServerState = Server['state'];
+type ServerState = components['schemas']['ServerState'];
 
 /** One folder measurement of a disk watcher pass (ServerWrites.recordDisk). */
 export interface DiskMeasurement {
@@ -44,6 +45,8 @@ export interface ServerRow {
   idle_stop_minutes: number | null;
   /** Migration 020: the backup schedule as JSON (backup-schedule.ts StoredSchedule); NULL for none. */
   backup_schedule: string | null;
+  /** Migration 040: its label in DNS_ZONE (openapi/v1.yaml DnsName), lowercase ASCII; NULL for none. */
+  dns_name: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -56,16 +59,16 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO servers
       (id, user_id, name, plan, version, software, game_version, state, desired_state, host, port, node, transport,
-       idle_stop_minutes, backup_schedule, created_at, updated_at)
+       idle_stop_minutes, backup_schedule, dns_name, created_at, updated_at)
       VALUES (@id, @user_id, @name, @plan, @version, @software, @game_version, @state, @desired_state, @host, @port,
-              @node, @transport, @idle_stop_minutes, @backup_schedule, @created_at, @updated_at)`),
+              @node, @transport, @idle_stop_minutes, @backup_schedule, @dns_name, @created_at, @updated_at)`),
     update: db.prepare(`UPDATE servers SET name = @name, plan = @plan, idle_stop_minutes = @idle_stop_minutes,
-      backup_schedule = @backup_schedule, updated_at = @updated_at WHERE id = @id AND user_id = @user_id`),
+      backup_schedule = @backup_schedule, dns_name = @dns_name, updated_at = @updated_at WHERE id = @id AND user_id = @user_id`),
     // A state change may change the server's files (a game that ran, an install): one more for the disk watcher.
     setState: db.prepare('UPDATE servers SET state = ?, updated_at = ?, disk_changes = disk_changes + 1 WHERE id = ?'),
     markDeleting: db.prepare("UPDATE servers SET state = 'deleting', desired_state = 'stopped', updated_at = ? WHERE id = ?"),
     remove: db.prepare('DELETE FROM servers WHERE id = ?'),
-    current: db.prepare('SELECT user_id, name, state FROM servers WHERE id = ?'),
+    current: db.prepare<unknown[], Current>('SELECT user_id, name, state FROM servers WHERE id = ?'),
     setDesired: db.prepare('UPDATE servers SET desired_state = ?, updated_at = ? WHERE id = ?'),
     // updated_at stays: a measurement is not a change to the server (openapi/v1.yaml, Server.disk_measured_at).
     // Only the changes the walk began after are seen: one made during it leaves disk_changes above 0 (migration 026).
@@ -79,15 +82,30 @@ function statements(db: Db) {
   };
 }
 
-type Current = { user_id: string; name: string; state: ServerState } | undefined;
+/**
+ * A DNS name another server has is the unique index's refusal (migration 040), so two creates racing for one name
+ * cannot both have it: 409 dns_name_taken.
+ */
+function nameTaken<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    if (err instanceof Error && err.message.includes('UNIQUE constraint failed: servers.dns_name')) {
+      throw new AppError('dns_name_taken', 'Another server has that DNS name; pick another.', [{ pointer: '/body/dns_name', detail: 'is taken' }]);
+    }
+    throw err;
+  }
+}
+
+type Current = { user_id: string; name: string; state: ServerState };
 
 /** The writes other repositories join inside their own transactions, as plain statements: the row's fields and place. */
 function joinedWrites(st: Statements, clock: Clock) {
   return {
     /** A new row (servers-repo.ts create, inside its transaction with the quota check and the placement). */
-    insert: (row: ServerRow): void => void st.insert.run(row),
-    /** Name, plan, idle stop and backup schedule (servers-repo.ts update, inside its transaction). */
-    update: (row: ServerRow): void => void st.update.run(row),
+    insert: (row: ServerRow): void => void nameTaken(() => st.insert.run(row)),
+    /** Name, plan, idle stop, backup schedule and DNS name (servers-repo.ts update, inside its transaction). */
+    update: (row: ServerRow): void => void nameTaken(() => st.update.run(row)),
     /** What its owner asked for last (ActionsRepo.create, in the action's transaction). */
     setDesired: (id: string, desired: 'running' | 'stopped', at: string): void => void st.setDesired.run(desired, at, id),
     /** `keep_backups`: the removal hands the server's ready backups to its owner (KeptBackupsRepo.promise). */
@@ -104,24 +122,24 @@ function joinedWrites(st: Statements, clock: Clock) {
 function lifecycleWrites(db: Db, st: Statements, clock: Clock, events: Events) {
   /** A state write and its server.state_changed event, one transaction. */
   const changeState = db.transaction((id: string, to: ServerState, write: () => void) => {
-    const before = st.current.get(id) as Current;
+    const before = st.current.get(id);
     write();
     if (before && before.state !== to) events.raise('server.state_changed', { from: before.state, to }, { serverId: id });
   });
 
   return {
     /** The observed state; the server's owner (src/runtime/server/server-state.ts) is the only caller. */
-    setState(id: string, state: ServerState): void {
+    setState: (id: string, state: ServerState): void => {
       changeState(id, state, () => st.setState.run(state, iso(clock.now()), id));
     },
     /** `deleting`, desired state `stopped`: the removal began. */
-    markDeleting(id: string): void {
+    markDeleting: (id: string): void => {
       changeState(id, 'deleting', () => st.markDeleting.run(iso(clock.now()), id));
     },
     /** Deletes the row with its server.deleted event, which frees its port for the next server. */
-    remove(id: string): void {
+    remove: (id: string): void => {
       db.transaction(() => {
-        const row = st.current.get(id) as Current;
+        const row = st.current.get(id);
         if (row) events.raise('server.deleted', { name: row.name }, { serverId: id });
         st.remove.run(id);
       })();
@@ -138,7 +156,7 @@ function diskWrites(db: Db, st: Statements, clock: Clock, events: Events) {
      * disk_changes read before the walk began, which the measurement accounts for. Returns the ids recorded (not
      * those gone or being deleted meanwhile).
      */
-    recordDisk(measured: DiskMeasurement[]): Set<string> {
+    recordDisk: (measured: DiskMeasurement[]): Set<string> => {
       return db.transaction(() => {
         const recorded = new Set<string>();
         const at = iso(clock.now());
@@ -157,7 +175,7 @@ function diskWrites(db: Db, st: Statements, clock: Clock, events: Events) {
      * server over its plan's disk space, so neither reconcile nor the crash policy starts it again; with its
      * `quota.disk_exceeded` event.
      */
-    stopWanted(id: string, over: { usedBytes: number; limitBytes: number }): void {
+    stopWanted: (id: string, over: { usedBytes: number; limitBytes: number }): void => {
       db.transaction(() => {
         if (st.wantStopped.run(iso(clock.now()), id).changes === 1) {
           events.raise('quota.disk_exceeded', { used_bytes: over.usedBytes, limit_bytes: over.limitBytes }, { serverId: id }, DISK);

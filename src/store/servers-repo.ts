@@ -1,8 +1,8 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
-import { AppError, invalidState } from '../errors';
+import { invalidState } from '../errors';
 import type { components } from '../../generated/v1';
 import type { QuotasRepo } from './quotas-repo';
 import type { Placer } from './placement';
@@ -12,7 +12,7 @@ import type { ServerRow, ServerWrites } from './server-writes';
 import type { JsonText } from '../http/types';
 
 export type { Server } from './server-view';
-type ServerState = Server['state'];
+type ServerState = components['schemas']['ServerState'];
 
 /** A server's folder measurement as the disk watcher reads it (src/runtime/loops/disk-watcher.ts). */
 export interface DiskRow {
@@ -46,6 +46,8 @@ export interface NewServer {
   idle_stop_minutes?: number | null;
   /** Server.backup_schedule; null (none) when not given. */
   backup_schedule?: BackupSchedule | null;
+  /** Server.dns_name, normalized (src/dns/settings.ts); null (none) when not given. */
+  dns_name?: string | null;
 }
 
 export type BackupSchedule = components['schemas']['BackupSchedule'];
@@ -59,6 +61,8 @@ export interface ServerPatch {
   plan?: string;
   idle_stop_minutes?: number | null;
   backup_schedule?: BackupSchedule | null;
+  /** Normalized (src/dns/settings.ts); null removes the name. */
+  dns_name?: string | null;
 }
 
 /** A schedule to store, set at `since`; null for none. */
@@ -68,12 +72,12 @@ function storedSchedule(schedule: BackupSchedule | null, since: string): string 
 
 /** Whether a patch would leave the row as it is: every field the same, the backup schedule the same but for `since`. */
 function unchanged(row: ServerRow, fields: Record<string, unknown>, schedule: BackupSchedule | null | undefined): boolean {
-  const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
+  const canonical = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort()) : x));
   if (Object.entries(fields).some(([k, v]) => v !== undefined && (row as unknown as Record<string, unknown>)[k] !== v)) return false;
   if (schedule === undefined) return true;
   if (schedule === null || row.backup_schedule === null) return schedule === null && row.backup_schedule === null;
-  const { since: _since, ...stored } = JSON.parse(row.backup_schedule) as StoredSchedule;
-  return canonical(stored) === canonical(schedule);
+  const stored = JSON.parse(row.backup_schedule) as StoredSchedule;
+  return canonical(stored) === canonical({ ...schedule, since: stored.since });
 }
 
 /**
@@ -84,7 +88,7 @@ function unchanged(row: ServerRow, fields: Record<string, unknown>, schedule: Ba
 function pageStatements(db: Db) {
   const sharesWith = db.prepare('SELECT EXISTS (SELECT 1 FROM members m JOIN users u ON u.email = m.email WHERE u.id = ?)').pluck();
   const mine = `(user_id = @user_id OR id IN (SELECT m.server_id FROM members m JOIN users u ON u.email = m.email WHERE u.id = @user_id))`;
-  const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
+  const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare<unknown[], [string, string]>(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
   const own = [page('user_id = @user_id AND id > @after', SERVER_JSON), page('user_id = @user_id AND id > @after AND state = @state', SERVER_JSON)];
   const shared = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
   return { sharesWith, own, shared };
@@ -96,23 +100,23 @@ type Statements = ReturnType<typeof statements>;
 function statements(db: Db) {
   const diskColumns = 'SELECT id, plan, state, disk_used_bytes, disk_changes FROM servers';
   return {
-    one: db.prepare('SELECT * FROM servers WHERE id = ? AND user_id = ?'),
-    view: db.prepare(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck(),
-    memberView: db.prepare(`SELECT ${MEMBER_SERVER_JSON} FROM servers WHERE id = @id`).pluck(),
+    one: db.prepare<unknown[], ServerRow>('SELECT * FROM servers WHERE id = ? AND user_id = ?'),
+    view: db.prepare<unknown[], JsonText<Server>>(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck(),
+    memberView: db.prepare<unknown[], JsonText<Server>>(`SELECT ${MEMBER_SERVER_JSON} FROM servers WHERE id = @id`).pluck(),
     pages: pageStatements(db),
-    inState: db.prepare('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck(),
+    inState: db.prepare<unknown[], string>('SELECT id FROM servers WHERE state = ? ORDER BY id').pluck(),
     // The index servers_by_state (migration 026) answers each of these without reading a row.
-    byState: db.prepare('SELECT state, COUNT(*) AS count FROM servers GROUP BY state'),
-    unsettled: db.prepare(`SELECT id, state, desired_state FROM servers
+    byState: db.prepare<unknown[], { state: ServerState; count: number }>('SELECT state, COUNT(*) AS count FROM servers GROUP BY state'),
+    unsettled: db.prepare<unknown[], StateRow>(`SELECT id, state, desired_state FROM servers
     WHERE (state = 'stopped' AND desired_state = 'running') OR (state = 'running' AND desired_state = 'stopped')`),
-    notStopped: db.prepare(`SELECT id, state, desired_state FROM servers WHERE state IN
+    notStopped: db.prepare<unknown[], StateRow>(`SELECT id, state, desired_state FROM servers WHERE state IN
     ('installing', 'starting', 'running', 'stopping', 'crashed', 'unreachable') ORDER BY id`),
-    idleView: db.prepare('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?'),
-    owner: db.prepare('SELECT user_id FROM servers WHERE id = ?').pluck(),
-    planView: db.prepare('SELECT plan, desired_state FROM servers WHERE id = ?'),
-    diskLive: db.prepare(`${diskColumns} WHERE state IN ${LIVE}`),
-    diskChanged: db.prepare(`${diskColumns} WHERE disk_changes > 0 AND state NOT IN ${LIVE} AND state != 'deleting'`),
-    every: db.prepare(`SELECT ${SERVER_JSON} FROM servers ORDER BY id`).pluck(),
+    idleView: db.prepare<unknown[], { user_id: string; idle_stop_minutes: number | null; state: ServerState }>('SELECT user_id, idle_stop_minutes, state FROM servers WHERE id = ?'),
+    owner: db.prepare<unknown[], string>('SELECT user_id FROM servers WHERE id = ?').pluck(),
+    planView: db.prepare<unknown[], Pick<Server, 'plan' | 'desired_state'>>('SELECT plan, desired_state FROM servers WHERE id = ?'),
+    diskLive: db.prepare<unknown[], DiskRow>(`${diskColumns} WHERE state IN ${LIVE}`),
+    diskChanged: db.prepare<unknown[], DiskRow>(`${diskColumns} WHERE disk_changes > 0 AND state NOT IN ${LIVE} AND state != 'deleting'`),
+    every: db.prepare<unknown[], JsonText<Server>>(`SELECT ${SERVER_JSON} FROM servers ORDER BY id`).pluck(),
   };
 }
 
@@ -147,6 +151,7 @@ function serverChanges(st: Statements, { db, clock, placer, quotas, memoryOf, ev
             transport: input.transport ?? 'tcp',
             idle_stop_minutes: input.idle_stop_minutes ?? null,
             backup_schedule: storedSchedule(input.backup_schedule ?? null, now),
+            dns_name: input.dns_name ?? null,
             state: 'installing',
             desired_state: 'stopped',
             ...placer.place(memoryOf(input.plan)),
@@ -156,7 +161,7 @@ function serverChanges(st: Statements, { db, clock, placer, quotas, memoryOf, ev
             updated_at: now,
           };
           writes.insert(row);
-          const server = parseServer(st.view.get(row.id) as string);
+          const server = parseServer(required(st.view.get(row.id)));
           events.raise('server.created', { server }, { serverId: row.id });
           return server;
         })
@@ -171,7 +176,7 @@ function serverChanges(st: Statements, { db, clock, placer, quotas, memoryOf, ev
     update(userId: string, id: string, patch: ServerPatch): Server | undefined {
       return db
         .transaction(() => {
-          const row = st.one.get(id, userId) as ServerRow | undefined;
+          const row = st.one.get(id, userId);
           if (!row) return undefined;
           if (row.state === 'deleting') throw invalidState('deleting', 'The server is being deleted.');
           if (patch.plan !== undefined && patch.plan !== row.plan && !['stopped', 'crashed'].includes(row.state)) {
@@ -183,7 +188,7 @@ function serverChanges(st: Statements, { db, clock, placer, quotas, memoryOf, ev
           }
           const { backup_schedule: schedule, ...fields } = patch;
           // A patch that changes nothing writes nothing and raises no server.updated (issue 42 §4).
-          if (unchanged(row, fields, schedule)) return parseServer(st.view.get(id) as string);
+          if (unchanged(row, fields, schedule)) return parseServer(required(st.view.get(id)));
           const updatedAt = iso(clock.now());
           const next = {
             ...row,
@@ -192,7 +197,7 @@ function serverChanges(st: Statements, { db, clock, placer, quotas, memoryOf, ev
             updated_at: updatedAt,
           };
           writes.update(next);
-          const server = parseServer(st.view.get(id) as string);
+          const server = parseServer(required(st.view.get(id)));
           events.raise('server.updated', { server }, { serverId: id });
           return server;
         })
@@ -209,8 +214,7 @@ function serverViews(st: Statements) {
      * undefined when the row is gone. The access check (src/http/access.ts) found the reader may see it.
      */
     viewJson(id: string, access: ServerAccess): JsonText<Server> | undefined {
-      const json = access.role === 'owner' ? st.view.get(id) : st.memberView.get({ id, permissions: JSON.stringify(access.permissions) });
-      return json as JsonText<Server> | undefined;
+      return access.role === 'owner' ? st.view.get(id) : st.memberView.get({ id, permissions: JSON.stringify(access.permissions) });
     },
 
     /**
@@ -222,18 +226,18 @@ function serverViews(st: Statements) {
       const { sharesWith, own, shared } = st.pages;
       const [pageAll, pageByState] = sharesWith.get(userId) === 1 ? shared : own;
       const rows = opts.state ? pageByState.all({ ...params, state: opts.state }) : pageAll.all(params);
-      return pageJson(rows as [string, string][], opts.limit);
+      return pageJson(rows, opts.limit);
     },
 
     /** Any user's server by id: for the runtime, which acts on servers the HTTP layer already checked. */
     find(id: string): Server | undefined {
-      const json = st.view.get(id) as string | undefined;
+      const json = st.view.get(id);
       return json === undefined ? undefined : parseServer(json);
     },
 
     /** Every server of every user, in one query (tests; the runtime reads only the servers it must act on). */
     all(): Server[] {
-      return (st.every.all() as string[]).map(parseServer);
+      return st.every.all().map(parseServer);
     },
   };
 }
@@ -246,36 +250,36 @@ function runtimeReads(st: Statements) {
      * run, and those whose files changed since their last measurement; not the stopped ones nothing changed.
      */
     diskDue(): DiskRow[] {
-      return ([...st.diskLive.all(), ...st.diskChanged.all()] as DiskRow[]).sort((a, b) => (a.id < b.id ? -1 : 1));
+      return [...st.diskLive.all(), ...st.diskChanged.all()].sort((a, b) => (a.id < b.id ? -1 : 1));
     },
 
     /** Whose server it is (the runtime records the service's own actions for its owner), or undefined when gone. */
-    ownerOf: (id: string): string | undefined => st.owner.get(id) as string | undefined,
+    ownerOf: (id: string): string | undefined => st.owner.get(id),
 
     /** The idle stop's view of a server (src/runtime/loops/idle-stop.ts): its owner, its minutes and its state. */
     idleStopOf(id: string): { userId: string; minutes: number | null; state: ServerState } | undefined {
-      const row = st.idleView.get(id) as { user_id: string; idle_stop_minutes: number | null; state: ServerState } | undefined;
+      const row = st.idleView.get(id);
       return row && { userId: row.user_id, minutes: row.idle_stop_minutes, state: row.state };
     },
 
     /** A server's plan and desired state, read without building its view (the disk watcher, per measurement). */
     planOf(id: string): Pick<Server, 'plan' | 'desired_state'> | undefined {
-      return st.planView.get(id) as Pick<Server, 'plan' | 'desired_state'> | undefined;
+      return st.planView.get(id);
     },
 
     /** The servers whose observed state is off their desired one: the reconcile loop's work (an index lookup). */
-    unsettled: (): StateRow[] => st.unsettled.all() as StateRow[],
+    unsettled: (): StateRow[] => st.unsettled.all(),
 
     /** Every server not `stopped` nor `deleting`: what boot looks at (a stopped server needs nothing of it). */
-    notStopped: (): StateRow[] => st.notStopped.all() as StateRow[],
+    notStopped: (): StateRow[] => st.notStopped.all(),
 
     /** Every server (of any user) in this state; used at boot to finish deletions a previous life began. */
     idsInState(state: ServerState): string[] {
-      return st.inState.all(state) as string[];
+      return st.inState.all(state);
     },
 
     /** How many servers are in each observed state, all accounts together (the operator's metrics). */
-    countByState: (): { state: ServerState; count: number }[] => st.byState.all() as { state: ServerState; count: number }[],
+    countByState: (): { state: ServerState; count: number }[] => st.byState.all(),
   };
 }
 

@@ -32,21 +32,21 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO sessions (id, user_id, hash, created_at, expires_at)
       VALUES (@id, @user_id, @hash, @created_at, @expires_at)`),
-    byHash: db.prepare('SELECT * FROM sessions WHERE hash = ?'),
+    byHash: db.prepare<unknown[], SessionRow>('SELECT * FROM sessions WHERE hash = ?'),
     remove: db.prepare('DELETE FROM sessions WHERE id = ?'),
-    byId: db.prepare('SELECT * FROM sessions WHERE id = ?'),
-    tokensOf: db.prepare('SELECT token_id FROM session_tokens WHERE session_id = ? ORDER BY token_id DESC'),
+    byId: db.prepare<unknown[], SessionRow>('SELECT * FROM sessions WHERE id = ?'),
+    tokensOf: db.prepare<unknown[], { token_id: string }>('SELECT token_id FROM session_tokens WHERE session_id = ? ORDER BY token_id DESC'),
     addToken: db.prepare('INSERT INTO session_tokens (session_id, token_id) VALUES (?, ?)'),
-    expired: db.prepare('SELECT id FROM sessions WHERE expires_at <= ?'),
+    expired: db.prepare<unknown[], { id: string }>('SELECT id FROM sessions WHERE expires_at <= ?'),
     ownsToken: db.prepare('SELECT 1 FROM session_tokens WHERE session_id = ? AND token_id = ?').pluck(),
-    ofUser: db.prepare('SELECT id FROM sessions WHERE user_id = ?'),
+    ofUser: db.prepare<unknown[], { id: string }>('SELECT id FROM sessions WHERE user_id = ?'),
   };
 }
 
 /** Starting a session, and finding one by its cookie secret. */
 function sessionStarts(st: Statements, clock: Clock) {
   function findRecent(secret: string, graceMs: number): Session | undefined {
-    const row = st.byHash.get(hashSecret(secret)) as SessionRow | undefined;
+    const row = st.byHash.get(hashSecret(secret));
     if (!row) return undefined;
     const expiresAt = Date.parse(row.expires_at);
     return expiresAt + graceMs > clock.now() ? { id: row.id, userId: row.user_id, expiresAt } : undefined;
@@ -91,7 +91,7 @@ function pageTokens(db: Db, st: Statements, tokens: TokensRepo) {
       return db.transaction(() => {
         const created = tokens.create(session.userId, input);
         st.addToken.run(session.id, created.id);
-        const old = (st.tokensOf.all(session.id) as { token_id: string }[]).slice(keep).map((r) => r.token_id);
+        const old = st.tokensOf.all(session.id).slice(keep).map((r) => r.token_id);
         for (const id of old) tokens.remove(session.userId, id); // its link goes with it (ON DELETE CASCADE)
         return created;
       }).immediate();
@@ -112,9 +112,9 @@ function pageTokens(db: Db, st: Statements, tokens: TokensRepo) {
 function sessionEnds(db: Db, st: Statements, clock: Clock, tokens: TokensRepo) {
   /** Deletes a session and every API token handed out for it, in one transaction. */
   const end = db.transaction((id: string) => {
-    const row = st.byId.get(id) as SessionRow | undefined;
+    const row = st.byId.get(id);
     if (!row) return;
-    for (const { token_id } of st.tokensOf.all(id) as { token_id: string }[]) tokens.remove(row.user_id, token_id);
+    for (const { token_id } of st.tokensOf.all(id)) tokens.remove(row.user_id, token_id);
     st.remove.run(id);
   });
 
@@ -123,14 +123,14 @@ function sessionEnds(db: Db, st: Statements, clock: Clock, tokens: TokensRepo) {
 
     /** Ends every session of a user (a password change signs everyone out). */
     endAllOf(userId: string): number {
-      const ids = (st.ofUser.all(userId) as { id: string }[]).map((r) => r.id);
+      const ids = st.ofUser.all(userId).map((r) => r.id);
       for (const id of ids) end(id);
       return ids.length;
     },
 
     /** Removes sessions expired more than `keepMs` ago (their tokens expired with them). */
     sweep(keepMs = 0): void {
-      for (const { id } of st.expired.all(iso(clock.now() - keepMs)) as { id: string }[]) end(id);
+      for (const { id } of st.expired.all(iso(clock.now() - keepMs))) end(id);
     },
   };
 }

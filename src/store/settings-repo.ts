@@ -16,7 +16,7 @@ export interface StoredSettings {
  */
 export function createSettingsRepo(db: Db, clock: Clock) {
   const q = {
-    get: db.prepare('SELECT chosen, launched FROM server_settings WHERE server_id = ?'),
+    get: db.prepare<unknown[], { chosen: string; launched: string | null }>('SELECT chosen, launched FROM server_settings WHERE server_id = ?'),
     choose: db.prepare(`INSERT INTO server_settings (server_id, chosen, updated_at) VALUES (?, ?, ?)
       ON CONFLICT (server_id) DO UPDATE SET chosen = excluded.chosen, updated_at = excluded.updated_at`),
     launched: db.prepare(`INSERT INTO server_settings (server_id, launched, updated_at) VALUES (?, ?, ?)
@@ -24,7 +24,7 @@ export function createSettingsRepo(db: Db, clock: Clock) {
   };
   return {
     get(serverId: string): StoredSettings {
-      const row = q.get.get(serverId) as { chosen: string; launched: string | null } | undefined;
+      const row = q.get.get(serverId);
       return { chosen: row ? (JSON.parse(row.chosen) as Values) : {}, launched: row?.launched ? (JSON.parse(row.launched) as Values) : null };
     },
     choose: (serverId: string, chosen: Values): void => void q.choose.run(serverId, JSON.stringify(chosen), iso(clock.now())),

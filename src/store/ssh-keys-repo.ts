@@ -4,7 +4,7 @@ import type { components } from '../../generated/v1';
 import { iso, type Clock } from '../clock';
 import { AppError, quotaExceeded } from '../errors';
 import { newId } from '../ids';
-import type { Db } from './db';
+import { required, type Db } from './db';
 
 export type SshKey = components['schemas']['SshKey'];
 /** Keys an account may hold (openapi/v1.yaml createSshKey). */
@@ -54,20 +54,20 @@ export function parsePublicKey(line: string): { type: string; blob: string; fing
 export function createSshKeysRepo(db: Db, clock: Clock) {
   const insert = db.prepare(`INSERT INTO ssh_keys (id, user_id, name, type, blob, fingerprint, created_at)
     VALUES (@id, @user_id, @name, @type, @blob, @fingerprint, @created_at)`);
-  const count = db.prepare('SELECT COUNT(*) FROM ssh_keys WHERE user_id = ?').pluck();
-  const byBlob = db.prepare('SELECT * FROM ssh_keys WHERE user_id = ? AND blob = ?');
-  const one = db.prepare('SELECT * FROM ssh_keys WHERE id = ? AND user_id = ?');
-  const page = db.prepare('SELECT * FROM ssh_keys WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
+  const count = db.prepare<unknown[], number>('SELECT COUNT(*) FROM ssh_keys WHERE user_id = ?').pluck();
+  const byBlob = db.prepare<unknown[], Row>('SELECT * FROM ssh_keys WHERE user_id = ? AND blob = ?');
+  const one = db.prepare<unknown[], Row>('SELECT * FROM ssh_keys WHERE id = ? AND user_id = ?');
+  const page = db.prepare<unknown[], Row>('SELECT * FROM ssh_keys WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?');
   const remove = db.prepare('DELETE FROM ssh_keys WHERE id = ? AND user_id = ?');
   const touch = db.prepare('UPDATE ssh_keys SET last_used_at = ? WHERE id = ?');
-  const active = db.prepare('SELECT id FROM ssh_keys WHERE id IN (SELECT value FROM json_each(?))').pluck();
+  const active = db.prepare<unknown[], string>('SELECT id FROM ssh_keys WHERE id IN (SELECT value FROM json_each(?))').pluck();
 
   return {
     /** Registers a key line for the user; 409 ssh_key_exists for a key it holds already, 403 quota_exceeded past SSH_KEYS_PER_USER. */
     create(userId: string, line: string, name: string | undefined): SshKey {
       const key = parsePublicKey(line);
       return db.transaction(() => {
-        const used = count.get(userId) as number;
+        const used = required(count.get(userId));
         if (used >= SSH_KEYS_PER_USER) throw quotaExceeded('ssh_keys', SSH_KEYS_PER_USER, used, `An account may hold ${SSH_KEYS_PER_USER} SSH keys and yours holds ${used}; delete one first.`);
         if (byBlob.get(userId, key.blob)) {
           throw new AppError('ssh_key_exists', 'This key is registered on your account already; GET /v1/ssh-keys lists your keys.');
@@ -82,22 +82,22 @@ export function createSshKeysRepo(db: Db, clock: Clock) {
       }).immediate();
     },
     list(userId: string, limit: number, after = ''): { data: SshKey[]; has_more: boolean } {
-      const rows = page.all(userId, after, limit + 1) as Row[];
+      const rows = page.all(userId, after, limit + 1);
       return { data: rows.slice(0, limit).map(toKey), has_more: rows.length > limit };
     },
     get(userId: string, id: string): SshKey | undefined {
-      const row = one.get(id, userId) as Row | undefined;
+      const row = one.get(id, userId);
       return row && toKey(row);
     },
     delete: (userId: string, id: string): boolean => remove.run(id, userId).changes > 0,
     /** The user's key with this SSH wire blob (base64), for a login; records the use when `used`. */
     find(userId: string, blob: string, used: boolean): SshKey | undefined {
-      const row = byBlob.get(userId, blob) as Row | undefined;
+      const row = byBlob.get(userId, blob);
       if (row && used) touch.run(iso(clock.now()), row.id);
       return row && toKey(row);
     },
     /** The ids among these that still exist (one query, for the sweep of open SFTP sessions). */
-    activeIds: (ids: string[]): Set<string> => new Set(active.all(JSON.stringify(ids)) as string[]),
+    activeIds: (ids: string[]): Set<string> => new Set(active.all(JSON.stringify(ids))),
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from './db';
+import type { TokenRow } from './tokens-repo';
 import { hasScope, type Scope } from '../auth/tokens';
 
 /** A root token holding these sees all (openapi/v1.yaml Tokens tag); `files` is only SFTP's password, not needed. */
@@ -27,7 +28,7 @@ export function createTokenTree(db: Db) {
       UNION SELECT tokens.parent_id FROM tokens JOIN up ON tokens.id = up.id WHERE tokens.parent_id IS NOT NULL)
     SELECT 1 FROM up WHERE id = @asker`).pluck();
   // A page of `asker` and its live descendants (tokens_by_parent), oldest first.
-  const page = db.prepare(`WITH RECURSIVE tree(id) AS (SELECT @asker
+  const page = db.prepare<unknown[], TokenRow>(`WITH RECURSIVE tree(id) AS (SELECT @asker
       UNION SELECT tokens.id FROM tokens JOIN tree ON tokens.parent_id = tree.id)
     SELECT * FROM tokens WHERE id IN tree AND user_id = @user_id AND revoked_at IS NULL AND id > @after
     ORDER BY id LIMIT @limit`);
@@ -39,8 +40,8 @@ export function createTokenTree(db: Db) {
     /** Whether `asker` sees every token of its user (else only its own tree). */
     seesAll,
     /** Whether `asker` may see and revoke token `id` (of the same user: the caller checks the owner). */
-    sees: (asker: Asker | undefined, id: string): boolean => seesAll(asker) || ancestry.get({ id, asker: asker!.tokenId }) !== undefined,
+    sees: (asker: Asker | undefined, id: string): boolean => asker === undefined || seesAll(asker) || ancestry.get({ id, asker: asker.tokenId }) !== undefined,
     /** A page of the user's live tokens in `asker`'s tree, `limit` rows after `after`. */
-    page: (userId: string, asker: string, after: string, limit: number): unknown[] => page.all({ asker, user_id: userId, after, limit }),
+    page: (userId: string, asker: string, after: string, limit: number): TokenRow[] => page.all({ asker, user_id: userId, after, limit }),
   };
 }

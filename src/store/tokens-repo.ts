@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -11,7 +11,7 @@ import { createTokenTree } from './token-tree';
 export type Token = components['schemas']['Token'];
 export type CreatedToken = components['schemas']['CreatedToken'];
 
-interface TokenRow {
+export interface TokenRow {
   id: string;
   user_id: string;
   name: string;
@@ -135,9 +135,9 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO tokens (id, user_id, name, prefix, hash, scopes, created_at, expires_at, parent_id)
     VALUES (@id, @user_id, @name, @prefix, @hash, @scopes, @created_at, @expires_at, @parent_id)`),
-    byHash: db.prepare(`SELECT ${principalColumns} FROM tokens WHERE hash = ?`).raw(),
+    byHash: db.prepare<unknown[], PrincipalRow>(`SELECT ${principalColumns} FROM tokens WHERE hash = ?`).raw(),
     liveOfUser: db
-      .prepare(`SELECT COUNT(*) FROM tokens WHERE user_id = ? AND revoked_at IS NULL
+      .prepare<unknown[], number>(`SELECT COUNT(*) FROM tokens WHERE user_id = ? AND revoked_at IS NULL
       AND (expires_at IS NULL OR expires_at > ?) AND NOT ${bySession}`)
       .pluck(),
     remove: db.prepare('DELETE FROM tokens WHERE id = ? AND user_id = ?'),
@@ -146,19 +146,19 @@ function statements(db: Db) {
     OR ((revoked_at IS NOT NULL OR expires_at <= @now) AND ${bySession})`),
     touch: bookkeepingWrite(db, 'UPDATE tokens SET last_used_at = ? WHERE id = ?'),
     // listTokens: the dashboard pages' own tokens are not the customer's to manage (the spec's listTokens).
-    page: db.prepare(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
+    page: db.prepare<unknown[], TokenRow>(`SELECT * FROM tokens WHERE user_id = ? AND revoked_at IS NULL AND id > ?
     AND NOT ${bySession} ORDER BY id LIMIT ?`),
-    one: db.prepare('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL'),
+    one: db.prepare<unknown[], TokenRow>('SELECT * FROM tokens WHERE id = ? AND user_id = ? AND revoked_at IS NULL'),
     // A token and its descendants (tokens_by_parent; parents are older than their children, so no cycle).
-    revokeTree: db.prepare(`WITH RECURSIVE tree(id) AS (SELECT @id
+    revokeTree: db.prepare<unknown[], RevokedRow>(`WITH RECURSIVE tree(id) AS (SELECT @id
       UNION SELECT tokens.id FROM tokens JOIN tree ON tokens.parent_id = tree.id)
     UPDATE tokens SET revoked_at = @now WHERE id IN tree AND user_id = @user_id AND revoked_at IS NULL
     RETURNING *, ${bySession} AS session_bound`),
     tree: createTokenTree(db),
-    revokeLive: db.prepare(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
+    revokeLive: db.prepare<unknown[], RevokedRow>(`UPDATE tokens SET revoked_at = @now WHERE user_id = @user_id AND revoked_at IS NULL
     AND (expires_at IS NULL OR expires_at > @now) RETURNING *, ${bySession} AS session_bound`),
     active: db
-      .prepare(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
+      .prepare<unknown[], string>(`SELECT id FROM tokens WHERE id IN (SELECT value FROM json_each(?)) AND revoked_at IS NULL
       AND (expires_at IS NULL OR expires_at > ?)`)
       .pluck(),
   };
@@ -185,7 +185,7 @@ function tokenIssuing(db: Db, st: Statements, clock: Clock, events: Pick<EventsR
       return db.transaction(() => {
         const now = clock.now();
         if (limits.perUser !== undefined) {
-          const used = st.liveOfUser.get(userId, iso(now)) as number;
+          const used = required(st.liveOfUser.get(userId, iso(now)));
           if (used >= limits.perUser) {
             const detail = `This account already holds ${used} live API tokens, the most allowed; revoke one first.`;
             throw quotaExceeded('tokens', limits.perUser, used, detail);
@@ -218,7 +218,7 @@ function tokenIssuing(db: Db, st: Statements, clock: Clock, events: Pick<EventsR
      * character (no timing oracle on the secret; docs/conventions.md "Authentication").
      */
     authenticate(secret: string): Principal | undefined {
-      return principalOf(st.byHash.get(hashToken(secret)) as PrincipalRow | undefined);
+      return principalOf(st.byHash.get(hashToken(secret)));
     },
   };
 }
@@ -228,18 +228,18 @@ function tokenReads(st: Statements, clock: Clock) {
   return {
     /** The user's live tokens, oldest first; through a `viewer`, only those it may see (tree.sees). */
     list(userId: string, limit: number, startingAfter = '', viewer?: Viewer): { data: Token[]; has_more: boolean } {
-      const rows = (st.tree.seesAll(viewer) ? st.page.all(userId, startingAfter, limit + 1) : st.tree.page(userId, viewer!.tokenId, startingAfter, limit + 1)) as TokenRow[];
+      const rows = viewer === undefined || st.tree.seesAll(viewer) ? st.page.all(userId, startingAfter, limit + 1) : st.tree.page(userId, viewer.tokenId, startingAfter, limit + 1);
       return { data: rows.slice(0, limit).map(toToken), has_more: rows.length > limit };
     },
 
     get(userId: string, id: string, viewer?: Viewer): Token | undefined {
-      const row = st.one.get(id, userId) as TokenRow | undefined;
+      const row = st.one.get(id, userId);
       return row && st.tree.sees(viewer, id) ? toToken(row) : undefined;
     },
 
     /** The ids among these that are neither revoked nor expired (one query, for the stream sweep). */
     activeIds(ids: string[]): Set<string> {
-      return new Set(st.active.all(JSON.stringify(ids), iso(clock.now())) as string[]);
+      return new Set(st.active.all(JSON.stringify(ids), iso(clock.now())));
     },
   };
 }
@@ -261,7 +261,7 @@ function tokenEnds(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo
     revoke(userId: string, id: string, viewer?: Viewer): boolean {
       return db.transaction(() => {
         if (!st.one.get(id, userId) || !st.tree.sees(viewer, id)) return false;
-        revokedEvents(st.revokeTree.all({ now: iso(clock.now()), id, user_id: userId }) as RevokedRow[]);
+        revokedEvents(st.revokeTree.all({ now: iso(clock.now()), id, user_id: userId }));
         return true;
       })();
     },
@@ -282,7 +282,7 @@ function tokenEnds(db: Db, st: Statements, clock: Clock, events: Pick<EventsRepo
 
     /** Revokes every live token of a user (a password change, when asked); returns how many. */
     revokeAllOf(userId: string): number {
-      const revoked = () => st.revokeLive.all({ now: iso(clock.now()), user_id: userId }) as RevokedRow[];
+      const revoked = () => st.revokeLive.all({ now: iso(clock.now()), user_id: userId });
       return db.transaction(() => revokedEvents(revoked()))();
     },
   };

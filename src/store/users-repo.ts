@@ -1,4 +1,4 @@
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -11,23 +11,23 @@ export interface User {
 }
 
 export function createUsersRepo(db: Db, clock: Clock) {
-  const byEmail = db.prepare('SELECT * FROM users WHERE email = ?');
-  const byId = db.prepare('SELECT * FROM users WHERE id = ?');
+  const byEmail = db.prepare<unknown[], User>('SELECT * FROM users WHERE email = ?');
+  const byId = db.prepare<unknown[], User>('SELECT * FROM users WHERE id = ?');
   const insert = db.prepare(
     'INSERT INTO users (id, email, password_hash, created_at) VALUES (@id, @email, @password_hash, @created_at)',
   );
   const setPassword = db.prepare('UPDATE users SET password_hash = ? WHERE id = ?');
-  const withPassword = db.prepare('SELECT COUNT(*) FROM users WHERE password_hash IS NOT NULL').pluck();
+  const withPassword = db.prepare<unknown[], number>('SELECT COUNT(*) FROM users WHERE password_hash IS NOT NULL').pluck();
 
   return {
-    findByEmail: (email: string) => byEmail.get(email) as User | undefined,
-    findById: (id: string) => byId.get(id) as User | undefined,
+    findByEmail: (email: string): User | undefined => byEmail.get(email),
+    findById: (id: string): User | undefined => byId.get(id),
 
     /** Returns the user with this email, creating it first if there is none (the CLI's `token create`). */
     ensure(email: string): User {
       return db
         .transaction(() => {
-          const found = byEmail.get(email) as User | undefined;
+          const found = byEmail.get(email);
           if (found) return found;
           const user: User = { id: newId('usr', clock.now()), email, password_hash: null, created_at: iso(clock.now()) };
           insert.run(user);
@@ -37,7 +37,7 @@ export function createUsersRepo(db: Db, clock: Clock) {
     },
 
     /** Accounts that can sign in to the dashboard (the first-run message asks for one while there is none). */
-    countWithPassword: (): number => withPassword.get() as number,
+    countWithPassword: (): number => required(withPassword.get()),
 
     setPasswordHash(id: string, hash: string): void {
       setPassword.run(hash, id);

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { Db } from './db';
+import { required, type Db } from './db';
 import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { newId } from '../ids';
@@ -31,7 +31,7 @@ export interface DeliveryRow {
   id: string;
   webhook_id: string;
   event_seq: number;
-  status: WebhookDelivery['status'];
+  status: components['schemas']['DeliveryStatus'];
   attempts: number;
   response_status: number | null;
   duration_ms: number | null;
@@ -83,27 +83,27 @@ function statements(db: Db) {
   return {
     insert: db.prepare(`INSERT INTO webhooks (id, user_id, url, event_types, secret, enabled, created_at, updated_at)
       VALUES (@id, @user_id, @url, @event_types, @secret, @enabled, @created_at, @updated_at)`),
-    count: db.prepare('SELECT COUNT(*) FROM webhooks WHERE user_id = ?').pluck(),
-    one: db.prepare('SELECT * FROM webhooks WHERE id = ? AND user_id = ?'),
-    page: db.prepare('SELECT * FROM webhooks WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
+    count: db.prepare<unknown[], number>('SELECT COUNT(*) FROM webhooks WHERE user_id = ?').pluck(),
+    one: db.prepare<unknown[], WebhookRow>('SELECT * FROM webhooks WHERE id = ? AND user_id = ?'),
+    page: db.prepare<unknown[], WebhookRow>('SELECT * FROM webhooks WHERE user_id = ? AND id > ? ORDER BY id LIMIT ?'),
     update: db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, enabled = @enabled,
       failing_since = @failing_since, disabled_reason = @disabled_reason, updated_at = @updated_at WHERE id = @id`),
     setSecret: db.prepare('UPDATE webhooks SET secret = ?, updated_at = ? WHERE id = ?'),
     remove: db.prepare('DELETE FROM webhooks WHERE id = ? AND user_id = ?'),
     healthy: db.prepare('UPDATE webhooks SET failing_since = NULL WHERE id = ?'),
-    failing: db.prepare('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING user_id, url, failing_since'),
+    failing: db.prepare<unknown[], { user_id: string; url: string; failing_since: string }>('UPDATE webhooks SET failing_since = COALESCE(failing_since, ?) WHERE id = ? RETURNING user_id, url, failing_since'),
     disable: db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = 'failing', updated_at = ? WHERE id = ? AND enabled = 1`),
     // An unknown cursor stands by the time in its id, as for events (events-repo.ts).
-    deliverySeq: db.prepare(`SELECT COALESCE((SELECT seq FROM webhook_deliveries WHERE id = @id AND webhook_id = @webhook_id),
+    deliverySeq: db.prepare<unknown[], number>(`SELECT COALESCE((SELECT seq FROM webhook_deliveries WHERE id = @id AND webhook_id = @webhook_id),
       (SELECT MIN(seq) FROM webhook_deliveries WHERE webhook_id = @webhook_id AND id >= @id), 9007199254740991)`).pluck(),
-    deliveries: db.prepare(`${delivery} WHERE d.webhook_id = ? AND d.seq < ? ORDER BY d.seq DESC LIMIT ?`),
-    deliveryOf: db.prepare(`${delivery} WHERE e.id = ? AND d.webhook_id = ?`),
+    deliveries: db.prepare<unknown[], DeliveryRow>(`${delivery} WHERE d.webhook_id = ? AND d.seq < ? ORDER BY d.seq DESC LIMIT ?`),
+    deliveryOf: db.prepare<unknown[], DeliveryRow>(`${delivery} WHERE e.id = ? AND d.webhook_id = ?`),
   };
 }
 
 /** The user's webhook by id; webhook_not_found when it is not theirs (or gone). */
 function owned(st: Statements, userId: string, id: string): WebhookRow {
-  const row = st.one.get(id, userId) as WebhookRow | undefined;
+  const row = st.one.get(id, userId);
   if (!row) throw NOT_FOUND(id);
   return row;
 }
@@ -114,7 +114,7 @@ function deliveryHealth(st: Statements) {
     /** A delivery succeeded: the webhook is not failing. */
     healthy: (id: string): void => void st.healthy.run(id),
     /** A delivery failed: failing since `at` unless it already was; the webhook's owner, url and since when, if it exists. */
-    failing: (id: string, at: string) => st.failing.get(at, id) as { user_id: string; url: string; failing_since: string } | undefined,
+    failing: (id: string, at: string) => st.failing.get(at, id),
     /** Disables a webhook that failed too long; false if it was disabled already (or is gone). */
     disable: (id: string, at: string): boolean => st.disable.run(at, id).changes > 0,
   };
@@ -127,7 +127,7 @@ function webhookEdits(db: Db, st: Statements, clock: Clock, deliveries: Pick<Del
     create(userId: string, input: WebhookInput, perUser: number): CreatedWebhook {
       return db
         .transaction(() => {
-          const used = st.count.get(userId) as number;
+          const used = required(st.count.get(userId));
           if (used >= perUser) throw quotaExceeded('webhooks', perUser, used, `This account already has ${used} webhooks, the most allowed.`);
           const now = iso(clock.now());
           const row: WebhookRow = {
@@ -187,7 +187,7 @@ function webhookEdits(db: Db, st: Statements, clock: Clock, deliveries: Pick<Del
 function webhookReads(db: Db, st: Statements, events: Pick<EventsRepo, 'raise'>) {
   return {
     list(userId: string, limit: number, startingAfter = '') {
-      const rows = st.page.all(userId, startingAfter, limit + 1) as WebhookRow[];
+      const rows = st.page.all(userId, startingAfter, limit + 1);
       return { data: rows.slice(0, limit).map(toWebhook), has_more: rows.length > limit };
     },
 
@@ -197,8 +197,8 @@ function webhookReads(db: Db, st: Statements, events: Pick<EventsRepo, 'raise'>)
     deliveries(userId: string, id: string, opts: { limit: number; startingAfter?: string }) {
       owned(st, userId, id);
       const cursor = opts.startingAfter;
-      const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : (st.deliverySeq.get({ id: cursor, webhook_id: id }) as number);
-      const rows = st.deliveries.all(id, before, opts.limit + 1) as DeliveryRow[];
+      const before = cursor === undefined ? Number.MAX_SAFE_INTEGER : required(st.deliverySeq.get({ id: cursor, webhook_id: id }));
+      const rows = st.deliveries.all(id, before, opts.limit + 1);
       return { data: rows.slice(0, opts.limit).map(toDelivery), has_more: rows.length > opts.limit };
     },
 
@@ -206,8 +206,8 @@ function webhookReads(db: Db, st: Statements, events: Pick<EventsRepo, 'raise'>)
     test(userId: string, id: string): WebhookDelivery {
       const row = owned(st, userId, id);
       return db.transaction(() => {
-        const event = events.raise('webhook.test', { webhook_id: id, url: row.url }, { userId, onlyWebhook: id })!;
-        return toDelivery(st.deliveryOf.get(event.id, id) as DeliveryRow);
+        const event = required(events.raise('webhook.test', { webhook_id: id, url: row.url }, { userId, onlyWebhook: id }));
+        return toDelivery(required(st.deliveryOf.get(event.id, id)));
       })();
     },
   };

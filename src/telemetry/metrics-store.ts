@@ -70,15 +70,15 @@ function statements(db: Db) {
     };
   };
   return {
-    findKey: db.prepare('SELECT key FROM metric_servers WHERE server_id = ?').pluck(),
+    findKey: db.prepare<unknown[], number>('SELECT key FROM metric_servers WHERE server_id = ?').pluck(),
     addKey: db.prepare('INSERT INTO metric_servers (server_id) VALUES (?)'),
     insertInbox: inserter('metric_inbox'),
     insertRaw: inserter('metric_raw'),
     // Newest first from each table; the inbox holds the newer samples whenever it holds any (inbox.ts).
-    selectLatest: ['metric_inbox', 'metric_raw'].map((table) => db.prepare(
+    selectLatest: ['metric_inbox', 'metric_raw'].map((table) => db.prepare<unknown[], RawRow>(
       `SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM ${table} WHERE server_key = ? ORDER BY t DESC LIMIT 1`,
     ).raw()),
-    selectAfter: db.prepare(`SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM (
+    selectAfter: db.prepare<unknown[], RawRow>(`SELECT t, tps_c, cpu_d, ram_kib, players, players_max FROM (
       SELECT * FROM metric_raw WHERE server_key = :key AND t > :t
       UNION ALL SELECT * FROM metric_inbox WHERE server_key = :key AND t > :t
     ) ORDER BY t LIMIT :n`).raw(),
@@ -98,7 +98,7 @@ function serverKeys(st: Statements) {
     keyOf(serverId: string, create: boolean): number | null {
       const cached = keys.get(serverId);
       if (cached !== undefined) return cached;
-      let key = st.findKey.get(serverId) as number | undefined;
+      let key = st.findKey.get(serverId);
       if (key === undefined && create) key = Number(st.addKey.run(serverId).lastInsertRowid);
       if (key !== undefined) keys.set(serverId, key);
       return key ?? null;
@@ -160,7 +160,7 @@ function roundWriter({ db, st, keys, toSample, rollup }: StoreParts) {
     const mark = rollup.marks().minute ?? -Infinity;
     for (const s of samples) {
       const row = encode(s);
-      (row[0] >= mark ? fresh : late).push(keys.keyOf(s.server_id, true) as number, row[0], row[1], row[2], row[3], row[4], row[5]);
+      (row[0] >= mark ? fresh : late).push(keys.keyOf(s.server_id, true), row[0], row[1], row[2], row[3], row[4], row[5]);
       stored.push(toSample(s.server_id, row));
     }
     st.insertInbox(fresh);
@@ -175,7 +175,7 @@ function sampleReads({ st, keys, toSample }: StoreParts): Pick<MetricsStore, 'la
     latest(serverId) {
       const key = keys.keyOf(serverId, false);
       if (key === null) return null;
-      const row = (st.selectLatest[0].get(key) ?? st.selectLatest[1].get(key)) as RawRow | undefined;
+      const row = st.selectLatest[0].get(key) ?? st.selectLatest[1].get(key);
       return row ? toSample(serverId, row) : null;
     },
     after(serverId, afterSampleId, limit) {
@@ -183,7 +183,7 @@ function sampleReads({ st, keys, toSample }: StoreParts): Pick<MetricsStore, 'la
       const t = parseSampleId(afterSampleId);
       if (key === null || t === null) return [];
       const n = Math.min(Math.max(Math.floor(limit), 1), 1000);
-      return (st.selectAfter.all({ key, t, n }) as RawRow[]).map((row) => toSample(serverId, row));
+      return st.selectAfter.all({ key, t, n }).map((row) => toSample(serverId, row));
     },
   };
 }

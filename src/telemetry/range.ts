@@ -90,6 +90,7 @@ const iso = (ms: number) => new Date(ms).toISOString().replace('.000Z', 'Z');
  */
 function instant(name: string, text: string, fail: (name: string, detail: string) => never): number {
   const leap = /^(.*T\d{2}:\d{2}:)60(\.\d+)?(.*)$/i.exec(text);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an optional group that did not match is undefined, which RegExpExecArray's `string` elements do not say
   const ms = leap ? Date.parse(`${leap[1]}59${leap[2] ?? ''}${leap[3]}`) + 1000 : Date.parse(text);
   if (Number.isNaN(ms) || ms < 0 || ms > LATEST) fail(name, `${name} must be a time from ${iso(0)} to ${iso(LATEST)}; got ${text}`);
   return ms;

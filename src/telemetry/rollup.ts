@@ -1,4 +1,4 @@
-import type { Db } from '../store/db';
+import { required, type Db } from '../store/db';
 import { HOUR_S, MINUTE_S, type Retention } from './levels';
 import { RAW_COLUMNS } from './inbox';
 
@@ -53,18 +53,18 @@ export function createRollup(db: Db, retention: Retention) {
     hour: db.prepare('DELETE FROM metric_hour WHERE server_key IN (SELECT key FROM metric_servers) AND t < ?'),
   };
   // Only read when a level has no watermark yet (first run ever): one full scan, once.
-  const oldestRaw = db.prepare('SELECT min(t) AS t FROM (SELECT min(t) AS t FROM metric_raw UNION ALL SELECT min(t) FROM metric_inbox)');
-  const oldestMinute = db.prepare('SELECT min(t) AS t FROM metric_minute');
-  const readMarks = db.prepare('SELECT level, closed_until FROM metric_watermarks');
+  const oldestRaw = db.prepare<unknown[], { t: number | null }>('SELECT min(t) AS t FROM (SELECT min(t) AS t FROM metric_raw UNION ALL SELECT min(t) FROM metric_inbox)');
+  const oldestMinute = db.prepare<unknown[], { t: number | null }>('SELECT min(t) AS t FROM metric_minute');
+  const readMarks = db.prepare<unknown[], { level: 'minute' | 'hour'; closed_until: number }>('SELECT level, closed_until FROM metric_watermarks');
   const saveMark = db.prepare('INSERT OR REPLACE INTO metric_watermarks (level, closed_until) VALUES (?, ?)');
 
   const marks: Watermarks = { minute: null, hour: null };
-  for (const row of readMarks.all() as { level: 'minute' | 'hour'; closed_until: number }[]) {
+  for (const row of readMarks.all()) {
     marks[row.level] = row.closed_until;
   }
 
   function startOf(stmt: typeof oldestRaw, bucketS: number): number | null {
-    const t = (stmt.get() as { t: number | null }).t;
+    const t = required(stmt.get()).t;
     return t === null ? null : Math.floor(t / bucketS) * bucketS;
   }
 

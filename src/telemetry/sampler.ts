@@ -83,12 +83,12 @@ function roundCollector({ source, clock, proc }: SamplerDeps): () => NewSample[]
 function subscribers(onError: (err: unknown) => void) {
   const listeners = new Set<{ listener: SampleListener; serverId?: string }>();
   return {
-    subscribe(listener: SampleListener, serverId?: string): () => void {
+    subscribe: (listener: SampleListener, serverId?: string): (() => void) => {
       const entry = { listener, serverId };
       listeners.add(entry);
       return () => void listeners.delete(entry);
     },
-    emit(samples: Sample[]): void {
+    emit: (samples: Sample[]): void => {
       for (const sample of samples) {
         for (const l of listeners) {
           if (l.serverId !== undefined && l.serverId !== sample.server_id) continue;
@@ -107,7 +107,7 @@ function subscribers(onError: (err: unknown) => void) {
 function timer(intervalMs: number, tick: () => void, stats: SamplerStats, onError: (err: unknown) => void) {
   let handle: NodeJS.Timeout | null = null;
   return {
-    start() {
+    start: (): void => {
       if (handle) return;
       // Lag is measured on the monotonic clock, not the injected one: it is about this process's timers.
       let due = performance.now() + intervalMs;
@@ -123,7 +123,7 @@ function timer(intervalMs: number, tick: () => void, stats: SamplerStats, onErro
       }, intervalMs);
       handle.unref(); // sampling alone must not keep the process alive on shutdown
     },
-    stop() {
+    stop: (): void => {
       if (handle) clearInterval(handle);
       handle = null;
     },

@@ -60,7 +60,7 @@ const stat = (min: number, sum: number, max: number, n: number, scale: number, d
 });
 
 export function createWindowReader(db: Db, intervalS: number) {
-  const select = db.prepare(WINDOW_SQL).raw();
+  const select = db.prepare<unknown[], Bucket>(WINDOW_SQL).raw();
   let lastRowsRead = 0;
 
   function read(req: WindowRequest): MetricsWindow {
@@ -76,10 +76,10 @@ export function createWindowReader(db: Db, intervalS: number) {
     const buckets =
       req.key === null
         ? []
-        : (select.all({
+        : select.all({
             key: req.key, res, from, to: req.toS, hourEnd,
             minuteFrom: hourEnd, minuteEnd, rawFrom: minuteEnd,
-          }) as Bucket[]);
+          });
     lastRowsRead = buckets.reduce((sum, b) => sum + b[1], 0);
     return {
       server_id: req.serverId,

@@ -4,7 +4,7 @@ import net from 'node:net';
 /** How a host name is resolved: dns.lookup's shape with `all: true` (tests pass their own). */
 export type Lookup = (hostname: string) => Promise<Array<{ address: string; family: number }>>;
 
-export const systemLookup: Lookup = (hostname) => dns.promises.lookup(hostname, { all: true, verbatim: true });
+export const systemLookup: Lookup = (hostname) => dns.promises.lookup(hostname, { all: true, order: 'verbatim' });
 
 /**
  * Addresses a webhook may never reach unless WEBHOOK_ALLOW_PRIVATE=true (SECURITY.md, SSRF): this host, private
@@ -47,7 +47,7 @@ function groups(address: string): number[] | null {
   const part = (s: string | undefined) => (s ? s.split(':').map((h) => parseInt(h, 16)) : []);
   const front = part(head);
   const back = part(tail);
-  const all = tail === undefined ? front : [...front, ...Array(8 - front.length - back.length).fill(0), ...back];
+  const all = text.includes('::') ? [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back] : front;
   return all.length === 8 && all.every((g) => g >= 0 && g <= 0xffff) ? all : null;
 }
 

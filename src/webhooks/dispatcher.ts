@@ -178,7 +178,12 @@ function pumpLoop(deps: DispatcherDeps, state: State, fair: FairQueue, agents: A
       const wait = state.lastScan + config.scanGapMs - Date.now();
       try {
         if (wait <= 0) scan(outbox, fair, perScan, state);
-        else state.scanTimer = setTimeout(() => ((state.scanTimer = null), schedule()), wait);
+        else {
+          state.scanTimer = setTimeout(() => {
+            state.scanTimer = null;
+            schedule();
+          }, wait);
+        }
       } catch (err) {
         log.error('reading the webhook outbox failed; retried at the next poll', { error: String(err) });
       }

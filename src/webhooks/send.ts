@@ -128,15 +128,24 @@ export async function sendOnce(url: string, secret: string, msg: { id: string; b
     // No answer: said the same way, and only once the time limit has passed (or at shutdown).
     const failed = (err?: NodeJS.ErrnoException) => {
       if (settled) return;
-      if (err?.code && CERTIFICATE_ERRORS.has(err.code)) return finish(null, `the receiver's TLS certificate was not accepted (${err.code})`);
+      if (err?.code && CERTIFICATE_ERRORS.has(err.code)) {
+        finish(null, `the receiver's TLS certificate was not accepted (${err.code})`);
+        return;
+      }
       settled = true;
       clearTimeout(timer);
       req.destroy();
       const end = () => resolve({ startedAt, durationMs: opts.timeoutMs, status: null, error: noAnswer(opts.timeoutMs) });
       const left = startedAt + opts.timeoutMs - opts.now();
-      if (left <= 0 || opts.signal?.aborted) return end();
+      if (left <= 0 || opts.signal?.aborted) {
+        end();
+        return;
+      }
       const pad = setTimeout(end, left);
-      opts.signal?.addEventListener('abort', () => (clearTimeout(pad), end()), { once: true });
+      opts.signal?.addEventListener('abort', () => {
+        clearTimeout(pad);
+        end();
+      }, { once: true });
     };
     const req = client.request(url, {
       method: 'POST',

@@ -47,8 +47,20 @@ export function breakingChanges(before: Json, after: Json): Finding[] {
   return out;
 }
 
+/**
+ * An open enum (x-open-enum, docs/conventions.md "Evolution") as its known values: its branches but the last, which
+ * takes any value. Opening a response's closed enum is then no change (a client already treats a value it does not
+ * know as other, and one made from the earlier spec never sees the later one), while dropping a known value is found.
+ */
+function known(x: Json): Json {
+  if (!x || x['x-open-enum'] !== true) return x;
+  const branches = ((x.anyOf ?? x.oneOf) as Json[]).slice(0, -1);
+  return branches.length === 1 ? branches[0] : { oneOf: branches };
+}
+
 /** One schema against its next version, down its properties, items and branches by position. */
-function compare(name: string, s: Json, t: Json, out: Finding[], at: string): void {
+function compare(name: string, s0: Json, t0: Json, out: Finding[], at: string): void {
+  const [s, t] = [known(s0), known(t0)];
   if (!s || !t || typeof s !== 'object' || typeof t !== 'object') return;
   if (Array.isArray(s.enum) && Array.isArray(t.enum)) {
     for (const v of s.enum) if (!t.enum.includes(v)) out.push({ name, what: `${at || '.'}: enum value ${JSON.stringify(v)} removed` });
@@ -89,9 +101,32 @@ test.each([
   ['a name pattern narrowed (as 1.2.0 did)', (d: Json) => void (d.components.schemas.ServerName.pattern = '^[a-z]+$'), 'ServerName'],
   ['a request field newly required', (d: Json) => void d.components.schemas.CreateServerRequest.required.push('idle_stop_minutes'), 'CreateServerRequest'],
   ['a bound lowered', (d: Json) => void (d.components.schemas.WebhookEventTypes.maxItems = 20), 'WebhookEventTypes'],
+  ['a known value dropped from an open enum', (d: Json) => void d.components.schemas.ActionReason.enum.pop(), 'ActionReason'],
 ])('finds %s', (_name, breakIt, name) => {
   const after = structuredClone(current);
   breakIt(after);
   expect(breakingChanges(current, current)).toEqual([]);
   expect(breakingChanges(current, after).map((f) => f.name)).toContain(name);
+});
+
+// Opening a response's enum (as 1.5.0 did, x-open-enum) is not breaking: the spec with each open enum closed again
+// (its known values alone, as 1.4.0 had them) against today's shows nothing, and the open ones were found.
+test('an enum opened in a response is not a breaking change', () => {
+  const closed = structuredClone(current);
+  const opened: string[] = [];
+  const close = (node: unknown, at: string): void => {
+    if (!node || typeof node !== 'object') return;
+    for (const [k, v] of Object.entries(node as Json)) {
+      if (v && typeof v === 'object' && (v as Json)['x-open-enum'] === true) {
+        opened.push(`${at}/${k}`);
+        const branches = ((v as Json).anyOf ?? (v as Json).oneOf) as Json[];
+        (node as Json)[k] = branches.length === 2 ? branches[0] : { oneOf: branches.slice(0, -1) };
+      }
+      close((node as Json)[k], `${at}/${k}`);
+    }
+  };
+  close(closed.components.schemas, '');
+  expect(opened).toEqual(expect.arrayContaining(['/Server/properties/state', '/Action/properties/reason', '/Problem/properties/code', '/Event']));
+  expect(breakingChanges(closed, current)).toEqual([]);
+  expect(breakingChanges(current, closed)).toEqual([]);
 });

@@ -82,7 +82,8 @@ beforeAll(async () => {
   t = await createTestApp({
     boot: true,
     software: path.join(root, 'test', 'runtime', 'fixtures', 'software'),
-    env: { STREAM_MAX_LIFETIME_S: '2', METRICS_INTERVAL_S: '1' },
+    // SFTP_PORT: getServerSftp answers it (no SFTP server is started; jest's default is none, a 404).
+    env: { STREAM_MAX_LIFETIME_S: '2', METRICS_INTERVAL_S: '1', SFTP_PORT: '2022' },
     runtime: { backoffMs: 200, stopTimeoutMs: 3_000, reconcileMs: 500 },
     webhooks: { lookup: async () => [{ address: '93.184.215.14', family: 4 }] }, // DNS: createWebhook's example host
   });

@@ -1,16 +1,27 @@
-// The spec is the product for client authors (issue 15; docs/conventions.md "The contract"): six independent
+// The spec is the product for client authors (issue 15; docs/conventions.md "The contract"): eight independent
 // npm generators, none needing a JVM or a download, make clients from openapi/v1.yaml; each must compile under
 // `tsc --strict` with no `any` in the types made from our schemas, and one of them drives create → start →
-// metrics → stop → delete against a listening service running the fake game (game ports 29160-29169).
-import { spawnSync } from 'node:child_process';
+// metrics → stop → delete against a listening service running the fake game (game ports 29160-29169). A client
+// made from an earlier spec survives the values a later one adds (issue 42 §3; openapi/v1.yaml "Evolution").
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import YAML from 'yaml';
 import { createTestApp } from '../helpers/app';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const root = path.join(__dirname, '..', '..');
 const spec = path.join(root, 'openapi', 'v1.yaml');
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-sdk-'));
+// Two clients import their generator's runtime (openapi-zod-client: @zodios/core and zod; oazapfts:
+// @oazapfts/runtime), as a client author's project has them installed: linked from ours, and only those, so tsc
+// takes no other package's types (its automatic @types) into the programs below.
+for (const pkg of ['@zodios', 'zod', '@oazapfts']) {
+  fs.mkdirSync(path.join(out, 'node_modules'), { recursive: true });
+  fs.symlinkSync(path.join(root, 'node_modules', pkg), path.join(out, 'node_modules', pkg));
+}
 afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
 
 function run(bin: string, args: string[], cwd = out): { status: number | null; output: string } {
@@ -98,7 +109,24 @@ const generators: Generator[] = [
     generate: (dir) => run('orval/dist/bin/orval.js', ['--input', spec, '--output', path.join(dir, 'api.ts'), '--client', 'fetch']),
     types: (dir) => fs.readFileSync(path.join(dir, 'api.ts'), 'utf8'),
   },
+  {
+    name: 'openapi-zod-client 1.18.3',
+    generate: (dir) => zodClient(spec, dir),
+    // Zod schemas, the types inferred from them; its descriptions are template strings, whose words are no type.
+    types: (dir) => fs.readFileSync(path.join(dir, 'api.ts'), 'utf8').replace(/`[^`]*`/g, '``'),
+  },
+  {
+    // It renames `from` and `type` parameters `$from` and `$type`, and names its base URL after the server's
+    // description (test/unit/spec-client-safety.test.ts keeps that short).
+    name: 'oazapfts 7.5.0',
+    generate: (dir) => run('oazapfts/dist/cli.js', [spec, path.join(dir, 'api.ts')]),
+    types: (dir) => fs.readFileSync(path.join(dir, 'api.ts'), 'utf8'),
+  },
 ];
+
+function zodClient(from: string, dir: string) {
+  return run('openapi-zod-client/bin.js', [from, '-o', path.join(dir, 'api.ts')]);
+}
 
 const dirOf = (g: Generator) => path.join(out, g.name.split(' ')[0].replace(/[@/]/g, '_'));
 
@@ -122,6 +150,28 @@ beforeAll(() => {
   })();
   return made;
 }, 600_000);
+
+/** Compiles `driver` beside `client` (a folder made above) under strict to CommonJS; the program's path. */
+function compileDriver(name: string, client: string, driver: string): string {
+  const dir = path.join(out, name);
+  fs.cpSync(client, path.join(dir, 'client'), { recursive: true });
+  fs.copyFileSync(path.join(__dirname, 'sdk-drivers', driver), path.join(dir, 'main.ts'));
+  const compiled = strictTsc([path.join(dir, 'main.ts')], ['--outDir', path.join(dir, 'js'), '--module', 'CommonJS', '--moduleResolution', 'Node10', '--typeRoots', path.join(root, 'node_modules', '@types'), '--types', 'node']);
+  expect([compiled.status, compiled.output.trim()]).toEqual([0, '']);
+  return path.join(dir, 'js', 'main.js');
+}
+
+/** Runs a compiled driver against the service (asynchronously: the service answers from this same process). */
+function runDriver(main: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [main], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 describe.each(generators)('$name', (g) => {
   test('generates a client that compiles under tsc --strict, with no `any` in the types from our schemas', async () => {
@@ -171,6 +221,70 @@ test('a program on the openapi-typescript-codegen client creates, starts, reads 
     expect(JSON.parse(result.stdout)).toEqual([
       'created installing', 'start pending', 'running', 'metrics ram_bytes>0 true', 'stop succeeded', 'stopped', 'delete deleting', 'then 404',
     ]);
+    t.expectContract();
+  } finally {
+    await api.close();
+    await t.finish();
+  }
+}, 300_000);
+
+/**
+ * A client made from an earlier release keeps working when the service adds a value (issue 42 §3; openapi/v1.yaml
+ * "Evolution", x-open-enum). openapi/released/1.4.0.yaml predates open enums, so the earlier release is emulated:
+ * today's spec without `member.added` (as if that event type came after it), made into an openapi-zod-client
+ * client, whose Zodios checks every answer against its zod schemas. Against the real service, which raises
+ * `member.added` when a server is shared, it parses `listEvents` (that event through `OtherEvent`); the same
+ * earlier spec with its enums closed again (each x-open-enum's last branch dropped: the form 1.4.0 had) gives a
+ * client that refuses the same page, so the open form is what makes the difference, and this test can fail.
+ */
+test('an openapi-zod-client client from an earlier spec (without member.added) parses listEvents holding one', async () => {
+  const earlier = YAML.parse(fs.readFileSync(spec, 'utf8')) as Json;
+  const drop = (list: string[]) => list.splice(list.indexOf('member.added'), 1);
+  drop(earlier.components.schemas.EventType.enum);
+  drop(earlier.components.schemas.MemberEvent.properties.type.enum);
+  delete earlier.webhooks['member.added'];
+  const closed = structuredClone(earlier);
+  const close = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    for (const [k, v] of Object.entries(node as Json)) {
+      if (v && typeof v === 'object' && (v as Json)['x-open-enum'] === true) {
+        const branches = ((v as Json).anyOf ?? (v as Json).oneOf) as Json[];
+        (node as Json)[k] = branches.length === 2 ? branches[0] : { ...(v as Json), anyOf: undefined, 'x-open-enum': undefined, oneOf: branches.slice(0, -1) };
+      }
+      close((node as Json)[k]);
+    }
+  };
+  close(closed.components.schemas);
+  expect(JSON.stringify(closed)).not.toContain('"x-open-enum":true');
+  const programs = Object.entries({ open: earlier, closed }).map(([name, document]) => {
+    const dir = path.join(out, `earlier-${name}`);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'v1.json'), JSON.stringify(document));
+    fs.mkdirSync(path.join(dir, 'gen'));
+    const made = zodClient(path.join(dir, 'v1.json'), path.join(dir, 'gen'));
+    expect(made.status).toBe(0);
+    return compileDriver(`earlier-${name}-program`, path.join(dir, 'gen'), 'zod-events.ts');
+  });
+
+  const t = await createTestApp();
+  const api = await t.listen();
+  try {
+    const token = t.token('owner@example.com');
+    const call = async (method: string, p: string, body?: unknown) => {
+      const res = await fetch(`${api.base}${p}`, { method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      expect([method, p, res.status]).toEqual([method, p, method === 'POST' ? 201 : 200]);
+      return (await res.json()) as Json;
+    };
+    const plan = (await call('GET', '/v1/plans')).data[0].id as string;
+    const version = (await call('GET', '/v1/versions')).data[0].id as string;
+    const server = await call('POST', '/v1/servers', { name: 'Shared', plan, version });
+    await call('POST', `/v1/servers/${server.id}/members`, { email: 'friend@example.com', permissions: ['console'] });
+
+    const env = { BASE: api.base, TOKEN: token };
+    const [open, refused] = await Promise.all(programs.map((main) => runDriver(main, env)));
+    expect([open.code, open.stderr, refused.code, refused.stderr]).toEqual([0, '', 0, '']);
+    expect(JSON.parse(open.stdout)).toEqual({ parsed: expect.arrayContaining(['server.created', 'member.added']) });
+    expect(JSON.parse(refused.stdout)).toEqual({ refused: expect.stringMatching(/invalid|union/i) });
     t.expectContract();
   } finally {
     await api.close();

@@ -94,6 +94,20 @@ function closedResponses(spec: Json): Json {
     Object.values(o).forEach(close);
   };
   for (const [name, schema] of Object.entries(spec.components.schemas as Json)) if (name !== 'Problem') close(schema);
+  // An open enum's last branch takes what a later version adds (x-open-enum, docs/conventions.md "Evolution"), for
+  // clients; this service sends only what it lists: the branches before it, exactly one of them.
+  const known = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(known);
+    if (!node || typeof node !== 'object') return;
+    const o = node as Json;
+    if (o['x-open-enum'] === true) {
+      const branches = (o.anyOf ?? o.oneOf) as unknown[];
+      delete o.anyOf;
+      o.oneOf = branches.slice(0, -1);
+    }
+    Object.values(o).forEach(known);
+  };
+  known(spec.components.schemas);
   return spec;
 }
 

@@ -104,6 +104,25 @@ test('a kept backup restores into another server of the same version, and only o
   expect((await keptList()).map((k) => k.id)).toEqual([backup.id]); // restoring keeps it
 });
 
+test('a kept backup is the owner\'s alone to restore: to a member with the backups permission it is backup_not_found', async () => {
+  await start();
+  const old = await server('old');
+  const kept = await backUp(old, 'the old world');
+  await remove(old, { keep_backups: 'true' });
+  const shared = await server('shared');
+  const own = await backUp(shared, 'its own');
+  expect((await t.http.post(`/v1/servers/${shared}/members`).set(auth()).send({ email: 'member@example.com', permissions: ['backups'] })).status).toBe(201);
+  const member = { Authorization: `Bearer ${t.token('member@example.com')}` };
+
+  const refused = await t.http.post(`/v1/servers/${shared}/actions`).set(member).send({ type: 'restore', backup_id: kept.id });
+  expect([refused.status, refused.body.code]).toEqual([404, 'backup_not_found']);
+  const allowed = await t.http.post(`/v1/servers/${shared}/actions`).set(member).send({ type: 'restore', backup_id: own.id });
+  expect(allowed.status).toBe(202); // the server's own backup: the member's to restore
+  await t.runtime.idle();
+  expect((await t.http.get(allowed.headers.location).set(auth())).body).toMatchObject({ status: 'succeeded', type: 'restore' });
+  expect((await t.http.get(`/v1/servers/${shared}/actions`).set(auth())).body.data).toHaveLength(1); // the refusal recorded none
+});
+
 test('past KEPT_BACKUPS_PER_USER the delete answers 403 quota_exceeded and changes nothing', async () => {
   await start({ KEPT_BACKUPS_PER_USER: '1' });
   const id = await server('two backups');

@@ -37,8 +37,14 @@ function create(name = 'world') {
   return store.servers.create(userId, { name, plan: 'micro', version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20' });
 }
 
-const set = (id: string, columns: Record<string, unknown>) => {
+/** Sets columns of the server's row; `zone`, `published` and `error` write the DNS publisher's tables instead. */
+const set = (id: string, { zone, published, error, ...columns }: Record<string, unknown>) => {
   for (const [column, value] of Object.entries(columns)) db.prepare(`UPDATE servers SET ${column} = ? WHERE id = ?`).run(value, id);
+  if (zone !== undefined) db.prepare('INSERT INTO dns_zone (zone, ttl) VALUES (?, 30)').run(zone);
+  if (published !== undefined || error !== undefined) {
+    const port = (db.prepare('SELECT port FROM servers WHERE id = ?').get(id) as { port: number }).port;
+    db.prepare('INSERT INTO dns_records (server_id, published_for, last_error) VALUES (?, ?, ?)').run(id, String(published).replace('PORT', String(port)), error ?? null);
+  }
 };
 
 test.each([
@@ -57,6 +63,14 @@ test.each([
   ['a schedule shows without our `since`', { backup_schedule: JSON.stringify({ every_hours: 6, keep: 3, since: '2026-01-01T00:00:00.000Z' }) },
     { backup_schedule: { every_hours: 6, keep: 3 } }],
   ['a cron schedule', { backup_schedule: JSON.stringify({ cron: '0 4 * * *', keep: 2, since: 'x' }) }, { backup_schedule: { cron: '0 4 * * *', keep: 2 } }],
+  // DNS names (migration 040): the zone comes from dns_zone, written at start; without it `dns` is null.
+  ['a DNS name without a zone', { dns_name: 'survival' }, { dns_name: 'survival', dns: null }],
+  ['a DNS name in a zone, not yet published', { dns_name: 'survival', zone: 'play.test' },
+    { dns_name: 'survival', dns: { name: 'survival.play.test', status: 'pending', ttl_seconds: 30, error: null } }],
+  ['a DNS name whose records are this address', { dns_name: 'survival', zone: 'play.test', published: 'survival.play.test|127.0.0.1|PORT|tcp' },
+    { dns_name: 'survival', dns: { name: 'survival.play.test', status: 'published', ttl_seconds: 30, error: null } }],
+  ['a DNS name whose records are an older address, and the failure since', { dns_name: 'survival', zone: 'play.test', published: 'survival.play.test|10.0.0.1|PORT|tcp', error: 'down' },
+    { dns_name: 'survival', dns: { name: 'survival.play.test', status: 'pending', ttl_seconds: 30, error: 'down' } }],
   ['a name with quotes, backslashes, control characters and non-ASCII', { name: 'a"b\\c\n\t\u0001é😀' }, { name: 'a"b\\c\n\t\u0001é😀' }],
 ])('%s', (_what, columns, expected: Record<string, unknown>) => {
   const server = create();
@@ -66,7 +80,7 @@ test.each([
   expect(shown).toEqual({
     id: server.id, name: row.name, plan: 'micro', version: 'flying-squid-1.20', software: 'flying-squid', game_version: '1.20',
     state: 'installing', desired_state: 'stopped', address: { host: '127.0.0.1', port: row.port, transport: 'tcp' },
-    disk_used_mb: null, disk_measured_at: null, idle_stop_minutes: null, backup_schedule: null, access: OWNER_ACCESS,
+    dns_name: null, dns: null, disk_used_mb: null, disk_measured_at: null, idle_stop_minutes: null, backup_schedule: null, access: OWNER_ACCESS,
     created_at: row.created_at, updated_at: row.updated_at,
     ...JSON.parse(JSON.stringify(expected).replace(`"port":${PORT}`, `"port":${row.port}`)),
   });

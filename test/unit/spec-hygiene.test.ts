@@ -94,7 +94,7 @@ export function untypedStreams(spec: Json): string[] {
       const ok =
         branches.length === 2 &&
         text &&
-        (event?.properties?.event?.enum?.length > 0 || enumOf(spec, event?.properties?.event?.$ref)) &&
+        (event?.properties?.event?.enum?.length > 0 || enumOf(spec, event?.properties?.event?.$ref ?? event?.properties?.event?.anyOf?.[0]?.$ref)) &&
         ['#/components/schemas/StreamEventId', '#/components/schemas/EventId'].includes(event.properties.id?.$ref) &&
         /^#\/components\/schemas\/\w+$/.test(event.properties.data?.$ref ?? '');
       if (!ok) out.push(`${method.toUpperCase()} ${path}`);

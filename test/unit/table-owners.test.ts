@@ -13,6 +13,8 @@ const OWNERS: Record<string, string[]> = {
   alert_rules: ['store/alerts-repo.ts'],
   backups: ['store/backups-repo.ts'],
   crashes: ['store/crashes-repo.ts'],
+  dns_records: ['store/dns-repo.ts'],
+  dns_zone: ['store/dns-repo.ts'],
   events: ['store/events-repo.ts'],
   file_changes: ['store/file-changes-repo.ts'],
   idempotency_keys: ['store/idempotency-repo.ts'],

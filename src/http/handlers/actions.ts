@@ -14,7 +14,8 @@ export function actionHandlers(deps: { power: PowerService; idempotency: Idempot
     createServerAction: (call) => {
       const { principal, body, server } = call;
       return idempotent(deps.idempotency, call, { operation: 'createServerAction', path: server.id, body }, () => {
-        const action = power.requestAction(server.id, principal.userId, body.type, body.type === 'restore' ? body.backup_id : undefined);
+        const backupId = body.type === 'restore' ? body.backup_id : undefined;
+        const action = power.requestAction(server.id, principal.userId, body.type, backupId, 'requested', server.access);
         return { status: 202 as const, body: action, headers: { Location: `/v1/servers/${server.id}/actions/${action.id}` } };
       });
     },

@@ -7,10 +7,10 @@ import { page, withCursor } from './paging';
 export function alertHandlers(deps: { alerts: AlertsRepo }): Handlers {
   const notFound = (id: string) => new AppError('alert_rule_not_found', `No alert rule ${id} on this server.`);
   return {
-    listServerAlertRules: ({ server, path, query }) => {
+    listServerAlertRules: ({ server, query }) => {
       return { status: 200, body: withCursor(deps.alerts.page(server.id, page(query))) };
     },
-    createServerAlertRule: ({ server, path, body }) => {
+    createServerAlertRule: ({ server, body }) => {
       const rule = deps.alerts.create(server.id, body);
       return { status: 201, body: rule, headers: { Location: `/v1/servers/${server.id}/alerts/${rule.id}` } };
     },

@@ -10,10 +10,10 @@ import { page, withCursor } from './paging';
 export function backupHandlers(deps: { backups: BackupsService; keptBackups: KeptBackupsService }): Handlers {
   const { backups, keptBackups: kept } = deps;
   return {
-    listServerBackups: ({ server, path, query }) => {
+    listServerBackups: ({ server, query }) => {
       return { status: 200, body: withCursor(backups.list(server.id, page(query))) };
     },
-    createServerBackup: ({ server, path, body }) => {
+    createServerBackup: ({ server, body }) => {
       const backup = backups.create(server.id, body.name ?? null);
       return { status: 202, body: backup, headers: { Location: `/v1/servers/${server.id}/backups/${backup.id}` } };
     },

@@ -20,7 +20,7 @@ export function consoleHandlers(deps: { consoles: Consoles; idempotency: Idempot
   const { consoles } = deps;
   return {
     getServerConsole: ({ principal, server, query }) => {
-      const limit = query.limit === undefined ? 100 : Number(query.limit);
+      const limit = query.limit ?? 100;
       return { status: 200, body: { data: consoles.recent(server.id, limit).map((l) => lineFor(l, principal.userId)) } };
     },
 

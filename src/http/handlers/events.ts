@@ -1,4 +1,4 @@
-import type { EventsRepo, EventType, StoredEvent } from '../../store/events-repo';
+import type { EventsRepo, StoredEvent } from '../../store/events-repo';
 import type { EventFeed } from '../../events/feed';
 import type { Handlers } from '../types';
 import { page, withCursor } from './paging';
@@ -12,14 +12,14 @@ export function eventHandlers(deps: { events: EventsRepo; feed: EventFeed }): Ha
   return {
     listEvents: ({ principal, query }) => {
       const { limit, startingAfter } = page(query);
-      const filter = { type: query.type as EventType | undefined, serverId: query.server_id };
+      const filter = { type: query.type, serverId: query.server_id };
       const desc = query.order === 'desc';
       return { status: 200, body: withCursor(events.page(principal.userId, { limit, startingAfter, desc, ...filter })) };
     },
 
     streamEvents: ({ principal, query, headers }) => {
       const userId = principal.userId;
-      const filter = { type: query.type as EventType | undefined, serverId: query.server_id };
+      const filter = { type: query.type, serverId: query.server_id };
       const last = headers['last-event-id'];
       return {
         status: 200,

@@ -23,11 +23,11 @@ export function playerHandlers(deps: { consoles: Consoles; playerLists: PlayerLi
     kickServerPlayer: (call) => {
       const { principal, server, body } = call;
       // The spec's KickRequest: exactly one of `player` (a name) and `uuid`.
-      if ((body.player === undefined) === (body.uuid === undefined)) {
+      const who = body.uuid === undefined ? body.player : body.player === undefined ? { uuid: body.uuid } : undefined;
+      if (who === undefined) {
         const detail = 'give exactly one of player (the name) and uuid';
         throw new AppError('validation_failed', `Say who to kick: ${detail}.`, [{ pointer: body.player === undefined ? '/body/player' : '/body/uuid', detail }]);
       }
-      const who = body.player ?? { uuid: body.uuid! };
       return idempotent(deps.idempotency, call, { operation: 'kickServerPlayer', path: server.id, body }, () => ({
         status: 202 as const,
         body: deps.consoles.kick(server.id, who, body.reason, sender(principal)),

@@ -63,7 +63,7 @@ export function scheduleHandlers(deps: { schedules: SchedulesService; idempotenc
 
     listScheduleTimes: ({ query }) => ({
       status: 200,
-      body: { data: schedules.times(query.cron, query.time_zone ?? 'UTC', query.count === undefined ? 5 : Number(query.count)) },
+      body: { data: schedules.times(query.cron, query.time_zone ?? 'UTC', query.count ?? 5) },
     }),
   };
 }

@@ -1,5 +1,5 @@
 import { AppError } from '../../errors';
-import type { Server, ServersRepo } from '../../store/servers-repo';
+import type { ServersRepo } from '../../store/servers-repo';
 import type { IdempotencyRepo } from '../../store/idempotency-repo';
 import type { Lifecycle } from '../../runtime/services/lifecycle';
 import type { Call, Handlers, Reply } from '../types';

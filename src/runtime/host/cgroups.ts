@@ -64,8 +64,11 @@ type Controller = 'memory' | 'cpu' | 'cpuacct' | 'pids';
 
 interface Layout {
   version: 1 | 2;
-  /** The instance's parent folder in the hierarchy that holds each controller (v2: the same for all). */
-  parents: Partial<Record<Controller, string>>;
+  /**
+   * The instance's parent folder in the hierarchy that holds each controller (v2: the same for all); memory
+   * and cpu are always there (a layout without them is refused).
+   */
+  parents: Record<'memory' | 'cpu', string> & Partial<Record<'cpuacct' | 'pids', string>>;
 }
 
 /** Names this service's groups: a hash of its data folder, so two services on one host never touch each other's. */
@@ -121,7 +124,7 @@ const V1_MARKERS: Record<Controller, string> = {
 };
 
 function v1Layout(root: string, instance: string): Layout | string {
-  const parents: Layout['parents'] = {};
+  const parents: Partial<Record<Controller, string>> = {};
   for (const c of Object.keys(V1_MARKERS) as Controller[]) {
     const mount = path.join(root, c);
     if (!fs.existsSync(path.join(mount, 'cgroup.procs')) || !fs.existsSync(path.join(mount, V1_MARKERS[c]))) continue;
@@ -130,7 +133,7 @@ function v1Layout(root: string, instance: string): Layout | string {
   }
   if (!parents.memory || !parents.cpu) return `no cgroup v2 and no cgroup v1 memory and cpu hierarchies under ${root}`;
   for (const dir of new Set(Object.values(parents))) fs.mkdirSync(dir, { recursive: true });
-  return { version: 1, parents };
+  return { version: 1, parents: { ...parents, memory: parents.memory, cpu: parents.cpu } };
 }
 
 function createHost(layout: Layout): CgroupHost {
@@ -169,7 +172,7 @@ function createHost(layout: Layout): CgroupHost {
 }
 
 function writeLimits(layout: Layout, serverId: string, limits: CgroupLimits): void {
-  const file = (c: Controller, name: string) => path.join(layout.parents[c]!, serverId, name);
+  const file = (c: 'memory' | 'cpu', name: string) => path.join(layout.parents[c], serverId, name);
   const quotaUs = Math.max(1000, Math.round((limits.cpuPercent / 100) * CPU_PERIOD_US));
   if (layout.version === 2) {
     fs.writeFileSync(file('memory', 'memory.max'), String(limits.memoryBytes));
@@ -183,27 +186,27 @@ function writeLimits(layout: Layout, serverId: string, limits: CgroupLimits): vo
     fs.writeFileSync(file('cpu', 'cpu.cfs_period_us'), String(CPU_PERIOD_US));
     fs.writeFileSync(file('cpu', 'cpu.cfs_quota_us'), String(quotaUs));
   }
-  if (layout.parents.pids) fs.writeFileSync(file('pids', 'pids.max'), String(limits.pids));
+  if (layout.parents.pids) fs.writeFileSync(path.join(layout.parents.pids, serverId, 'pids.max'), String(limits.pids));
 }
 
 function serverGroup(layout: Layout, serverId: string): ServerCgroup {
   if (!GROUP_NAME.test(serverId)) throw new Error(`not a cgroup name: ${serverId}`);
   const dirs = [...new Set(Object.values(layout.parents).map((p) => path.join(p, serverId)))];
-  const at = (c: Controller, name: string) => (layout.parents[c] ? path.join(layout.parents[c], serverId, name) : null);
+  const at = (c: 'memory' | 'cpu', name: string) => path.join(layout.parents[c], serverId, name);
   const pids = () => [...new Set(dirs.flatMap((d) => readOr(path.join(d, 'cgroup.procs'), '').split('\n').filter(Boolean).map(Number)))];
   return {
     procsFiles: dirs.map((d) => path.join(d, 'cgroup.procs')),
     oomKilled() {
-      const text = readOr(at('memory', layout.version === 2 ? 'memory.events' : 'memory.oom_control')!, '');
+      const text = readOr(at('memory', layout.version === 2 ? 'memory.events' : 'memory.oom_control'), '');
       return Number(/^oom_kill (\d+)$/m.exec(text)?.[1] ?? 0) > 0;
     },
     cpuUsageUs() {
       if (layout.version === 2) {
-        const usage = /^usage_usec (\d+)$/m.exec(readOr(at('cpu', 'cpu.stat')!, ''))?.[1];
+        const usage = /^usage_usec (\d+)$/m.exec(readOr(at('cpu', 'cpu.stat'), ''))?.[1];
         return usage === undefined ? null : Number(usage);
       }
-      const file = at('cpuacct', 'cpuacct.usage');
-      const ns = file ? readOr(file, '').trim() : '';
+      const cpuacct = layout.parents.cpuacct;
+      const ns = cpuacct ? readOr(path.join(cpuacct, serverId, 'cpuacct.usage'), '').trim() : '';
       return ns === '' ? null : Math.floor(Number(ns) / 1000);
     },
     pids,

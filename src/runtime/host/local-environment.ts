@@ -71,9 +71,10 @@ export function createLocalEnvironment(options: LocalEnvironmentOptions): Enviro
       const killed = (await confinement()?.removeAll()) ?? 0;
       if (killed > 0) log.warn('killed processes a previous service life left in its cgroups', { count: killed });
     },
-    async close() {
+    close() {
       cgroups?.close();
       cgroups = undefined;
+      return Promise.resolve();
     },
     async uninstall() {
       // Nothing is kept for a server between its processes: its cgroup goes with each process.
@@ -151,8 +152,8 @@ function spawnGame(spec: LaunchSpec, gameEnv: Record<string, string>, { group, n
     child.once('spawn', () => {
       child.removeListener('error', reject);
       child.on('error', () => undefined); // later errors (e.g. EPIPE on stdin) show up as the exit
-      if (!nice && niceness > 0) trySetPriority(child.pid!, niceness);
-      const release = group ? (exit: ExitInfo) => releaseGroup(group, exit, spec.serverId, log) : async (exit: ExitInfo) => exit;
+      if (!nice && niceness > 0 && child.pid !== undefined) trySetPriority(child.pid, niceness); // pid: set once spawned
+      const release = group ? (exit: ExitInfo) => releaseGroup(group, exit, spec.serverId, log) : (exit: ExitInfo) => Promise.resolve(exit);
       resolve(wrapChild(child, { argv: spec.argv, enforcesMemory: group !== null, release }));
     });
   });

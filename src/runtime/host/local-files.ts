@@ -7,7 +7,7 @@ import { FOLDER_OPS } from './restore';
 import { FileOpError, type Expect, type FileEntry, type ServerStorage } from './storage';
 import { forEachEntry, skip } from './tar-entries';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- folder-ops.cjs is not compiled: loaded by its path in src/, from src/ and dist/ alike
 const ops = require(FOLDER_OPS) as {
   fileStat(dir: string, rel: string): Promise<FileEntry>;
   fileFolder(dir: string, rel: string): Promise<unknown>;
@@ -46,6 +46,29 @@ export function exactly(size: number): Transform {
 }
 
 const stagingName = () => `.gsh-upload-${crypto.randomBytes(9).toString('base64url')}`;
+/** The note an extraction under way keeps at the top of the server's folder: which folder its staging is in. */
+const extractNote = (tag: string) => `.gsh-extract-${tag}`;
+
+/**
+ * Removes what writes under way at a `kill -9` left in a server's folder `top` (storage.ts start: at boot, when
+ * none is under way, so whatever their age): uploads' staging files, and extractions' staging folders, found
+ * through the notes their extractions keep at the top (a staging folder sits in the folder extracted into, maybe
+ * deep). Returns how many it removed.
+ */
+export async function sweepStaging(top: string): Promise<number> {
+  let removed = 0;
+  for (const name of await fs.promises.readdir(top).catch(() => [] as string[])) {
+    const note = /^\.gsh-extract-(ext_[0-9a-f]+)$/.exec(name);
+    if (note) {
+      const folder = await fs.promises.readFile(path.join(top, name), 'utf8').catch(() => null);
+      // The note names a folder this service checked (file-paths.ts); `..` never, but refuse one all the same.
+      if (folder !== null && !folder.split('/').includes('..')) await fs.promises.rm(path.join(top, folder, `.restore-${note[1]}`), { recursive: true, force: true });
+    } else if (!/^\.(gsh-upload-|restore-ext_)/.test(name)) continue;
+    await fs.promises.rm(path.join(top, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
 
 /**
  * A customer's files in a server's folder (RUNTIME=local; storage.ts states each method's contract), through
@@ -92,12 +115,14 @@ export function localFiles(dir: (serverId: string) => string, tarOf: (dir: strin
       const top = await root(id);
       await refusals(ops.fileFolder(top, folder));
       const staging = path.join(top, folder, `.restore-${tag}`);
-      await fs.promises.mkdir(staging);
+      await fs.promises.writeFile(path.join(top, extractNote(tag)), folder, { flag: 'wx', mode: 0o600 });
       try {
+        await fs.promises.mkdir(staging);
         await unpack(staging, content);
         await refusals(ops.fileExtract(top, folder, tag, names)); // deletes the staging folder either way
       } finally {
         await fs.promises.rm(staging, { recursive: true, force: true });
+        await fs.promises.rm(path.join(top, extractNote(tag)), { force: true });
       }
     },
   };

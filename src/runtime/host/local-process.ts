@@ -1,6 +1,7 @@
 // One child process of the local environment as a GameProcess (environment.ts states the contract).
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import type { Writable } from 'node:stream';
 import { stripTerminalControls } from '../software/console-text';
 import type { ExitInfo, GameProcess, OutputStream } from './environment';
 
@@ -16,19 +17,22 @@ export interface WrapOptions {
 }
 
 export function wrapChild(child: ChildProcess, options: WrapOptions): GameProcess {
-  const pid = child.pid!;
+  const { pid, stdin, stdout, stderr } = child;
+  // spawnGame (local-environment.ts) wraps a child once it spawned, its stdio piped: each of these is there
+  if (pid === undefined || !stdin || !stdout || !stderr) throw new Error('wrapChild needs a spawned child with piped stdio');
+  const killAll = () => killGroup(pid, child);
   const lineFns: ((stream: OutputStream, text: string) => void)[] = [];
   const messageFns: ((msg: unknown) => void)[] = [];
   let alive = true;
   const emitLine = (stream: OutputStream, text: string) => {
     for (const fn of lineFns) fn(stream, text);
   };
-  splitLines(child.stdout!, (t) => emitLine('stdout', t));
-  splitLines(child.stderr!, (t) => emitLine('stderr', t));
+  splitLines(stdout, (t) => emitLine('stdout', t));
+  splitLines(stderr, (t) => emitLine('stderr', t));
   child.on('message', (msg) => {
     for (const fn of messageFns) fn(msg);
   });
-  child.stdin!.on('error', () => undefined); // writing to a dying process: the exit tells the story
+  stdin.on('error', () => undefined); // writing to a dying process: the exit tells the story
   const exited = exitOf(child, options.release, () => (alive = false));
   return {
     pid,
@@ -44,10 +48,10 @@ export function wrapChild(child: ChildProcess, options: WrapOptions): GameProces
     },
     async stop(stopCommand, timeoutMs) {
       if (!alive) return { ...(await exited), forced: false };
-      return stopOrKill(child, exited, stopCommand, timeoutMs);
+      return stopOrKill(stdin, killAll, exited, stopCommand, timeoutMs);
     },
     async kill() {
-      if (alive) killGroup(child);
+      if (alive) killAll();
       return exited;
     },
     rssBytes: () => readRss(pid),
@@ -82,17 +86,17 @@ function exitOf(child: ChildProcess, release: WrapOptions['release'], gone: () =
 }
 
 /** GameProcess.stop on a live child: the stop command, then the whole process group killed after timeoutMs. */
-async function stopOrKill(child: ChildProcess, exited: Promise<ExitInfo>, stopCommand: string, timeoutMs: number) {
+async function stopOrKill(stdin: Writable, kill: () => void, exited: Promise<ExitInfo>, stopCommand: string, timeoutMs: number) {
   let forced = false;
   const timer = setTimeout(() => {
     forced = true;
-    killGroup(child);
+    kill();
   }, timeoutMs);
   try {
-    child.stdin!.write(stopCommand + '\n');
+    stdin.write(stopCommand + '\n');
   } catch {
     forced = true;
-    killGroup(child);
+    kill();
   }
   const exit = await exited;
   clearTimeout(timer);
@@ -100,9 +104,9 @@ async function stopOrKill(child: ChildProcess, exited: Promise<ExitInfo>, stopCo
 }
 
 /** SIGKILL to the child's process group (it was spawned detached, so its pid is the group's), else to the child. */
-function killGroup(child: ChildProcess): void {
+function killGroup(pid: number, child: ChildProcess): void {
   try {
-    process.kill(-child.pid!, 'SIGKILL');
+    process.kill(-pid, 'SIGKILL');
   } catch {
     try {
       child.kill('SIGKILL');
@@ -117,7 +121,7 @@ function splitLines(stream: NodeJS.ReadableStream, onLine: (text: string) => voi
   stream.setEncoding('utf8');
   stream.on('data', (chunk: string) => {
     const parts = (partial + chunk).split('\n');
-    partial = parts.pop()!;
+    partial = parts.pop() ?? ''; // split gives at least one part: the text after the last newline
     for (const p of parts) onLine(stripTerminalControls(p));
   });
   stream.on('end', () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { folderBytes } from './disk-usage';
-import { localFiles } from './local-files';
+import { localFiles, sweepStaging } from './local-files';
 import { recoverSwaps, swapIn } from './restore';
 import type { ServerStorage } from './storage';
 
@@ -25,7 +25,10 @@ export function createLocalStorage(dataDir: string): ServerStorage {
   return {
     async start() {
       const ids = await fs.promises.readdir(path.join(dataDir, 'servers')).catch(() => [] as string[]);
-      for (const id of ids) await recoverSwaps(dir(id));
+      for (const id of ids) {
+        await recoverSwaps(dir(id));
+        await sweepStaging(dir(id)); // what uploads and extractions under way at a kill left
+      }
     },
     gameDir: dir,
     ownNames: [LOGS],
@@ -35,7 +38,7 @@ export function createLocalStorage(dataDir: string): ServerStorage {
     },
     usage: (serverId, stop) => folderBytes(dir(serverId), stop),
     exportTar: (serverId, paths) => tarOf(dir(serverId), paths),
-    importArchive: (serverId, paths, archive, tag) => swapIn(dir(serverId), paths, archive, tag),
+    importArchive: (serverId, paths, archive, beforeSwap) => swapIn(dir(serverId), paths, archive, beforeSwap),
     ...localFiles(dir, tarOf),
   };
 }

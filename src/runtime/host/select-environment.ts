@@ -5,10 +5,11 @@ import type { Config } from '../../config';
 import type { Logger } from '../../log';
 import { packageRoot } from '../../paths';
 import { instanceName } from './cgroups';
-import { createEngine } from './docker/engine';
+import { createEngine, parseDockerHost } from './docker/engine';
+import { isInsecureLink, nodeCertDir } from './docker/engine-tls';
 import { createDockerNode } from './docker/node';
 import { createNodesEnvironment, type VolumeTransfer } from './docker/nodes-environment';
-import { DEFAULT_NODE, type NodesRepo } from '../../store/nodes-repo';
+import { DEFAULT_NODE, type Node, type NodesRepo } from '../../store/nodes-repo';
 import type { Environment } from './environment';
 import { createLocalEnvironment } from './local-environment';
 import { createLocalStorage } from './local-storage';
@@ -54,6 +55,7 @@ export function selectEnvironment(
     memoryMb: Math.floor(os.totalmem() / 1024 / 1024), // this host's, as `gsh node add` reads a node's from its engine
     ports: [...config.gamePortRange],
   });
+  warnInsecureLinks(nodes.list(), log);
   const image = { imageFiles: catalog.imageFiles(), ...catalog.imageModules(), softwareDirs };
   return createNodesEnvironment({
     nodes,
@@ -62,7 +64,7 @@ export function selectEnvironment(
     log,
     nodeParts: (node) =>
       createDockerNode({
-        engine: createEngine(node.dockerHost),
+        engine: createEngine(node.dockerHost, node.tls ? { certDir: nodeCertDir(config.dataDir, node.name) } : undefined),
         instance,
         gameEnv: { ...config.gameEnv, PATH: '/usr/local/bin:/usr/bin:/bin' }, // the image's, not this host's
         user: config.dockerGameUser,
@@ -71,6 +73,21 @@ export function selectEnvironment(
         log: withNode(log, node.name),
       }),
   });
+}
+
+/** Every start names each node reached over plain TCP off loopback (`node add --insecure`; README "Nodes"). */
+function warnInsecureLinks(all: Pick<Node, 'name' | 'dockerHost' | 'tls'>[], log: Logger): void {
+  for (const node of all) {
+    let endpoint;
+    try {
+      endpoint = parseDockerHost(node.dockerHost);
+    } catch {
+      continue; // the node's calls fail and say why
+    }
+    if (isInsecureLink(endpoint, node.tls)) {
+      log.warn('node link is plain TCP without TLS: anyone who reaches its engine port is root on it', { node: node.name, docker_host: node.dockerHost });
+    }
+  }
 }
 
 /** The environment's log lines name the node they are about (operators' logs only; tenants never see names). */

@@ -42,6 +42,16 @@ export class FileOpError extends Error {
 /** An upload's precondition (RFC 9110 §13.1): If-None-Match: *, If-Match: *, If-Match with entity tags. */
 export type Expect = null | { absent: true } | { any: true } | { etags: string[] };
 
+/** A backup's archive, as a restore hands it to its storage (importArchive). */
+export interface RestoreArchive {
+  /** A gzipped tar file on this host. */
+  file: string;
+  /** Its SHA-256 in hex, as recorded when it was made. */
+  sha256: string;
+  /** Names the staging folder, `.restore-<tag>` (the backup's id). */
+  tag: string;
+}
+
 /** The methods of a customer's files below, for a storage that forwards each as it is (nodes-environment.ts). */
 export const FILE_METHODS = ['fileStat', 'fileList', 'fileRead', 'fileWrite', 'fileMkdir', 'fileMove', 'fileRemove', 'fileExportFolder', 'fileExtract'] as const;
 
@@ -81,12 +91,14 @@ export interface ServerStorage {
    */
   exportTar(serverId: string, paths: string[]): Promise<Readable>;
   /**
-   * Replaces `paths` by those of `archive` (a gzipped tar file on this host, whose SHA-256 the caller checked), all
-   * or nothing: only plain files and folders inside `paths` are taken (no link, no absolute name, no `..`, else it
-   * rejects having changed nothing); they are unpacked beside the live folders and swapped in by renames, which a
-   * `kill -9` midway leaves for start() to finish or undo. `tag` names the staging (a backup id).
+   * Replaces `paths` by those of `archive`, all or nothing, reading its file once: as it is read, its entries are
+   * checked (only plain files and folders inside `paths`: no link, no absolute name, no `..`; a bad one is never
+   * unpacked) and unpacked beside the live folders, and its SHA-256 is compared with `archive.sha256`. Only when all
+   * of that held does `beforeSwap` run (a restore stops the game there, so a damaged archive does not even stop it)
+   * and are the folders swapped in by renames, which a `kill -9` midway leaves for start() to finish or undo. Any
+   * failure before rejects having changed nothing, without calling `beforeSwap`.
    */
-  importArchive(serverId: string, paths: string[], archive: string, tag: string): Promise<void>;
+  importArchive(serverId: string, paths: string[], archive: RestoreArchive, beforeSwap: () => Promise<void>): Promise<void>;
 
   // A customer's own files (openapi/v1.yaml tag Files; docs/architecture.md "Server files"). Each `path` is relative
   // and already checked (services/file-paths.ts: no `..`, no absolute name, no control character, no backslash, no

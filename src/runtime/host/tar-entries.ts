@@ -15,12 +15,12 @@ export function forEachEntry(source: Readable, entry: TarEntry): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const extract = tar.extract();
     extract.on('entry', (header, content, next) => {
-      entry(header, content as unknown as Readable).then(() => next(), (err: Error) => extract.destroy(err));
+      entry(header, content as unknown as Readable).then(() => next(), (err: unknown) => extract.destroy(err as Error));
     });
     extract.once('finish', () => resolve());
     extract.once('error', reject);
     source.once('error', (err) => extract.destroy(err));
-    source.pipe(extract as unknown as NodeJS.WritableStream);
+    source.pipe(extract);
   });
 }
 
@@ -50,12 +50,13 @@ export function repack(add: (put: TarEntry) => Promise<void>): Readable {
   const put: TarEntry = (header, content) =>
     new Promise((resolve, reject) => {
       const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
+      sink.on('error', reject); // destroyed with the pack when `add` fails midway: an unheard 'error' ends the process
       content.once('error', reject);
-      content.pipe(sink as unknown as NodeJS.WritableStream);
+      content.pipe(sink);
     });
   add(put).then(
     () => pack.finalize(),
-    (err: Error) => pack.destroy(err),
+    (err: unknown) => pack.destroy(err as Error),
   );
   return Readable.from(pack);
 }

@@ -57,12 +57,15 @@ export function createAlerts(deps: AlertsDeps) {
       if (rule.state === 'firing') deps.repo.transition(rule.id, 'ok', null); // a sample: it runs again
       return;
     }
-    const value = metricValue(rule.metric!, sample, rule.metric === 'ram_percent' ? memoryMb() : 0);
+    const { metric, threshold } = rule;
+    // Migration 022's CHECK: a metric rule has its metric and threshold (alerts-repo.ts).
+    if (metric === undefined || threshold === undefined) throw new Error(`alert rule ${rule.id} has no metric or threshold`);
+    const value = metricValue(metric, sample, metric === 'ram_percent' ? memoryMb() : 0);
     if (value === null) {
       leaning.delete(rule.id);
       return;
     }
-    const holds = rule.comparison === 'below' ? value < rule.threshold! : value > rule.threshold!;
+    const holds = rule.comparison === 'below' ? value < threshold : value > threshold;
     if (holds === (rule.state === 'firing')) {
       leaning.delete(rule.id);
       return;

@@ -73,6 +73,7 @@ export function nodeReturned(environment: Pick<Environment, 'adopt' | 'killLefto
           log.warn('could not adopt a game again after its node returned', { serverId: server.id, error: String(err) });
           return null;
         });
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the state may change during the await above; TypeScript keeps the narrowing from the first line
         if (proc && server.state === 'unreachable') {
           server.nodeReturned(proc);
           return null;

@@ -165,7 +165,10 @@ export class ConsoleBuffer {
   /** Ends a log file stream; the promise settles once it is flushed and closed. */
   private retire(file: fs.WriteStream): void {
     const done = new Promise<void>((resolve) => {
-      if (file.closed) return resolve();
+      if (file.closed) {
+        resolve();
+        return;
+      }
       // 'close' follows 'finish' (all data written) and, on a write error, the error: it always comes.
       file.once('close', () => resolve());
       file.end();

@@ -139,7 +139,7 @@ export class ServerDoor {
   submit(command: Command): Promise<Failure | null> {
     const actor = command.actor ?? this.deps.actors.current();
     if (!command.keepsRestart) this.cancelRestart();
-    if (command.begin) this.deps.actors.run(actor, () => command.begin!(this.server));
+    if (command.begin) this.deps.actors.run(actor, () => command.begin?.(this.server));
     if (!command.run) return Promise.resolve(null);
     let resolve!: (failure: Failure | null) => void;
     const done = new Promise<Failure | null>((r) => (resolve = r));
@@ -201,7 +201,8 @@ export class ServerDoor {
   }
 
   private next(): void {
-    if (this.underway.size === 0 && this.queue.length > 0) this.start(this.queue.shift()!);
+    const entry = this.underway.size === 0 ? this.queue.shift() : undefined;
+    if (entry) this.start(entry);
   }
 
   private start(entry: Entry): void {
@@ -219,7 +220,8 @@ export class ServerDoor {
   private async runOne(entry: Entry, ctx: CommandContext): Promise<void> {
     let failure: Failure | null;
     try {
-      failure = await entry.command.run!(this.server, ctx);
+      if (!entry.command.run) throw new Error(`a ${entry.command.kind} command without run was queued`); // submit queues only those with one
+      failure = await entry.command.run(this.server, ctx);
     } catch (err) {
       this.deps.log.error('a command on a server failed unexpectedly', { server_id: this.id, command: entry.command.kind, error: String(err) });
       failure = err instanceof AppError ? actionFailure(err.code, err.detail) : { code: 'internal_error', detail: String(err) };

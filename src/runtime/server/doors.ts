@@ -7,7 +7,7 @@ import type { LiveServer } from './types';
 
 export type DoorsDeps = Omit<SupervisorDeps, 'isClosing' | 'crashed'> & {
   /** Tracks every command until it ends (Runtime idle()). */
-  track(p: Promise<unknown>): void;
+  track: (p: Promise<unknown>) => void;
 };
 
 /**

@@ -134,7 +134,7 @@ export class Game {
     private readonly now: () => number = Date.now,
   ) {
     this.reported = online.length > 0 ? { online: online.length, max: plan.player_slots, players: online } : null;
-    let signalReady = () => undefined as void;
+    let signalReady: () => void = () => undefined;
     this.ready = new Promise<void>((resolve) => (signalReady = resolve));
     const readyRegex = 'console' in def.ready ? def.ready.console : null;
     const readyType = 'ipc' in def.ready ? def.ready.ipc : null;
@@ -144,7 +144,7 @@ export class Game {
       for (const fn of this.watchers) fn({ line: text });
     });
     proc.onMessage((msg) => {
-      if (readyType && (msg as { type?: unknown })?.type === readyType && isStarting()) signalReady();
+      if (readyType && (msg as { type?: unknown } | null)?.type === readyType && isStarting()) signalReady();
       for (const fn of this.watchers) fn({ message: msg });
       const players = playersFromMessage(msg);
       if (players) {
@@ -192,7 +192,7 @@ export class Game {
       this.send(command);
       return await seen;
     } finally {
-      this.watchers.delete(watcher!);
+      if (watcher) this.watchers.delete(watcher);
       clearTimeout(timer);
     }
   }
@@ -264,7 +264,9 @@ export class Game {
    */
   kick(player: Player, reason: string): string {
     // Functions, not strings, as replacements: a reason's `$&` or `$'` must reach the player as typed.
-    const text = this.def.kickCommand!.replace('{name}', () => player.name).replace('{reason}', () => reason).trimEnd();
+    const { kickCommand } = this.def;
+    if (kickCommand === null) throw new Error(`${this.def.id} has no kick command`);
+    const text = kickCommand.replace('{name}', () => player.name).replace('{reason}', () => reason).trimEnd();
     this.send(text);
     this.kicked.set(player.uuid, this.now());
     return text;

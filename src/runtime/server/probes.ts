@@ -15,8 +15,11 @@ export function playersFromMessage(msg: unknown): Players | null {
   if (typeof msg !== 'object' || msg === null || (msg as { type?: unknown }).type !== 'players') return null;
   const m = msg as { online?: unknown; max?: unknown; players?: unknown };
   if (typeof m.online !== 'number' || typeof m.max !== 'number' || !Array.isArray(m.players)) return null;
-  const players = m.players
-    .filter((p): p is { name: string; uuid: string } => typeof p?.name === 'string' && typeof p?.uuid === 'string')
+  const players = (m.players as unknown[])
+    .filter((p): p is { name: string; uuid: string } => {
+      const entry = p as { name?: unknown; uuid?: unknown } | null | undefined;
+      return typeof entry?.name === 'string' && typeof entry.uuid === 'string';
+    })
     .filter((p) => isPlainText(p.name, 64) && isPlainText(p.uuid, 36))
     .map((p) => ({ name: p.name, uuid: p.uuid }));
   return { online: m.online, max: m.max, players };

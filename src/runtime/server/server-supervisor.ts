@@ -89,7 +89,7 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   /** Resolves once no install is running (stop, remove and shutdown wait for it before touching the folder). */
-  whenInstalled = async (): Promise<void> => void (await this.installing);
+  whenInstalled = async (): Promise<void> => { await this.installing; };
 
   private async doInstall(): Promise<void> {
     try {
@@ -139,7 +139,7 @@ export class ServerSupervisor extends ServerStateMachine {
     if (!(await this.deps.environment.isPortFree(address, this.id))) {
       return this.failStart('port_in_use', `Port ${address.port} on ${address.host} is already in use by another process.`);
     }
-    if (this.abortLaunch) return this.interrupted();
+    if (this.abortLaunch) return this.interrupted(); // eslint-disable-line @typescript-eslint/no-unnecessary-condition -- halt() may set it during the await (TypeScript keeps the narrowing)
     let game: Game;
     try {
       const proc = await this.deps.environment.spawn(await prepareLaunch(launch, this.deps));
@@ -147,7 +147,7 @@ export class ServerSupervisor extends ServerStateMachine {
     } catch (err) {
       return this.failStart('spawn_failed', `The game process could not be started: ${(err as Error).message}`);
     }
-    if (this.abortLaunch) {
+    if (this.abortLaunch) { // eslint-disable-line @typescript-eslint/no-unnecessary-condition -- halt() may set it during the awaits (TypeScript keeps the narrowing)
       await this.halt('kill', this.abortLaunch);
       return this.interrupted();
     }

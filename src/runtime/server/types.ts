@@ -21,6 +21,8 @@ export interface RuntimeConfig {
   backupScheduleMs: number;
   /** How many backups an account may keep after deleting their servers (KEPT_BACKUPS_PER_USER). */
   keptBackupsPerUser: number;
+  /** Uploads, downloads and extractions of server files one user may have under way (FILES_TRANSFERS_PER_USER). */
+  filesTransfersPerUser: number;
 }
 
 export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
@@ -32,6 +34,7 @@ export const runtimeConfigDefaults: Omit<RuntimeConfig, 'dataDir'> = {
   diskCheckMs: 60_000,
   backupScheduleMs: 60_000,
   keptBackupsPerUser: 20,
+  filesTransfersPerUser: 4,
 };
 
 /**

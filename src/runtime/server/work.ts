@@ -6,12 +6,12 @@ export function createWork() {
   const work = new Set<Promise<unknown>>();
   return {
     /** Tracks a promise until it settles; its failure is the caller's to record (it is never thrown here). */
-    track(p: Promise<unknown>): void {
+    track: (p: Promise<unknown>): void => {
       work.add(p);
       void p.finally(() => work.delete(p)).catch(() => undefined);
     },
     /** Resolves once nothing tracked before or while it waits is still under way. */
-    async idle(): Promise<void> {
+    idle: async (): Promise<void> => {
       while (work.size > 0) await Promise.allSettled([...work]);
     },
   };

@@ -9,11 +9,11 @@ import type { Plan } from '../../catalog/plans';
 import type { Logger } from '../../log';
 import type { Backup, BackupsRepo } from '../../store/backups-repo';
 import type { ServersRepo } from '../../store/servers-repo';
+import type { ServerAccess } from '../../store/server-view';
 import type { ActionType, Failure } from '../../store/actions-repo';
 import type { BackupDefinition, LiveBackup } from '../software/backup-definitions';
 import type { Command, CommandContext } from '../server/door';
 import type { Doors } from '../server/doors';
-import { fileSha256 } from '../host/restore';
 import type { KeptBackupsService } from './kept-backups';
 import type { ServerSupervisor } from '../server/server-supervisor';
 import type { SoftwareCatalog } from '../software/software-catalog';
@@ -36,8 +36,8 @@ export interface RestoreTarget {
 
 export interface BackupsDeps {
   repo: BackupsRepo;
-  /** Reads the server and its owner; `filesChanged` tells the disk watcher an archive or the world changed (docs/architecture.md "Disk"). */
-  servers: Pick<ServersRepo, 'find' | 'ownerOf' | 'filesChanged'>;
+  /** Reads the server; `filesChanged` tells the disk watcher an archive or the world changed (docs/architecture.md "Disk"). */
+  servers: Pick<ServersRepo, 'find' | 'filesChanged'>;
   catalog: SoftwareCatalog;
   plans: readonly Plan[];
   /** The account's kept backups: a restore may use one, and a removal hands the promised ones over. */
@@ -139,10 +139,12 @@ async function restoreBackup(deps: BackupsDeps, server: ServerSupervisor, ctx: C
   let failure: Failure | null = null;
   try {
     await server.whenInstalled();
-    // Checked before the game is stopped: a damaged archive changes nothing, not even whether it runs.
-    if ((await fileSha256(file)) !== backup.sha256) throw new Error('the archive does not match its SHA-256');
-    if (wasRunning) await server.halt('stop', 'restore');
-    await deps.storage.importArchive(server.id, def.paths, file, id);
+    // The archive is read once, its entries and SHA-256 checked as it is unpacked beside the world, and the game is
+    // stopped only then (storage.ts importArchive): a damaged archive changes nothing, not even whether it runs.
+    const stop = async () => {
+      if (wasRunning) await server.halt('stop', 'restore');
+    };
+    await deps.storage.importArchive(server.id, def.paths, { file, sha256: backup.sha256 ?? '', tag: id }, stop);
     server.console.push('system', `backup ${id} restored`);
   } catch (err) {
     failure = { code: 'restore_failed', detail: `Nothing was changed: ${(err as Error).message}`.slice(0, 500) };
@@ -156,12 +158,14 @@ async function restoreBackup(deps: BackupsDeps, server: ServerSupervisor, ctx: C
  * A restore action's backup, checked before the action is recorded: `backupId` of a ready backup of this server
  * (backup_not_found, invalid_state), or of a backup its owner kept from a deleted server of the same version
  * (invalid_state otherwise), which only the owner may restore: kept backups are the owner's account's, never
- * a member's to see (docs/architecture.md "Sharing"; to anyone else one is backup_not_found). Undefined for any
- * other action (checkRestoreShape checked that none takes one).
+ * a member's to see (docs/architecture.md "Sharing"; to anyone else one is backup_not_found). Whether the caller is
+ * the owner is the access check's answer (`access`, src/http/access.ts), not looked up again; no `access` (the
+ * service's own actions) is not the owner. Undefined for any other action (checkRestoreShape checked that none
+ * takes one).
  */
-function restoreTargetOf(deps: BackupsDeps, serverId: string, type: ActionType, backupId: string | undefined, requester: string): RestoreTarget | undefined {
+function restoreTargetOf(deps: BackupsDeps, serverId: string, type: ActionType, backupId: string | undefined, access?: ServerAccess): RestoreTarget | undefined {
   if (type !== 'restore' || backupId === undefined) return undefined;
-  const ownerAsks = deps.servers.ownerOf(serverId) === requester;
+  const ownerAsks = access?.role === 'owner';
   const kept = deps.repo.get(serverId, backupId) || !ownerAsks ? undefined : deps.kept.forServer(serverId, backupId);
   if (kept) {
     const version = deps.servers.find(serverId)?.version;
@@ -214,8 +218,8 @@ export function createBackups(deps: BackupsDeps) {
     /** Runs a restore action (restoreBackup). */
     restore: (server: ServerSupervisor, ctx: CommandContext, target: RestoreTarget): Promise<Failure | null> => restoreBackup(deps, server, ctx, target),
     /** A restore action's backup, checked before the action is recorded (restoreTargetOf). */
-    restoreTarget: (serverId: string, type: ActionType, backupId: string | undefined, requester: string): RestoreTarget | undefined =>
-      restoreTargetOf(deps, serverId, type, backupId, requester),
+    restoreTarget: (serverId: string, type: ActionType, backupId: string | undefined, access?: ServerAccess): RestoreTarget | undefined =>
+      restoreTargetOf(deps, serverId, type, backupId, access),
     /** The folder of the server's archives: the disk watcher counts it in the server's disk use. */
     folder,
     /**

@@ -58,7 +58,7 @@ function value(text: string, spec: Spec): number {
 
 /** One comma-separated item of `*`, `v`, `a-b`, each with an optional `/step` (a bare `v/step` runs to the maximum). */
 function range(item: string, spec: Spec, set: boolean[]): void {
-  const [span, stepText, extra] = item.split('/');
+  const [span, stepText, extra] = item.split('/') as [string, string?, string?];
   if (extra !== undefined) throw new CronError(`the ${spec.name} field has "${item}", with more than one "/"`);
   const step = stepText === undefined ? 1 : Number(stepText);
   if (!Number.isInteger(step) || step < 1 || !/^\d+$/.test(stepText ?? '1')) throw new CronError(`the ${spec.name} field has a step of "${stepText}", not a whole number of 1 or more`);

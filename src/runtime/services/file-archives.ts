@@ -79,7 +79,7 @@ export async function checkArchive(file: string, strip: number, room: number, to
     content.on('error', () => undefined);
     add(h.name, h.type ?? 'file', h.size ?? 0);
     await skip(content);
-  }).catch((err: Error) => Promise.reject(err instanceof AppError ? err : unsafe(`The archive is damaged: ${err.message}`)));
+  }).catch((err: unknown) => Promise.reject(err instanceof AppError ? err : unsafe(`The archive is damaged: ${err instanceof Error ? err.message : String(err)}`)));
   return { format, entries, bytes };
 }
 
@@ -104,7 +104,7 @@ function zipType(e: yauzl.Entry): string {
 function openZip(file: string): Promise<yauzl.ZipFile> {
   return new Promise((resolve, reject) =>
     yauzl.open(file, { lazyEntries: true, decodeStrings: true, validateEntrySizes: true, strictFileNames: false }, (err, zip) =>
-      err || !zip ? reject(unsafe(`The zip is damaged: ${err?.message}`)) : resolve(zip),
+      err ? reject(unsafe(`The zip is damaged: ${err.message}`)) : resolve(zip), // yauzl: no error, a zip
     ),
   );
 }
@@ -154,7 +154,7 @@ export function asTar(file: string, checked: CheckedArchive, strip: number, pref
       if (name === null) return;
       const type = zipType(e) as 'file' | 'directory';
       if (type === 'directory') return put({ name, type, mode: 0o755 }, Readable.from([]));
-      const content = await new Promise<Readable>((resolve, reject) => zip.openReadStream(e, (err, s) => (err || !s ? reject(err) : resolve(s))));
+      const content = await new Promise<Readable>((resolve, reject) => zip.openReadStream(e, (err, s) => (err ? reject(err) : resolve(s))));
       await put({ name, type, size: e.uncompressedSize, mode: 0o644, mtime: e.getLastModDate() }, content);
     });
   });
@@ -199,6 +199,6 @@ export function folderArchive(source: Readable, format: 'zip' | 'tar.gz', hidden
       content.once('error', reject);
       content.pipe(body);
     });
-  }).then(() => zip.end(), (err: Error) => out.destroy(err));
+  }).then(() => zip.end(), (err: unknown) => out.destroy(err as Error));
   return out;
 }

@@ -19,15 +19,24 @@ export type Replace = 'none' | 'entries' | 'folder';
 export function createExtract(deps: FilesDeps, gate: WriteGate) {
   const { storage } = deps;
   const exists = (serverId: string, p: string) =>
-    storage.fileStat(serverId, p).then(() => true, (err) => (err instanceof FileOpError && err.refusal === 'not_found' ? false : Promise.reject(err)));
+    storage.fileStat(serverId, p).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof FileOpError && err.refusal === 'not_found') return false;
+        throw err;
+      },
+    );
 
   return async function extract(serverId: string, p: string | undefined, body: Readable, headers: Record<string, string | string[] | undefined>, strip: number, replace: Replace) {
     const dir = checkedPath(p, '/query/path', { top: replace !== 'folder', hidden: deps.hidden });
     const bytes = bodySize(deps, headers);
     writable(deps, serverId);
-    await fs.promises.mkdir(deps.tmpDir, { recursive: true });
+    const give = deps.transfers.take(deps.current());
+    // The unpacked bytes are held in the plan's disk once known, before any is written (file-guards.ts Reservation).
+    const held = gate.reserve(serverId);
     const file = path.join(deps.tmpDir, `extract-${crypto.randomBytes(9).toString('base64url')}`);
     try {
+      await fs.promises.mkdir(deps.tmpDir, { recursive: true });
       await pipeline(body, limited(bytes), fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }));
       const r = gate.room(serverId);
       const checked = await checkArchive(file, strip, r.limit - r.used, (need) =>
@@ -45,6 +54,7 @@ export function createExtract(deps: FilesDeps, gate: WriteGate) {
           if (await exists(serverId, inFolder(name))) throw new AppError('file_conflict', `${name} already exists in the folder; extract with replace=entries to replace it.`);
         }
       }
+      held.grow(checked.bytes);
       const tag = `ext_${crypto.randomBytes(9).toString('hex')}`;
       await gate.write(serverId, () => ({ operation: 'extract', path: dir, to: null, bytes: checked.bytes }), async () => {
         await storage.fileExtract(serverId, folder, tag, names, asTar(file, checked, strip, prefix));
@@ -53,6 +63,8 @@ export function createExtract(deps: FilesDeps, gate: WriteGate) {
       const files = checked.entries.filter((e) => e.type === 'file').length;
       return { path: dir, names: names.slice(0, 100), files, folders: checked.entries.length - files, bytes: checked.bytes };
     } finally {
+      held.release();
+      give();
       await fs.promises.rm(file, { force: true });
     }
   };

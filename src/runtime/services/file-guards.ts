@@ -27,12 +27,25 @@ export async function call<T>(work: Promise<T>): Promise<T> {
   }
 }
 
-/** The files the service writes for each launch (read-only here): settings.json, the lists file, the launcher's. */
-export function readOnly(deps: Pick<FilesDeps, 'servers' | 'catalog'>, serverId: string, p: string): void {
+/**
+ * Whether `p` is one of the files the service writes for each launch: settings.json, the lists file, the launcher's.
+ * The one rule: writes refuse them (readOnly below) and listings mark them (FileEntry.read_only, files.ts).
+ */
+export function isReadOnly(deps: Pick<FilesDeps, 'servers' | 'catalog'>, serverId: string, p: string): boolean {
+  return readOnlyRule(deps, serverId)(p);
+}
+
+/** isReadOnly for many paths of one server (a listing's page): the server and its software looked up once. */
+export function readOnlyRule(deps: Pick<FilesDeps, 'servers' | 'catalog'>, serverId: string): (p: string) => boolean {
   const software = deps.servers.find(serverId)?.software ?? '';
   const def = deps.catalog.get(software);
-  const names = ['settings.json', ...(def?.playerLists ? [def.playerLists.file] : []), ...(LAUNCHER_FILES[software] ?? [])];
-  if (names.includes(p)) throw new AppError('file_read_only', `${p} is written by the service before every launch; change it through the settings or player lists API.`);
+  const names = ['settings.json', ...(def.playerLists ? [def.playerLists.file] : []), ...(LAUNCHER_FILES[software] ?? [])];
+  return (p) => names.includes(p);
+}
+
+/** Refuses a write of a file the service writes for each launch (isReadOnly): 403 file_read_only. */
+export function readOnly(deps: Pick<FilesDeps, 'servers' | 'catalog'>, serverId: string, p: string): void {
+  if (isReadOnly(deps, serverId, p)) throw new AppError('file_read_only', `${p} is written by the service before every launch; change it through the settings or player lists API.`);
 }
 
 /** A write may go ahead: not while the server is installed, moved, restored or deleted. */
@@ -60,32 +73,69 @@ export function expectOf(headers: Headers): Expect {
   return { etags: match.split(',').map((t) => t.trim()).filter((t) => t.startsWith('"')) };
 }
 
+/** Room held in a server's disk for bytes on their way (Files.reserve). */
+export interface Reservation {
+  /** Holds `bytes` in all (more than now: 507 unless the difference fits; fewer: nothing changes). */
+  grow(bytes: number): void;
+  /** Gives the room back (the bytes landed and were counted by `wrote`, or never will); again is a no-op. */
+  release(): void;
+}
+
 /**
  * The plan's disk as the writes see it, and the writes of each server one after the other. `room`: the bytes left,
- * the plan less the last measurement and what this API wrote since (the disk watcher's walk comes later).
+ * the plan less the last measurement, what this API wrote since (the disk watcher's walk comes later) and what is
+ * held for writes under way (reservations, taken before their first byte so that writes side by side cannot
+ * together pass the plan: each checks and holds in one synchronous step).
  */
 export function createWriteGate(deps: Pick<FilesDeps, 'servers' | 'plans' | 'doors' | 'changes' | 'current'>) {
   const locks = new Map<string, Promise<unknown>>();
   /** Bytes written through this API since the server's last disk measurement (its `disk_measured_at`). */
   const written = new Map<string, { since: string | null; bytes: number }>();
+  /** Bytes held by the reservations of each server. */
+  const held = new Map<string, number>();
 
   function room(serverId: string): { limit: number; used: number } {
     const row = deps.servers.find(serverId);
     const limit = (deps.plans.find((p) => p.id === row?.plan)?.disk_mb ?? 0) * MIB;
     const w = written.get(serverId);
     const since = w && w.since === (row?.disk_measured_at ?? null) ? w.bytes : 0;
-    return { limit, used: (row?.disk_used_mb ?? 0) * MIB + since };
+    return { limit, used: (row?.disk_used_mb ?? 0) * MIB + since + (held.get(serverId) ?? 0) };
+  }
+
+  const hold = (serverId: string, bytes: number) => {
+    const total = (held.get(serverId) ?? 0) + bytes;
+    if (total > 0) held.set(serverId, total);
+    else held.delete(serverId);
+  };
+
+  /** 507 unless `bytes` more fit in the plan's disk. */
+  function claim(serverId: string, bytes: number): void {
+    const r = room(serverId);
+    if (r.used + bytes > r.limit) {
+      const left = Math.max(0, r.limit - r.used);
+      throw new AppError('insufficient_storage', `This needs ${bytes} bytes and the plan's disk has ${left} left (${r.limit} in all).`, undefined, undefined, { limit: r.limit, used: r.used });
+    }
   }
 
   return {
     room,
-    /** 507 unless `bytes` more fit in the plan's disk. */
-    claim(serverId: string, bytes: number): void {
-      const r = room(serverId);
-      if (r.used + bytes > r.limit) {
-        const left = Math.max(0, r.limit - r.used);
-        throw new AppError('insufficient_storage', `This needs ${bytes} bytes and the plan's disk has ${left} left (${r.limit} in all).`, undefined, undefined, { limit: r.limit, used: r.used });
-      }
+    claim,
+    reserve(serverId: string): Reservation {
+      let mine = 0;
+      let open = true;
+      return {
+        grow(bytes) {
+          if (!open || bytes <= mine) return;
+          claim(serverId, bytes - mine);
+          hold(serverId, bytes - mine);
+          mine = bytes;
+        },
+        release() {
+          if (!open) return;
+          open = false;
+          hold(serverId, -mine);
+        },
+      };
     },
     /** Counts `bytes` written, until the next measurement. */
     wrote(serverId: string, bytes: number): void {

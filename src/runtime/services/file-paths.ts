@@ -11,7 +11,7 @@ const RESERVED = /^\.(gsh-|restore-|old-)/;
 export function nameProblem(p: string): string | null {
   if (p.startsWith('/')) return 'is absolute; paths are relative to the server\'s files';
   if (p.includes('\\')) return 'holds a backslash; the separator is /';
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   if (/[\u0000-\u001f\u007f]/.test(p)) return 'holds a NUL or another control character';
   if (Buffer.byteLength(p) > MAX_PATH_BYTES) return `is longer than ${MAX_PATH_BYTES} bytes`;
   for (const part of p.split('/')) {

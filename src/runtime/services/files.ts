@@ -3,6 +3,7 @@
 // then one call of its storage (host/storage.ts), then the change recorded with its actor (file-changes-repo.ts).
 // Reads and writes are here, the world import in file-extract.ts. The SFTP server and the dashboard build on these
 // same methods.
+import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import type { Plan } from '../../catalog/plans';
 import { AppError } from '../../errors';
@@ -14,7 +15,8 @@ import type { Doors } from '../server/doors';
 import type { SoftwareCatalog } from '../software/software-catalog';
 import { folderArchive } from './file-archives';
 import { createExtract } from './file-extract';
-import { bodySize, call, createWriteGate, expectOf, readOnly, type WriteGate } from './file-guards';
+import { bodySize, call, createWriteGate, expectOf, isReadOnly, readOnly, readOnlyRule, type Reservation, type WriteGate } from './file-guards';
+import type { Transfers } from './file-transfers';
 import { checkedPath } from './file-paths';
 
 export interface FilesDeps {
@@ -31,6 +33,8 @@ export interface FilesDeps {
   tmpDir: string;
   /** Top-level names the storage keeps for the service (the console log's `logs` with RUNTIME=local). */
   hidden: readonly string[];
+  /** The transfers each user has under way (FILES_TRANSFERS_PER_USER, file-transfers.ts). */
+  transfers: Transfers;
 }
 
 /** A server's files: reads, writes and the world import, each checked then one call of the storage. */
@@ -40,11 +44,22 @@ export function createFiles(deps: FilesDeps) {
     ...fileReads(deps),
     ...fileWrites(deps, gate),
     extract: createExtract(deps, gate),
+    /** Room in the plan's disk held for bytes not written yet (an SFTP session's staged file), grown as they come. */
+    reserve: (serverId: string): Reservation => gate.reserve(serverId),
     activity: (serverId: string, viewer: string, limit: number, after: string | null) => deps.changes.list(serverId, viewer, limit, after),
+    /**
+     * At boot, before any transfer (SFTP listens after it): removes what transfers under way at a `kill -9` left in
+     * DATA_DIR/tmp, the files service's own (archives being extracted, SFTP sessions' staged files).
+     */
+    sweep: () => fs.promises.rm(deps.tmpDir, { recursive: true, force: true }),
   };
 }
 
 const opts = (deps: FilesDeps, top: boolean) => ({ top, hidden: deps.hidden });
+
+/** An entry as the API shows it (openapi/v1.yaml FileEntry): `read_only` by the rule the writes enforce (isReadOnly). */
+export type ShownEntry = FileEntry & { read_only: boolean };
+const shown = (deps: FilesDeps, serverId: string, e: FileEntry): ShownEntry => ({ ...e, read_only: isReadOnly(deps, serverId, e.path) });
 
 /** Listing, metadata, a file's content and a folder's archive: no write, no lock. */
 function fileReads(deps: FilesDeps) {
@@ -61,24 +76,28 @@ function fileReads(deps: FilesDeps) {
         }
       }
       const page = await call(storage.fileList(serverId, dir, after, limit, [...deps.hidden]));
-      const last = page.entries[page.entries.length - 1];
+      const last = page.entries.at(-1);
       const next = page.more && last ? Buffer.from(JSON.stringify([last.type === 'directory' ? 0 : 1, last.name])).toString('base64url') : null;
-      return { path: dir, data: page.entries, has_more: page.more, next_cursor: next };
+      const ro = readOnlyRule(deps, serverId);
+      return { path: dir, data: page.entries.map((e) => ({ ...e, read_only: ro(e.path) })), has_more: page.more, next_cursor: next };
     },
-    stat: (serverId: string, p: string | undefined) => call(storage.fileStat(serverId, checkedPath(p, '/query/path', opts(deps, true)))),
+    stat: async (serverId: string, p: string | undefined) => shown(deps, serverId, await call(storage.fileStat(serverId, checkedPath(p, '/query/path', opts(deps, true))))),
     /** The entry (for its size and etag), then its content from `range` when the caller asks for part of it. */
     async read(serverId: string, p: string | undefined, range: (size: number, etag: string | null) => { start: number; end: number } | undefined) {
       const file = checkedPath(p, '/query/path', opts(deps, false));
       const entry = await call(storage.fileStat(serverId, file));
       if (entry.type !== 'file') throw new AppError('file_conflict', `${file} is a ${entry.type}, not a file.`);
       const part = range(entry.size, entry.etag);
-      const opened = await call(storage.fileRead(serverId, file, part));
+      const opened = await deps.transfers.reading(deps.current(), () => call(storage.fileRead(serverId, file, part)));
       return { ...opened, part };
     },
     async archive(serverId: string, p: string | undefined, format: 'zip' | 'tar.gz'): Promise<Readable> {
       const dir = checkedPath(p, '/query/path', opts(deps, true));
-      const tar = await call(storage.fileExportFolder(serverId, dir));
-      return folderArchive(tar, format, (name) => dir === '' && deps.hidden.includes(name.split('/')[0]));
+      const { content } = await deps.transfers.reading(deps.current(), async () => {
+        const tar = await call(storage.fileExportFolder(serverId, dir));
+        return { content: folderArchive(tar, format, (name) => dir === '' && deps.hidden.includes(name.split('/')[0])) };
+      });
+      return content;
     },
   };
 }
@@ -87,28 +106,39 @@ function fileReads(deps: FilesDeps) {
 function fileWrites(deps: FilesDeps, gate: WriteGate) {
   const { storage } = deps;
   return {
-    upload(serverId: string, p: string | undefined, body: Readable, headers: Record<string, string | string[] | undefined>): Promise<{ entry: FileEntry; created: boolean }> {
+    /**
+     * The body's bytes are held in the plan's disk before the first one is written (`held`: a reservation the
+     * caller made already, an SFTP session's), so uploads side by side never together pass it.
+     */
+    async upload(serverId: string, p: string | undefined, body: Readable, headers: Record<string, string | string[] | undefined>, held?: Reservation): Promise<{ entry: ShownEntry; created: boolean }> {
       const file = checkedPath(p, '/query/path', opts(deps, false));
       readOnly(deps, serverId, file);
       const bytes = bodySize(deps, headers);
-      gate.claim(serverId, bytes);
       const expect = expectOf(headers);
-      return gate.write(serverId, () => ({ operation: 'upload', path: file, to: null, bytes }), async () => {
-        const result = await storage.fileWrite(serverId, file, body, bytes, expect);
-        gate.wrote(serverId, bytes);
-        return result;
+      return deps.transfers.during(deps.current(), async () => {
+        const room = held ?? gate.reserve(serverId);
+        try {
+          room.grow(bytes);
+          return await gate.write(serverId, () => ({ operation: 'upload', path: file, to: null, bytes }), async () => {
+            const result = await storage.fileWrite(serverId, file, body, bytes, expect);
+            gate.wrote(serverId, bytes);
+            return { ...result, entry: shown(deps, serverId, result.entry) };
+          });
+        } finally {
+          if (!held) room.release();
+        }
       });
     },
-    mkdir(serverId: string, p: string) {
+    async mkdir(serverId: string, p: string) {
       const dir = checkedPath(p, '/body/path', opts(deps, false));
-      return gate.write(serverId, () => ({ operation: 'create_folder', path: dir, to: null, bytes: 0 }), () => storage.fileMkdir(serverId, dir));
+      return shown(deps, serverId, await gate.write(serverId, () => ({ operation: 'create_folder', path: dir, to: null, bytes: 0 }), () => storage.fileMkdir(serverId, dir)));
     },
-    move(serverId: string, from: string, to: string) {
+    async move(serverId: string, from: string, to: string) {
       const a = checkedPath(from, '/body/from', opts(deps, false));
       const b = checkedPath(to, '/body/to', opts(deps, false));
       readOnly(deps, serverId, a);
       readOnly(deps, serverId, b);
-      return gate.write(serverId, () => ({ operation: 'move', path: a, to: b, bytes: 0 }), () => storage.fileMove(serverId, a, b));
+      return shown(deps, serverId, await gate.write(serverId, () => ({ operation: 'move', path: a, to: b, bytes: 0 }), () => storage.fileMove(serverId, a, b)));
     },
     remove(serverId: string, p: string | undefined, recursive: boolean) {
       const target = checkedPath(p, '/query/path', opts(deps, false));

@@ -38,8 +38,8 @@ export function createKeptBackups(deps: {
       if (ids.length === 0) return;
       await fs.promises.mkdir(folder, { recursive: true });
       for (const id of ids) {
-        await fs.promises.rename(path.join(serverFolder, `${id}.tar.gz`), file(id)).catch((err: NodeJS.ErrnoException) => {
-          if (err.code !== 'ENOENT' || !fs.existsSync(file(id))) throw err;
+        await fs.promises.rename(path.join(serverFolder, `${id}.tar.gz`), file(id)).catch((err: unknown) => {
+          if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !fs.existsSync(file(id))) throw err;
         });
       }
     },

@@ -5,7 +5,7 @@ import type { BackupSchedule, NewServer, Server, ServersRepo } from '../../store
 import type { SettingsRepo } from '../../store/settings-repo';
 import type { BackupsService } from './backups';
 import type { KeptBackupsService } from './kept-backups';
-import { checkPatch, newServerFrom, type CreateServerRequest, type ServerRulesDeps } from './server-rules';
+import { checkDnsName, checkPatch, newServerFrom, type CreateServerRequest, type ServerRulesDeps } from './server-rules';
 import { install } from '../server/commands';
 import type { Command } from '../server/door';
 import type { Doors } from '../server/doors';
@@ -112,8 +112,8 @@ export function createLifecycle(deps: LifecycleDeps) {
    */
   async function remove(serverId: string): Promise<void> {
     const door = doors.of(serverId);
-    if (door.state === 'deleting') return void (await door.removal());
-    await door.submit(removal(deps, serverId));
+    if (door.state === 'deleting') await door.removal();
+    else await door.submit(removal(deps, serverId));
   }
 
   return {
@@ -131,9 +131,10 @@ export function createLifecycle(deps: LifecycleDeps) {
      * Renames and/or changes the plan, idle stop or backup schedule (a plan change needs the server stopped or
      * crashed: invalid_state; a larger plan past the owner's memory quota is quota_exceeded).
      */
-    update(userId: string, serverId: string, patch: { name?: string; plan?: string; backup_schedule?: BackupSchedule | null }): Server {
+    update(userId: string, serverId: string, patch: { name?: string; plan?: string; backup_schedule?: BackupSchedule | null; dns_name?: string | null }): Server {
       checkPatch(deps.plans, patch, () => servers.find(serverId)?.plan);
-      const server = servers.update(userId, serverId, patch);
+      const dnsName = checkDnsName(deps.dns, patch.dns_name);
+      const server = servers.update(userId, serverId, dnsName === undefined ? patch : { ...patch, dns_name: dnsName });
       if (!server) throw new AppError('server_not_found', `There is no server ${serverId}.`);
       return server;
     },

@@ -13,9 +13,9 @@ export interface MembersDeps {
 export function createMembers(deps: MembersDeps) {
   const { repo, schedules } = deps;
   return {
-    page: repo.page,
+    page: (serverId: string, opts: { limit: number; startingAfter?: string }) => repo.page(serverId, opts),
     get: repo.get,
-    create: repo.create,
+    create: (serverId: string, email: string, permissions: MemberPermission[], perServer: number) => repo.create(serverId, email, permissions, perServer),
     /** New permissions (member_not_found); the member's schedules that need one taken are disabled. */
     update(serverId: string, id: string, permissions: MemberPermission[]) {
       const member = repo.update(serverId, id, permissions);

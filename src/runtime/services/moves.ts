@@ -68,6 +68,7 @@ async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: Com
   } catch (err) {
     return fail(`the copy did not complete: ${(err as Error).message}`, wasRunning);
   }
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a getter that may turn true during the await above; TypeScript keeps the narrowing from the check before it
   if (ctx.overtaken) return fail('a kill, the removal or the shutdown came first', false);
   const switched = repo.switchOver(move.id, copied.bytes);
   if ('refused' in switched) return fail(switched.refused, wasRunning);

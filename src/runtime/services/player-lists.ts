@@ -59,7 +59,8 @@ export function createPlayerLists(deps: PlayerListsDeps) {
         entry = result.entry;
         return result.added ? c.add.replace('{name}', name) : null;
       });
-      return entry!;
+      if (!entry) throw new Error('change() returned without calling write'); // it calls write or throws
+      return entry;
     },
     /** Takes a name off the list; not_found if it is not on it. */
     remove(serverId: string, list: ListName, name: string, sender: CommandSender): void {

@@ -3,6 +3,7 @@ import type { Plan } from '../../catalog/plans';
 import { actionFailure, type Action, type ActionReason, type ActionsRepo, type ActionType, type Failure } from '../../store/actions-repo';
 import type { Crash, CrashesRepo } from '../../store/crashes-repo';
 import type { ServersRepo } from '../../store/servers-repo';
+import type { ServerAccess } from '../../store/server-view';
 import { checkRestoreShape, type BackupsService, type RestoreTarget } from './backups';
 import type { Command, CommandContext, ServerDoor } from '../server/door';
 import type { Doors } from '../server/doors';
@@ -38,7 +39,9 @@ async function perform(backups: PowerDeps['backups'], server: ServerSupervisor, 
       await server.halt('stop', 'restart');
       return ctx.overtaken ? null : server.start();
     case 'restore':
-      return backups.restore(server, ctx, restore!);
+      // begin made the target of every restore (backups.ts restoreTarget; checkRestoreShape: each names one).
+      if (!restore) throw new Error('a restore action without its backup');
+      return backups.restore(server, ctx, restore);
   }
 }
 
@@ -97,9 +100,9 @@ export function createPower(deps: PowerDeps) {
   const { doors, actions } = deps;
 
   /** requestAction, also answering when the action ends (its failure, or null): a schedule's task waits for it. */
-  function begin(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested'): { action: Action; done: Promise<Failure | null> } {
+  function begin(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested', access?: ServerAccess): { action: Action; done: Promise<Failure | null> } {
     const door = admit(deps, serverId, type, backupId);
-    const restore = deps.backups.restoreTarget(serverId, type, backupId, userId);
+    const restore = deps.backups.restoreTarget(serverId, type, backupId, access);
     const action = actions.create(serverId, userId, type, reason);
     if (type === 'kill') {
       for (const o of actions.open(serverId)) {
@@ -118,10 +121,12 @@ export function createPower(deps: PowerDeps) {
      * deleted or its node does not answer; service_unavailable while the service shuts down; quota_exceeded for a
      * start or restart past the owner's running quota (docs/conventions.md "Quotas"); disk_quota_exceeded for a
      * start or restart while its last disk measurement is over its plan's. `reason` (Action.reason) is `requested`
-     * unless the service itself asks (`idle`: idle-stop.ts). A restore needs `backupId` (backups.ts restoreTarget).
+     * unless the service itself asks (`idle`: idle-stop.ts). A restore needs `backupId` (backups.ts restoreTarget);
+     * `access` is the caller's on the server, as the access check found it (src/http/access.ts): a backup its owner
+     * kept is the owner's alone to restore.
      */
-    requestAction(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested'): Action {
-      return begin(serverId, userId, type, backupId, reason).action;
+    requestAction(serverId: string, userId: string, type: ActionType, backupId?: string, reason: ActionReason = 'requested', access?: ServerAccess): Action {
+      return begin(serverId, userId, type, backupId, reason, access).action;
     },
     /** action_not_found unless this server has that action. */
     getAction(serverId: string, actionId: string): Action {

@@ -62,7 +62,10 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
   });
 }
 
@@ -110,8 +113,9 @@ async function execute(deps: SchedulesDeps, schedule: Schedule, run: ScheduleRun
       await perform(deps, schedule.server_id, task, outcome, permissions);
       outcome.status = 'succeeded';
     } catch (err) {
-      Object.assign(outcome, { status: 'failed', error: taskError(err) });
-      failed = `Task ${i + 1} (${task.type}) failed: ${outcome.error!.detail}`;
+      const error = taskError(err);
+      Object.assign(outcome, { status: 'failed', error });
+      failed = `Task ${i + 1} (${task.type}) failed: ${error.detail}`;
     }
     outcome.finished_at = iso(deps.now());
     repo.progress(run.id, tasks);
@@ -150,7 +154,7 @@ function tick(deps: SchedulesDeps, state: State): ScheduleRun[] {
   if (deps.doors.isClosing()) return [];
   const begun: ScheduleRun[] = [];
   for (const schedule of repo.due(iso(deps.now()))) {
-    const trigger: RunTrigger = Date.parse(schedule.next_run_at!) < state.bootAt ? 'missed' : 'scheduled';
+    const trigger: RunTrigger = schedule.next_run_at !== null && Date.parse(schedule.next_run_at) < state.bootAt ? 'missed' : 'scheduled';
     const due = { trigger, dueAt: schedule.next_run_at };
     deps.actors.run(serviceActor('schedule', schedule.id), () => {
       try {

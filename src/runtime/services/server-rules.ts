@@ -8,6 +8,7 @@ import { AppError, type FieldError } from '../../errors';
 import type { components } from '../../../generated/v1';
 import type { BackupSchedule, NewServer } from '../../store/servers-repo';
 import { cronProblem } from './cron';
+import { normalizeDnsName, type DnsSettings } from '../../dns/settings';
 import type { SettingValues } from '../software/settings';
 import type { SettingsService } from './server-settings';
 
@@ -19,6 +20,25 @@ export interface ServerRulesDeps {
   versions: Pick<VersionCatalog, 'resolve'>;
   /** Settings given at create are checked by their owner. */
   settingsService: Pick<SettingsService, 'checkNew'>;
+  /** The names the operator keeps, when DNS_ZONE is set (src/dns/settings.ts); null: the service publishes no names. */
+  dns: Pick<DnsSettings, 'reserved'> | null;
+}
+
+/**
+ * A `dns_name` from a request as it is stored (src/dns/settings.ts normalizeDnsName): lowercase ASCII, or null
+ * to have none. 409 dns_not_configured without DNS_ZONE, dns_name_reserved for the operator's names, 400 for a
+ * name that is no DNS label. That another server has it is the database's to say (server-writes.ts nameTaken).
+ */
+export function checkDnsName(dns: ServerRulesDeps['dns'], typed: string | null | undefined): string | null | undefined {
+  if (typed === undefined || typed === null) return typed;
+  if (!dns) throw new AppError('dns_not_configured', 'This service publishes no DNS names (the operator has not set DNS_ZONE); leave dns_name out.', [{ pointer: '/body/dns_name', detail: 'no DNS zone' }]);
+  const result = normalizeDnsName(typed, dns);
+  if ('name' in result) return result.name;
+  if (result.refused === 'reserved') {
+    throw new AppError('dns_name_reserved', `The operator keeps the name "${typed}" for themselves; pick another.`, [{ pointer: '/body/dns_name', detail: 'is kept by the operator' }]);
+  }
+  const detail = 'must be one label of 1 to 63 letters, digits and hyphens, not starting or ending with a hyphen (no dots)';
+  throw new AppError('validation_failed', `The DNS name "${typed.slice(0, 80)}" ${detail}.`, [{ pointer: '/body/dns_name', detail }]);
 }
 
 /**
@@ -73,6 +93,7 @@ export function newServerFrom(deps: ServerRulesDeps, body: CreateServerRequest):
   const input: NewServer = {
     name: body.name, plan: body.plan, version: version.id, software: version.software, game_version: version.game_version,
     idle_stop_minutes: body.idle_stop_minutes ?? null, backup_schedule: body.backup_schedule ?? null,
+    dns_name: checkDnsName(deps.dns, body.dns_name) ?? null,
   };
   const settings = body.settings ? deps.settingsService.checkNew(version.software, body.plan, body.settings) : {};
   return { input, settings };

@@ -74,11 +74,8 @@ export function createServerSettings(deps: ServerSettingsDeps): SettingsService 
     const { def, plan } = context(serverId);
     checkSettings(def, plan, patch, '/body', false);
     const stored = deps.repo.get(serverId);
-    const chosen = { ...stored.chosen };
-    for (const [name, value] of Object.entries(patch)) {
-      if (value === null) delete chosen[name];
-      else chosen[name] = value;
-    }
+    // A null takes the setting back to its default: it leaves the chosen values.
+    const chosen = Object.fromEntries(Object.entries({ ...stored.chosen, ...patch }).filter(([, value]) => value !== null));
     // Commands are built before anything is written: a value that cannot be one console line changes nothing.
     const live = slot.state === 'running' && stored.launched ? liveCommands(def.userSettings, stored.launched, effectiveSettings(def, plan, chosen)) : null;
     deps.repo.choose(serverId, chosen);

@@ -81,7 +81,7 @@ export function pathMasker(masks: readonly PathMask[]): (text: string) => string
  * What a name the service passes on (a player's, as a game reports it: the API's Player, player events, webhooks)
  * may not hold: controls (tab too), line separators, bidi controls (as above), lone surrogates.
  */
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const NOT_IN_PLAIN_TEXT = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udfff]/u;
 
 /** True for text of 1 to `max` characters with none of NOT_IN_PLAIN_TEXT in it. */
@@ -90,7 +90,7 @@ export function isPlainText(text: string, max: number): boolean {
 }
 
 /** What the spec's ConsoleCommand refuses: control characters (tab too), line separators, unpaired surrogates (as the range U+D7FF–U+E000, the spec's form). */
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const NOT_IN_A_COMMAND = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\ud7ff-\ue000]/u;
 
 /** True for one line of text that is not only spaces: what a console command must be (spec: ConsoleCommand). */

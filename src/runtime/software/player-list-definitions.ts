@@ -38,17 +38,17 @@ export function parsePlayerLists(raw: unknown, fail: (msg: string) => never): Pl
   for (const [name, entry] of Object.entries(obj(top.lists, '"player_lists.lists"'))) {
     if (!(LIST_NAMES as readonly string[]).includes(name)) fail(`"player_lists.lists.${name}": lists are ${LIST_NAMES.join(', ')}`);
     const e = obj(entry, `"player_lists.lists.${name}"`);
-    const text = (key: string, needsName: boolean, optional = false): string | null => {
+    const text = (key: string, needsName: boolean): string => {
       const v = e[key];
-      if (v === undefined && optional) return null;
       if (typeof v !== 'string' || v === '' || v.includes('{name}') !== needsName) {
         return fail(`"player_lists.lists.${name}.${key}" must be a console command${needsName ? ' with {name}' : ' without {name}'}`);
       }
       return v;
     };
-    const on = text('on', false, name !== 'whitelist');
-    const off = text('off', false, name !== 'whitelist');
-    lists[name as ListName] = { add: text('add', true)!, remove: text('remove', true)!, on, off };
+    const optional = name !== 'whitelist';
+    const on = optional && e.on === undefined ? null : text('on', false);
+    const off = optional && e.off === undefined ? null : text('off', false);
+    lists[name as ListName] = { add: text('add', true), remove: text('remove', true), on, off };
   }
-  return { file: top.file as string, lists };
+  return { file: top.file, lists };
 }

@@ -69,7 +69,7 @@ export function parseSettingDefinitions(raw: unknown, placeholders: string[], fa
     }
     if (typeof entry.restart !== 'boolean') at('"restart" must be true or false');
     const via = isObject(entry.via) ? entry.via : at('"via" must be an object');
-    const opt = (key: string) => (via[key] === undefined ? null : typeof via[key] === 'string' && via[key] !== '' ? (via[key] as string) : at(`"via.${key}" must be a non-empty string`));
+    const opt = (key: string) => (via[key] === undefined ? null : typeof via[key] === 'string' && via[key] !== '' ? via[key] : at(`"via.${key}" must be a non-empty string`));
     const file = opt('file');
     const argument = opt('argument');
     const console = opt('console');

@@ -84,7 +84,7 @@ export function gameValue(s: SettingDefinition, value: unknown): unknown {
 
 /** The settings.json of a launch: the definition's fixed `settings`, each `file` setting at its JSON Pointer. */
 export function renderSettingsFile(def: SoftwareDefinition, values: SettingValues): string {
-  const file = structuredClone(def.settings ?? {}) as Record<string, unknown>;
+  const file = structuredClone<Record<string, unknown>>(def.settings ?? {});
   for (const s of def.userSettings) {
     if (!s.via.file || values[s.name] === undefined) continue;
     const parts = s.via.file.slice(1).split('/');

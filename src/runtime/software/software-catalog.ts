@@ -126,7 +126,7 @@ export function loadSoftwareCatalog(options: CatalogOptions = {}): SoftwareCatal
         try {
           raw = JSON.parse(fs.readFileSync(file, 'utf8'));
         } catch (err) {
-          throw new Error(`${file}: not a JSON file: ${(err as Error).message}`);
+          throw new Error(`${file}: not a JSON file: ${(err as Error).message}`, { cause: err });
         }
         const def = parseSoftwareDefinition(raw, file);
         byId.set(def.id, def);
@@ -162,7 +162,8 @@ export function createCatalog(definitions: SoftwareDefinition[]): SoftwareCatalo
       for (const id of idsLongestFirst) {
         if (!version.startsWith(id + '-')) continue;
         const gameVersion = version.slice(id.length + 1);
-        if (byId.get(id)!.gameVersions.includes(gameVersion)) return { software: byId.get(id)!, gameVersion };
+        const software = byId.get(id);
+        if (software?.gameVersions.includes(gameVersion)) return { software, gameVersion };
       }
       throw new AppError('unknown_version', `"${version}" is not an offered version; GET /v1/versions lists them.`);
     },

@@ -237,13 +237,9 @@ async function authorized(method, path, body, extraHeaders = {}) {
     }
     // Rate limited: wait as long as the service asks and ask once more. A refused request changed nothing (the
     // limiter answers before any operation runs), so a write may be sent again too.
-    if (res.status === 429 && !waited && waitOf(res) <= MAX_WAIT_S) {
-      const problem = await readJson(res.clone());
-      if (problem?.code === 'rate_limited') {
-        waited = true;
-        await waitForBudget(waitOf(res), limitOf(res));
-        continue;
-      }
+    if (res.status === 429 && !waited && waitOf(res) <= MAX_WAIT_S && (await waitedOut(res, await readJson(res.clone())))) {
+      waited = true;
+      continue;
     }
     return res;
   }
@@ -253,12 +249,59 @@ async function authorized(method, path, body, extraHeaders = {}) {
 const MAX_WAIT_S = 65;
 let waitingUntil = 0;
 
+/**
+ * A 429 `rate_limited` (its `problem`) asking for at most MAX_WAIT_S: waited out, true, so the request may be sent
+ * once more. `res` is a Response, or anything with `status` and `headers.get/has` (an upload's XHR: withToken).
+ */
+async function waitedOut(res, problem) {
+  if (res.status !== 429 || problem?.code !== 'rate_limited' || waitOf(res) > MAX_WAIT_S) return false;
+  await waitForBudget(waitOf(res), limitOf(res));
+  return true;
+}
+
 /** Waits `seconds`; says so once for the requests that wait together. */
 async function waitForBudget(seconds, limit) {
   const until = Date.now() + seconds * 1000;
   if (until > waitingUntil + 1000) hooks.waiting(seconds, limit);
   waitingUntil = Math.max(waitingUntil, until);
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000 + Math.random() * 500));
+}
+
+/** One /v1 read answered as a Response, for its headers (a file's ETag: file-editor.js); its token as api()'s. */
+export function getResponse(path, extraHeaders = {}) {
+  return authorized('GET', path, undefined, extraHeaders);
+}
+
+/**
+ * A /v1 request sent by the caller's own means (an XMLHttpRequest, for an upload's progress events: file-upload.js):
+ * `send(token)` resolves with `{status, text, headers}` (`headers.get/has` as a Response's); a 401 gets a new token
+ * once and a 429 `rate_limited` is waited out once, as api() does (authorized).
+ */
+export async function withToken(send) {
+  let renewed = false;
+  let waited = false;
+  for (;;) {
+    const used = bearer;
+    const result = await send(used);
+    if (result.status === 401 && !renewed) {
+      renewed = true;
+      if (used === bearer) await renewOrSignOut();
+      continue;
+    }
+    if (result.status === 429 && !waited && (await waitedOut(result, parseJson(result.text)))) {
+      waited = true;
+      continue;
+    }
+    return result;
+  }
+}
+
+function parseJson(text) {
+  try {
+    return text ? JSON.parse(text) : null;
+  } catch {
+    return null;
+  }
 }
 
 /**

@@ -1,12 +1,14 @@
-// The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/settings/tokens,
-// #/settings/webhooks, #/settings/password, #/settings/two-factor).
+// The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/servers/srv_…/files/…,
+// #/settings/tokens, #/settings/ssh-keys, #/settings/webhooks, #/settings/password, #/settings/two-factor).
 // Hash routes need no server routes: the service serves one page at `/`.
 import { resume, signIn, signOut, hooks, session, ApiError, SignedOut, busyText } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
 import { onStatus, startLive, stopLive } from './live.js';
 import { serversView } from './servers.js';
 import { serverView } from './server.js';
+import { filesView } from './files.js';
 import { tokensView } from './tokens.js';
+import { sshKeysView } from './ssh-keys.js';
 import { webhooksView } from './webhooks.js';
 import { passwordView } from './password.js';
 import { twoFactorView } from './two-factor.js';
@@ -18,7 +20,9 @@ sessionStorage.removeItem('gsh-dashboard-reloads');
 const main = document.getElementById('main');
 const ROUTES = [
   [/^#\/servers\/(srv_[0-9A-Za-z]+)$/, serverView, 'Server'],
+  [/^#\/servers\/(srv_[0-9A-Za-z]+)\/files(?:\/(.*))?$/, filesView, 'Files'],
   [/^#\/settings\/tokens$/, tokensView, 'API tokens'],
+  [/^#\/settings\/ssh-keys$/, sshKeysView, 'SSH keys'],
   [/^#\/settings\/webhooks$/, webhooksView, 'Webhooks'],
   [/^#\/settings\/password$/, passwordView, 'Password'],
   [/^#\/settings\/two-factor$/, twoFactorView, 'Two-factor'],

@@ -12,6 +12,7 @@ export const PERMISSIONS = [
   ['players', 'Players', 'who is online, the player lists'],
   ['backups', 'Backups', 'make, download, restore'],
   ['alerts', 'Alerts', 'the alert rules'],
+  ['files', 'Files', 'the server\'s own files: upload, download, edit, delete'],
 ];
 
 /** A group of permission checkboxes (`prefix` keeps ids unique on the page); `read()` gives the checked ones. */

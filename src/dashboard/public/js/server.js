@@ -42,7 +42,9 @@ export async function serverView(main, signal, id) {
     server.access.role === 'owner' && membersSection(server),
   ];
   const shared = server.access.role === 'member' ? h('p', { class: 'muted', id: 'shared-note' }, 'Shared with you by its owner.') : null;
-  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, shared, facts, buttons, outcome, players?.el, metrics.el,
+  // The file manager is a page of its own (files.js); a member without `files` is told there why it is closed.
+  const filesLink = h('p', { class: 'server-links' }, h('a', { href: `#/servers/${id}/files` }, 'Files'), may('files') ? ': browse, upload, edit, import a world, SFTP' : null);
+  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, shared, facts, buttons, outcome, filesLink, players?.el, metrics.el,
     may('console') && consoleSection(id, signal), ...data);
   document.title = `${server.name} · Dashboard`;
 

@@ -8,6 +8,7 @@ const SCOPES = [
   ['servers:read', 'Read servers, catalog, consoles, players and metrics'],
   ['servers:write', 'Create, change, operate and delete servers (includes read)'],
   ['tokens:manage', 'List, create and revoke tokens'],
+  ['files', 'Log in to SFTP with this token as the password (the server\'s files page says how)'],
 ];
 const EXPIRY = [['', 'Never'], ['86400', '1 day'], ['604800', '7 days'], ['2592000', '30 days'], ['7776000', '90 days'], ['31536000', '1 year']];
 

@@ -72,7 +72,7 @@ function outputLines(stdio: Duplex, lineFns: LineFn[], messageFns: MessageFn[]):
   };
   demux(stdio, (stream, chunk) => {
     const parts = (partial[stream] + chunk.toString('utf8')).split('\n');
-    partial[stream] = parts.pop()!;
+    partial[stream] = parts.pop() ?? ''; // split gives at least one part: the text after the last newline
     for (const p of parts) emit(stream, p.replace(/\r$/, ''));
   });
   return () => {
@@ -86,7 +86,7 @@ function outputLines(stdio: Duplex, lineFns: LineFn[], messageFns: MessageFn[]):
  */
 function followStats(engine: Engine, id: string, onUsage: (u: ResourceUsage) => void): () => void {
   let statsOn = true;
-  let closeStats = () => undefined as void;
+  let closeStats: () => void = () => undefined;
   const openStats = () => {
     closeStats = engine.stream(`/containers/${id}/stats?stream=1`, (s) => {
       const u = usageFromStats(s as Stats);

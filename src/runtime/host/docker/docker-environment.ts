@@ -99,7 +99,7 @@ function networkModeOf(engine: Engine): () => Promise<NetworkMode> {
   return () => {
     network ??= engine.json('GET', '/networks/bridge').then(
       () => 'bridge' as const,
-      (err) => {
+      (err: unknown) => {
         network = null;
         if (err instanceof EngineError && err.status === 404) return 'host' as const;
         throw err;

@@ -1,7 +1,10 @@
 // A small client of the Docker Engine API (its v1.41 spec; sections named below) over HTTP: a unix socket
-// or tcp, as DOCKER_HOST names it. Only what the Docker environment needs; plain node:http, no dependency.
+// or tcp, as DOCKER_HOST names it, or HTTPS with a client certificate (Docker's --tlsverify, engine-tls.ts). Only
+// what the Docker environment needs; plain node:http and node:https, no dependency.
 import http from 'node:http';
+import https from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
+import { tlsMaterial } from './engine-tls';
 
 /** The API version every request names (Docker 20.10 speaks 1.41; one-shot stats need it). */
 const API = '/v1.41';
@@ -54,11 +57,19 @@ export interface Engine {
   hijack(path: string): Promise<Duplex>;
 }
 
-export function createEngine(dockerHost: string): Engine {
+/**
+ * `tls`: the engine listens with --tlsverify (README "Nodes"): every connection is HTTPS with the client
+ * certificate in `certDir`, and the engine's certificate must chain to its ca.pem and name the URL's host. Each
+ * new connection reads the folder's current files (engine-tls.ts), so a rotation needs no restart.
+ */
+export function createEngine(dockerHost: string, tls?: { certDir: string }): Engine {
   const endpoint = parseDockerHost(dockerHost);
+  if (tls && !endpoint.host) throw new Error(`TLS needs a tcp:// engine; got "${dockerHost}"`);
+  const material = tls && tlsMaterial(tls.certDir, endpoint.host ?? '');
   const c: Connection = {
     dockerHost,
-    options: (method, path, headers = {}) => ({ ...endpoint, method, path: API + path, headers: { Host: 'docker', ...headers } }),
+    request: material ? https.request : http.request,
+    options: (method, path, headers = {}) => ({ ...endpoint, ...material?.(), method, path: API + path, headers: { Host: 'docker', ...headers } }),
   };
   return {
     endpoint: dockerHost,
@@ -73,6 +84,8 @@ export function createEngine(dockerHost: string): Engine {
 /** What every request to one engine shares: the address it was given (for messages) and the request's options. */
 interface Connection {
   dockerHost: string;
+  /** node:http's, or node:https's for an engine with TLS. */
+  request: typeof http.request;
   options(method: string, path: string, headers?: Record<string, string>): http.RequestOptions;
 }
 
@@ -103,7 +116,7 @@ function requestJson<T>(c: Connection, method: string, path: string, body: unkno
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': 'application/json' };
   return new Promise((resolve, reject) => {
-    const req = http.request({ ...c.options(method, path, headers), timeout: timeoutMs, signal }, (res) => {
+    const req = c.request({ ...c.options(method, path, headers), timeout: timeoutMs, signal }, (res) => {
       collect(res)
         .then((text) => {
           check(res, text, method, path);
@@ -120,7 +133,7 @@ function requestJson<T>(c: Connection, method: string, path: string, body: unkno
 /** Engine.upload. */
 function upload(c: Connection, path: string, body: Readable, contentType: string, method: 'POST' | 'PUT', idleMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ ...c.options(method, path, { 'Content-Type': contentType }), timeout: idleMs }, (res) => {
+    const req = c.request({ ...c.options(method, path, { 'Content-Type': contentType }), timeout: idleMs }, (res) => {
       collect(res)
         .then((text) => {
           check(res, text, method, path);
@@ -138,8 +151,11 @@ function upload(c: Connection, path: string, body: Readable, contentType: string
 /** Engine.download. */
 function download(c: Connection, path: string, idleMs: number): Promise<Readable> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ ...c.options('GET', path), timeout: idleMs }, (res) => {
-      if ((res.statusCode ?? 500) < 400) return resolve(res);
+    const req = c.request({ ...c.options('GET', path), timeout: idleMs }, (res) => {
+      if ((res.statusCode ?? 500) < 400) {
+        resolve(res);
+        return;
+      }
       collect(res).then((text) => check(res, text, 'GET', path)).catch(reject);
     });
     req.on('timeout', () => req.destroy(new Error(`GET ${path}: ${c.dockerHost} silent for ${idleMs} ms`)));
@@ -155,13 +171,21 @@ function streamObjects(c: Connection, path: string, onObject: (obj: unknown) => 
     if (!ended) onEnd(err);
     ended = true;
   };
-  const req = http.request(c.options('GET', path), (res) => {
+  let options: http.RequestOptions;
+  try {
+    options = c.options('GET', path);
+  } catch (err) {
+    // unreadable TLS material: ends as a failed request would, never synchronously
+    queueMicrotask(() => end(err as Error));
+    return () => (ended = true);
+  }
+  const req = c.request(options, (res) => {
     if ((res.statusCode ?? 500) >= 400) return void collect(res).then((t) => end(new EngineError(res.statusCode ?? 500, t)), end);
     let partial = '';
     res.setEncoding('utf8');
     res.on('data', (chunk: string) => {
       const parts = (partial + chunk).split('\n');
-      partial = parts.pop()!;
+      partial = parts.pop() ?? ''; // split gives at least one part: the text after the last newline
       for (const p of parts) {
         try {
           if (p.trim() !== '') onObject(JSON.parse(p));
@@ -184,12 +208,12 @@ function streamObjects(c: Connection, path: string, onObject: (obj: unknown) => 
 /** Engine.hijack. */
 function hijack(c: Connection, path: string): Promise<Duplex> {
   return new Promise((resolve, reject) => {
-    const req = http.request(c.options('POST', path, { Connection: 'Upgrade', Upgrade: 'tcp' }));
+    const req = c.request(c.options('POST', path, { Connection: 'Upgrade', Upgrade: 'tcp' }));
     req.on('upgrade', (_res, socket, head) => {
       if (head.length > 0) socket.unshift(head);
       resolve(socket);
     });
-    req.on('response', (res) => collect(res).then((t) => reject(new EngineError(res.statusCode ?? 500, `POST ${path}: ${t}`)), reject));
+    req.on('response', (res) => void collect(res).then((t) => reject(new EngineError(res.statusCode ?? 500, `POST ${path}: ${t}`)), reject));
     req.on('error', reject);
     req.end();
   });

@@ -19,7 +19,7 @@ export interface NodeParts {
 export interface NodesEnvironmentOptions {
   nodes: Pick<NodesRepo, 'get' | 'list' | 'nodeOf' | 'serverIdsOn' | 'setReachable'>;
   /** One node's parts (docker-environment.ts and volume-storage.ts over createEngine(node.dockerHost)). */
-  nodeParts(node: Pick<Node, 'name' | 'dockerHost'>): NodeParts;
+  nodeParts(node: Pick<Node, 'name' | 'dockerHost'> & { tls?: boolean }): NodeParts;
   /** The engine of servers placed on no node (none, once nodes-repo.ts ensureDefault ran): DOCKER_HOST. */
   defaultDockerHost: string;
   /** How often each node's engine is asked whether it answers (NODE_CHECK_INTERVAL_S). */
@@ -79,8 +79,8 @@ interface Shared {
 }
 
 /** The node's parts; one per name and engine address (a node removed and added again gets new ones). */
-function ofNode(s: Shared, node: Pick<Node, 'name' | 'dockerHost'>): NodeParts {
-  const key = `${node.name}\n${node.dockerHost}`;
+function ofNode(s: Shared, node: Pick<Node, 'name' | 'dockerHost'> & { tls?: boolean }): NodeParts {
+  const key = `${node.name}\n${node.dockerHost}\n${node.tls === true ? 'tls' : ''}`;
   let entry = s.made.get(key);
   if (!entry) s.made.set(key, (entry = s.options.nodeParts(node)));
   return entry;
@@ -141,7 +141,7 @@ async function checkNodeOf(s: Shared, serverId: string): Promise<void> {
 function checkAll(s: Shared, first = false): Promise<void> {
   s.checking ??= Promise.all(s.options.nodes.list().map((node) => checkOne(s, node, first))).then(
     () => void (s.checking = null),
-    (err) => {
+    (err: unknown) => {
       s.checking = null;
       s.options.log.error('node check failed', { error: String(err) });
     },
@@ -199,7 +199,7 @@ function routedStorage(s: Shared): ServerStorage {
     remove: (serverId) => forServer(s, serverId).storage.remove(serverId),
     usage: (serverId, stop) => forServer(s, serverId).storage.usage(serverId, stop),
     exportTar: (serverId, paths) => forServer(s, serverId).storage.exportTar(serverId, paths),
-    importArchive: (serverId, paths, archive, tag) => forServer(s, serverId).storage.importArchive(serverId, paths, archive, tag),
+    importArchive: (serverId, paths, archive, beforeSwap) => forServer(s, serverId).storage.importArchive(serverId, paths, archive, beforeSwap),
     // A customer's files (storage.ts): each call to the server's node, as it is.
     ...(Object.fromEntries(FILE_METHODS.map((m) => [m, (serverId: string, ...rest: unknown[]) =>
       (forServer(s, serverId).storage[m] as (...a: unknown[]) => unknown)(serverId, ...rest)])) as Pick<ServerStorage, (typeof FILE_METHODS)[number]>),

@@ -31,7 +31,7 @@ function oneFileTar(content: Readable, size: number, name: string, user: { uid: 
   pack.on('error', () => undefined);
   const body = content.pipe(exactly(size));
   content.once('error', (err) => body.destroy(err));
-  body.pipe(pack.entry({ name, size, mode: 0o644, uid: user.uid, gid: user.gid }, (err) => (err ? pack.destroy(err) : pack.finalize())) as unknown as NodeJS.WritableStream);
+  body.pipe(pack.entry({ name, size, mode: 0o644, uid: user.uid, gid: user.gid }, (err) => (err ? pack.destroy(err) : pack.finalize())));
   body.once('error', (err) => pack.destroy(err));
   return { pack, body };
 }
@@ -56,7 +56,7 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
       return await helpers.run<T>(o.volumeName(serverId), serverId, [args[0], GAME_DIR, ...args.slice(1)], before);
     } catch (err) {
       // folder-ops.cjs prints a refusal as `!{"code", "message"}` on stderr (file-ops.cjs OpError).
-      const refusal = /!(\{.*?"code".*?\})/.exec(String((err as Error).message));
+      const refusal = /!(\{.*?"code".*?\})/.exec(err instanceof Error ? err.message : String(err));
       if (refusal) {
         const { code, message } = JSON.parse(refusal[1]) as { code: FileOpError['refusal']; message: string };
         throw new FileOpError(code, message);
@@ -157,7 +157,7 @@ function firstEntry(archive: Readable, range?: { start: number; end: number }): 
       pos += chunk.length;
       if (to > from && !out.write(chunk.subarray(from, to))) await new Promise((r) => out.once('drain', r));
     }
-  }).then(() => out.end(), (err: Error) => out.destroy(err));
+  }).then(() => out.end(), (err: unknown) => out.destroy(err as Error));
   out.once('close', () => archive.destroy());
   return out;
 }

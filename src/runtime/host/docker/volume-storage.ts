@@ -6,8 +6,8 @@ import tar from 'tar-stream';
 import type { Logger } from '../../../log';
 import { folderBytes } from '../disk-usage';
 import { LOGS, serverFolder, tarOf } from '../local-storage';
-import { checkArchive } from '../restore';
-import { forEachEntry, gunzipped, repack } from '../tar-entries';
+import { checkedArchive } from '../restore';
+import { forEachEntry, repack } from '../tar-entries';
 import type { ServerStorage } from '../storage';
 import { removeContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
@@ -55,9 +55,11 @@ export interface NodeVolumes extends ServerStorage {
  * run in one (helper-containers.ts). Nothing of the control plane's host is mounted anywhere. The console log stays
  * under DATA_DIR (`servers/<id>/logs`), the control plane's own record. A half-done restore inside a volume is
  * finished or undone by the next operation that reads or writes its world (`prepare` runs first), not at boot,
- * where walking every volume would take a helper each.
+ * where walking every volume would take a helper each. What a server's operations would otherwise ask every time is
+ * asked once per service life (Volumes): whether its volume was made, whether its folder holds a previous release's.
  */
-export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
+export function createVolumeStorage(options: VolumeStorageOptions): NodeVolumes {
+  const o: Volumes = { ...options, made: new Set(), plain: new Set() };
   return {
     ensure: (serverId) => ensure(o, serverId),
     has: (serverId) => has(o, serverId),
@@ -77,10 +79,31 @@ export function createVolumeStorage(o: VolumeStorageOptions): NodeVolumes {
 const folder = (o: VolumeStorageOptions, serverId: string) => serverFolder(o.dataDir, serverId);
 const archiveOf = (containerId: string, p: string) => `/containers/${containerId}/archive?path=${encodeURIComponent(p)}`;
 
+/**
+ * The options, and what this storage remembers of each server for the service's life, so that a server's operations
+ * do not ask it again each time: a volume, once made, stays; a folder that holds nothing of a previous release
+ * (README "Nodes") never gets anything again, as no release writes there any more but for the console log. Both are
+ * forgotten when the volume goes (drop), and when a backup finds a previous release's files in the folder after all.
+ */
+interface Volumes extends VolumeStorageOptions {
+  /** Servers whose volume this storage made: `create` is not asked again. */
+  made: Set<string>;
+  /** Servers whose folder under DATA_DIR was found holding only the console log, or was moved in: `legacy` is []. */
+  plain: Set<string>;
+}
+
 /** What a previous release kept in the server's folder under DATA_DIR, but for the console log. */
-async function legacy(o: VolumeStorageOptions, serverId: string): Promise<string[]> {
-  const names = await fs.promises.readdir(folder(o, serverId)).catch(() => [] as string[]);
-  return names.filter((n) => n !== LOGS);
+async function legacy(o: Volumes, serverId: string): Promise<string[]> {
+  if (o.plain.has(serverId)) return [];
+  const names = (await fs.promises.readdir(folder(o, serverId)).catch(() => [] as string[])).filter((n) => n !== LOGS);
+  if (names.length === 0) o.plain.add(serverId);
+  return names;
+}
+
+/** Forgets what was remembered of the server (Volumes): its volume is gone, or its folder is to be looked at again. */
+function forget(o: Volumes, serverId: string): void {
+  o.made.delete(serverId);
+  o.plain.delete(serverId);
 }
 
 async function has(o: VolumeStorageOptions, serverId: string): Promise<boolean> {
@@ -93,8 +116,9 @@ async function has(o: VolumeStorageOptions, serverId: string): Promise<boolean> 
   }
 }
 
-async function create(o: VolumeStorageOptions, serverId: string): Promise<void> {
+async function create(o: Volumes, serverId: string): Promise<void> {
   await o.engine.json('POST', '/volumes/create', { Name: o.volumeName(serverId), Labels: o.labels(serverId) });
+  o.made.add(serverId);
 }
 
 /**
@@ -103,7 +127,8 @@ async function create(o: VolumeStorageOptions, serverId: string): Promise<void> 
  * could not remove. Its server is being removed, so every container that mounts its volume (a volume of this
  * instance: the name says so) goes first, then the volume.
  */
-async function drop(o: VolumeStorageOptions, serverId: string): Promise<void> {
+async function drop(o: Volumes, serverId: string): Promise<void> {
+  forget(o, serverId);
   const name = o.volumeName(serverId);
   const gone = (err: unknown) => err instanceof EngineError && err.status === 404;
   try {
@@ -122,14 +147,25 @@ async function drop(o: VolumeStorageOptions, serverId: string): Promise<void> {
   });
 }
 
-async function ensure(o: VolumeStorageOptions, serverId: string): Promise<void> {
-  await create(o, serverId);
+/** NodeVolumes.ensure: asks the engine nothing once this storage made the volume and found no folder to move in. */
+async function ensure(o: Volumes, serverId: string): Promise<void> {
+  if (!o.made.has(serverId)) await create(o, serverId);
+  await moveIn(o, serverId);
+}
+
+/**
+ * Moves a previous release's folder into the server's volume (made first, with its labels, whatever was
+ * remembered), then deletes it here but for the console log. Only while no game of the server runs.
+ */
+async function moveIn(o: Volumes, serverId: string): Promise<void> {
   const names = await legacy(o, serverId);
   if (names.length === 0) return;
+  await create(o, serverId);
   // Copied whole again after an interruption: the files still in the folder are whole ones, the others are in.
   const content = owned(await tarOf(folder(o, serverId), names), o.user);
   await o.helpers.withVolume(o.volumeName(serverId), serverId, (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
   for (const name of names) await fs.promises.rm(path.join(folder(o, serverId), name), { recursive: true, force: true });
+  o.plain.add(serverId);
   o.log.info('moved a server\'s folder into its volume', { serverId, entries: names.length });
 }
 
@@ -151,7 +187,7 @@ function streamOut(o: VolumeStorageOptions, serverId: string, paths: string[]): 
 }
 
 /** ServerStorage.write, remove and usage: the files the runtime writes (settings, player lists) and measures. */
-function gameFiles(o: VolumeStorageOptions): Pick<ServerStorage, 'write' | 'remove' | 'usage'> {
+function gameFiles(o: Volumes): Pick<ServerStorage, 'write' | 'remove' | 'usage'> {
   const { engine, helpers, log } = o;
   return {
     async write(serverId, subdirs, files) {
@@ -173,7 +209,11 @@ function gameFiles(o: VolumeStorageOptions): Pick<ServerStorage, 'write' | 'remo
     async usage(serverId, stop = () => false) {
       try {
         if ((await legacy(o, serverId)).length > 0) return await folderBytes(folder(o, serverId), stop);
-        if (!(await has(o, serverId)) || stop()) return null;
+        if (!(await has(o, serverId))) {
+          forget(o, serverId); // not made yet, or gone: the next write makes it (Volumes)
+          return null;
+        }
+        if (stop()) return null;
         const { bytes } = await helpers.run<{ bytes: number }>(o.volumeName(serverId), serverId, ['usage', GAME_DIR]);
         return stop() ? null : bytes + ((await folderBytes(path.join(folder(o, serverId), LOGS), stop)) ?? 0);
       } catch (err) {
@@ -185,26 +225,44 @@ function gameFiles(o: VolumeStorageOptions): Pick<ServerStorage, 'write' | 'remo
 }
 
 /** ServerStorage.exportTar and importArchive: a backup's files out, a restore's archive in. */
-function archives(o: VolumeStorageOptions): Pick<ServerStorage, 'exportTar' | 'importArchive'> {
+function archives(o: Volumes): Pick<ServerStorage, 'exportTar' | 'importArchive'> {
   const { engine, helpers } = o;
+  const volume = (serverId: string) => o.volumeName(serverId);
   return {
     async exportTar(serverId, paths) {
-      if ((await legacy(o, serverId)).length > 0) return tarOf(folder(o, serverId), paths); // a running game's, still bind-mounted
-      await helpers.run(o.volumeName(serverId), serverId, ['prepare', GAME_DIR]); // an interrupted restore put right first
+      // A backup reads the files where they are, so it looks at the folder itself (one readdir, beside a helper and
+      // an archive): a previous release's files found there are archived, and the next write makes the volume (with
+      // its labels, whatever was remembered) and moves them in.
+      o.plain.delete(serverId);
+      if ((await legacy(o, serverId)).length > 0) {
+        forget(o, serverId);
+        return tarOf(folder(o, serverId), paths); // a running game's, still bind-mounted
+      }
+      await helpers.run(volume(serverId), serverId, ['prepare', GAME_DIR]); // an interrupted restore put right first
       return streamOut(o, serverId, paths.map((p) => `${GAME_DIR}/${p}`));
     },
-    async importArchive(serverId, paths, archive, tag) {
-      await ensure(o, serverId);
-      await checkArchive(archive, paths); // here, before a byte of it reaches the node
-      await helpers.run(o.volumeName(serverId), serverId, ['swap', GAME_DIR, tag, ...paths], (c) =>
-        engine.upload(archiveOf(c, GAME_DIR), owned(staged(archive, `.restore-${tag}`), o.user), 'application/x-tar', 'PUT').then(() => undefined),
-      );
+    async importArchive(serverId, paths, archive, beforeSwap) {
+      if (!o.made.has(serverId)) await create(o, serverId);
+      // Read once: each entry is checked before it is sent to the node, the digest at the end (checkedArchive), and
+      // the engine unpacks it into the staging folder while the game may still run; the swap needs it stopped.
+      const content = staged(checkedArchive(archive, paths), `.restore-${archive.tag}`, o.user);
+      try {
+        await helpers.run(volume(serverId), serverId, ['swap', GAME_DIR, archive.tag, ...paths], async (c) => {
+          await engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT');
+          await beforeSwap();
+          await moveIn(o, serverId); // a previous release's folder, now that no game of the server runs
+        });
+      } catch (err) {
+        // What reached the staging folder before a check failed goes, as the next `prepare` would delete it.
+        await helpers.run(volume(serverId), serverId, ['prepare', GAME_DIR]).catch(() => undefined);
+        throw err;
+      }
     },
   };
 }
 
 /** NodeVolumes.exportVolume, importVolume and manifest: the whole volume, as a move copies and compares it. */
-function volumeCopies(o: VolumeStorageOptions): Pick<NodeVolumes, 'exportVolume' | 'importVolume' | 'manifest'> {
+function volumeCopies(o: Volumes): Pick<NodeVolumes, 'exportVolume' | 'importVolume' | 'manifest'> {
   return {
     exportVolume: (serverId) => streamOut(o, serverId, [`${GAME_DIR}/.`]),
     async importVolume(serverId, content) {
@@ -228,10 +286,11 @@ function owned(source: Readable, user: { uid: number; gid: number }): Readable {
   return repack((put) => forEachEntry(source, (header, content) => put({ ...header, uid: user.uid, gid: user.gid, uname: '', gname: '' }, content)));
 }
 
-/** The gzipped tar `archive` as a plain tar whose entries are inside `folder` (a restore's staging). */
-function staged(archive: string, folder: string): Readable {
+/** The tar `source` with its entries inside `folder` (a restore's staging), each owned by `user`. */
+function staged(source: Readable, folder: string, user: { uid: number; gid: number }): Readable {
+  const owner = { uid: user.uid, gid: user.gid, uname: '', gname: '' };
   return repack(async (put) => {
-    await put({ name: `${folder}/`, type: 'directory', mode: 0o755 }, Readable.from([]));
-    await forEachEntry(gunzipped(archive), (header, content) => put({ ...header, name: `${folder}/${header.name.replace(/^\.?\//, '')}` }, content));
+    await put({ name: `${folder}/`, type: 'directory', mode: 0o755, ...owner }, Readable.from([]));
+    await forEachEntry(source, (header, content) => put({ ...header, ...owner, name: `${folder}/${header.name.replace(/^\.?\//, '')}` }, content));
   });
 }
