@@ -8,7 +8,7 @@
  * DEL, C1 controls, and unpaired surrogates (the spec writes them as U+D7FF–U+E000 so that one pattern reads the
  * same in ECMA-262, Python and Rust engines; this is the same range).
  */
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const NOT_IN_A_NAME = /[\u0000-\u001f\u007f-\u009f\ud7ff-\ue000]/u;
 
 /** True when `text` holds a character a name may not (see NOT_IN_A_NAME). */

@@ -19,7 +19,7 @@ export function loadSpec(file = path.join(packageRoot(), 'openapi', 'v1.yaml')):
   const yaml = fs.readFileSync(file, 'utf8');
   const generated = path.join(path.dirname(file), '..', 'generated', `${path.basename(file, '.yaml')}.json`);
   // The yaml package is loaded only here: evaluating it costs about 7 ms per start, which most starts need not pay.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded lazily, as said above
   const document = parsedBefore(yaml, generated) ?? ((require('yaml') as typeof import('yaml')).parse(yaml) as Record<string, unknown>);
   return { document, yaml, json: JSON.stringify(document) };
 }

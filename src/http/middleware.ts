@@ -124,7 +124,7 @@ function warmBodyDecoder(): void {
     // Each package resolved from the one that uses it (express → body-parser → raw-body → iconv-lite), as npm lays them out.
     const from = (name: string, user: string) => require.resolve(name, { paths: [path.dirname(user)] });
     const iconv = from('iconv-lite', from('raw-body', from('body-parser', require.resolve('express'))));
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a path resolved at run time cannot be an import
     (require(iconv) as { getDecoder(e: string): unknown }).getDecoder('utf-8');
   } catch {
     // Only a head start: if the layout changed, the first request with a body loads the tables as it always did.

@@ -47,7 +47,7 @@ export function loadMigrations(): Migration[] {
     .filter((f) => /^\d{3}-[\w-]+\.(ts|js)$/.test(f) && !f.endsWith('.d.ts'))
     .sort()
     .map((f) => {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the migrations are found by listing their folder
       const mod = require(path.join(dir, f)) as { sql: string };
       return { id: Number(f.slice(0, 3)), name: f.replace(/\.(ts|js)$/, ''), sql: mod.sql };
     });
