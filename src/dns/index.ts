@@ -56,7 +56,9 @@ export function createDns(settings: DnsSettings | null, deps: DnsDeps) {
       unsubscribe = deps.feed.subscribe((e) => {
         if (e.event.server_id) void publisher.nudge(e.event.server_id);
       });
-      await publisher.start();
+      // The reconcile runs on in the background: with many named servers it takes a while, and the API (which never
+      // waits for DNS) need not wait for it either.
+      publisher.start().catch((err: unknown) => deps.log.error('reconciling the DNS records at start failed', { error: String(err) }));
     },
     close(): void {
       unsubscribe?.();

@@ -84,13 +84,14 @@ export function createDnsPublisher(deps: DnsPublisherDeps) {
     },
     /** Start: every candidate once, whatever was recorded, then the sweep for retries. */
     async start(): Promise<void> {
-      for (const id of repo.candidates()) queued.add(id);
-      await drain(true);
+      if (closed) return;
       timer = setInterval(() => {
         for (const id of repo.due()) queued.add(id);
         void drain(false);
       }, deps.sweepMs ?? 5_000);
       timer.unref();
+      for (const id of repo.candidates()) queued.add(id);
+      await drain(true);
     },
     /** Waits for the update in flight, if any (tests; shutdown). */
     idle: () => running ?? Promise.resolve(),
