@@ -2208,6 +2208,71 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "server.recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * server.recovered
+         * @description One of your servers was recovered on another machine after its own was lost for good; `data` names the backup its files came from and how old it was (`null` if none). Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["serverRecoveredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "player_list.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * player_list.changed
+         * @description A server's player list changed: a name put on or taken off its whitelist, operators or bans, or its whitelist
+         *     turned on or off; `data` says which. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["playerListChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "settings.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * settings.changed
+         * @description A server's settings changed (`updateServerSettings`); `data.changed` names them and `data.values` has their new
+         *     values. Sent to each of your webhooks whose `event_types` list it, signed and retried as the Webhooks tag
+         *     says; the body is the event exactly as `GET /v1/events` shows it.
+         */
+        post: operations["settingsChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2348,6 +2413,13 @@ export interface components {
              * @example null
              */
             next_cursor: string | null;
+            /**
+             * @description The zone a server's `dns_name` goes into (`survival` becomes `survival.<dns_zone>`, `Server.dns.name`),
+             *     so a client can offer the field, and show the full name, before any server has one; `null` when this
+             *     service publishes no names (a `dns_name` is then refused with `409 dns_not_configured`).
+             * @example play.example.com
+             */
+            dns_zone: string | null;
         };
         /** @description What a new server is made from. */
         CreateServerRequest: {
@@ -2985,6 +3057,12 @@ export interface components {
              */
             bytes: number;
         };
+        /**
+         * @description The values `FileChange.operation` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example upload
+         * @enum {string}
+         */
+        FileOperation: "upload" | "create_folder" | "move" | "delete" | "extract";
         /** @description One change made through the Files API. */
         FileChange: {
             /**
@@ -3000,11 +3078,10 @@ export interface components {
             at: string;
             actor: components["schemas"]["Actor"];
             /**
-             * @description What was done.
+             * @description What was done. The set may grow.
              * @example upload
-             * @enum {string}
              */
-            operation: "upload" | "create_folder" | "move" | "delete" | "extract";
+            operation: components["schemas"]["FileOperation"] | string;
             path: components["schemas"]["FilePath"];
             /**
              * @description Where a move put it; `null` otherwise.
@@ -3202,13 +3279,22 @@ export interface components {
          */
         MemberPermission: "console" | "power" | "settings" | "players" | "backups" | "alerts" | "files";
         /**
-         * @description Permissions, each at most once; empty for a member who only reads.
+         * @description Permissions, each at most once; empty for a member who only reads. What a request sends (strict); answers show `ShownMemberPermissions`.
          * @example [
          *       "console",
          *       "power"
          *     ]
          */
         MemberPermissions: components["schemas"]["MemberPermission"][];
+        /**
+         * @description Permissions, each at most once; empty for a member who only reads. As answers show them: v1 may add
+         *     permissions (`x-open-enum`, "Evolution"), so an item is a `MemberPermission` or one added later.
+         * @example [
+         *       "console",
+         *       "power"
+         *     ]
+         */
+        ShownMemberPermissions: (components["schemas"]["MemberPermission"] | string)[];
         /**
          * @description `missing_permission` only (an RFC 9457 §3.2 extension member of `Problem`): the permission the operation
          *     needs on this shared server, a `MemberPermission`, or `owner` for what only the owner may do (delete or
@@ -3235,7 +3321,7 @@ export interface components {
              * @enum {string}
              */
             role: "owner" | "member";
-            permissions: components["schemas"]["MemberPermissions"];
+            permissions: components["schemas"]["ShownMemberPermissions"];
         };
         /**
          * @description A member's id.
@@ -3248,6 +3334,12 @@ export interface components {
          * @example friend@example.com
          */
         MemberEmail: string;
+        /**
+         * @description The values `Member.status` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example active
+         * @enum {string}
+         */
+        MemberStatus: "invited" | "active";
         /** @description An account a server is shared with. */
         Member: {
             id: components["schemas"]["MemberId"];
@@ -3255,17 +3347,16 @@ export interface components {
             email: components["schemas"]["MemberEmail"];
             /**
              * @description `invited` until the member first uses the server (the membership applies as soon as an account with
-             *     that email exists, but whether one does is not shown), `active` from then on.
+             *     that email exists, but whether one does is not shown), `active` from then on. The set may grow.
              * @example active
-             * @enum {string}
              */
-            status: "invited" | "active";
+            status: components["schemas"]["MemberStatus"] | string;
             /**
              * @description The member's account id once `active` (events name it as their `actor`); `null` while `invited`.
              * @example usr_mi9x2k3p0a8Hq2LrT5vBn7c
              */
             user_id: string | null;
-            permissions: components["schemas"]["MemberPermissions"];
+            permissions: components["schemas"]["ShownMemberPermissions"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -3700,6 +3791,35 @@ export interface components {
             };
         };
         /**
+         * @description `server.recovered`: the machine the server ran on is gone for good, and the operator recovered the server on
+         *     another: same id, a new `address` (also told by `server.updated`), its files those of its newest ready
+         *     backup, which `data.backup_id` names with `data.backup_created_at` and its age then
+         *     (`data.backup_age_seconds`); what changed after that backup is lost. All three are `null` when it had no
+         *     backup: its files are those of a new server of its version. It is started again if it was meant to run.
+         *     Tokens, members, schedules, alerts and webhooks are unchanged.
+         */
+        ServerRecoveredEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type.
+             * @enum {string}
+             */
+            type: "server.recovered";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+            /** @description The server as it is then, and the backup its files came from. */
+            data: {
+                server: components["schemas"]["Server"];
+                /** @description The backup restored (one of the server's `…/backups`), or `null` when it had none. */
+                backup_id: string | null;
+                /** @description When that backup was asked for, or `null`. */
+                backup_created_at: string | null;
+                /** @description How old that backup was when the server was recovered, in whole seconds, or `null`. */
+                backup_age_seconds: number | null;
+            };
+        };
+        /**
          * @description `member.added` (the server was shared), `member.updated` (a member's permissions changed) and
          *     `member.removed` (a membership ended): the member as it is then (as it was, for `member.removed`). Sent to
          *     the server's owner only.
@@ -3720,14 +3840,117 @@ export interface components {
             };
         };
         /**
-         * @description Who did it: an account (`UserActor`, with the token it used), or the service itself (`ServiceActor`,
-         *     with what made it act).
+         * @description How a player list changed: a name `added` to it or `removed` from it, or the whitelist `enabled` (only the
+         *     names on it may join) or `disabled`. The values `PlayerListEvent`'s `change` has in this version; v1 may add
+         *     more (`x-open-enum`).
+         * @example added
+         * @enum {string}
          */
-        Actor: components["schemas"]["UserActor"] | components["schemas"]["ServiceActor"];
+        PlayerListChange: "added" | "removed" | "enabled" | "disabled";
+        /**
+         * @description `player_list.changed`: a server's whitelist, operators or bans changed (`addServerPlayerListEntry`,
+         *     `removeServerPlayerListEntry`, `updateServerPlayerList`), through the API or the dashboard. Putting a name
+         *     already there, or turning the whitelist to what it is, changes nothing and raises none. Sent to the owner
+         *     and the members with `players`.
+         */
+        PlayerListEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type.
+             * @enum {string}
+             */
+            type: "player_list.changed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+            /**
+             * @description Which list, how it changed, and the name it concerns.
+             * @example {
+             *       "list": "bans",
+             *       "change": "added",
+             *       "entry": {
+             *         "name": "Alex",
+             *         "added_at": "2026-11-22T08:15:30.000Z"
+             *       }
+             *     }
+             */
+            data: {
+                /**
+                 * @description The list (`PlayerListName`); the set may grow.
+                 * @example bans
+                 */
+                list: components["schemas"]["PlayerListName"] | string;
+                /** @example added */
+                change: components["schemas"]["PlayerListChange"] | string;
+                /**
+                 * @description The name put on the list (`added`) or taken off it (`removed`, as it was); `null` for the whitelist
+                 *     turned on or off.
+                 */
+                entry: components["schemas"]["PlayerListEntry"] | null;
+            };
+        };
+        /**
+         * @description `settings.changed`: a server's settings changed (`updateServerSettings`). Only a change of a value raises
+         *     it: the same values again raise none. Sent to the owner and the members with `settings`.
+         */
+        SettingsChangedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description The event's type.
+             * @enum {string}
+             */
+            type: "settings.changed";
+            server_id: components["schemas"]["ServerId"];
+            created_at: components["schemas"]["Timestamp"];
+            actor: components["schemas"]["Actor"];
+            /** @description The settings whose value changed, and their new values. */
+            data: {
+                /**
+                 * @description The name of each setting whose value changed (a `null` sent takes it back to its default).
+                 * @example [
+                 *       "difficulty",
+                 *       "pvp"
+                 *     ]
+                 */
+                changed: string[];
+                /**
+                 * @description The new value of each setting in `changed` (its default, when it was taken back to it), but a secret
+                 *     one (a password, its schema `writeOnly`), which only `changed` names: a value an event carries
+                 *     reaches webhooks and every recipient.
+                 * @example {
+                 *       "difficulty": "hard",
+                 *       "pvp": false
+                 *     }
+                 */
+                values: {
+                    [key: string]: components["schemas"]["SettingValue"];
+                };
+            };
+        };
+        /**
+         * @description Who did it: an account (`UserActor`, with the token it used), or the service itself (`ServiceActor`,
+         *     with what made it act); `type` says which. The last branch, `OtherActor`, takes a kind of actor added
+         *     after this version (`x-open-enum`, "Evolution"), as `OtherEvent` does for `Event`: an actor of a listed
+         *     type matches its branch and `OtherActor` too (so `anyOf`, and no `discriminator`, whose mapping would name
+         *     only the listed types).
+         */
+        Actor: components["schemas"]["UserActor"] | components["schemas"]["ServiceActor"] | components["schemas"]["OtherActor"];
+        /**
+         * @description An actor of a kind this version does not list (`UserActor`, `ServiceActor`): v1 may add kinds
+         *     ("Evolution"), so a client made from this version reads its `type` and skips the rest.
+         */
+        OtherActor: {
+            /**
+             * @description The kind of actor, one this version does not list (CHANGELOG.md names the version that added it).
+             * @example integration
+             */
+            type: string;
+        };
         /** @description An account that asked, through the API (or the dashboard, which uses it). */
         UserActor: {
             /**
-             * @description `user`. (enum property replaced by openapi-typescript)
+             * @description `user`.
+             * @example user
              * @enum {string}
              */
             type: "user";
@@ -3761,7 +3984,8 @@ export interface components {
         /** @description The service acting on its own. */
         ServiceActor: {
             /**
-             * @description `service`. (enum property replaced by openapi-typescript)
+             * @description `service`.
+             * @example service
              * @enum {string}
              */
             type: "service";
@@ -3852,13 +4076,14 @@ export interface components {
          */
         TokenPrefix: string;
         /**
-         * @description What the token may do.
+         * @description What the token may do, as answers show it: v1 may add scopes (`x-open-enum`, "Evolution"), so an item is a
+         *     `Scope` or one added later. (A request names its scopes as `Scope`s, strict: `CreateTokenRequest`.)
          * @example [
          *       "servers:read",
          *       "servers:write"
          *     ]
          */
-        TokenScopes: components["schemas"]["Scope"][];
+        TokenScopes: (components["schemas"]["Scope"] | string)[];
         /**
          * Format: date-time
          * @description When the token stops working; `null` if never.
@@ -4073,6 +4298,19 @@ export interface components {
              * @example must NOT have fewer than 1 characters
              */
             detail: string;
+            /**
+             * @description When the request's schema refused the value: the JSON Schema keyword it broke (`required`, `type`,
+             *     `minLength`, `maxLength`, `pattern`, `minimum`, `maximum`, `enum`, `format`, …; more may come within
+             *     v1), so a client can say it in its own words ("Give the server a name") without reading `detail`.
+             *     Absent when the service refused it for a reason of its own.
+             * @example minLength
+             */
+            rule?: string;
+            /**
+             * @description With `rule` `minLength`, `maxLength`, `minimum`, `maximum` (and their exclusive and item forms): the bound the value broke.
+             * @example 1
+             */
+            limit?: number;
         };
         /**
          * @description `quota_exceeded` only (an RFC 9457 §3.2 extension member of `Problem`): which quota the request would go
@@ -4319,6 +4557,12 @@ export interface components {
             /** @description The crashes, newest first. */
             data: components["schemas"]["Crash"][];
         };
+        /**
+         * @description The values `ConsoleLine.stream` has in this version (its description says what each means); v1 may add more (`x-open-enum`).
+         * @example stdout
+         * @enum {string}
+         */
+        ConsoleStream: "stdout" | "stderr" | "system" | "input";
         /** @description One line of a server's console. */
         ConsoleLine: {
             /**
@@ -4329,11 +4573,11 @@ export interface components {
             seq: number;
             at: components["schemas"]["Timestamp"];
             /**
-             * @description Where the line came from.
+             * @description Where the line came from: the game's `stdout` or `stderr`, the service's own lines (`system`), or a
+             *     command sent to the game (`input`). The set may grow.
              * @example stdout
-             * @enum {string}
              */
-            stream: "stdout" | "stderr" | "system" | "input";
+            stream: components["schemas"]["ConsoleStream"] | string;
             /**
              * @description The line, without its line break, terminal escape sequences or control characters (tab excepted). The
              *     server's own folder on the host shows as `.` and the host's data folder as `$DATA_DIR`.
@@ -4624,13 +4868,13 @@ export interface components {
          */
         EventId: string;
         /**
-         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*`, `alert.*`, `schedule.*` and `server.crashed` carry the
-         *     server's id;
+         * @description What happened. `server.*`, `action.*`, `player.*`, `backup.*`, `quota.*`, `alert.*`, `schedule.*`, `member.*`,
+         *     `player_list.*`, `settings.*` and `server.crashed` carry the server's id;
          *     `token.*` and `webhook.*` do not.
          * @example server.state_changed
          * @enum {string}
          */
-        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed" | "schedule.disabled" | "member.added" | "member.updated" | "member.removed";
+        EventType: "server.created" | "server.updated" | "server.deleted" | "server.state_changed" | "server.crashed" | "action.succeeded" | "action.failed" | "player.joined" | "player.left" | "token.created" | "token.revoked" | "webhook.disabled" | "webhook.test" | "backup.created" | "backup.ready" | "backup.failed" | "backup.deleted" | "quota.disk_warning" | "quota.disk_exceeded" | "alert.triggered" | "alert.resolved" | "schedule.ran" | "schedule.failed" | "schedule.disabled" | "member.added" | "member.updated" | "member.removed" | "server.recovered" | "player_list.changed" | "settings.changed";
         /**
          * @description One event of `streamEvents`. The body is `text/event-stream`; each event is `event: <type>`, `id: <the
          *     event's id>` and `data:`, the `Event` as JSON on one line:
@@ -4657,7 +4901,7 @@ export interface components {
          *     of a listed type matches exactly one of the branches before it, and `OtherEvent` too (so `anyOf`: its `type`
          *     is any string, as a `not` of the listed types is one that generators turn into `any`).
          */
-        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"] | components["schemas"]["ScheduleDisabledEvent"] | components["schemas"]["MemberEvent"] | components["schemas"]["OtherEvent"];
+        Event: components["schemas"]["ServerEvent"] | components["schemas"]["ServerDeletedEvent"] | components["schemas"]["StateChangedEvent"] | components["schemas"]["CrashedEvent"] | components["schemas"]["ActionEvent"] | components["schemas"]["PlayerEvent"] | components["schemas"]["TokenEvent"] | components["schemas"]["WebhookEvent"] | components["schemas"]["BackupEvent"] | components["schemas"]["QuotaEvent"] | components["schemas"]["AlertEvent"] | components["schemas"]["ScheduleEvent"] | components["schemas"]["ScheduleDisabledEvent"] | components["schemas"]["MemberEvent"] | components["schemas"]["ServerRecoveredEvent"] | components["schemas"]["PlayerListEvent"] | components["schemas"]["SettingsChangedEvent"] | components["schemas"]["OtherEvent"];
         /**
          * @description An event of a type this version does not list (`EventType`): v1 adds event types ("Evolution"), so a client
          *     made from this version reads such an event's `id`, `type`, `created_at` and `actor`, and skips the rest (its
@@ -4921,11 +5165,20 @@ export interface components {
          *     ]
          */
         WebhookEventTypes: components["schemas"]["EventType"][];
+        /**
+         * @description The event types this webhook is sent (`WebhookEventTypes`), as answers show them: v1 may add event types
+         *     (`x-open-enum`, "Evolution"), so an item is an `EventType` or one added later.
+         * @example [
+         *       "server.state_changed",
+         *       "server.crashed"
+         *     ]
+         */
+        ShownWebhookEventTypes: (components["schemas"]["EventType"] | string)[];
         /** @description A webhook, without its secret. */
         Webhook: {
             id: components["schemas"]["WebhookId"];
             url: components["schemas"]["WebhookUrl"];
-            event_types: components["schemas"]["WebhookEventTypes"];
+            event_types: components["schemas"]["ShownWebhookEventTypes"];
             /**
              * @description Whether events are sent to it.
              * @example true
@@ -4949,7 +5202,7 @@ export interface components {
         CreatedWebhook: {
             id: components["schemas"]["WebhookId"];
             url: components["schemas"]["WebhookUrl"];
-            event_types: components["schemas"]["WebhookEventTypes"];
+            event_types: components["schemas"]["ShownWebhookEventTypes"];
             /**
              * @description Whether events are sent to it.
              * @example true
@@ -10387,6 +10640,147 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["MemberEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    serverRecoveredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerRecoveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    playerListChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PlayerListEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer, within the attempt's time limit, means delivered. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, or none within the time limit, is a failed attempt; it is retried (Webhooks tag). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    settingsChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (Standard Webhooks `webhook-id`): the same on every attempt of one event to one webhook, so a
+                 *     receiver that has seen it can answer 2xx and do nothing again (delivery is at least once).
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was made, in whole seconds since 1970-01-01 UTC (Standard Webhooks `webhook-timestamp`).
+                 *     It is signed: refuse a delivery whose timestamp is more than 5 minutes from your clock, so a recorded
+                 *     delivery cannot be replayed later.
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>`, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_` (Standard Webhooks `webhook-signature`). The header may hold
+                 *     several signatures, separated by spaces: a delivery is genuine when one of them matches.
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SettingsChangedEvent"];
             };
         };
         responses: {

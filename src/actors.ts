@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { components } from '../generated/v1';
 
 /** Who did something (openapi/v1.yaml Actor): an account with the token it used, or the service itself. */
-export type Actor = components['schemas']['Actor'];
+// The spec's Actor but OtherActor, the branch for kinds a later version adds (x-open-enum): this service's own two.
+export type Actor = UserActor | components['schemas']['ServiceActor'];
 export type ServiceCause = components['schemas']['ServiceCause'];
 export type UserActor = components['schemas']['UserActor'];
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { loadConfig } from './config';
 import { loadMigrations, openDb } from './store/db';
+import { failure, UsageError } from './cli-usage';
 
 export const DB_USAGE = `  gsh db backup <file>
   gsh db restore <file>`;
@@ -15,22 +16,19 @@ are not in it. db restore replaces the control database with a backup, once the 
 while anything (the service, another gsh command) has the database open, keeps the database it replaces next to
 it as gsh.sqlite.before-restore-<time>, and brings a backup from an older release up to date.`;
 
-class DbUsageError extends Error {}
-
 /** Runs `gsh db <argv…>`; resolves with the exit code (2: bad usage, 1: refused or failed). */
 export async function runDbCli(argv: string[], env: NodeJS.ProcessEnv, out: (s: string) => void, err: (s: string) => void): Promise<number> {
   try {
     const [command, file, ...rest] = argv;
-    if ((command !== 'backup' && command !== 'restore') || !file || rest.length > 0) {
-      throw new DbUsageError(`Usage:\n${DB_USAGE}`);
-    }
+    if (command !== 'backup' && command !== 'restore') throw new UsageError(`There is no db command "${command}".`);
+    if (!file) throw new UsageError(`db ${command} needs the ${command === 'backup' ? 'file to write' : 'backup file to read'}.`);
+    if (rest.length > 0) throw new UsageError(`Unexpected argument "${rest[0]}".`);
     const { dbFile } = loadConfig(env);
     if (command === 'backup') await backup(dbFile, path.resolve(file), out);
     else restore(dbFile, path.resolve(file), out);
     return 0;
   } catch (e) {
-    err(`gsh: ${(e as Error).message}`);
-    return e instanceof DbUsageError ? 2 : 1;
+    return failure(e, err, DB_USAGE, ['db', ...argv]);
   }
 }
 

@@ -7,7 +7,8 @@ import { systemClock } from './clock';
 import { plans } from './catalog/plans';
 import { createOperatorStore } from './store';
 import type { NodesRepo } from './store/nodes-repo';
-import type { Move, MovesRepo } from './store/moves-repo';
+import type { Move, MovesRepo, MoveStatus } from './store/moves-repo';
+import { failure, UsageError } from './cli-usage';
 
 export const MOVE_USAGE = `  gsh server move <server_id> --to <node> [--no-wait]`;
 
@@ -28,10 +29,8 @@ export async function runServerCli(argv: string[], env: NodeJS.ProcessEnv, out: 
   try {
     const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { to: { type: 'string' }, 'no-wait': { type: 'boolean' } } });
     const [command, serverId] = positionals;
-    if (command !== 'move' || !serverId || !values.to) {
-      err(`gsh: server move needs a server id and --to <node>.\n\nUsage:\n${MOVE_USAGE}\n\n${MOVE_HELP}`);
-      return 2;
-    }
+    if (command !== 'move' || !serverId || !values.to) throw new UsageError('server move needs a server id and --to <node>.');
+    if (positionals.length > 2) throw new UsageError(`Unexpected argument "${positionals[2]}".`);
     const config = loadConfig(env);
     db = openDb(config.dbFile);
     const { moves } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans }); // events as the `operator`
@@ -44,12 +43,7 @@ export async function runServerCli(argv: string[], env: NodeJS.ProcessEnv, out: 
     if (values['no-wait']) return 0;
     return outcome(await waitFor(moves, asked.move.id, out), out, err);
   } catch (e) {
-    if ((e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      err(`gsh: ${(e as Error).message}\n\nUsage:\n${MOVE_USAGE}`);
-      return 2;
-    }
-    err(`gsh: ${(e as Error).message}`);
-    return 1;
+    return failure(e, err, MOVE_USAGE, ['server', ...argv]);
   } finally {
     db?.close();
   }
@@ -86,8 +80,10 @@ export async function evacuate(
 /** Polls the move until it is done or failed, saying each step once. */
 async function waitFor(moves: MovesRepo, id: string, out: (s: string) => void): Promise<Move> {
   const said = new Set<string>();
-  const steps: Record<string, string> = {
+  const steps: Record<Exclude<MoveStatus, 'done' | 'failed'>, string> = {
     pending: 'Waiting for the service to take the move (it must be running).',
+    syncing: 'Copying its files to the new node while the game runs.',
+    delta: 'The game stopped; copying what changed since.',
     copying: 'Copying its files to the new node.',
     switched: 'Copied and checked; starting it on the new node if it ran.',
   };

@@ -5,9 +5,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createEngine, type EngineEndpoint } from './runtime/host/docker/engine';
 import { isInsecureLink, nodeCertDir, TLS_FILES } from './runtime/host/docker/engine-tls';
+import { UsageError } from './cli-usage';
 import { CA_KEY, certNames, describeCert, installClientSide, issue, issueServerSide, makeNodeCerts, NODE_SIDE, privateDir, SERVER_FILES, stageGiven } from './node-certs';
 
-export class LinkUsageError extends Error {}
+/** A usage error (exit 2, src/cli-usage.ts): the flags about the link do not go together. */
+export class LinkUsageError extends UsageError {}
 
 type Values = Record<string, string | boolean | undefined>;
 const str = (v: string | boolean | undefined) => (typeof v === 'string' ? v : undefined);

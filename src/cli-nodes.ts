@@ -9,22 +9,25 @@ import type { Node, NodesRepo } from './store/nodes-repo';
 import { createOperatorStore } from './store';
 import { createEngine, parseDockerHost } from './runtime/host/docker/engine';
 import { evacuate } from './cli-moves';
-import { describeLinkError, LinkUsageError, prepareLink, rotate } from './cli-node-certs';
+import { lose, LOSE_HELP, LOSE_USAGE } from './cli-node-lose';
+import { describeLinkError, prepareLink, rotate } from './cli-node-certs';
 import { nodeCertDir } from './runtime/host/docker/engine-tls';
 import fs from 'node:fs';
+import { failure, jsonLine, UsageError } from './cli-usage';
 
 export const NODE_USAGE = `  gsh node add --name <name> --docker-host <url> [--public-host <host>] [--memory-mb <n>] [--ports <low>-<high>]
                [--make-certs | --tls-ca <file> --tls-cert <file> --tls-key <file> | --insecure]
   gsh node certs rotate <name> [--server | --tls-ca <file> --tls-cert <file> --tls-key <file>]
-  gsh node list
+  gsh node list [--json]
   gsh node drain <name> [--undo | --evacuate]
-  gsh node remove <name>`;
+  gsh node remove <name>
+${LOSE_USAGE}`;
 
 export const NODE_HELP = `node add registers a Docker engine (unix:///path or tcp://host:port) as a node, once it answers. Its servers
 are reached at --public-host (default: the host of a tcp:// URL, else GAME_HOST), on --ports (default
 GAME_PORT_RANGE); placement never gives its servers more plan memory than --memory-mb (default: the engine's
-total memory). New servers go to the node with the most free plan memory that has a free port. A drained node
-takes no new server (--undo takes that back; --evacuate also moves its servers off it, see server move); node
+total memory). New servers go to the node with the most free plan memory that has a free port. After node drain
+a node takes no new server (--undo takes that back; --evacuate also moves its servers off it, see server move); node
 remove refuses while any server is on it.
 
 A tcp:// engine off loopback is reached over mutual TLS (dockerd --tlsverify): --make-certs makes a CA, the node's
@@ -34,9 +37,15 @@ prints what to copy to the node and the dockerd flags (run the same add again on
 certificate and key). --insecure takes a plain tcp:// engine off loopback anyway; each start logs a warning.
 node certs rotate issues this service a new client certificate from the node's CA (or takes --tls-* files),
 checks it against the engine, and switches new connections to it; games keep running. --server issues the node a
-new server certificate instead, which its dockerd reads when restarted.`;
+new server certificate instead, which its dockerd reads when restarted.
+node list prints each node on a line: name, state, engine, public host, ports, servers, plan memory in use. With
+--json it prints one JSON array of objects: name, state ("active", "drained", "unreachable" or "lost"),
+unreachable_since and lost_at (RFC 3339, or null), docker_host, public_host, ports ({"low", "high"}), tls (true
+when reached over mutual TLS), servers (how many are on it), memory_mb (its plan memory) and memory_mb_used.
 
-class NodeUsageError extends Error {}
+${LOSE_HELP}`;
+
+class NodeUsageError extends UsageError {}
 
 const MIB = 1024 * 1024;
 const ANSWER_MS = 5_000;
@@ -62,17 +71,20 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         'make-certs': { type: 'boolean' },
         insecure: { type: 'boolean' },
         server: { type: 'boolean' },
+        json: { type: 'boolean' },
+        force: { type: 'boolean' },
+        'no-wait': { type: 'boolean' },
       },
     });
     const [command = '', name] = positionals;
     const config = loadConfig(env);
     db = openDb(config.dbFile);
-    const { nodes, moves } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
+    const { nodes, moves, recoveries } = createOperatorStore(db, systemClock, { defaults: config.quotas, plans });
     switch (command) {
       case 'add':
         return await add(nodes, values, config, out, err);
       case 'list':
-        list(nodes, out);
+        list(nodes, values.json === true, out);
         return 0;
       case 'certs': {
         if (name !== 'rotate') throw new NodeUsageError('The node certs command is "node certs rotate <name>".');
@@ -89,6 +101,8 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         out(values.undo ? `Node ${name} takes new servers again.` : `Node ${name} is drained: it takes no new servers; those on it stay (--evacuate moves them).`);
         return 0;
       }
+      case 'lose':
+        return await lose({ nodes, recoveries }, config.dataDir, needName(name), { force: values.force, noWait: values['no-wait'] }, out, err);
       case 'remove': {
         const outcome = nodes.remove(needName(name));
         if (outcome === 'missing') return refuse(err, `There is no node ${name}.`);
@@ -101,12 +115,7 @@ export async function runNodeCli(argv: string[], env: NodeJS.ProcessEnv, out: (s
         throw new NodeUsageError(`Unknown node command "${command}".`);
     }
   } catch (e) {
-    if (e instanceof NodeUsageError || e instanceof LinkUsageError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      err(`gsh: ${(e as Error).message}\n\nUsage:\n${NODE_USAGE}\n\n${NODE_HELP}`);
-      return 2;
-    }
-    err(`gsh: ${(e as Error).message}`);
-    return 1;
+    return failure(e, err, NODE_USAGE, ['node', ...argv]);
   } finally {
     db?.close();
   }
@@ -139,12 +148,12 @@ async function add(nodes: NodesRepo, values: Values, config: ReturnType<typeof l
     throw new NodeUsageError((e as Error).message.replace('DOCKER_HOST', '--docker-host'));
   }
   const rawMemory = str(values['memory-mb']);
-  if (rawMemory !== undefined && !/^[1-9]\d{0,8}$/.test(rawMemory)) throw new NodeUsageError(`--memory-mb takes a whole number of MiB; got "${rawMemory}".`);
+  if (rawMemory !== undefined && !/^[1-9]\d{0,8}$/.test(rawMemory)) throw new NodeUsageError(`--memory-mb takes a whole number of MiB from 1 to 999999999; got "${rawMemory}".`);
   let ports: [number, number];
   try {
     ports = portRange(str(values.ports) ?? `${config.gamePortRange[0]}-${config.gamePortRange[1]}`);
   } catch {
-    throw new NodeUsageError(`--ports must look like 25565-25664 (ports 1024-65535, low first); got "${str(values.ports)}".`);
+    throw new NodeUsageError(`--ports takes a range like 25565-25664: two ports from 1024 to 65535, the lower first; got "${str(values.ports)}".`);
   }
   const publicHost = str(values['public-host']) ?? endpoint.host ?? config.gameHost;
   if (!/^[A-Za-z0-9.:_[\]-]{1,253}$/.test(publicHost)) throw new NodeUsageError(`--public-host must be a host name or IP address; got "${publicHost}".`);
@@ -175,16 +184,39 @@ async function add(nodes: NodesRepo, values: Values, config: ReturnType<typeof l
 }
 
 function state(n: Node): string {
+  if (n.lostAt) return `lost since ${n.lostAt}`;
   if (n.unreachableSince) return `unreachable since ${n.unreachableSince}`;
   return n.draining ? 'drained' : 'active';
 }
 
-function list(nodes: NodesRepo, out: (s: string) => void): void {
+function list(nodes: NodesRepo, json: boolean, out: (s: string) => void): void {
   const use = nodes.use();
   const all = nodes.list();
+  if (json) {
+    out(jsonLine(all.map((n) => nodeJson(n, use.get(n.name) ?? { servers: 0, memoryMb: 0 }))));
+    return;
+  }
   if (all.length === 0) out('No nodes. With RUNTIME=docker the service adds node local (DOCKER_HOST) at its first start.');
   for (const n of all) {
     const u = use.get(n.name) ?? { servers: 0, memoryMb: 0 };
     out([n.name, state(n), n.dockerHost, `public ${n.publicHost}`, `ports ${n.ports[0]}-${n.ports[1]}`, `${u.servers} servers`, `memory ${u.memoryMb}/${n.memoryMb} MiB`].join('\t'));
   }
+}
+
+/** A node as `node list --json` prints it: the fields NODE_HELP names, picked one by one so that they stay stable. */
+function nodeJson(n: Node, u: { servers: number; memoryMb: number }) {
+  const stateName = n.lostAt ? 'lost' : n.unreachableSince ? 'unreachable' : n.draining ? 'drained' : 'active';
+  return {
+    name: n.name,
+    state: stateName,
+    unreachable_since: n.unreachableSince,
+    lost_at: n.lostAt,
+    docker_host: n.dockerHost,
+    public_host: n.publicHost,
+    ports: { low: n.ports[0], high: n.ports[1] },
+    tls: n.tls,
+    servers: u.servers,
+    memory_mb: n.memoryMb,
+    memory_mb_used: u.memoryMb,
+  };
 }

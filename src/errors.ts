@@ -95,6 +95,20 @@ type RequiredPermission = components['schemas']['RequiredPermission'];
 export interface FieldError {
   pointer: string;
   detail: string;
+  /** The JSON Schema keyword a schema-refused value broke, and its bound (the spec's FieldError.rule and limit). */
+  rule?: string;
+  limit?: number;
+}
+
+/**
+ * The keyword a schema-refused value broke and its bound (an Ajv error's `keyword` and `params.limit`), so a client
+ * can word it for its user (the dashboard: "Give the server a name") instead of showing Ajv's text. Not for a body
+ * that is no JSON (`parse`).
+ */
+export function schemaRule(e: { keyword: string; params: object }): Pick<FieldError, 'rule' | 'limit'> {
+  if (e.keyword === 'parse') return {};
+  const limit = (e.params as { limit?: unknown }).limit;
+  return { rule: e.keyword.slice(0, 50), ...(typeof limit === 'number' && Number.isFinite(limit) ? { limit } : {}) };
 }
 
 /**

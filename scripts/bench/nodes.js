@@ -27,7 +27,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const PORTS = { one: '28700-28719', two: '28720-28739' };
 
 async function runNodes({ mb = 100, rounds = 3 } = {}) {
-  const { createEngine } = dist('runtime/docker/engine');
+  const { createEngine } = dist('runtime/host/docker/engine');
   const dockerHost = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
   const node2 = process.env.GSH_NODE2_DIR || '/tmp/gsh-node2';
   const two = createEngine(`unix://${node2}/docker.sock`);
@@ -79,9 +79,9 @@ async function up(dir, dockerHost, node2Host) {
 
 /** `mb` MB of 1 MiB files into the server's volume, through a container of the game image with it. */
 async function fill(ctx, engine, serverId, mb) {
-  const { volumeName } = dist('runtime/docker/docker-environment');
-  const { instanceName } = dist('runtime/cgroups');
-  const { GAME_DIR, IMAGE_NODE } = dist('runtime/docker/image');
+  const { volumeName } = dist('runtime/host/docker/docker-environment');
+  const { instanceName } = dist('runtime/host/cgroups');
+  const { GAME_DIR, IMAGE_NODE } = dist('runtime/host/docker/image');
   const tar = require(path.join(ROOT, 'node_modules', 'tar-stream'));
   const image = (await engine.json('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'));
   const c = await engine.json('POST', '/containers/create', { Image: image, Cmd: [IMAGE_NODE, '-e', ''], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(ctx.dir), serverId), Target: GAME_DIR }] } });
@@ -170,9 +170,9 @@ async function moves(ctx, engines, rounds) {
 
 /** The server's volume (wherever it is now, node one after an even number of moves) streamed bare into a scratch one on the other. */
 async function bareCopy(ctx, engines, serverId) {
-  const { volumeName } = dist('runtime/docker/docker-environment');
-  const { instanceName } = dist('runtime/cgroups');
-  const { GAME_DIR, IMAGE_NODE } = dist('runtime/docker/image');
+  const { volumeName } = dist('runtime/host/docker/docker-environment');
+  const { instanceName } = dist('runtime/host/cgroups');
+  const { GAME_DIR, IMAGE_NODE } = dist('runtime/host/docker/image');
   const here = ctx.service.store.nodes.nodeOf(serverId);
   const [from, to] = here === 'one' ? [engines.one, engines.two] : [engines.two, engines.one];
   const image = async (e) => (await e.json('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'));
@@ -194,7 +194,7 @@ async function bareCopy(ctx, engines, serverId) {
 
 /** Every container and volume of the bench's instance, by id, on both engines (shutdown lets containers run on). */
 async function removeAll(engines, dir) {
-  const { instanceName } = dist('runtime/cgroups');
+  const { instanceName } = dist('runtime/host/cgroups');
   const filters = encodeURIComponent(JSON.stringify({ label: [`io.gsh.instance=${instanceName(dir)}`] }));
   for (const e of Object.values(engines)) {
     for (const c of await e.json('GET', `/containers/json?all=1&filters=${filters}`).catch(() => [])) await e.json('DELETE', `/containers/${c.Id}?force=1`).catch(() => undefined);
@@ -202,4 +202,4 @@ async function removeAll(engines, dir) {
   }
 }
 
-module.exports = { runNodes };
+module.exports = { runNodes, fill, bareCopy, removeAll, untilTrue, PORTS };

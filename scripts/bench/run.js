@@ -17,7 +17,9 @@
  *   fairness ~2 min   one user's delivery latency, another's 10 webhooks to a dead receiver vs idle (fairness.js)
  *   outbox   ~6 min   idle CPU and another tenant's GET /v1/quota, 2M pending deliveries vs none (outbox.js)
  *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
+ *   live-moves ~6 min two engines, a player online: unreachable s moving 1 GB vs 10 MB; move vs bare copy (live-moves.js)
  *   files    ~3 min   200 MB through the Files API vs cp, SFTP vs OpenSSH's sftp-server, 10,000-file listing, 100 MB world import (files.js)
+ *   dns      ~3 min   two engines, Knot DNS: a move's end → the new SRV record answering (dns.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
 const fs = require('node:fs');
@@ -36,12 +38,14 @@ const { runBackups } = require('./backups');
 const { runFairness } = require('./fairness');
 const { runOutbox } = require('./outbox');
 const { runNodes } = require('./nodes');
+const { runLiveMoves } = require('./live-moves');
 const { runFiles } = require('./files');
+const { runDns } = require('./dns');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
-const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30, filesRatio: 0.7, sftpRatio: 0.5, listP50Ms: 100 };
+const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30, filesRatio: 0.7, sftpRatio: 0.5, listP50Ms: 100, moveDowntimeRatio: 2, moveThroughputRatio: 0.7 };
 const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams', 'scale'];
-const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes', 'files'];
+const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes', 'live-moves', 'files', 'dns'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -64,7 +68,9 @@ async function main() {
     fairness: () => runFairness(quick ? { windowS: 8 } : {}),
     outbox: () => runOutbox(quick ? { rows: 100_000, users: 20, idleS: 5, requests: 300, rounds: 3 } : {}),
     nodes: () => runNodes(quick ? { mb: 20, rounds: 1 } : {}),
+    'live-moves': () => runLiveMoves(quick ? { mb: 100 } : {}),
     files: () => runFiles(quick ? { mb: 20, rounds: 1, files: 1000, listRounds: 5, zipMb: 10, importRounds: 1 } : {}),
+    dns: () => runDns(quick ? { rounds: 2 } : {}),
   };
   for (const part of parts) {
     console.log(`\n[${part}]`);
@@ -187,7 +193,18 @@ function table(out) {
     rows.push(['nodes', `move s per 100 MB of volume vs a bare engine-to-engine copy (${fmt(m.volume_mb, 0)} MB)`, fmt(m.move_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.ratio, 2), '', '']);
     rows.push(['nodes', 'of which copy and check s per 100 MB', fmt(m.copy_ms_per_100mb / 1000, 2), fmt(m.bare_ms_per_100mb / 1000, 2), fmt(m.copy_ms_per_100mb / m.bare_ms_per_100mb, 2), '', '']);
   }
+  const lm = out.parts['live-moves'];
+  if (lm) {
+    const [big, small] = [lm.big.unreachable_ms / 1000, lm.small.unreachable_ms / 1000];
+    rows.push(['live-moves', `unreachable s moving with a player on, ${lm.world_mb} MB vs ${lm.small_world_mb} MB more world`, fmt(big, 2), fmt(small, 2), fmt(lm.unreachable_ratio, 2), `≤ 10 s, ≤ ${TARGET.moveDowntimeRatio}×`, mark(big <= 10 && lm.unreachable_ratio <= TARGET.moveDowntimeRatio)]);
+    rows.push(['live-moves', `whole move s vs a bare engine-to-engine copy (${fmt(lm.big.volume_mb, 0)} MB), as throughput`, fmt(lm.big.move_ms / 1000, 2), fmt(lm.bare_ms / 1000, 2), fmt(lm.throughput_ratio, 2), `≥ ${TARGET.moveThroughputRatio}`, mark(lm.throughput_ratio >= TARGET.moveThroughputRatio)]);
+  }
   if (out.parts.files) rows.push(...filesRows(out.parts.files, mark));
+  const dn = out.parts.dns;
+  if (dn) {
+    rows.push(['dns', `a move's end → the new SRV record answering ms, median of ${dn.moves} moves (most)`, `${fmt(dn.done_to_srv_ms, 0)} (${fmt(Math.max(...dn.runs.done_to_srv), 0)})`, '', '', '', '']);
+    rows.push(['dns', 'new address (the move\'s switch) → the new SRV record answering ms; switch → end', fmt(dn.address_to_srv_ms, 0), fmt(dn.address_to_done_ms, 0), '', '', '']);
+  }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
   return rows.map((r, k) => {
     const line = r.map((c, i) => String(c).padEnd(widths[i])).join('  ').trimEnd();

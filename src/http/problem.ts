@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { ErrorObject } from 'ajv';
-import { AppError, errorRegistry, type FieldError } from '../errors';
+import { AppError, errorRegistry, schemaRule, type FieldError } from '../errors';
 import type { components } from '../../generated/v1';
 
 /** The problem type base when no public URL is known (a request the HTTP parser refused, unit tests). */
@@ -76,10 +76,11 @@ export function fieldErrors(errors: ErrorObject[]): FieldError[] {
     const key = `${pointer} ${detail}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push({ pointer: pointer.slice(0, 300), detail: detail.slice(0, 500) });
+    out.push({ pointer: pointer.slice(0, 300), detail: detail.slice(0, 500), ...schemaRule(e) });
   }
   return out.slice(0, 100);
 }
+
 
 /**
  * The errors of a oneOf's branches the request was not meant for are left out. A oneOf of the spec's request schemas

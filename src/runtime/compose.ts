@@ -11,17 +11,18 @@ import type { RuntimeConfig } from './server/types';
 import { createWork } from './server/work';
 import { createRuntimeEvents } from './server/runtime-events';
 import { createCrashPolicy } from './server/crash-policy';
-import { createDoors } from './server/doors';
+import { createDoors, type Doors } from './server/doors';
 import { createLaunchFiles } from './server/launch-files';
 import { createServerSettings } from './services/server-settings';
 import { createPlayerLists } from './services/player-lists';
 import { createKeptBackups } from './services/kept-backups';
-import { createBackups } from './services/backups';
+import { createBackups, type BackupsService } from './services/backups';
 import { createLifecycle } from './services/lifecycle';
 import { createPower, type PowerService } from './services/power';
 import { createConsoles } from './services/consoles';
 import { createReconciler } from './loops/reconcile';
 import { createMoves } from './services/moves';
+import { recoveriesOf } from './services/recovery';
 import { createNodeLoss } from './services/node-loss';
 import { createDiskWatcher } from './loops/disk-watcher';
 import { serverDiskUsage } from './host/disk-usage';
@@ -87,6 +88,21 @@ function sampleLoops(deps: RuntimeDeps, power: Pick<PowerService, 'requestAction
 }
 
 /**
+ * What nodes add (docs/architecture.md "Nodes and placement"): moves between them and recoveries from a lost one
+ * (`gsh node lose`), which the reconcile loop carries on with, and the servers of a node that stops or starts
+ * answering. Moves and recoveries only where volumes can be copied between nodes (`deps.transfer`).
+ */
+function nodeServices(deps: RuntimeDeps, parts: { doors: Doors; backups: BackupsService; track: (p: Promise<unknown>) => void }) {
+  const { store, catalog, storage, environment, log, actors } = deps;
+  const { doors, backups, track } = parts;
+  const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: (serverId) => store.nodes.nodeOf(serverId), doors, transfer: deps.transfer, softwareOf: softwareOfServer(store, catalog), log, track });
+  const passes = deps.transfer && recoveriesOf({ store, catalog, backups, doors, transfer: deps.transfer, storage, log, track }, moves);
+  const nodeLoss = createNodeLoss({ doors, environment, log });
+  environment.onReachability?.((ids, reachable) => actors.run(serviceActor('node'), () => nodeLoss(ids, reachable)));
+  return passes;
+}
+
+/**
  * The runtime as named services, each built once with what it needs, in an order where nothing is used before it
  * exists (docs/architecture.md "Wiring"): the servers' doors first (every command on a server goes through its
  * door), then the services that submit commands or read through them. Tests build the runtime through here too.
@@ -125,10 +141,8 @@ export function composeRuntime(deps: RuntimeDeps) {
     storage, servers: store.servers, plans, doors, catalog, changes: store.fileChanges, current: actors.current,
     maxUploadBytes: FILES_MAX_UPLOAD_BYTES, tmpDir: path.join(config.dataDir, 'tmp'), hidden: storage.ownNames ?? [], transfers: createTransfers(config.filesTransfersPerUser),
   });
-  const moves = deps.transfer && createMoves({ repo: store.moves, nodeOf: (serverId) => store.nodes.nodeOf(serverId), doors, transfer: deps.transfer, log, track: work.track });
-  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves });
-  const nodeLoss = createNodeLoss({ doors, environment, log });
-  environment.onReachability?.((ids, reachable) => actors.run(serviceActor('node'), () => nodeLoss(ids, reachable)));
+  const passes = nodeServices(deps, { doors, backups, track: work.track });
+  const reconciler = createReconciler({ servers: store.servers, actions: store.actions, processes: store.processes, environment, doors, lifecycle, config, log, moves: passes });
   const measure = serverDiskUsage(storage, backups.folder);
   const diskWatcher = createDiskWatcher({ servers: store.servers, crashPolicy, doors, plans, config, log, measure });
   const backupScheduler = createBackupScheduler({

@@ -49,6 +49,9 @@ export const EVENT_AUDIENCE: Record<EventType, MemberPermission | 'member' | 'ow
   'member.added': 'owner', // sharing is the owner's to manage (x-permission: owner)
   'member.updated': 'owner',
   'member.removed': 'owner',
+  'server.recovered': 'member', // as server.updated: the server's new address and files
+  'player_list.changed': 'players',
+  'settings.changed': 'settings',
 };
 
 /**

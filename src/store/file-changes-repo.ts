@@ -4,7 +4,8 @@ import type { Clock } from '../clock';
 import { newId } from '../ids';
 import type { Db } from './db';
 
-export type FileChange = components['schemas']['FileChange'];
+// Answers show `operation` and `actor` open (x-open-enum, OtherActor); the service records the known sets.
+export type FileChange = Omit<components['schemas']['FileChange'], 'operation' | 'actor'> & { operation: components['schemas']['FileOperation']; actor: Actor };
 /** How many changes a server keeps (openapi/v1.yaml listServerFileActivity). */
 export const FILE_CHANGES_KEPT = 1000;
 

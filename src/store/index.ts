@@ -13,6 +13,7 @@ import { createKeptBackupsRepo } from './kept-backups-repo';
 import { createAlertsRepo } from './alerts-repo';
 import { createNodesRepo } from './nodes-repo';
 import { createMovesRepo } from './moves-repo';
+import { createRecoveriesRepo } from './recoveries-repo';
 import { singleHostPlacer, type AddressPool } from './placement';
 import { createTokensRepo } from './tokens-repo';
 import { createUsersRepo } from './users-repo';
@@ -67,8 +68,9 @@ export function createStore(
     servers: createServersRepo(db, clock, placer, quotas, memoryOf, events, serverWrites),
     nodes,
     moves: createMovesRepo(db, clock, nodes, memoryOf, events, serverWrites),
-    settings: createSettingsRepo(db, clock),
-    playerLists: createPlayerListsRepo(db, clock),
+    recoveries: createRecoveriesRepo(db, clock, nodes, memoryOf, events, serverWrites),
+    settings: createSettingsRepo(db, clock, events),
+    playerLists: createPlayerListsRepo(db, clock, events),
     backups: createBackupsRepo(db, clock, events),
     keptBackups: createKeptBackupsRepo(db, clock, events, serverWrites),
     actions: createActionsRepo(db, clock, quotas, serverWrites, events, observer),
@@ -112,6 +114,8 @@ export function createOperatorStore(db: Db, clock: Clock, quotaSettings: QuotaSe
     nodes,
     // `gsh server move` records the request; the service carries it out (src/runtime/services/moves.ts).
     moves: createMovesRepo(db, clock, nodes, memoryOf, events, serverWrites),
+    // `gsh node lose` records the recoveries; the service carries them out (src/runtime/services/recovery.ts).
+    recoveries: createRecoveriesRepo(db, clock, nodes, memoryOf, events, serverWrites),
   };
 }
 

@@ -8,11 +8,14 @@ import { parseServer, SERVER_JSON } from './server-view';
 import type { ServerWrites } from './server-writes';
 
 /**
- * A move's progress (docs/architecture.md "Moving a server"): `pending` (asked for), `copying` (the game stopped,
- * its files being copied to the new node), `switched` (the copy verified, the server's row on the new node), then
- * `done`, or `failed` with the server left whole where it was.
+ * A move's progress (docs/architecture.md "Moving a server"): `pending` (asked for), then either `syncing` (the
+ * first pass, copied while the game runs) and `delta` (the game stopped, what changed since being copied), or
+ * `copying` (the game stopped, its files being copied whole to the new node); `switched` (the copy verified, the
+ * server's row on the new node), then `done`, or `failed` with the server left whole where it was.
  */
-export type MoveStatus = 'pending' | 'copying' | 'switched' | 'done' | 'failed';
+export type MoveStatus = 'pending' | 'syncing' | 'copying' | 'delta' | 'switched' | 'done' | 'failed';
+/** The statuses of a move not yet done or failed. */
+const OPEN = `('pending', 'syncing', 'copying', 'delta', 'switched')`;
 
 export interface Move {
   id: string;
@@ -27,6 +30,8 @@ export interface Move {
   error: string | null;
   /** The node where a volume of the server is still to be removed, or null. */
   leftover: string | null;
+  /** How it copies: `live` (a first pass while the game runs), `stopped` (whole, the game stopped); null until then. */
+  method: 'live' | 'stopped' | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -41,6 +46,7 @@ interface MoveRow {
   bytes: number | null;
   error: string | null;
   leftover: string | null;
+  method: 'live' | 'stopped' | null;
   created_at: string;
   updated_at: string;
 }
@@ -48,7 +54,7 @@ interface MoveRow {
 const toMove = (r: MoveRow): Move => ({
   id: r.id, serverId: r.server_id, fromNode: r.from_node, toNode: r.to_node, status: r.status,
   wasRunning: r.was_running === null ? null : r.was_running === 1, bytes: r.bytes, error: r.error, leftover: r.leftover,
-  createdAt: r.created_at, updatedAt: r.updated_at,
+  method: r.method, createdAt: r.created_at, updatedAt: r.updated_at,
 });
 
 type Statements = ReturnType<typeof statements>;
@@ -62,17 +68,20 @@ function statements(db: Db) {
     insert: db.prepare(`INSERT INTO server_moves (id, server_id, from_node, to_node, status, created_at, updated_at)
       VALUES (?, ?, ?, ?, 'pending', ?, ?)`),
     get: db.prepare<unknown[], MoveRow>('SELECT * FROM server_moves WHERE id = ?'),
-    open: db.prepare<unknown[], MoveRow>(`SELECT * FROM server_moves WHERE status IN ('pending', 'copying', 'switched') ORDER BY id`),
-    openOf: db.prepare<unknown[], MoveRow>(`SELECT * FROM server_moves WHERE server_id = ? AND status IN ('pending', 'copying', 'switched')`),
+    open: db.prepare<unknown[], MoveRow>(`SELECT * FROM server_moves WHERE status IN ${OPEN} ORDER BY id`),
+    openOf: db.prepare<unknown[], MoveRow>(`SELECT * FROM server_moves WHERE server_id = ? AND status IN ${OPEN}`),
     leftovers: db.prepare<unknown[], MoveRow>('SELECT * FROM server_moves WHERE leftover IS NOT NULL ORDER BY id'),
     server: db.prepare<unknown[], { user_id: string; plan: string; state: string; node: string | null }>('SELECT user_id, plan, state, node FROM servers WHERE id = ?'),
     view: db.prepare<unknown[], string>(`SELECT ${SERVER_JSON} FROM servers WHERE id = ?`).pluck(),
-    begin: db.prepare(`UPDATE server_moves SET status = 'copying', was_running = COALESCE(was_running, ?), updated_at = ?
-      WHERE id = ? AND status IN ('pending', 'copying')`),
+    begin: db.prepare(`UPDATE server_moves SET status = 'copying', was_running = COALESCE(was_running, ?), method = 'stopped',
+      updated_at = ? WHERE id = ? AND status IN ('pending', 'syncing', 'copying')`),
+    sync: db.prepare(`UPDATE server_moves SET status = 'syncing', was_running = COALESCE(was_running, 1), method = 'live', updated_at = ?
+      WHERE id = ? AND status IN ('pending', 'syncing')`),
+    delta: db.prepare(`UPDATE server_moves SET status = 'delta', updated_at = ? WHERE id = ? AND status = 'syncing'`),
     switched: db.prepare(`UPDATE server_moves SET status = 'switched', bytes = ?, leftover = from_node, updated_at = ? WHERE id = ?`),
     done: db.prepare(`UPDATE server_moves SET status = 'done', updated_at = ? WHERE id = ? AND status = 'switched'`),
     failed: db.prepare(`UPDATE server_moves SET status = 'failed', error = ?, leftover = ?, updated_at = ?
-      WHERE id = ? AND status IN ('pending', 'copying')`),
+      WHERE id = ? AND status IN ('pending', 'syncing', 'copying', 'delta')`),
     dropped: db.prepare('UPDATE server_moves SET leftover = NULL, updated_at = ? WHERE id = ?'),
   };
 }
@@ -136,6 +145,16 @@ function moveSteps(
       st.begin.run(wasRunning ? 1 : 0, iso(clock.now()), id);
       return get(id);
     },
+    /** The first pass begins while the game runs: `syncing`, its game recorded as running (the first time only). */
+    sync(id: string): Move | undefined {
+      st.sync.run(iso(clock.now()), id);
+      return get(id);
+    },
+    /** The first pass is copied; the game is stopped next: `delta`. */
+    catchUp(id: string): Move | undefined {
+      st.delta.run(iso(clock.now()), id);
+      return get(id);
+    },
     /**
      * The copy is verified: the server's row takes its new node, public host and a port of the new node's range, with
      * its `server.updated` event, and the move is `switched` (its old node's volume now the leftover), one
@@ -145,7 +164,7 @@ function moveSteps(
       return db.transaction((): { address: { host: string; port: number } } | { refused: string } => {
         const move = get(id);
         const server = move && st.server.get(move.serverId);
-        if (!move || !server || move.status !== 'copying') return { refused: 'the move or its server is gone' };
+        if (!move || !server || (move.status !== 'copying' && move.status !== 'delta')) return { refused: 'the move or its server is gone' };
         const room = placement.nodes.placeOn(move.toNode, placement.memoryOf(server.plan));
         if ('refused' in room) return room;
         relocation.writes.relocate(move.serverId, room.place);
@@ -163,7 +182,7 @@ function moveSteps(
 }
 
 /**
- * The `server_moves` table (migration 032): written by the operator's `gsh server move` (request) and by the
+ * The `server_moves` table (migrations 032, 042): written by the operator's `gsh server move` (request) and by the
  * runtime's moves (moves.ts), each step its own transaction. The switch writes the server's new node and address
  * through ServersRepo's writes, with its `server.updated` event, in the step's transaction.
  */

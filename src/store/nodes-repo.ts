@@ -21,6 +21,8 @@ export interface Node {
   unreachableSince: string | null;
   /** Reached over mutual TLS with the material in DATA_DIR/nodes/<name>/ (node-certs.ts; migration 039). */
   tls: boolean;
+  /** When the operator said it is gone for good (`gsh node lose`, migration 041): it takes no server again. */
+  lostAt: string | null;
   createdAt: string;
 }
 
@@ -40,6 +42,7 @@ interface NodeRow {
   draining: number;
   unreachable_since: string | null;
   tls: number;
+  lost_at: string | null;
   created_at: string;
 }
 
@@ -52,13 +55,14 @@ const toNode = (r: NodeRow): Node => ({
   draining: r.draining === 1,
   unreachableSince: r.unreachable_since,
   tls: r.tls === 1,
+  lostAt: r.lost_at,
   createdAt: r.created_at,
 });
 
 /** The node every server of RUNTIME=docker is on while the operator has added none (README "Nodes"). */
 export const DEFAULT_NODE = 'local';
 
-export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt' | 'tls'> & { tls?: boolean };
+export type NewNode = Omit<Node, 'draining' | 'unreachableSince' | 'createdAt' | 'tls' | 'lostAt'> & { tls?: boolean };
 
 type Statements = ReturnType<typeof statements>;
 type NodeReads = ReturnType<typeof nodeReads>;
@@ -73,6 +77,7 @@ function statements(db: Db) {
     drain: db.prepare('UPDATE nodes SET draining = ? WHERE name = ?'),
     lost: db.prepare('UPDATE nodes SET unreachable_since = ? WHERE name = ? AND unreachable_since IS NULL'),
     back: db.prepare('UPDATE nodes SET unreachable_since = NULL WHERE name = ?'),
+    lose: db.prepare('UPDATE nodes SET lost_at = COALESCE(lost_at, ?) WHERE name = ?'),
     remove: db.prepare('DELETE FROM nodes WHERE name = ? AND NOT EXISTS (SELECT 1 FROM servers WHERE node = ?)'),
     // Kept by triggers on `servers` in every write's transaction (migration 026): no scan of the servers.
     plansOn: db.prepare<unknown[], { node: string; plan: string; n: number }>('SELECT node, plan, servers AS n FROM node_counts'),
@@ -82,10 +87,10 @@ function statements(db: Db) {
   };
 }
 
-/** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, room), else null. */
+/** The node's free plan memory if it takes a server of `memoryMb` now (active, reachable, not lost, room), else null. */
 function room(node: Node, memoryMb: number, used: Map<string, NodeUse>): number | null {
   const free = node.memoryMb - (used.get(node.name)?.memoryMb ?? 0);
-  return node.draining || node.unreachableSince !== null || free < memoryMb ? null : free;
+  return node.draining || node.unreachableSince !== null || node.lostAt !== null || free < memoryMb ? null : free;
 }
 
 /** Reading the nodes, what their servers take, and which servers are on them. */
@@ -203,6 +208,8 @@ function nodeWrites(db: Db, st: Statements, clock: Clock, servers: Pick<ServerWr
       if (reachable) st.back.run(name);
       else st.lost.run(iso(clock.now()), name);
     },
+    /** Marks the node lost for good (`gsh node lose`, inside its transaction, recoveries-repo.ts); the first time counts. */
+    markLost: (name: string): void => void st.lose.run(iso(clock.now()), name),
     /** 'removed', 'missing', or 'in_use' while any server (even one being deleted) is on it. */
     remove(name: string): 'removed' | 'missing' | 'in_use' {
       if (!st.one.get(name)) return 'missing';

@@ -3,6 +3,7 @@ import type { Clock } from '../clock';
 import { iso } from '../clock';
 import { quotaExceeded } from '../errors';
 import type { ListName } from '../runtime/software/player-list-definitions';
+import type { EventsRepo } from './events-repo';
 
 /** One name on a list. */
 export interface ListEntry {
@@ -15,9 +16,10 @@ export const MAX_LIST_ENTRIES = 1000;
 
 /**
  * The `player_list_entries` and `player_list_switches` tables (migration 015). The runtime's player lists
- * (src/runtime/services/player-lists.ts) are the only writer.
+ * (src/runtime/services/player-lists.ts) are the only writer. Each change raises `player_list.changed` in its own
+ * transaction, as its actor (docs/architecture.md "Events and webhooks"); a write that changes nothing raises none.
  */
-export function createPlayerListsRepo(db: Db, clock: Clock) {
+export function createPlayerListsRepo(db: Db, clock: Clock, events: Pick<EventsRepo, 'raise'>) {
   const q = {
     entries: db.prepare<unknown[], ListEntry>('SELECT name, added_at FROM player_list_entries WHERE server_id = ? AND list = ? ORDER BY added_at, name'),
     count: db.prepare<unknown[], { n: number }>('SELECT COUNT(*) AS n FROM player_list_entries WHERE server_id = ? AND list = ?'),
@@ -44,13 +46,27 @@ export function createPlayerListsRepo(db: Db, clock: Clock) {
         }
         const entry = { name, added_at: iso(clock.now()) };
         q.add.run(serverId, list, name, entry.added_at);
+        events.raise('player_list.changed', { list, change: 'added', entry }, { serverId });
         return { entry, added: true };
       }).immediate();
     },
     /** True if the name was on the list (whatever its case). */
-    remove: (serverId: string, list: ListName, name: string): boolean => q.remove.run(serverId, list, name).changes > 0,
+    remove(serverId: string, list: ListName, name: string): boolean {
+      return db.transaction(() => {
+        const entry = q.has.get(serverId, list, name);
+        if (!entry || q.remove.run(serverId, list, name).changes === 0) return false;
+        events.raise('player_list.changed', { list, change: 'removed', entry }, { serverId });
+        return true;
+      }).immediate();
+    },
     enabled: (serverId: string, list: ListName): boolean => q.enabled.get(serverId, list)?.enabled === 1,
-    setEnabled: (serverId: string, list: ListName, on: boolean): void => void q.setEnabled.run(serverId, list, on ? 1 : 0),
+    setEnabled(serverId: string, list: ListName, on: boolean): void {
+      db.transaction(() => {
+        const was = q.enabled.get(serverId, list)?.enabled === 1;
+        q.setEnabled.run(serverId, list, on ? 1 : 0);
+        if (was !== on) events.raise('player_list.changed', { list, change: on ? 'enabled' : 'disabled', entry: null }, { serverId });
+      }).immediate();
+    },
   };
 }
 

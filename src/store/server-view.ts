@@ -4,8 +4,9 @@ import type { JsonText } from '../http/types';
 // The answer's `state` is an open enum (openapi/v1.yaml x-open-enum, for clients); the service's is the known set.
 export type Server = Omit<components['schemas']['Server'], 'state'> & { state: components['schemas']['ServerState'] };
 export type ServerPage = components['schemas']['ServerList'];
-export type ServerAccess = components['schemas']['ServerAccess'];
 export type MemberPermission = components['schemas']['MemberPermission'];
+// Answers show permissions open (ShownMemberPermissions, x-open-enum); the service's are the known set.
+export type ServerAccess = Omit<components['schemas']['ServerAccess'], 'permissions'> & { permissions: MemberPermission[] };
 
 /** Every permission, in the spec's order: what an owner holds (Server.access). */
 export const ALL_PERMISSIONS: readonly MemberPermission[] = ['console', 'power', 'settings', 'players', 'backups', 'alerts', 'files'];
@@ -75,11 +76,12 @@ export function parseServer(json: string): Server {
 
 /**
  * A page of servers (the spec's `ServerList`, docs/conventions.md "Collections") from up to `limit + 1` rows of
- * `[id, SERVER_JSON]`: the extra row only says there is more, and the cursor is the last shown server's id.
+ * `[id, SERVER_JSON]`: the extra row only says there is more, and the cursor is the last shown server's id. `dnsZone`:
+ * the list's `dns_zone` (dns_zone's row, null when DNS_ZONE is unset).
  */
-export function pageJson(rows: [string, string][], limit: number): JsonText<ServerPage> {
+export function pageJson(rows: [string, string][], limit: number, dnsZone: string | null): JsonText<ServerPage> {
   const more = rows.length > limit;
   const shown = more ? rows.slice(0, limit) : rows;
   const cursor = more ? JSON.stringify(shown[shown.length - 1][0]) : 'null';
-  return `{"data":[${shown.map((r) => r[1]).join(',')}],"has_more":${more},"next_cursor":${cursor}}` as JsonText<ServerPage>;
+  return `{"data":[${shown.map((r) => r[1]).join(',')}],"has_more":${more},"next_cursor":${cursor},"dns_zone":${JSON.stringify(dnsZone)}}` as JsonText<ServerPage>;
 }

@@ -91,7 +91,9 @@ function pageStatements(db: Db) {
   const page = (where: string, view = CALLER_SERVER_JSON) => db.prepare<unknown[], [string, string]>(`SELECT id, ${view} FROM servers WHERE ${where} ORDER BY id LIMIT @limit`).raw();
   const own = [page('user_id = @user_id AND id > @after', SERVER_JSON), page('user_id = @user_id AND id > @after AND state = @state', SERVER_JSON)];
   const shared = [page(`${mine} AND id > @after`), page(`${mine} AND id > @after AND state = @state`)];
-  return { sharesWith, own, shared };
+  // ServerList.dns_zone: the zone this service's last start publishes into (migration 040), null without one.
+  const dnsZone = db.prepare<[], string | null>('SELECT (SELECT zone FROM dns_zone)').pluck();
+  return { sharesWith, own, shared, dnsZone };
 }
 
 type Statements = ReturnType<typeof statements>;
@@ -226,7 +228,7 @@ function serverViews(st: Statements) {
       const { sharesWith, own, shared } = st.pages;
       const [pageAll, pageByState] = sharesWith.get(userId) === 1 ? shared : own;
       const rows = opts.state ? pageByState.all({ ...params, state: opts.state }) : pageAll.all(params);
-      return pageJson(rows, opts.limit);
+      return pageJson(rows, opts.limit, st.pages.dnsZone.get() ?? null);
     },
 
     /** Any user's server by id: for the runtime, which acts on servers the HTTP layer already checked. */

@@ -76,8 +76,12 @@ test('set-password ends every session, and revokes every API token only with --r
   }
 }, 60_000);
 
+test('set-password for an unknown user is refused: exit 1 (not a usage error) with a message on stderr', () => {
+  const res = run(['user', 'set-password', '--email', 'nobody@b.c', '--password', 'long enough']);
+  expect([res.status, res.stderr.trim()]).toEqual([1, 'gsh: There is no user nobody@b.c.']);
+});
+
 test.each([
-  ['set-password for an unknown user', ['user', 'set-password', '--email', 'nobody@b.c', '--password', 'long enough']],
   ['set-password without a password', ['user', 'set-password', '--email', 'dev@example.com']],
   ['no password', ['user', 'create', '--email', 'a@b.c']],
   ['a short password', ['user', 'create', '--email', 'a@b.c', '--password', 'short']],

@@ -25,7 +25,7 @@ test('settings refused at their field or saved, at every size and scheme; a whit
     await page.getByLabel(/^Player slots/).fill('50');
     await page.getByLabel(/^Message of the day/).fill(`Refused ${i}`);
     await page.getByRole('button', { name: 'Save settings' }).click();
-    await waitForText(page.locator('#setting-max_players-error'), /must be <= 5/);
+    await waitForText(page.locator('#setting-max_players-error'), /^Player slots must be 5 or less\.$/);
     expect(await settings.getByRole('alert').textContent()).toBe('Not saved: 1 setting needs a change, shown at its field.');
     expect(await page.locator('#setting-max_players').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('#setting-motd').getAttribute('aria-invalid')).toBeNull();

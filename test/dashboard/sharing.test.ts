@@ -58,12 +58,15 @@ test('a schedule made with the cron helper, run now, its history read', async ()
   await page.goto(`${ctx.service.origin}/#/servers/${id}`);
   const form = page.getByRole('form', { name: 'New schedule' });
   await waitOnPage(p, form);
-  // The helper shows the service's next times for the cron in the zone; a preset fills the cron in.
-  await form.getByLabel('Repeats').selectOption({ label: 'Every Monday at 06:00' });
+  // The helper shows the service's next times for the cron in the zone; the choices write the cron
+  // (schedules-editor.test.ts tries each).
+  await form.getByLabel('Repeats').selectOption('weekly');
+  await form.getByLabel('At', { exact: true }).fill('06:00');
+  await form.getByLabel('Monday').check();
   expect(await form.getByLabel('Cron').inputValue()).toBe('0 6 * * 1');
   await until('five next runs', async () => (await page.locator('#schedule-next li time').count()) === 5);
   await form.getByLabel('Cron').fill('61 * * * *');
-  await page.locator('#schedule-next li.error').waitFor();
+  await page.locator('#schedule-cron-error').getByText('the minute field has 61').waitFor();
   await form.getByLabel('Cron').fill('30 4 * * *');
   await until('the times follow the cron', async () => (await page.locator('#schedule-next li time').first().textContent())?.includes('04:30') ?? false);
 
@@ -118,7 +121,7 @@ test('a member sees the shared server with only what their permissions allow', a
   await page.getByRole('row', { name: /Say it/ }).waitFor();
   const headings = await page.locator('main h2').allTextContents();
   for (const hidden of ['Members', 'Console', 'Backups', 'Alerts', 'Settings']) expect(headings).not.toContain(hidden);
-  expect(headings).toEqual(expect.arrayContaining(['Schedules', 'Timeline']));
+  expect(headings).toEqual(expect.arrayContaining(['Schedules', 'Activity']));
   // A schedule of power tasks is theirs to run; one that sends commands is not (they lack console).
   await page.getByRole('button', { name: 'Run now: Stop it' }).waitFor();
   expect(await page.getByRole('button', { name: 'Run now: Say it' }).count()).toBe(0);

@@ -170,7 +170,7 @@ test('a passkey registered in Settings signs in with a virtual authenticator; gs
   // The operator resets the account's second factor: the password alone signs in again.
   await signOut(page);
   const unknown = reset2fa('nobody@example.com');
-  expect(unknown.status).toBe(2);
+  expect(unknown.status).toBe(1); // refused, not a usage error (README "Command line")
   expect(unknown.stderr).toContain('There is no user nobody@example.com');
   const reset = reset2fa();
   expect(reset.stderr).toBe('');

@@ -1,10 +1,13 @@
 // Moving a server between nodes (issue 26 §4; docs/architecture.md "Moving a server"), the service in a process of
 // its own (test/helpers/service-main.cjs) on two engines (the second from scripts/docker-node.sh). A running
 // flying-squid server with a block set through its console and 64 MiB more in its world is moved by `gsh server
-// move`; the service is killed with SIGKILL while the copy streams into the second engine: the server is whole on
-// the first (its row there, its game stopped, nothing running anywhere), and the next service life finishes the move:
-// running on the second node at a new address (server.updated), the old volume gone, the block and the file in its
-// world. `gsh node drain --evacuate` moves it back; a move whose target engine stops midway fails, and the server runs
+// move`, live (issue 41 §2: a first pass while the game runs, then stopped for what changed); the service is killed
+// with SIGKILL while the first pass streams into the second engine: the server is whole on the first (its row there,
+// its game still running there, nothing on the second), and the next service life finishes the move: running on the
+// second node at a new address (server.updated), the old volume gone, the block and the file in its world. `gsh node
+// drain --evacuate` moves it back; a move killed while it copies what changed since the first pass (a file written
+// during that pass) leaves it whole and stopped on the first, and the next life finishes it with that file; a move
+// whose target engine stops midway fails, and the server runs
 // again where it was, the partial copy removed once that engine answers again; a move whose source engine stops
 // midway fails too, and the server runs again on that node once it answers. All along, the server never runs on
 // both nodes at once. Ports 29060-29079.
@@ -102,7 +105,7 @@ function watchRunning(serverId: string): { stop(): Promise<number> } {
   return { stop: async () => ((on = false), await loop, most) };
 }
 
-test('a move survives kill -9 mid-copy and keeps the world; evacuate moves it back; either engine gone undoes a move', async () => {
+test('a live move survives kill -9 in its first pass and in its last, and keeps the world; evacuate moves it back; either engine gone undoes a move', async () => {
   try {
     await movesAndFailures();
   } catch (err) {
@@ -138,15 +141,15 @@ async function movesAndFailures() {
   expect((await gsh(dataDir, 'node', 'drain', 'two', '--undo')).code).toBe(0);
   const running = watchRunning(id);
 
-  // The move, and the service killed while the copy streams into the second engine.
+  // The move, and the service killed while the first pass streams into the second engine, the game running.
   const asked = await gsh(dataDir, 'server', 'move', id, '--to', 'two', '--no-wait');
   expect(asked).toMatchObject({ code: 0 });
-  await until('the copy streaming into node two', async () => (lastMove(id)?.status === 'copying' && (await helperOn(two.engine, id))) || undefined, 120_000);
+  await until('the first pass streaming into node two', async () => (lastMove(id)?.status === 'syncing' && (await helperOn(two.engine, id))) || undefined, 120_000);
   service.child.kill('SIGKILL');
   await new Promise((r) => service.child.once('exit', r));
-  // Whole on node one: its row there, its game stopped (the move stopped it first), nothing running anywhere.
-  expect(lastMove(id)?.status).toBe('copying');
-  expect((await containersOf(dataDir, engine)).filter((c) => c.State === 'running')).toEqual([]);
+  // Whole on node one: its row there, its game still running there (the first pass never stops it), none on two.
+  expect(lastMove(id)?.status).toBe('syncing');
+  expect((await containersOf(dataDir, engine)).filter((c) => c.State === 'running')).toHaveLength(1);
   expect((await containersOf(dataDir, two.engine)).filter((c) => c.State === 'running')).toEqual([]);
   expect((await volumesOf(dataDir, engine)).map((v) => v.Name)).toEqual([volumeName(instanceName(dataDir), id)]);
 
@@ -188,11 +191,31 @@ async function movesAndFailures() {
   await until('running on node one', async () => (await server()).state === 'running' || undefined, 120_000);
   expect(inRange((await server()).address.port, PORTS.one)).toBe(true);
 
+  // A file written during the first pass is what changed; the service is killed while that is copied, the game
+  // stopped by then: whole and stopped on node one, and the next life finishes the move with the file.
+  expect((await gsh(dataDir, 'node', 'drain', 'two', '--undo')).code).toBe(0);
+  expect((await gsh(dataDir, 'server', 'move', id, '--to', 'two', '--no-wait')).code).toBe(0);
+  await until('the first pass streaming into node two', async () => (lastMove(id)?.status === 'syncing' && (await helperOn(two.engine, id))) || undefined, 120_000);
+  await putIntoVolume(engine, dataDir, id, { 'world/late.bin': Buffer.alloc(8 * MIB, 5) });
+  await until('what changed streaming into node two', async () => (lastMove(id)?.status === 'delta' && (await helperOn(two.engine, id))) || undefined, 120_000);
+  service.child.kill('SIGKILL');
+  await new Promise((r) => service.child.once('exit', r));
+  expect(lastMove(id)?.status).toBe('delta');
+  expect((await containersOf(dataDir, engine)).filter((c) => c.State === 'running')).toEqual([]);
+  expect((await containersOf(dataDir, two.engine)).filter((c) => c.State === 'running')).toEqual([]);
+  service = await startService();
+  await until('the move done', async () => lastMove(id)?.status === 'done' || undefined, 240_000);
+  await until('running on node two', async () => (await server()).state === 'running' || undefined, 120_000);
+  expect(inRange((await server()).address.port, PORTS.two)).toBe(true);
+  expect((await api('GET', `/v1/servers/${id}/files/metadata?path=world/late.bin`)).body).toMatchObject({ size: 8 * MIB });
+  expect((await gsh(dataDir, 'node', 'drain', 'two', '--evacuate')).code).toBe(0);
+  await until('running on node one', async () => (await server()).state === 'running' || undefined, 120_000);
+
   // The target engine stops while the copy streams in: the move fails, the server runs again on node one, and the
   // partial copy goes once node two answers again.
   expect((await gsh(dataDir, 'node', 'drain', 'two', '--undo')).code).toBe(0);
   expect((await gsh(dataDir, 'server', 'move', id, '--to', 'two', '--no-wait')).code).toBe(0);
-  await until('the copy streaming into node two', async () => (lastMove(id)?.status === 'copying' && (await helperOn(two.engine, id))) || undefined, 120_000);
+  await until('the first pass streaming into node two', async () => (lastMove(id)?.status === 'syncing' && (await helperOn(two.engine, id))) || undefined, 120_000);
   await two.stop();
   await until('the move failed', async () => lastMove(id)?.status === 'failed' || undefined, 180_000);
   expect(lastMove(id)).toMatchObject({ leftover: 'two' });
@@ -208,7 +231,7 @@ async function movesAndFailures() {
   await until('running on node two', async () => (await server()).state === 'running' || undefined, 120_000);
   await putIntoVolume(two.engine, dataDir, id, { 'world/filler-2.bin': Buffer.alloc(128 * MIB, 9) });
   expect((await gsh(dataDir, 'server', 'move', id, '--to', 'one', '--no-wait')).code).toBe(0);
-  await until('the copy streaming into node one', async () => (lastMove(id)?.status === 'copying' && (await helperOn(engine, id))) || undefined, 120_000);
+  await until('the first pass streaming into node one', async () => (lastMove(id)?.status === 'syncing' && (await helperOn(engine, id))) || undefined, 120_000);
   await two.stop();
   await until('the move failed', async () => lastMove(id)?.status === 'failed' || undefined, 180_000);
   await until('the partial copy on node one removed', async () => (lastMove(id)?.leftover === null && (await volumesOf(dataDir, engine)).length === 0) || undefined, 60_000);

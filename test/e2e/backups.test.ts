@@ -169,7 +169,7 @@ test('setblock, back up, change, restore: the block reads back; a damaged archiv
 
   const noBackup = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'restore' });
   expect(noBackup.status).toBe(400);
-  expect(noBackup.body.errors).toEqual([{ pointer: '/body/backup_id', detail: 'is required' }]); // RestoreActionRequest
+  expect(noBackup.body.errors).toEqual([{ pointer: '/body/backup_id', detail: 'is required', rule: 'required' }]); // RestoreActionRequest
   const res = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'restore', backup_id: backup.id });
   expect(res.status).toBe(202);
   const done = await until('the restore', async () => {

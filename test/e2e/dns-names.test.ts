@@ -58,7 +58,7 @@ test('without DNS_ZONE nothing changes: no dns, and a name is refused with 409 d
   expect([plain.body.dns_name, plain.body.dns]).toEqual([null, null]);
   const named = await post('/v1/servers', { name: 'named', plan: 'micro', version: 'flying-squid-1.20', dns_name: 'survival' });
   expect([named.status, named.body.code]).toEqual([409, 'dns_not_configured']);
-  expect((await get('/v1/servers')).body.data).toHaveLength(1);
+  expect((await get('/v1/servers')).body).toMatchObject({ data: [expect.anything()], dns_zone: null });
 });
 
 test('names are published, refused, renamed, removed and reconciled, as dig reads them', async () => {
@@ -70,6 +70,7 @@ test('names are published, refused, renamed, removed and reconciled, as dig read
   const { port } = created.body.address;
   expect(created.body.dns_name).toBe('survival');
   expect(created.body.dns).toMatchObject({ name: 'survival.play.test', ttl_seconds: 30 });
+  expect((await get('/v1/servers')).body.dns_zone).toBe('play.test'); // ServerList.dns_zone: the dashboard's create form
   await published(id);
   expect(knot.dig('survival.play.test', 'A')).toEqual(['127.0.0.1']);
   expect(knot.dig('_minecraft._tcp.survival.play.test', 'SRV')).toEqual([`0 5 ${port} survival.play.test.`]);

@@ -38,7 +38,7 @@ beforeEach(async () => {
 });
 afterEach(() => t.finish());
 
-type PlayerEvent = { type: string; data: { player: { name: string }; reason?: string } };
+type PlayerEvent = { type: string; actor: Record<string, unknown>; data: { player: { name: string }; reason?: string } };
 
 const playerEvents = async (id: string): Promise<PlayerEvent[]> =>
   (await get('/v1/events').query({ server_id: id, limit: 100 })).body.data.filter((e: PlayerEvent) => e.type.startsWith('player.'));
@@ -153,6 +153,8 @@ test('a kick through the API disconnects the player with its reason; their playe
     const left = await until("Rowdy's player.left", async () =>
       (await playerEvents(id)).find((e) => e.type === 'player.left' && e.data.player.name === 'Rowdy'));
     expect(left.data.reason).toBe('kick');
+    // Who kicked: the token's account, not the game (the activity log says "Rowdy was kicked by …").
+    expect(left.actor).toMatchObject({ type: 'user', token_id: expect.any(String) });
     // A retry of the same request (its answer lost) is the same answer, not a second kick refused as not online.
     const again = await post(`/v1/servers/${id}/kicks`, { player: 'rowdy', reason: 'Please keep the chat friendly.' }).set('Idempotency-Key', 'kick-rowdy-1');
     expect([again.status, again.headers['idempotent-replayed'], again.body]).toEqual([202, 'true', res.body]);

@@ -17,6 +17,7 @@ import { createTestApp, tempDirsOfFile, type TestApp } from '../helpers/app';
 import { createWebhookChecker } from '../helpers/contract';
 import { until } from '../helpers/wait';
 import type { EventType } from '../../src/store/events-repo';
+import { recoveredData } from '../../src/store/recoveries-repo';
 
 jest.setTimeout(300_000);
 
@@ -70,6 +71,8 @@ let failing: Awaited<ReturnType<typeof receiver>>;
 let hook: { id: string; secret: string };
 /** The fake game's server most steps act on. */
 let fake: string;
+/** The flying-squid server of the last steps. */
+let squid: string;
 const auth = () => ({ Authorization: `Bearer ${token}` });
 const get = (p: string) => t.http.get(p).set(auth());
 const post = (p: string, body: object = {}) => t.http.post(p).set(auth()).send(body);
@@ -140,6 +143,18 @@ const steps: Array<[how: string, types: EventType[], cause: () => Promise<unknow
   ['the server renamed', ['server.updated'], async () => {
     expect((await t.http.patch(`/v1/servers/${fake}`).set(auth()).send({ name: 'renamed' })).status).toBe(200);
   }],
+  [
+    "the fake game server recovered after its node was lost: the recovery's event as RecoveriesRepo.restored raises it (this service has no nodes; test/docker/node-lose.test.ts makes it whole on two engines)",
+    ['server.recovered'],
+    async () => {
+      const made = await post(`/v1/servers/${fake}/backups`, { name: 'before the loss' });
+      expect(made.status).toBe(202);
+      await until('the backup ready', async () => (await get(made.headers.location)).body.status === 'ready', 60_000);
+      const backup = (await get(made.headers.location)).body as { id: string; created_at: string };
+      const server = t.store.servers.find(fake)!;
+      t.store.events.raise('server.recovered', recoveredData(server, { id: backup.id, createdAt: backup.created_at }, Date.now()), { serverId: fake });
+    },
+  ],
   ['a backup made while stopped, then deleted', ['backup.created', 'backup.ready', 'backup.deleted'], async () => {
     const asked = await post(`/v1/servers/${fake}/backups`, { name: 'kept' });
     expect(asked.status).toBe(202);
@@ -207,7 +222,7 @@ const steps: Array<[how: string, types: EventType[], cause: () => Promise<unknow
     'a flying-squid server with a "players_online above 0" alert rule; a real client (mineflayer) joins and leaves',
     ['player.joined', 'alert.triggered', 'player.left', 'alert.resolved'],
     async () => {
-      const id = await createServer('squid', 'flying-squid-1.20');
+      const id = (squid = await createServer('squid', 'flying-squid-1.20'));
       const rule = await post(`/v1/servers/${id}/alerts`, { kind: 'metric', metric: 'players_online', comparison: 'above', threshold: 0, duration_seconds: 0 });
       expect(rule.status).toBe(201);
       await start(id, 'succeeded');
@@ -220,6 +235,10 @@ const steps: Array<[how: string, types: EventType[], cause: () => Promise<unknow
       await until('the rule resolved', async () => (await get(`/v1/servers/${id}/alerts/${rule.body.id}`)).body.state === 'ok', 60_000);
     },
   ],
+  ['a name banned and a setting changed on the running flying-squid server', ['player_list.changed', 'settings.changed'], async () => {
+    expect((await t.http.put(`/v1/servers/${squid}/players/bans/Griefer`).set(auth())).status).toBe(200);
+    expect((await t.http.patch(`/v1/servers/${squid}/settings`).set(auth()).send({ difficulty: 'hard' })).status).toBe(200);
+  }],
 ];
 
 beforeEach(async () => {

@@ -9,9 +9,17 @@ export interface LuantiClient {
   stop(): Promise<void>;
 }
 
-export function startLuantiClient(port: number, name: string): LuantiClient {
+/**
+ * `address` may be a host name, which the client resolves itself (getaddrinfo). `resolvConf`: a file that stands in
+ * for /etc/resolv.conf for this client alone, bind-mounted in a mount namespace of its own (`unshare --mount`), so
+ * its resolver asks the test's DNS server and nothing else on the machine sees the change
+ * (test/e2e/dns-luanti.test.ts).
+ */
+export function startLuantiClient(port: number, name: string, { address = '127.0.0.1', resolvConf }: { address?: string; resolvConf?: string } = {}): LuantiClient {
   const home = tempDir('luanti-client');
-  const child = spawn('xvfb-run', ['-a', '/usr/games/minetest', '--go', '--address', '127.0.0.1', '--port', String(port), '--name', name, '--password', ''], {
+  const game = ['xvfb-run', '-a', '/usr/games/minetest', '--go', '--address', address, '--port', String(port), '--name', name, '--password', ''];
+  const argv = resolvConf ? ['unshare', '--mount', 'sh', '-c', 'mount --bind "$0" /etc/resolv.conf && exec "$@"', resolvConf, ...game] : game;
+  const child = spawn(argv[0], argv.slice(1), {
     env: { PATH: process.env.PATH, HOME: home, TMPDIR: home }, // xvfb-run's and the audio's temp folders go with it
     detached: true, // its own process group: xvfb-run, Xvfb and the client end together
     stdio: 'ignore',

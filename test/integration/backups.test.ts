@@ -82,7 +82,7 @@ test('unknown backups answer 404, a restore without one 400, and nothing changes
   expect(restore.status).toBe(404);
   const stop = await t.http.post(`/v1/servers/${id}/actions`).set(auth()).send({ type: 'stop', backup_id: missing });
   expect(stop.status).toBe(400);
-  expect(stop.body.errors).toEqual([{ pointer: '/body/backup_id', detail: 'is not a known property' }]); // PowerActionRequest
+  expect(stop.body.errors).toEqual([{ pointer: '/body/backup_id', detail: 'is not a known property', rule: 'additionalProperties' }]); // PowerActionRequest
   expect((await t.http.get(`/v1/servers/${id}/actions`).set(auth())).body.data).toEqual([]);
 });
 

@@ -84,7 +84,8 @@ describe('a starting_after that names nothing is a page from where that id sorts
   ])('%s', async (_name, path) => {
     const res = await t.http.get(path).set(auth());
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: [], has_more: false, next_cursor: null });
+    // listServers' page also says where names go (ServerList.dns_zone): null here, the service publishes none.
+    expect(res.body).toEqual({ data: [], has_more: false, next_cursor: null, ...(path.startsWith('/v1/servers') ? { dns_zone: null } : {}) });
   });
 });
 

@@ -54,7 +54,7 @@ describe('GET /v1/servers/{server_id}/metrics?range=', () => {
     ])('%s → 400 with a short message at the parameter', async (query, pointer, detail) => {
       const res = await t.http.get(`/v1/servers/${serverId}/metrics?${query.replace(/ /g, '%20')}`).set(auth());
       expect(res.status).toBe(400);
-      expect(res.body.errors).toEqual([{ pointer, detail }]);
+      expect(res.body.errors).toEqual([expect.objectContaining({ pointer, detail })]); // and the keyword it broke (`rule`)
       expect(JSON.stringify(res.body)).not.toMatch(/\(\?:/);
     });
 

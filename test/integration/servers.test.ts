@@ -91,7 +91,7 @@ describe('servers', () => {
     await waitFor(async () => (await t.http.get('/v1/servers?state=stopped').set(auth(alice))).body.data.length === 5);
     expect((await t.http.get('/v1/servers?state=installing').set(auth(alice))).body.data).toEqual([]);
     const running = await t.http.get('/v1/servers?state=running').set(auth(alice));
-    expect(running.body).toEqual({ data: [], has_more: false, next_cursor: null });
+    expect(running.body).toEqual({ data: [], has_more: false, next_cursor: null, dns_zone: null });
   });
 
   // A plan change while running is refused with 409: test/e2e/game-server.test.ts runs a real game for that.

@@ -36,15 +36,19 @@ test('GET /v1/versions/{id} returns the settings schema of its software', async 
   expect(missing.body.code).toBe('not_found');
 });
 
-test('a new server has every default, the plan bounds max_players; settings given at create are kept', async () => {
+test('a new server has every default, a seed picked at random, the plan bounds max_players; settings given at create are kept', async () => {
   const plain = await create();
   expect(plain.status).toBe(201);
   const defaults = await t.http.get(`/v1/servers/${plain.body.id}/settings`).set(auth());
   expect(defaults.status).toBe(200);
   expect(defaults.body).toEqual({
-    values: { motd: 'A flying-squid server', gamemode: 'creative', difficulty: 'easy', pvp: true, view_distance: 2, world_type: 'diamond_square', max_players: 5 },
+    values: { motd: 'A flying-squid server', gamemode: 'creative', difficulty: 'easy', pvp: true, view_distance: 2, world_type: 'diamond_square', seed: expect.any(Number), max_players: 5 },
     restart_pending: [],
   });
+  // The seed is the service's pick (random_at_create, within the schema's 1–2147483647): two servers, two seeds.
+  const other = await t.http.get(`/v1/servers/${(await create()).body.id}/settings`).set(auth());
+  expect(defaults.body.values.seed).toBeGreaterThanOrEqual(1);
+  expect(other.body.values.seed).not.toBe(defaults.body.values.seed);
   const chosen = await create({ settings: { motd: 'Hello', seed: 42, world_type: 'superflat', max_players: 3 } });
   expect(chosen.status).toBe(201);
   const read = await t.http.get(`/v1/servers/${chosen.body.id}/settings`).set(auth());

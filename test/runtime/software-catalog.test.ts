@@ -48,6 +48,9 @@ const invalid: [string, { given: Record<string, unknown>; want: RegExp }][] = [
   ['an argument the command lacks', { given: withSetting({ via: { argument: 'seed' } }), want: /must be a placeholder of "command"/ }],
   ['no restart without a console command', { given: withSetting({ restart: false }), want: /without a restart needs "via.console"/ }],
   ['a file key that is no JSON Pointer', { given: withSetting({ via: { file: 'motd' } }), want: /"via.file" must be a JSON Pointer/ }],
+  ['a random pick of a text', { given: withSetting({ creation_only: true, random_at_create: true }), want: /"random_at_create" needs "creation_only" and an integer schema/ }],
+  ['a random pick without bounds', { given: withSetting({ schema: { type: 'integer', minimum: 1, description: 'd' }, creation_only: true, random_at_create: true }), want: /"random_at_create" needs/ }],
+  ['a random pick after create', { given: withSetting({ schema: { type: 'integer', minimum: 1, maximum: 9, description: 'd' }, random_at_create: true }), want: /"random_at_create" needs "creation_only"/ }],
 ];
 
 /** The valid definition with one setting, `motd`, changed by `patch`. */

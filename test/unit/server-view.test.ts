@@ -93,7 +93,7 @@ test.each([
 test('another user reads nothing', () => {
   const server = create();
   const bob = store.users.ensure('bob@example.com').id;
-  expect(JSON.parse(store.servers.listJson(bob, { limit: 10 }))).toEqual({ data: [], has_more: false, next_cursor: null });
+  expect(JSON.parse(store.servers.listJson(bob, { limit: 10 }))).toEqual({ data: [], has_more: false, next_cursor: null, dns_zone: null });
 });
 
 test.each([

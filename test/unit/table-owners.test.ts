@@ -38,6 +38,7 @@ const OWNERS: Record<string, string[]> = {
   schedules: ['store/schedules-repo.ts'],
   schema_migrations: ['store/db.ts'],
   server_moves: ['store/moves-repo.ts'],
+  server_recoveries: ['store/recoveries-repo.ts'],
   server_settings: ['store/settings-repo.ts'],
   servers: ['store/server-writes.ts'],
   session_tokens: ['store/sessions-repo.ts'],

@@ -8,8 +8,9 @@ import { hostPathMasks, pathMasker, stripTerminalControls, type PathMask } from 
  * One console line as the API shows it (the spec's ConsoleLine). `seq` increases by one per line of this server
  * and keeps increasing across service lives (it jumps ahead at a restart: see SEQ_BLOCK); `at` is RFC 3339 UTC.
  */
-export type ConsoleLine = components['schemas']['ConsoleLine'];
-export type ConsoleStream = ConsoleLine['stream'];
+// Answers show `stream` and `actor` open (x-open-enum, OtherActor); the service's lines use the known sets.
+export type ConsoleStream = components['schemas']['ConsoleStream'];
+export type ConsoleLine = Omit<components['schemas']['ConsoleLine'], 'stream' | 'actor'> & { stream: ConsoleStream; actor: Actor | null };
 
 /** ConsoleLine.text's maxLength in openapi/v1.yaml. */
 export const MAX_LINE_CHARS = 10_000;

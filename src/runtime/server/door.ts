@@ -10,7 +10,7 @@ import type { ServerState } from './states';
 /** What a command is: for conflicts, logs, and a reader looking for who does what to a server. */
 export type CommandKind =
   | 'install' | 'start' | 'stop' | 'restart' | 'kill' | 'restore' | 'backup' | 'auto_restart' | 'reconcile'
-  | 'disk_stop' | 'node_lost' | 'node_returned' | 'boot' | 'remove' | 'shutdown' | 'move';
+  | 'disk_stop' | 'node_lost' | 'node_returned' | 'boot' | 'remove' | 'shutdown' | 'move' | 'recover';
 
 /** What a running command may ask of the door. */
 export interface CommandContext {

@@ -15,8 +15,10 @@ export type PlayerLeftReason = components['schemas']['PlayerLeftReason'];
 /** What stops a game on purpose (ServerSupervisor.halt): the causes of PlayerLeftReason a command gives. */
 export type StopCause = Exclude<PlayerLeftReason, 'left' | 'crash' | 'unreachable'>;
 /** Who joined and who left between two reports, or everyone at once when the game stops (with its cause). */
-export type PlayersChanged = (joined: Player[], left: Player[], reason: PlayerLeftReason) => void;
+/** Players came and went; `by`, for a `kick`, is who kicked them (Game.kick's caller), so the event names them. */
+export type PlayersChanged = (joined: Player[], left: Player[], reason: PlayerLeftReason, by?: Actor) => void;
 import type { LiveServer } from './types';
+import type { Actor } from '../../actors';
 import { isSignal, type Signal } from '../software/signals';
 import { renderCommand, type SoftwareCatalog, type SoftwareDefinition } from '../software/software-catalog';
 
@@ -115,8 +117,8 @@ export class Game {
   private lastPingAt = 0;
   /** Who waits for a sign of the game (awaitSignal), told of every line and message. */
   private readonly watchers = new Set<(event: { line: string } | { message: unknown }) => void>();
-  /** Players kicked through kick(), by uuid, with when: their next leaving is a `kick`, if it comes soon enough. */
-  private readonly kicked = new Map<string, number>();
+  /** Players kicked through kick(), by uuid, with when and by whom: their next leaving is a `kick`, if it comes soon enough. */
+  private readonly kicked = new Map<string, { at: number; by: Actor | undefined }>();
   readonly ready: Promise<void>;
 
   constructor(
@@ -154,11 +156,16 @@ export class Game {
         const left = (this.reported?.players ?? []).filter((p) => !still.has(p.uuid));
         this.reported = players;
         const at = this.now();
-        const byKick = (p: Player) => at - (this.kicked.get(p.uuid) ?? -Infinity) <= KICK_WINDOW_MS;
-        const kicked = left.filter(byKick);
+        const byKick = (p: Player) => at - (this.kicked.get(p.uuid)?.at ?? -Infinity) <= KICK_WINDOW_MS;
         const quit = left.filter((p) => !byKick(p));
+        // Kicked players leave as kicked by whoever kicked each (one report per kicker).
+        const kickers = new Map<Actor | undefined, Player[]>();
+        for (const p of left.filter(byKick)) {
+          const by = this.kicked.get(p.uuid)?.by;
+          kickers.set(by, [...(kickers.get(by) ?? []), p]);
+        }
         for (const p of left) this.kicked.delete(p.uuid);
-        if (kicked.length > 0) onPlayers([], kicked, 'kick');
+        for (const [by, players] of kickers) onPlayers([], players, 'kick', by);
         if (joined.length + quit.length > 0) onPlayers(joined, quit, 'left');
       }
       this.tps = tpsFromMessage(msg) ?? this.tps;
@@ -259,16 +266,16 @@ export class Game {
 
   /**
    * Tells the game to disconnect a player it reported online (the definition's kick_command, which the caller
-   * checked it has), with `reason`; their leaving within KICK_WINDOW_MS is reported as `kick`. Returns the text
+   * checked it has), with `reason`; their leaving within KICK_WINDOW_MS is reported as `kick`, as done by `by`. Returns the text
    * sent, for the console's input line; invalid_state as send().
    */
-  kick(player: Player, reason: string): string {
+  kick(player: Player, reason: string, by?: Actor): string {
     // Functions, not strings, as replacements: a reason's `$&` or `$'` must reach the player as typed.
     const { kickCommand } = this.def;
     if (kickCommand === null) throw new Error(`${this.def.id} has no kick command`);
     const text = kickCommand.replace('{name}', () => player.name).replace('{reason}', () => reason).trimEnd();
     this.send(text);
-    this.kicked.set(player.uuid, this.now());
+    this.kicked.set(player.uuid, { at: this.now(), by });
     return text;
   }
 

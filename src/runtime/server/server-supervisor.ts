@@ -59,9 +59,9 @@ export class ServerSupervisor extends ServerStateMachine {
   private abortLaunch: StopCause | null = null; // a halt came while the launch had no process yet: it gives up
   private crashReason: CrashReason | null = null;
   private stopActor: Actor = GAME; // whom halt acts for; an exit nobody asked for is the game's own (src/actors.ts)
-  /** As whoever halted the game, else as the game itself (a crash, players coming and going): not as who started it. */
-  private readonly asExit = <T>(fn: () => T): T => this.deps.actors.run(this.stopCause ? this.stopActor : GAME, fn);
-  private readonly onPlayers: PlayersChanged = (joined, left, reason) => this.asExit(() => this.deps.playersChanged?.(this.id, joined, left, reason));
+  /** As `by` (who kicked), else whoever halted the game, else the game itself (a crash, players coming and going). */
+  private readonly asExit = <T>(fn: () => T, by?: Actor): T => this.deps.actors.run(by ?? (this.stopCause ? this.stopActor : GAME), fn);
+  private readonly onPlayers: PlayersChanged = (joined, left, reason, by) => this.asExit(() => this.deps.playersChanged?.(this.id, joined, left, reason), by);
 
   constructor(id: string, initial: ServerState, private readonly deps: SupervisorDeps, console?: ConsoleBuffer) {
     super(id, initial, deps, console);

@@ -80,7 +80,7 @@ export function createConsoles(deps: {
       const named = typeof who === 'string' ? `named ${who}` : `with the UUID ${who.uuid}`;
       if (!player) throw new AppError('player_not_online', `No player ${named} is online on this server.`);
       const told = reason ?? DEFAULT_KICK_REASON;
-      door.console.push('input', game.kick(player, told), sender);
+      door.console.push('input', game.kick(player, told, sender), sender);
       return { player, reason: told };
     },
 

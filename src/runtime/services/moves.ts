@@ -5,6 +5,8 @@ import type { VolumeTransfer } from '../host/docker/nodes-environment';
 import type { Command, CommandContext } from '../server/door';
 import type { Doors } from '../server/doors';
 import type { ServerSupervisor } from '../server/server-supervisor';
+import type { SoftwareDefinition } from '../software/software-catalog';
+import { firstPass, lastPass, wholeCopy } from './move-passes';
 
 export interface MovesDeps {
   repo: MovesRepo;
@@ -13,6 +15,8 @@ export interface MovesDeps {
   doors: Pick<Doors, 'of'>;
   /** The copy of a server's volume between two nodes, and their removal (docker/nodes-environment.ts). */
   transfer: VolumeTransfer;
+  /** The server's software: whether it backs up live says whether a move may copy while the game runs. */
+  softwareOf: (serverId: string) => Pick<SoftwareDefinition, 'id' | 'backup'> | undefined;
   log: Logger;
   /** Tracks background work (a leftover's removal) so Runtime idle() waits for it. */
   track: (p: Promise<unknown>) => void;
@@ -33,7 +37,7 @@ function moveCommand(deps: MovesDeps, first: Move): Command {
 async function carryOut(deps: MovesDeps, server: ServerSupervisor, ctx: CommandContext, id: string): Promise<void> {
   const { repo, log } = deps;
   let move = repo.get(id);
-  if (move?.status === 'pending' || move?.status === 'copying') move = await copyAndSwitch(deps, server, ctx, move);
+  if (move && ['pending', 'syncing', 'copying', 'delta'].includes(move.status)) move = await copyAndSwitch(deps, server, ctx, move);
   if (move?.status !== 'switched') return;
   if (move.wasRunning && !ctx.overtaken) {
     const failure = await server.start();
@@ -43,37 +47,44 @@ async function carryOut(deps: MovesDeps, server: ServerSupervisor, ctx: CommandC
   await dropLeftover(deps, repo.get(move.id) ?? move);
 }
 
-/** Stop, copy, verify, switch; any failure leaves the server whole on its old node (restarted if it ran). */
-async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: CommandContext, move: Move): Promise<Move | undefined> {
+/**
+ * Copy, verify, switch: live (a first pass while the game runs, then stopped for what changed since) where the
+ * software backs up live and the game runs, else stopped for the whole copy; any failure leaves the server whole on
+ * its old node (restarted if the move stopped it).
+ */
+async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: CommandContext, first: Move): Promise<Move | undefined> {
   const { repo, log } = deps;
-  const fail = async (reason: string, wasRunning: boolean): Promise<undefined> => {
+  let move = first;
+  const fail = async (reason: string, restart: boolean): Promise<undefined> => {
     repo.fail(move.id, reason, move.toNode);
     server.console.push('system', `the move to another machine failed; the server stays where it was: ${reason}`);
     log.warn('a move failed; the server stays on its node', { serverId: server.id, from: move.fromNode, to: move.toNode, reason });
     await dropLeftover(deps, repo.get(move.id) ?? move);
-    if (wasRunning && !ctx.overtaken) await server.start();
+    if (restart && !ctx.overtaken) await server.start();
     return undefined;
   };
   await server.whenInstalled();
   if (!['stopped', 'crashed', 'running', 'starting', 'stopping'].includes(server.state)) return fail(`the server is ${server.state}`, false);
   if (!deps.transfer.reachable(move.fromNode)) return fail(`node ${move.fromNode} does not answer`, false);
-  const began = repo.begin(move.id, server.state === 'running' || server.state === 'starting');
-  const wasRunning = began?.wasRunning === true;
-  server.console.push('system', 'moving to another machine: stopping, copying the files, starting there again');
-  if (server.hasProcess || server.state === 'crashed') await server.halt('stop', 'move');
-  if (ctx.overtaken) return fail('a kill, the removal or the shutdown came first', false);
-  let copied: { files: number; bytes: number };
-  try {
-    copied = await deps.transfer.copy(server.id, move.fromNode, move.toNode);
-  } catch (err) {
-    return fail(`the copy did not complete: ${(err as Error).message}`, wasRunning);
+  const software = deps.softwareOf(server.id);
+  const live = software?.backup?.consistency === 'live' ? software.backup.live : null;
+  if ((move.status === 'pending' || move.status === 'syncing') && live && server.state === 'running') {
+    const passed = await firstPass(deps, server, live, move);
+    if (!passed) return fail('the move or its server is gone', false);
+    if ('failed' in passed) return fail(passed.failed, passed.restart);
+    move = passed;
   }
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a getter that may turn true during the await above; TypeScript keeps the narrowing from the check before it
+  let why = 'the game does not run';
+  if (!live) why = `${software?.id ?? 'its software'} cannot be copied while it runs (backup.consistency: stop)`;
+  else if (move.status === 'copying') why = 'a whole copy a restart interrupted';
+  else if (move.status === 'syncing' && server.state === 'running') why = 'its files are still in a previous release\'s folder';
+  const copied = move.status === 'delta' ? await lastPass(deps, server, ctx, move) : await wholeCopy(deps, server, ctx, move, why);
+  if ('failed' in copied) return fail(copied.failed, copied.restart);
   if (ctx.overtaken) return fail('a kill, the removal or the shutdown came first', false);
   const switched = repo.switchOver(move.id, copied.bytes);
-  if ('refused' in switched) return fail(switched.refused, wasRunning);
+  if ('refused' in switched) return fail(switched.refused, repo.get(move.id)?.wasRunning === true);
   server.console.push('system', `moved (${copied.files} files, ${copied.bytes} bytes); players now reach it at ${switched.address.host}:${switched.address.port}`);
-  log.info('moved a server to another node', { serverId: server.id, from: move.fromNode, to: move.toNode, bytes: copied.bytes });
+  log.info('moved a server to another node', { serverId: server.id, from: move.fromNode, to: move.toNode, bytes: copied.bytes, method: repo.get(move.id)?.method });
   return repo.get(move.id);
 }
 
@@ -99,12 +110,15 @@ async function dropLeftover(deps: MovesDeps, move: Move): Promise<void> {
  * Moving a server between nodes (docs/architecture.md "Moving a server"). The operator asks (`gsh server move`, a
  * `pending` row, moves-repo.ts); `poll` hands each open move to its server's door as one `move` command, at boot
  * (before the reconcile loop's first pass, so nothing starts the server on its old node first) and at every pass of
- * the reconcile loop. The command holds the server: it stops a running game, copies its volume to the new node
- * through the engines and verifies the copy (docker/nodes-environment.ts VolumeTransfer), points the server's row at
- * the new node and address (`server.updated`), starts it there if it ran, and only then removes the old volume.
- * Each step is recorded first, so a move a `kill -9` interrupted is carried on at boot: `pending` or `copying` from
- * the copy (made again whole), `switched` from the start; a failure at any step before the switch leaves the server
- * whole on its old node, started again if it ran. A volume left behind (the old one, or a partial copy) is removed
+ * the reconcile loop. The command holds the server: where the software backs up live and the game runs, it copies
+ * the volume to the new node while the game runs with its world saving paused (`syncing`), then stops the game and
+ * copies only what changed since (`delta`, move-passes.ts); otherwise it stops the game and copies the whole volume
+ * (`copying`). Either way the copy is verified (docker/nodes-environment.ts VolumeTransfer), the server's row points
+ * at the new node and address (`server.updated`), it starts there if it ran, and only then the old volume goes.
+ * Each step is recorded first, so a move a `kill -9` interrupted is carried on at boot: `pending` or `syncing` from
+ * the first pass (or the whole copy), `copying` from the whole copy, `delta` from what changed (all made again),
+ * `switched` from the start; a failure at any step before the switch leaves the server whole on its old node,
+ * started again if the move stopped it. A volume left behind (the old one, or a partial copy) is removed
  * once its node answers and the server is not on it.
  */
 export function createMoves(deps: MovesDeps) {

@@ -95,6 +95,6 @@ export function newServerFrom(deps: ServerRulesDeps, body: CreateServerRequest):
     idle_stop_minutes: body.idle_stop_minutes ?? null, backup_schedule: body.backup_schedule ?? null,
     dns_name: checkDnsName(deps.dns, body.dns_name) ?? null,
   };
-  const settings = body.settings ? deps.settingsService.checkNew(version.software, body.plan, body.settings) : {};
+  const settings = deps.settingsService.checkNew(version.software, body.plan, body.settings ?? {});
   return { input, settings };
 }

@@ -1,8 +1,9 @@
+import { randomInt } from 'node:crypto';
 import { AppError } from '../../errors';
 import type { components } from '../../../generated/v1';
 import type { Plan } from '../../catalog/plans';
 import type { ServersRepo } from '../../store/servers-repo';
-import type { SettingsRepo } from '../../store/settings-repo';
+import type { SettingsChange, SettingsRepo } from '../../store/settings-repo';
 import type { Doors } from '../server/doors';
 import { checkSettings, consoleCommand, effectiveSettings, type SettingValues } from '../software/settings';
 import type { SettingDefinition } from '../software/setting-definitions';
@@ -45,6 +46,18 @@ function liveCommands(settings: SettingDefinition[], launched: SettingValues, va
 }
 
 /**
+ * What changed from `before` to `after` (effective values), as settings.changed says it: a secret setting (its schema
+ * `writeOnly`, such as a password) by name only, since an event reaches webhooks and every recipient
+ * (openapi/v1.yaml SettingsChangedEvent). Null when no value changed.
+ */
+function changeOf(settings: SettingDefinition[], before: SettingValues, after: SettingValues): SettingsChange | null {
+  const changed = settings.filter((s) => !same(before[s.name], after[s.name]));
+  if (changed.length === 0) return null;
+  const shown = changed.filter((s) => s.schema.writeOnly !== true && after[s.name] !== undefined);
+  return { changed: changed.map((s) => s.name), values: Object.fromEntries(shown.map((s) => [s.name, after[s.name]])) as SettingsChange['values'] };
+}
+
+/**
  * The one owner of a server's settings (docs/architecture.md "Settings"): the owner's choices, what the running
  * game has, and how a change reaches it: console commands live, settings.json and arguments at the next launch
  * (launch-files.ts).
@@ -77,8 +90,9 @@ export function createServerSettings(deps: ServerSettingsDeps): SettingsService 
     // A null takes the setting back to its default: it leaves the chosen values.
     const chosen = Object.fromEntries(Object.entries({ ...stored.chosen, ...patch }).filter(([, value]) => value !== null));
     // Commands are built before anything is written: a value that cannot be one console line changes nothing.
-    const live = slot.state === 'running' && stored.launched ? liveCommands(def.userSettings, stored.launched, effectiveSettings(def, plan, chosen)) : null;
-    deps.repo.choose(serverId, chosen);
+    const after = effectiveSettings(def, plan, chosen);
+    const live = slot.state === 'running' && stored.launched ? liveCommands(def.userSettings, stored.launched, after) : null;
+    deps.repo.choose(serverId, chosen, changeOf(def.userSettings, effectiveSettings(def, plan, stored.chosen), after));
     if (live && stored.launched) {
       const game = slot.running('settings are applied live only while it runs');
       for (const { command } of live) {
@@ -96,8 +110,14 @@ export function createServerSettings(deps: ServerSettingsDeps): SettingsService 
     checkNew(software, planId, values) {
       const plan = deps.plans.find((p) => p.id === planId);
       if (!plan) throw new AppError('unknown_plan', `There is no plan "${planId}".`);
-      checkSettings(deps.catalog.get(software), plan, values, '/body/settings', true);
-      return Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
+      const definition = deps.catalog.get(software);
+      checkSettings(definition, plan, values, '/body/settings', true);
+      const chosen = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== null));
+      // A seed left out is picked here rather than by the game, so the settings show the world's own (issue 38 §2).
+      for (const s of definition.userSettings) {
+        if (s.randomAtCreate && chosen[s.name] === undefined) chosen[s.name] = randomInt(s.schema.minimum as number, (s.schema.maximum as number) + 1);
+      }
+      return chosen;
     },
   };
 }

@@ -10,6 +10,8 @@ import Ajv from 'ajv';
  *                 "description": "…" },   JSON Schema (draft-07); `title` (optional) is a form's label
  *     "restart": true,               a change reaches a running game only at its next start
  *     "creation_only": false,        (optional) only given when the server is created (a world's seed)
+ *     "random_at_create": false,     (optional, a creation_only integer with minimum and maximum) left out at create,
+ *                                    the service picks it at random in that range and keeps it, so it is shown
  *     "plan_limit": "player_slots",  (optional) the plan's figure is the maximum and the default
  *     "via": {
  *       "file": "/motd",             (optional) a JSON Pointer into the settings.json written at every launch
@@ -24,6 +26,8 @@ export interface SettingDefinition {
   schema: Record<string, unknown>;
   restart: boolean;
   creationOnly: boolean;
+  /** Left out at create, picked at random within the schema's bounds (`random_at_create`). */
+  randomAtCreate: boolean;
   planLimit: 'player_slots' | null;
   via: { file: string | null; argument: string | null; console: string | null; values: Record<string, unknown> | null };
 }
@@ -79,6 +83,10 @@ export function parseSettingDefinitions(raw: unknown, placeholders: string[], fa
     if (console && !console.includes('{value}')) at('"via.console" must contain {value}');
     if (entry.restart === false && !console) at('a setting applied without a restart needs "via.console"');
     if (via.values !== undefined && !isObject(via.values)) at('"via.values" must be an object');
+    const randomAtCreate = entry.random_at_create === true;
+    if (randomAtCreate && (entry.creation_only !== true || schema.type !== 'integer' || typeof schema.minimum !== 'number' || typeof schema.maximum !== 'number')) {
+      at('"random_at_create" needs "creation_only" and an integer schema with "minimum" and "maximum"');
+    }
     const planLimit = entry.plan_limit ?? null;
     if (planLimit !== null && (planLimit !== 'player_slots' || schema.type !== 'integer')) at('"plan_limit" may only be "player_slots", on an integer');
     return {
@@ -86,6 +94,7 @@ export function parseSettingDefinitions(raw: unknown, placeholders: string[], fa
       schema,
       restart: entry.restart as boolean,
       creationOnly: entry.creation_only === true,
+      randomAtCreate,
       planLimit: planLimit as 'player_slots' | null,
       via: { file, argument, console, values: (via.values as Record<string, unknown> | undefined) ?? null },
     };

@@ -1,5 +1,5 @@
 import Ajv, { type ErrorObject } from 'ajv';
-import { AppError, type FieldError } from '../../errors';
+import { AppError, schemaRule, type FieldError } from '../../errors';
 import type { Plan } from '../../catalog/plans';
 import { isCommandLine } from './console-text';
 import type { SettingDefinition } from './setting-definitions';
@@ -56,7 +56,7 @@ export function checkSettings(def: SoftwareDefinition, plan: Plan, values: Setti
 }
 
 function fieldError(e: ErrorObject, base: string): FieldError {
-  return { pointer: `${base}${e.instancePath}`.slice(0, 300), detail: (e.message ?? 'is not valid').slice(0, 500) };
+  return { pointer: `${base}${e.instancePath}`.slice(0, 300), detail: (e.message ?? 'is not valid').slice(0, 500), ...schemaRule(e) };
 }
 
 function escapePointer(name: string): string {

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     const m = await MetricsService.getServerMetrics(created.id, '5m');
     return m.now !== null ? m : undefined;
   });
-  steps.push(`metrics ram_bytes>0 ${(metrics.now?.ram_bytes ?? 0) > 0}`);
+  steps.push(`metrics server_id=${metrics.server_id === created.id} ram_bytes>0=${(metrics.now?.ram_bytes ?? 0) > 0} points=${Array.isArray(metrics.points)}`);
   const stop = await ActionsService.createServerAction(created.id, { type: PowerActionType.STOP });
   const done = await until('the stop to end', async () => {
     const a = await ActionsService.getServerAction(created.id, stop.id);

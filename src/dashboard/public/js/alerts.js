@@ -1,12 +1,10 @@
-// A server's alert rules (…/alerts: create, see whether each is firing, delete) and its event timeline
-// (GET /v1/events?server_id=…&order=desc, newest first, then the account's live events of the server as they come:
-// live.js). Both are plain API reads and writes, like any client's.
+// A server's alert rules (…/alerts: create, see whether each is firing, delete), as plain API reads and writes, like
+// any client's. Its events in words are the activity log (activity.js).
 import { api, listAll } from './api.js';
 import { h, fill, announce, errorBox, field, table } from './dom.js';
-import { actorText, timeEl } from './format.js';
-import { onEvent, whenChanged } from './live.js';
+import { timeEl } from './format.js';
+import { whenChanged } from './live.js';
 
-const TIMELINE = 30; // the newest events shown
 const METRICS = [['tps', 'TPS'], ['cpu_percent', 'CPU (% of one core)'], ['ram_percent', 'RAM (% of the plan)'], ['players_online', 'Players online']];
 
 export function alertsSection(server, signal) {
@@ -77,70 +75,11 @@ export function alertsSection(server, signal) {
 
   return h('section', { 'aria-labelledby': 'alerts-title' },
     h('h2', { id: 'alerts-title' }, 'Alerts'),
-    h('p', { class: 'muted' }, 'Each trigger and resolution is an event: it shows in the timeline below and goes to your webhooks.'),
+    h('p', { class: 'muted' }, 'Each trigger and resolution is an event: it shows in the activity below and goes to your webhooks.'),
     form, outcome, list);
-}
-
-export function timelineSection(server, signal) {
-  const list = h('ol', { class: 'timeline', id: 'timeline' });
-  const error = h('div');
-  /** Whom the events name: the members by email and the schedules by name, as far as the reader may know them. */
-  async function namesOf() {
-    const [members, schedules] = await Promise.all([
-      server.access.role === 'owner' ? listAll(`/v1/servers/${server.id}/members`) : [],
-      listAll(`/v1/servers/${server.id}/schedules`),
-    ]);
-    return new Map([...members.filter((m) => m.user_id).map((m) => [m.user_id, m.email]), ...schedules.map((s) => [s.id, `the schedule ${s.name}`])]);
-  }
-  let known = new Map();
-  let shown = []; // the events listed, newest first
-  const item = (e) => h('li', { 'data-event-type': e.type },
-    timeEl(e.created_at), ' ', h('strong', {}, e.type), ' ', summary(e), ' ', h('span', { class: 'by' }, `by ${actorText(e.actor, known)}`));
-  const draw = () => fill(list, shown.length ? shown.map(item) : h('li', { class: 'muted' }, 'Nothing yet.'));
-  let fresh = []; // the stream's events since the last read began, newest first: newer than what it answers
-  async function refresh() {
-    fresh = [];
-    const [page, names] = await Promise.all([api('GET', `/v1/events?server_id=${server.id}&order=desc&limit=${TIMELINE}`), known.size ? known : namesOf()]);
-    known = names;
-    error.replaceChildren();
-    const read = new Set(page.data.map((e) => e.id));
-    shown = [...fresh.filter((e) => !read.has(e.id)), ...page.data].slice(0, TIMELINE);
-    draw();
-  }
-  // The live events are drawn as they come; a read is needed only when they were interrupted (the fallback).
-  onEvent((e) => {
-    if (e.server_id !== server.id) return;
-    fresh = [e, ...fresh].slice(0, TIMELINE);
-    shown = [e, ...shown.filter((x) => x.id !== e.id)].slice(0, TIMELINE); // in the stream's order (the events' seq)
-    draw();
-  }, signal);
-  whenChanged(signal, () => false, refresh, { fallbackMs: 120_000 });
-  refresh().catch((e) => error.replaceChildren(errorBox(`Could not load the timeline: ${e.message}`)));
-  return h('section', { 'aria-labelledby': 'timeline-title' }, h('h2', { id: 'timeline-title' }, 'Timeline'), error, list);
 }
 
 export function describe(rule) {
   const what = rule.kind === 'crash' ? 'any crash' : `${rule.metric} ${rule.comparison} ${rule.threshold} for ${rule.duration_seconds} s`;
   return rule.name ? `“${rule.name}” (${what})` : what;
-}
-
-/** One line of what an event says, from its data (docs: the Event schemas). */
-function summary(e) {
-  const d = e.data ?? {};
-  switch (e.type.split('.')[0]) {
-    case 'alert':
-      return `${describe(d.alert)}${d.value !== null ? ` at ${d.value}` : ''}${d.reason ? ` (${d.reason})` : ''}`;
-    case 'action':
-      return `${d.action.type}${d.action.error ? `: ${d.action.error.detail}` : ''}`;
-    case 'player':
-      return d.player.name;
-    case 'backup':
-      return d.backup.name ?? d.backup.id;
-    case 'schedule':
-      return `${d.schedule.name}: ${d.run.status}${d.run.detail ? ` (${d.run.detail})` : ''}`;
-    default:
-      if (e.type === 'server.state_changed') return `${d.from} → ${d.to}`;
-      if (e.type === 'server.crashed') return d.crash.reason;
-      return '';
-  }
 }

@@ -3,6 +3,8 @@
 // another script or a later visitor of the profile cannot read it), sends it as Authorization: Bearer, and
 // renews it before it ends. The session cookie itself is httpOnly and only ever sent to /dashboard.
 
+import { problemSentences, SERVER_GONE } from './problems.js';
+
 let csrfToken = '';
 let bearer = '';
 let renewTimer;
@@ -18,9 +20,14 @@ export const hooks = { signedOut: () => {}, waiting: (_seconds, _limit) => {} };
 /** A problem document (RFC 9457) answered by the service, or a network failure. */
 export class ApiError extends Error {
   constructor(status, problem, res) {
-    const fields = (problem?.errors ?? []).map((e) => `${e.pointer.replace(/^\/body\//, '')} ${e.detail}`);
-    const text = problem?.code === 'rate_limited' && res ? tooMany(res) : problem?.detail || problem?.title || `The service answered ${status}.`;
-    super(fields.length ? `${text} (${fields.join('; ')})` : text);
+    // A schema's refusal (every problem names its `rule`) is said by its fields, in words about the input
+    // (problems.js: "Name cannot be empty."), not as "The request has 2 problems; see errors." and the schema's
+    // text; the service's own refusals say it in their detail already.
+    const errors = problem?.errors ?? [];
+    const text = problem?.code === 'rate_limited' && res ? tooMany(res)
+      : problem?.code === 'server_not_found' ? SERVER_GONE // not "There is no server srv_…" to a removed member
+        : problem?.detail || problem?.title || `The service answered ${status}.`;
+    super(errors.length && errors.every((e) => e.rule) ? problemSentences(errors).join(' ') : text);
     this.status = status;
     this.problem = problem;
   }
@@ -329,13 +336,14 @@ async function renewOrSignOut() {
 }
 
 /** Every item of a paginated /v1 collection (`data`, `has_more`, `next_cursor`). */
-export async function listAll(path) {
+export async function listAll(path, onPage = () => {}) {
   const items = [];
   let cursor = null;
   do {
     const sep = path.includes('?') ? '&' : '?';
     const page = await api('GET', `${path}${sep}limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
     items.push(...page.data);
+    onPage(page); // what the page says besides its items (ServerList.dns_zone)
     cursor = page.has_more ? page.next_cursor : null;
   } while (cursor);
   return items;

@@ -13,6 +13,7 @@ import { webhooksView } from './webhooks.js';
 import { passwordView } from './password.js';
 import { twoFactorView } from './two-factor.js';
 import { secondFactorView } from './sign-in-factor.js';
+import { goneView, isGone } from './gone.js';
 
 // The modules loaded: the reloads boot.js made after a dropped module start counting again.
 sessionStorage.removeItem('gsh-dashboard-reloads');
@@ -64,7 +65,9 @@ async function route() {
     heading?.setAttribute('tabindex', '-1');
     heading?.focus();
   } catch (e) {
-    if (!signal.aborted && !(e instanceof SignedOut)) fill(main, h('h1', {}, title), errorBox(`Could not load this page: ${e.message}`));
+    if (signal.aborted || e instanceof SignedOut) return;
+    if (isGone(e)) goneView(main); // a server's page whose server the reader no longer has (issue 38 §2)
+    else fill(main, h('h1', {}, title), errorBox(`Could not load this page: ${e.message}`));
   }
 }
 

@@ -1,7 +1,9 @@
 // A server's backups, through /v1/servers/{id}/backups: make one, download its archive, restore it (an action,
 // after a confirmation) or delete it. The list is read again when the account's events say a backup of this
-// server changed (live.js: backup.created, ready, failed, deleted), and a backup's end is said with its outcome. A backup stops a running game while the archive is made (the spec's
-// createServerBackup), so it asks first when players are online.
+// server changed (live.js: backup.created, ready, failed, deleted), and a backup's end is said with its outcome.
+// Whether a backup of a running game disconnects its players is the version's (VersionDetail.backup.consistency,
+// the spec's createServerBackup): `stop` stops the game while the archive is made, so the page asks first when
+// players are online; `live` keeps them connected, so there is nothing to ask (issue 38 §2).
 import { api, download, listAll } from './api.js';
 import { h, fill, announce, errorBox, busyWhile, field, table } from './dom.js';
 import { fmtBytes, timeEl } from './format.js';
@@ -15,7 +17,9 @@ export function backupsSection(server, signal, latest = () => server) {
   const form = h('form', { class: 'row' }, field('Backup name (optional)', name), h('button', { type: 'submit' }, 'Back up now'));
   // Said before the click: whether a backup of a running server disconnects its players (VersionDetail.backup).
   const players = h('p', { class: 'muted backup-players' });
+  let consistency = null; // the version's, once read; until then (or if unknown) the page asks as for `stop`
   api('GET', `/v1/versions/${server.version}`).then((v) => {
+    consistency = v.backup?.consistency ?? null;
     if (v.backup) players.textContent = v.backup.consistency === 'live'
       ? 'Players stay connected while a backup is made.'
       : 'A running server is stopped while a backup is made: its players are disconnected.';
@@ -29,7 +33,7 @@ export function backupsSection(server, signal, latest = () => server) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const s = latest();
-    const online = whoIsOnline(await onlinePlayers(s));
+    const online = consistency === 'live' ? '' : whoIsOnline(await onlinePlayers(s));
     if (online && !confirm(`Back up ${s.name} now? The game stops while the archive is made: ${online}; they are disconnected until it is back.`)) return;
     try {
       const made = await api('POST', `/v1/servers/${server.id}/backups`, name.value ? { name: name.value } : {});

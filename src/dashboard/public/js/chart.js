@@ -7,6 +7,7 @@ import { fmtAxis, fmtClock, fmtTime, zoneName } from './format.js';
 const W = 600;
 const H = 160;
 const PAD = { left: 70, right: 10, top: 12, bottom: 24 };
+const GAP = 6; // between a value label and the axis
 
 /**
  * `title` names the chart, `format` renders a value with its unit, `floorMax` is the least the y axis shows (so
@@ -21,12 +22,26 @@ export function lineChart({ key, title, format, floorMax, ceiling = null, ceilin
   let x = () => 0;
   let y = () => 0;
   let at = -1;
+  // Room left of the axis for the value labels: they are drawn in CSS pixels that a narrow chart scales up (a
+  // phone's 19 px text in a 600-unit box), so "512 MiB" can be wider than any fixed room. Measured after drawing;
+  // the chart is drawn again with the room its labels take, so none is clipped (issue 38 §2).
+  let left = PAD.left;
 
   /** points: [{ t: ms, v: number|null }] oldest first; from/to: the time window in ms. */
   function update(points, from, to) {
+    draw(points, from, to);
+    const widths = [...svg.querySelectorAll('[data-tick]')].map((t) => t.getBBox().width);
+    const room = Math.max(PAD.left, Math.ceil(Math.max(0, ...widths)) + GAP + 2);
+    if (widths.every((w) => w > 0) && Math.abs(room - left) > 1 && room < W / 2) {
+      left = room;
+      draw(points, from, to);
+    }
+  }
+
+  function draw(points, from, to) {
     shown = points.filter((p) => p.v !== null && p.t >= from && p.t <= to);
     const top = Math.max(floorMax, ceiling ?? 0, ...shown.map((p) => p.v)) * 1.1;
-    x = (t) => PAD.left + ((t - from) / Math.max(1, to - from)) * (W - PAD.left - PAD.right);
+    x = (t) => left + ((t - from) / Math.max(1, to - from)) * (W - left - PAD.right);
     y = (v) => H - PAD.bottom - (v / top) * (H - PAD.top - PAD.bottom);
     const path = shown.map((p, i) => `${i ? 'L' : 'M'}${x(p.t).toFixed(1)},${y(p.v).toFixed(1)}`).join('');
     const last = shown[shown.length - 1];
@@ -38,12 +53,12 @@ export function lineChart({ key, title, format, floorMax, ceiling = null, ceilin
     const span = to - from;
     fill(
       svg,
-      h('svg:line', { x1: PAD.left, x2: W - PAD.right, y1: y(0), y2: y(0), class: 'axis' }),
-      h('svg:line', { x1: PAD.left, x2: W - PAD.right, y1: y(labelMax), y2: y(labelMax), class: ceiling !== null ? 'ceiling' : 'grid' }),
-      h('svg:text', { x: PAD.left - 6, y: y(0) + 4, class: 'tick end' }, format(0)),
-      h('svg:text', { x: PAD.left - 6, y: y(labelMax) + 4, class: 'tick end', 'data-tick': 'max' }, format(labelMax)),
-      h('svg:text', { x: PAD.left, y: H - 5, class: 'tick' }, fmtAxis(from, span)),
-      h('svg:text', { x: W - PAD.right, y: H - 5, class: 'tick end' }, fmtAxis(to, span)),
+      h('svg:line', { x1: left, x2: W - PAD.right, y1: y(0), y2: y(0), class: 'axis' }),
+      h('svg:line', { x1: left, x2: W - PAD.right, y1: y(labelMax), y2: y(labelMax), class: ceiling !== null ? 'ceiling' : 'grid' }),
+      h('svg:text', { x: left - GAP, y: y(0) + 4, class: 'tick end', 'data-tick': 'zero' }, format(0)),
+      h('svg:text', { x: left - GAP, y: y(labelMax) + 4, class: 'tick end', 'data-tick': 'max' }, format(labelMax)),
+      h('svg:text', { x: left, y: H - 5, class: 'tick', 'data-tick-time': 'from' }, fmtAxis(from, span)),
+      h('svg:text', { x: W - PAD.right, y: H - 5, class: 'tick end', 'data-tick-time': 'to' }, fmtAxis(to, span)),
       shown.length ? h('svg:path', { d: path, class: 'line' }) : h('svg:text', { x: W / 2, y: H / 2, class: 'tick middle' }, 'No data in this window'),
       shown.length === 1 ? h('svg:circle', { cx: x(last.t), cy: y(last.v), r: 3, class: 'dot' }) : null,
     );

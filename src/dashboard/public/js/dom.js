@@ -1,5 +1,6 @@
 // Small DOM helpers. Text always goes in as text nodes (never innerHTML), so nothing the API returns (server
 // names, console lines) can become markup.
+import { fieldSentence } from './problems.js';
 
 /** h('button', { type: 'button', onclick: fn, 'aria-label': 'Start' }, 'Start') */
 export function h(tag, attrs = {}, ...children) {
@@ -64,7 +65,8 @@ export function field(text, control, { help, limit } = {}) {
 
 /**
  * Puts each problem's `errors` (RFC 9457 extension, docs/conventions.md "Errors") at its field: `controls` maps a
- * JSON Pointer (`/body/max_players`) to the control. Returns the problems no field took. `[]` clears every field.
+ * JSON Pointer (`/body/max_players`) to the control, and each field says its problems in one sentence about the
+ * customer's input (problems.js). Returns the problems no field took. `[]` clears every field.
  */
 export function showFieldErrors(container, controls, errors) {
   for (const el of container.querySelectorAll('.field-error')) {
@@ -73,6 +75,7 @@ export function showFieldErrors(container, controls, errors) {
   }
   for (const el of container.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
   const left = [];
+  const taken = new Map(); // control → its problems, said in one sentence (problems.js)
   for (const e of errors) {
     const control = controls.get(e.pointer);
     const out = control && document.getElementById(`${control.id}-error`);
@@ -80,7 +83,11 @@ export function showFieldErrors(container, controls, errors) {
       left.push(e);
       continue;
     }
-    out.textContent = out.textContent ? `${out.textContent}; ${e.detail}` : e.detail;
+    taken.set(control, [...(taken.get(control) ?? []), e]);
+  }
+  for (const [control, problems] of taken) {
+    const out = document.getElementById(`${control.id}-error`);
+    out.textContent = fieldSentence(control, problems);
     out.hidden = false;
     control.setAttribute('aria-invalid', 'true');
   }

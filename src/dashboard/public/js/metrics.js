@@ -25,7 +25,7 @@ function seriesFor(game, plan) {
   ];
 }
 
-export function metricsSection(id, signal, { game, plan }) {
+export function metricsSection(id, signal, { game, plan, gone = () => undefined }) {
   const charts = seriesFor(game, plan).map((s) => ({ ...s, chart: lineChart(s) }));
   const now = h('dl', { class: 'now', id: 'metrics-now' });
   const error = h('div');
@@ -126,7 +126,8 @@ export function metricsSection(id, signal, { game, plan }) {
       if (live.length > LIVE_KEEP) live = live.slice(-LIVE_KEEP);
       showNow(s);
       if (!custom) draw();
-    }, signal, m.now?.id, showStreamNote(note, 'Live samples')).catch((e) => error.replaceChildren(errorBox(`The live metrics stopped: ${e.message}`)));
+    }, signal, m.now?.id, showStreamNote(note, 'Live samples'))
+      .catch((e) => (e.problem?.code === 'server_not_found' ? gone() : error.replaceChildren(errorBox(`The live metrics stopped: ${e.message}`))));
   }
 
   const el = h('section', { 'aria-labelledby': 'metrics-title' },

@@ -1,6 +1,6 @@
 // One server: its state, the power buttons its state allows, who is online with quick actions (players.js), live
 // charts (metrics.js), the console (recent lines, live lines from …/console/stream, and a command input), its
-// settings and player lists, its backups (backups.js), its alert rules and its event timeline (alerts.js), its
+// settings and player lists, its backups (backups.js), its alert rules (alerts.js), its activity log (activity.js), its
 // schedules (schedules.js) and, for its owner, its members (members.js). On a server shared with the reader, only
 // the sections and controls their permissions allow are shown (Server.access). Nothing is read on a timer: the
 // server is read again when the account's events say it changed (live.js; docs/dashboard-budget.md).
@@ -13,13 +13,17 @@ import { catalog, planFigures, planName, versionName } from './catalog.js';
 import { metricsSection } from './metrics.js';
 import { playersSection } from './players.js';
 import { backupsSection } from './backups.js';
-import { alertsSection, timelineSection } from './alerts.js';
+import { alertsSection } from './alerts.js';
+import { activitySection } from './activity.js';
 import { settingsSection } from './settings.js';
 import { playerListsSection } from './player-lists.js';
 import { membersSection } from './members.js';
 import { schedulesSection } from './schedules.js';
 import { actorText } from './format.js';
 import { showStreamNote, whenChanged } from './live.js';
+import { dnsNameSection, playerAddressFact } from './dns-name.js';
+import { withoutClock } from './game-text.js';
+import { goneView, isGone } from './gone.js';
 
 const CONSOLE_KEEP = 1000;
 
@@ -35,24 +39,37 @@ export async function serverView(main, signal, id) {
   const may = (p) => server.access.permissions.includes(p);
   const lists = may('players') ? playerListsSection(server, { changed: () => players.refresh().catch(() => undefined) }) : null;
   const players = may('players') ? playersSection(server, signal, { listsChanged: () => lists.render().catch(() => undefined) }) : null;
-  const metrics = metricsSection(id, signal, { game: version?.game, plan });
+  // A member removed (or the server deleted) while the page is open: its streams end at once and ask again to a 404.
+  const gone = () => signal.aborted || goneView(main);
+  const metrics = metricsSection(id, signal, { game: version?.game, plan, gone });
   const data = [
+    server.access.role === 'owner' && dnsNameSection(server, (s) => show(s)),
     may('settings') && settingsSection(server), lists?.el, may('backups') && backupsSection(server, signal, () => current.server),
-    may('alerts') && alertsSection(server, signal), schedulesSection(server, signal), timelineSection(server, signal),
+    may('alerts') && alertsSection(server, signal), schedulesSection(server, signal), activitySection(server, signal),
     server.access.role === 'owner' && membersSection(server),
   ];
   const shared = server.access.role === 'member' ? h('p', { class: 'muted', id: 'shared-note' }, 'Shared with you by its owner.') : null;
   // The file manager is a page of its own (files.js); a member without `files` is told there why it is closed.
   const filesLink = h('p', { class: 'server-links' }, h('a', { href: `#/servers/${id}/files` }, 'Files'), may('files') ? ': browse, upload, edit, import a world, SFTP' : null);
   fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, shared, facts, buttons, outcome, filesLink, players?.el, metrics.el,
-    may('console') && consoleSection(id, signal), ...data);
+    may('console') && consoleSection(id, signal, gone), ...data);
   document.title = `${server.name} · Dashboard`;
 
   let shown = '';
+  // No event says that a pending name got published (ServerDns.status), so while it is pending the server is read
+  // again: 5 s later, then twice as long each time, at most a minute apart (docs/dashboard-budget.md).
+  let dnsRetry;
+  let dnsWaitMs = 5000;
+  signal.addEventListener('abort', () => clearTimeout(dnsRetry), { once: true });
   const show = (s) => {
     current.server = s;
     players?.update(s);
-    const key = JSON.stringify([s.name, s.state, s.address, s.disk_used_mb]);
+    clearTimeout(dnsRetry);
+    if (s.dns?.status === 'pending' && !signal.aborted) {
+      dnsRetry = setTimeout(() => refresh().catch(() => undefined), dnsWaitMs);
+      dnsWaitMs = Math.min(dnsWaitMs * 2, 60_000);
+    } else dnsWaitMs = 5000;
+    const key = JSON.stringify([s.name, s.state, s.address, s.dns, s.disk_used_mb]);
     if (key === shown) return;
     shown = key;
     heading.textContent = s.name;
@@ -60,6 +77,7 @@ export async function serverView(main, signal, id) {
     fill(facts,
       h('dt', {}, 'State'), h('dd', { id: 'server-state' }, stateBadge(s.state)),
       h('dt', {}, 'Address'), h('dd', {}, addressText(s.address)),
+      s.dns && [h('dt', {}, 'Players type'), h('dd', { id: 'server-dns' }, playerAddressFact(s))],
       h('dt', {}, 'Game'), h('dd', { id: 'server-game' }, versionName(cat, s.version)),
       h('dt', {}, 'Plan'), h('dd', { id: 'server-plan' }, plan ? `${plan.name}: ${planFigures(plan)}` : planName(cat, s.plan)),
       h('dt', {}, 'Disk'), h('dd', { id: 'server-disk' }, s.disk_used_mb === null ? 'not measured yet' : `${fmtMiB(s.disk_used_mb)} used${plan ? ` of ${fmtMiB(plan.disk_mb)}` : ''}`),
@@ -71,8 +89,10 @@ export async function serverView(main, signal, id) {
     try {
       show(await api('GET', `/v1/servers/${id}`));
     } catch (e) {
-      if (e.status === 404) location.hash = '#/servers'; // deleted elsewhere
-      else throw e;
+      // Deleted, or no longer shared with the reader: said in place of the page, not a silent jump to the list.
+      if (isGone(e)) {
+        if (!signal.aborted) goneView(main);
+      } else throw e;
     }
   }
   show(server);
@@ -83,7 +103,7 @@ export async function serverView(main, signal, id) {
   await metrics.start();
 }
 
-function consoleSection(id, signal) {
+function consoleSection(id, signal, gone) {
   const log = h('div', { class: 'console', role: 'log', 'aria-label': 'Console output', tabindex: 0 });
   const error = h('div');
   const note = h('p', { class: 'muted', id: 'console-note', role: 'status', hidden: true });
@@ -93,7 +113,8 @@ function consoleSection(id, signal) {
   const add = (line) => {
     const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
     const by = line.stream === 'input' && line.actor ? h('span', { class: 'by' }, actorText(line.actor)) : null;
-    log.append(h('div', { class: `line ${line.stream}` }, timeEl(line.at, true), by, h('span', { class: 'text' }, line.text)));
+    // One clock per line, the page's (in the reader's zone): the game's own is left out (game-text.js).
+    log.append(h('div', { class: `line ${line.stream}` }, timeEl(line.at, true), by, h('span', { class: 'text' }, withoutClock(line.text))));
     while (log.childElementCount > CONSOLE_KEEP) log.firstElementChild.remove();
     if (atBottom) log.scrollTop = log.scrollHeight; // follow the tail unless the reader scrolled up
   };
@@ -115,7 +136,7 @@ function consoleSection(id, signal) {
     const last = recent.data.length ? String(recent.data[recent.data.length - 1].seq) : '0';
     await follow(`/v1/servers/${id}/console/stream`, (e) => e.event === 'line' && add(JSON.parse(e.data)), signal, last,
       showStreamNote(note, 'New console lines'));
-  })().catch((e) => error.replaceChildren(errorBox(`The console stopped: ${e.message}`)));
+  })().catch((e) => (isGone(e) ? gone() : error.replaceChildren(errorBox(`The console stopped: ${e.message}`))));
 
   return h('section', { 'aria-labelledby': 'console-title' }, h('h2', { id: 'console-title' }, 'Console'), note, log, form, error);
 }

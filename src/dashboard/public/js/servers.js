@@ -8,23 +8,27 @@ import { powerButtons } from './actions.js';
 import { catalog, planFigures, planName, versionDetail, versionName } from './catalog.js';
 import { settingField } from './settings.js';
 import { whenChanged } from './live.js';
+import { dnsNameField, inWords, learnZone } from './dns-name.js';
+import { fieldsMarked, sayAs } from './problems.js';
 
 export async function serversView(main, signal) {
   const cat = await catalog();
   const quota = h('section', { class: 'card', 'aria-labelledby': 'quota-title' }, h('h2', { id: 'quota-title' }, 'Your account'), h('p', { class: 'muted' }, 'Loading…'));
   const listBox = h('div', {}, h('p', { class: 'muted' }, 'Loading servers…'));
   const outcome = h('div', { class: 'outcome' });
+  // Shown once the list says the service gives names (ServerList.dns_zone): no request of its own.
+  const dnsName = dnsNameField('server-dns-name');
   fill(
     main,
     h('h1', {}, 'Servers'),
     quota,
     h('section', { 'aria-labelledby': 'your-servers' }, h('h2', { id: 'your-servers' }, 'Your servers'), outcome, listBox),
-    createForm(cat, () => refresh()),
+    createForm(cat, () => refresh(), dnsName),
   );
 
   let shown = '';
   async function refresh() {
-    const [servers, use] = await Promise.all([listAll('/v1/servers'), api('GET', '/v1/quota')]);
+    const [servers, use] = await Promise.all([listAll('/v1/servers', (page) => dnsName.show(learnZone(page.dns_zone))), api('GET', '/v1/quota')]);
     const key = JSON.stringify([servers.map((s) => [s.id, s.name, s.state, s.address, s.access]), use]);
     if (key === shown) return; // unchanged: keep the DOM (and the keyboard focus) as it is
     shown = key;
@@ -72,18 +76,22 @@ function serverTable(servers, cat, outcome, refresh, signal) {
     (i) => ({ 'data-server-id': servers[i].id }));
 }
 
-function createForm(cat, created) {
+function createForm(cat, created, dnsName) {
   const error = h('div');
   const name = h('input', { id: 'server-name', name: 'name', required: true, maxlength: 64, autocomplete: 'off' });
+  // ServerName's rules (openapi/v1.yaml) in the customer's words; the page trims the spaces around a name itself.
+  sayAs(name, { label: 'the name', empty: 'Give the server a name.', maxLength: 'A server name can be at most 64 characters long.',
+    pattern: 'A server name cannot hold control characters, such as a tab or a line break.' });
   const plan = h('select', { id: 'server-plan', name: 'plan', required: true },
     cat.plans.map((p) => h('option', { value: p.id }, `${p.name}: ${planFigures(p)}`)));
   const version = versionPicker(cat.versions);
   const world = h('fieldset', { id: 'creation-settings', hidden: true });
   let worldFields = [];
-  const controls = new Map([['/body/name', name], ['/body/plan', plan], ['/body/version', version]]);
+  const controls = new Map([['/body/name', name], ['/body/plan', plan], ['/body/version', version], ['/body/dns_name', dnsName.control]]);
   const form = h('form', { class: 'card', 'aria-labelledby': 'create-server', novalidate: true },
     h('h2', { id: 'create-server' }, 'Create a server'),
     h('div', { class: 'row' }, field('Name', name), field('Plan', plan), field('Version', version)),
+    dnsName.el,
     world,
     h('button', { type: 'submit' }, 'Create server'),
     error);
@@ -122,6 +130,7 @@ function createForm(cat, created) {
       if (value !== null && value !== undefined && value !== d.schema.default) settings[d.name] = value;
     }
     if (Object.keys(settings).length) body.settings = settings;
+    if (!dnsName.el.hidden && dnsName.read()) body.dns_name = dnsName.read();
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;
     error.replaceChildren();
@@ -130,11 +139,13 @@ function createForm(cat, created) {
       // The key makes a double submit (or a retry after a lost answer) create one server, not two.
       const server = await api('POST', '/v1/servers', body, { 'Idempotency-Key': newKey() });
       name.value = '';
+      dnsName.control.value = '';
       announce(`Created ${server.name}; it is ${server.state}.`);
       await created();
     } catch (e) {
-      const left = showFieldErrors(form, controls, e.problem?.errors ?? []);
-      const atFields = (e.problem?.errors?.length ?? 0) - left.length;
+      if (e.problem?.code === 'dns_not_configured') dnsName.show(learnZone(null)); // names stopped since the list was read
+      const left = showFieldErrors(form, controls, inWords(e.problem));
+      const atFields = fieldsMarked(form); // one per field, however many rules its value broke
       error.replaceChildren(errorBox(atFields && !left.length
         ? `Not created: ${plural(atFields, 'field')} ${atFields === 1 ? 'needs' : 'need'} a change.`
         : `Could not create the server: ${e.message}`));

@@ -7,6 +7,8 @@ import { api } from './api.js';
 import { h, fill, announce, errorBox, field, showFieldErrors } from './dom.js';
 import { catalog, versionDetail } from './catalog.js';
 import { plural } from './format.js';
+import { fieldsMarked, sayAs } from './problems.js';
+import { valueName } from './game-text.js';
 
 /** Words people use for setting names without a schema `title` (JSON Schema draft-07 §10.1). */
 const WORDS = { motd: 'MOTD', pvp: 'PvP', gamemode: 'Game mode' };
@@ -46,16 +48,20 @@ export function settingField(d, value, plan, { prefix = 'setting', creating = fa
   const common = { id: `${prefix}-${d.name}`, name: d.name, disabled: locked };
   let control;
   if (Array.isArray(s.enum)) {
-    control = h('select', common, s.enum.map((v) => h('option', { value: String(v), selected: v === value }, String(v))));
+    control = h('select', common, s.enum.map((v) => h('option', { value: String(v), selected: v === value }, valueName(v))));
   } else if (s.type === 'boolean') {
     control = h('input', { ...common, type: 'checkbox', checked: value === true });
   } else if (s.type === 'integer' || s.type === 'number') {
     const max = d.plan_limit === 'player_slots' && plan ? Math.min(s.maximum ?? Infinity, plan.player_slots) : s.maximum;
-    control = h('input', { ...common, type: 'number', value: value === undefined || value === null ? '' : String(value), min: s.minimum, max: Number.isFinite(max) ? max : undefined, step: s.type === 'integer' ? 1 : 'any', placeholder: creating && s.default === undefined ? 'the game picks one' : undefined });
+    control = h('input', { ...common, type: 'number', value: value === undefined || value === null ? '' : String(value), min: s.minimum, max: Number.isFinite(max) ? max : undefined, step: s.type === 'integer' ? 1 : 'any', placeholder: s.default !== undefined ? undefined : creating ? 'picked at random' : locked ? 'picked by the game' : undefined });
   } else {
     control = h('input', { ...common, type: 'text', value: String(value ?? ''), maxlength: s.maxLength ?? 1000 });
   }
-  const notes = [s.description, locked ? 'Chosen when the server was created; it cannot change now.' : null].filter(Boolean).join(' ');
+  // A seed left out at create is picked by the service and shown (`random_at_create`); only servers created before
+  // that have none stored: their game picked it at its first start, and its console says which (issue 38 §2).
+  const picked = locked && (value === undefined || value === null);
+  const notes = [s.description, locked ? (picked ? 'Left to the game when the server was created: it picked one at its first start, and its console says which. It cannot change now.' : 'Chosen when the server was created; it cannot change now.') : null].filter(Boolean).join(' ');
+  sayAs(control, { label: settingTitle(d) }); // a refusal names the setting, not its label's note (problems.js)
   const title = settingTitle(d) + (d.restart_required && !creating && !d.creation_only ? ' (applies at the next start)' : '');
   return { el: field(title, control, { help: notes, limit: settingLimit(d, plan) }), control, read: () => read(d, control) };
 }
@@ -96,7 +102,7 @@ export function settingsSection(server) {
         announce(text);
       } catch (e) {
         const left = showFieldErrors(form, controls, e.problem?.errors ?? []);
-        const n = (e.problem?.errors?.length ?? 0) - left.length;
+        const n = left.length ? 0 : fieldsMarked(form); // one per setting, however many rules its value broke
         const text = n ? `Not saved: ${plural(n, 'setting')} ${n === 1 ? 'needs' : 'need'} a change, shown at ${n === 1 ? 'its field' : 'their fields'}.` : `Not saved: ${e.message}`;
         outcome.replaceChildren(errorBox(text));
       }

@@ -37,6 +37,19 @@ export interface VolumeTransfer {
    * caller to drop.
    */
   copy(serverId: string, from: string, to: string): Promise<{ files: number; bytes: number }>;
+  /**
+   * A live move's first pass, while the game runs: inside `hold` (its world saving paused, moves.ts), the source's
+   * entries recorded (NodeVolumes.snapshot) as the whole volume is copied to `to` as `copy` does, unverified, and
+   * then written to the disk there (NodeVolumes.flush), so that no write-back slows the stop and start after. False,
+   * having done nothing, when `from` has no volume of the server yet (its files still in a previous release's folder).
+   */
+  firstPass(serverId: string, from: string, to: string, hold: (pass: () => Promise<void>) => Promise<void>): Promise<boolean>;
+  /**
+   * Once the game stopped: what changed on `from` since firstPass's record copied to `to`, the paths gone removed there,
+   * then the two volumes' listings (path, kind, size, mode, mtime) compared. Rejects as `copy` does; again whole after
+   * an interruption (the record stays on `from` until the volume goes).
+   */
+  catchUp(serverId: string, from: string, to: string): Promise<{ files: number; bytes: number; changed: number; changedBytes: number; removed: number }>;
   /** Removes the server's volume, and its container made ahead of a start, from the node. A missing one is a no-op. */
   drop(serverId: string, node: string): Promise<void>;
   /** False while the node does not answer (as of the last check). */
@@ -223,6 +236,36 @@ function volumeTransfer(s: Shared): VolumeTransfer {
         throw new Error(`the copy differs from the original (${theirs.files} files, ${theirs.bytes} bytes of ${mine.files} files, ${mine.bytes} bytes)`);
       }
       return { files: mine.files, bytes: mine.bytes };
+    },
+    async firstPass(serverId, from, to, hold) {
+      const [source, target] = [named(s, from).storage, named(s, to).storage];
+      if (!(await source.has(serverId))) return false;
+      await hold(async () => {
+        // Nothing changes while the game holds its saving: the record may be made as the pass reads.
+        const content = await source.exportVolume(serverId);
+        try {
+          await Promise.all([source.snapshot(serverId), target.importVolume(serverId, content)]);
+        } finally {
+          content.destroy();
+        }
+      });
+      await target.flush(serverId); // the game runs on meanwhile, its saving resumed
+      return true;
+    },
+    async catchUp(serverId, from, to) {
+      const [source, target] = [named(s, from).storage, named(s, to).storage];
+      const changes = await source.exportChanges(serverId);
+      let theirs;
+      try {
+        theirs = await target.importChanges(serverId, changes.content);
+      } finally {
+        changes.content.destroy();
+      }
+      const mine = changes.listing;
+      if (mine.digest !== theirs.digest) {
+        throw new Error(`the copy differs from the original (${theirs.files} files, ${theirs.bytes} bytes of ${mine.files} files, ${mine.bytes} bytes)`);
+      }
+      return { files: mine.files, bytes: mine.bytes, changed: changes.files, changedBytes: changes.bytes, removed: changes.removed };
     },
     async drop(serverId, node) {
       const parts = named(s, node);

@@ -47,7 +47,18 @@ export interface NodeVolumes extends ServerStorage {
   manifest(serverId: string): Promise<{ digest: string; files: number; bytes: number }>;
   /** Removes the volume (not the console log, which is the control plane's). A missing one is a no-op. */
   drop(serverId: string): Promise<void>;
+  /** A live move's record of every entry, kept in the volume, before its first pass (folder-ops.cjs snapshot). */
+  snapshot(serverId: string): Promise<{ files: number; bytes: number }>;
+  /** Every file's data written to the disk (folder-ops.cjs flush): a first pass's copy, before the game stops. */
+  flush(serverId: string): Promise<void>;
+  /** What changed since snapshot(), as a tar stream for importChanges, and the volume's listing (folder-ops.cjs delta); no game may run. */
+  exportChanges(serverId: string): Promise<{ content: Readable; files: number; bytes: number; removed: number; listing: Listing }>;
+  /** exportChanges' content unpacked into the volume, the paths it names as removed removed; its listing then (folder-ops.cjs apply). */
+  importChanges(serverId: string, content: Readable): Promise<Listing>;
 }
+
+/** folder-ops.cjs listing: a digest of every path, kind, size, mode and mtime, and the files' count and bytes. */
+export type Listing = { digest: string; files: number; bytes: number };
 
 /**
  * A server's files as a Docker volume on one node (storage.ts states the contract): every operation goes through the
@@ -261,9 +272,20 @@ function archives(o: Volumes): Pick<ServerStorage, 'exportTar' | 'importArchive'
   };
 }
 
-/** NodeVolumes.exportVolume, importVolume and manifest: the whole volume, as a move copies and compares it. */
-function volumeCopies(o: Volumes): Pick<NodeVolumes, 'exportVolume' | 'importVolume' | 'manifest'> {
+/** NodeVolumes' copies: the whole volume, and a live move's passes (docs/architecture.md "Moving a server"). */
+function volumeCopies(o: Volumes): Pick<NodeVolumes, 'exportVolume' | 'importVolume' | 'manifest' | 'snapshot' | 'flush' | 'exportChanges' | 'importChanges'> {
+  const run = <T>(serverId: string, args: string[], before?: (c: string) => Promise<void>) => o.helpers.run<T>(o.volumeName(serverId), serverId, [args[0], GAME_DIR, ...args.slice(1)], before);
   return {
+    snapshot: (serverId) => run(serverId, ['snapshot']),
+    flush: (serverId) => run(serverId, ['flush']).then(() => undefined),
+    async exportChanges(serverId) {
+      const counts = await run<{ files: number; bytes: number; removed: number; listing: Listing }>(serverId, ['delta']);
+      return { ...counts, content: await streamOut(o, serverId, [`${GAME_DIR}/.gsh-move/delta/.`]) };
+    },
+    async importChanges(serverId, content) {
+      const applied = await run<{ listing: Listing }>(serverId, ['apply'], (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT').then(() => undefined));
+      return applied.listing;
+    },
     exportVolume: (serverId) => streamOut(o, serverId, [`${GAME_DIR}/.`]),
     async importVolume(serverId, content) {
       await drop(o, serverId);

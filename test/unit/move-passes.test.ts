@@ -1,0 +1,69 @@
+// A live move's passes inside the files (issue 41 §2; docs/architecture.md "Moving a server"; folder-ops.cjs snapshot,
+// delta, apply, listing) on real folders: a first copy made after the record, then the original changed every way a
+// game or its owner changes files (a rewrite of the same size, a new file, a removed folder, a changed mode, a file
+// renamed over another, a folder turned into a file), and only what the delta holds carried over, with tar as the
+// engines' archives do: the two listings and every file's content are equal again.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { tempDir } from '../helpers/app';
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- folder-ops.cjs is plain JavaScript, loaded as the helpers run it
+const ops = require('../../src/runtime/host/folder-ops.cjs') as Record<'snapshot' | 'delta' | 'apply' | 'listing', (dir: string) => Promise<Record<string, unknown>>>;
+
+const root = tempDir('move-passes');
+const [src, dst] = [path.join(root, 'src'), path.join(root, 'dst')];
+const put = (p: string, content: string) => {
+  fs.mkdirSync(path.dirname(p), { recursive: true });
+  fs.writeFileSync(p, content);
+};
+/** A tar of `from` unpacked into `to`, keeping modes and times (what GET archive then PUT archive does). */
+const carry = (from: string, to: string) => execFileSync('sh', ['-c', `tar -C "${from}" -cf - . | tar -C "${to}" -xpf -`]);
+/** Every file under `dir` but the move's own folder, with its content. */
+const contents = (dir: string): Record<string, string> => Object.fromEntries(
+  (fs.readdirSync(dir, { recursive: true }) as string[]).filter((p) => !p.startsWith('.gsh-move') && fs.lstatSync(path.join(dir, p)).isFile())
+    .sort().map((p) => [p, fs.readFileSync(path.join(dir, p), 'utf8')]),
+);
+
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+test('what changed after the record, and only that, makes the copy equal again', async () => {
+  put(path.join(src, 'world/region/r.0.0.mca'), 'aaaa');
+  put(path.join(src, 'world/region/r.0.1.mca'), 'bbbb');
+  put(path.join(src, 'world/gone/old.dat'), 'old');
+  put(path.join(src, 'world/level.dat'), 'level');
+  put(path.join(src, 'world/turns'), 'x');
+  put(path.join(src, 'server.properties'), 'motd=1');
+  fs.mkdirSync(dst);
+  expect(await ops.snapshot(src)).toEqual({ files: 6, bytes: 4 + 4 + 3 + 5 + 1 + 6 });
+  carry(src, dst);
+
+  await new Promise((r) => setTimeout(r, 20));
+  fs.writeFileSync(path.join(src, 'world/region/r.0.0.mca'), 'AAAA'); // same size, same second
+  put(path.join(src, 'world/region/r.1.1.mca'), 'new region');
+  fs.rmSync(path.join(src, 'world/gone'), { recursive: true });
+  fs.chmodSync(path.join(src, 'server.properties'), 0o600);
+  put(path.join(src, 'world/level.dat_new'), 'LEVEL');
+  fs.renameSync(path.join(src, 'world/level.dat_new'), path.join(src, 'world/level.dat'));
+  fs.rmSync(path.join(src, 'world/turns'));
+  put(path.join(src, 'world/turns/inside'), 'y');
+
+  const delta = await ops.delta(src);
+  expect(delta).toMatchObject({ files: 5, bytes: 4 + 10 + 6 + 5 + 1, removed: 1, listing: await ops.listing(src) });
+  expect(await ops.listing(src)).not.toEqual(await ops.listing(dst));
+  carry(path.join(src, '.gsh-move', 'delta'), dst);
+  expect(await ops.apply(dst)).toEqual({ removed: 1, listing: await ops.listing(src) });
+
+  expect(await ops.listing(dst)).toEqual(await ops.listing(src));
+  expect(contents(dst)).toEqual(contents(src));
+  expect(fs.existsSync(path.join(dst, '.gsh-move'))).toBe(false);
+  expect(fs.statSync(path.join(dst, 'server.properties')).mode & 0o777).toBe(0o600);
+  // Made again after an interruption: the same delta, the same result.
+  expect(await ops.delta(src)).toEqual(delta);
+});
+
+test('apply refuses a removal outside the files', async () => {
+  const dir = path.join(root, 'apply');
+  put(path.join(dir, '.gsh-move/removed.json'), JSON.stringify(['../escape']));
+  await expect(ops.apply(dir)).rejects.toThrow('not a path of the files');
+});
