@@ -170,3 +170,12 @@ export function quotaExceeded(quota: QuotaName, limit: number, used: number, det
 export function missingPermission(permission: RequiredPermission, detail: string): AppError {
   return new AppError('missing_permission', detail, undefined, undefined, { permission });
 }
+
+/**
+ * An error's message, whatever made it. Not `instanceof Error`: an error made in another realm (under jest, another
+ * test file's globals, or Node's own for fs and child-process errors) is no instance of this realm's Error.
+ */
+export function messageOf(err: unknown): string {
+  const message = typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : String(err);
+}

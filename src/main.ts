@@ -1,3 +1,4 @@
+import { messageOf } from './errors';
 import { loadConfig, ConfigError } from './config';
 import { createLogger } from './log';
 import type { AddressInfo } from 'node:net';
@@ -42,6 +43,6 @@ async function main() {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`gsh: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`gsh: failed to start: ${messageOf(err)}\n`);
   process.exit(1);
 });

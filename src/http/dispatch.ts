@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Operation, Request as ApiRequest, ValidationResult } from 'openapi-backend';
-import { AppError } from '../errors';
+import { AppError, messageOf } from '../errors';
 import type { TokensRepo } from '../store/tokens-repo';
 import { userActor, type Actors } from '../actors';
 import { readPermissionRules, type AccessCheck, type Need } from './access';
@@ -155,7 +155,7 @@ function route(api: OpenApi, request: ApiRequest): Operation {
     return api.router.matchOperation(request, true);
   } catch (err) {
     // openapi-backend's router throws an Error (router.js matchOperation).
-    if (!(err instanceof Error && err.message.startsWith('405'))) throw new AppError('not_found', `Nothing is served at ${request.path}.`);
+    if (!messageOf(err).startsWith('405')) throw new AppError('not_found', `Nothing is served at ${request.path}.`);
     const allow = METHODS.filter((m) => api.router.matchOperation({ method: m, path: request.path, headers: {} }));
     const detail = `${request.method.toUpperCase()} is not allowed here.`;
     throw new AppError('method_not_allowed', detail, undefined, { Allow: allow.join(', ') });

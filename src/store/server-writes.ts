@@ -90,7 +90,10 @@ function nameTaken<T>(write: () => T): T {
   try {
     return write();
   } catch (err) {
-    if (err instanceof Error && err.message.includes('UNIQUE constraint failed: servers.dns_name')) {
+    // Not `instanceof Error`: better-sqlite3 makes its errors with the class of the realm that first loaded it, which
+    // under jest is another test file's (each has its own globals), so the check would miss them there.
+    const { code, message } = err as { code?: unknown; message?: unknown };
+    if (code === 'SQLITE_CONSTRAINT_UNIQUE' && String(message).includes('servers.dns_name')) {
       throw new AppError('dns_name_taken', 'Another server has that DNS name; pick another.', [{ pointer: '/body/dns_name', detail: 'is taken' }]);
     }
     throw err;

@@ -29,7 +29,7 @@ test('create by name at every size and scheme; quota use follows; past the memor
 
     // The last one is a Luanti server, whose software has no creation-only settings: the form hides the world.
     const luanti = i === LOOKS.length - 1;
-    await page.getByLabel('Name').fill(`World ${i}`);
+    await page.getByLabel('Name', { exact: true }).fill(`World ${i}`);
     await page.getByLabel('Plan').selectOption('micro');
     const world = page.locator('#creation-settings');
     if (luanti) {
@@ -62,7 +62,7 @@ test('create by name at every size and scheme; quota use follows; past the memor
 
     if (i === LOOKS.length - 1) {
       // The account's memory is all taken: the service refuses, and the form says why.
-      await page.getByLabel('Name').fill('One too many');
+      await page.getByLabel('Name', { exact: true }).fill('One too many');
       await page.getByRole('button', { name: 'Create server' }).click();
       await waitForText(page.locator('form').getByRole('alert'), /^Could not create the server: .*take 2048 of your 2048 MiB/);
       await expectAccessible(page, `servers with a refused create (${look.name})`);

@@ -65,7 +65,7 @@ export function specOperations(): { operations: SpecOperation[]; problemCodes: s
       });
     }
   }
-  return { operations, problemCodes: document.components.schemas.Problem.properties.code.enum, document };
+  return { operations, problemCodes: document.components.schemas.ProblemCode.enum, document }; // the known codes (Problem.code is open: x-open-enum)
 }
 
 /** The path with `{name}` replaced by the (already percent-encoded) segments given. */

@@ -126,7 +126,8 @@ async function tenant(label: string): Promise<Tenant> {
 
 beforeAll(async () => {
   // Webhook hosts resolve to a public documentation-free address; nothing is ever sent (no dispatcher runs).
-  t = await createTestApp({ env: { GAME_PORT_RANGE: '27850-27899' }, webhooks: { lookup: async () => [{ address: '93.184.215.14', family: 4 }] } });
+  // SFTP_PORT: getServerSftp answers the attacker's own server as the victim's (jest's default is SFTP off: 404).
+  t = await createTestApp({ env: { GAME_PORT_RANGE: '27850-27899', SFTP_PORT: '2022' }, webhooks: { lookup: async () => [{ address: '93.184.215.14', family: 4 }] } });
   ({ base, close } = await t.listen());
   victim = await tenant('victim');
   attacker = await tenant('attacker');

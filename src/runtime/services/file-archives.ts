@@ -8,7 +8,7 @@ import { PassThrough, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { AppError } from '../../errors';
+import { AppError, messageOf } from '../../errors';
 import { forEachEntry, gunzipped, repack, skip, type TarEntry } from '../host/tar-entries';
 import { nameProblem } from './file-paths';
 
@@ -79,7 +79,7 @@ export async function checkArchive(file: string, strip: number, room: number, to
     content.on('error', () => undefined);
     add(h.name, h.type ?? 'file', h.size ?? 0);
     await skip(content);
-  }).catch((err: unknown) => Promise.reject(err instanceof AppError ? err : unsafe(`The archive is damaged: ${err instanceof Error ? err.message : String(err)}`)));
+  }).catch((err: unknown) => Promise.reject(err instanceof AppError ? err : unsafe(`The archive is damaged: ${messageOf(err)}`)));
   return { format, entries, bytes };
 }
 

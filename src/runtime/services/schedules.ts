@@ -2,7 +2,7 @@
 // in order with their delays, through the same services as requests, acting as the schedule, for its author.
 import { serviceActor, type Actors } from '../../actors';
 import { iso } from '../../clock';
-import { AppError, invalidState, type ErrorCode } from '../../errors';
+import { AppError, invalidState, type ErrorCode, messageOf } from '../../errors';
 import type { Logger } from '../../log';
 import type { RunTrigger, Schedule, ScheduleFields, ScheduleLimits, ScheduleRun, SchedulesRepo, ScheduleTask, TaskOutcome } from '../../store/schedules-repo';
 import type { MemberPermission } from '../../store/server-view';
@@ -174,7 +174,7 @@ function tick(deps: SchedulesDeps, state: State): ScheduleRun[] {
 
 /** A due schedule whose run could not begin: a failed run says why, and the schedule is disabled. Never throws. */
 function contain(deps: SchedulesDeps, schedule: Schedule, due: { trigger: RunTrigger; dueAt: string | null }, err: unknown): ScheduleRun[] {
-  const reason = `The service could not run it: ${err instanceof Error ? err.message : String(err)}`;
+  const reason = `The service could not run it: ${messageOf(err)}`;
   deps.log.error('a due schedule failed; it is disabled', { schedule_id: schedule.id, error: String(err) });
   try {
     const run = deps.repo.begin(schedule, { ...due, failed: reason }, null);

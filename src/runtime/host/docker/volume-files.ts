@@ -1,3 +1,4 @@
+import { messageOf } from '../../../errors';
 import crypto from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import { finished } from 'node:stream/promises';
@@ -56,7 +57,7 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
       return await helpers.run<T>(o.volumeName(serverId), serverId, [args[0], GAME_DIR, ...args.slice(1)], before);
     } catch (err) {
       // folder-ops.cjs prints a refusal as `!{"code", "message"}` on stderr (file-ops.cjs OpError).
-      const refusal = /!(\{.*?"code".*?\})/.exec(err instanceof Error ? err.message : String(err));
+      const refusal = /!(\{.*?"code".*?\})/.exec(messageOf(err));
       if (refusal) {
         const { code, message } = JSON.parse(refusal[1]) as { code: FileOpError['refusal']; message: string };
         throw new FileOpError(code, message);
