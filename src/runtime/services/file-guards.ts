@@ -48,11 +48,11 @@ export function readOnly(deps: Pick<FilesDeps, 'servers' | 'catalog'>, serverId:
   if (isReadOnly(deps, serverId, p)) throw new AppError('file_read_only', `${p} is written by the service before every launch; change it through the settings or player lists API.`);
 }
 
-/** A write may go ahead: not while the server is installed, moved, restored or deleted. */
+/** A write may go ahead: not while the server is installed, moved, recovered (`gsh node lose`), restored or deleted. */
 export function writable(deps: Pick<FilesDeps, 'doors'>, serverId: string): void {
   const door = deps.doors.of(serverId);
   if (['installing', 'deleting', 'unreachable'].includes(door.state)) throw new AppError('invalid_state', `The server is ${door.state}; its files cannot be changed now.`);
-  if (door.has((c) => ['restore', 'move', 'remove'].includes(c.kind))) throw new AppError('action_conflict', 'A restore, move or removal of the server is under way; its files cannot be changed now.');
+  if (door.has((c) => ['restore', 'move', 'recover', 'remove'].includes(c.kind))) throw new AppError('action_conflict', 'A restore, move, recovery or removal of the server is under way; its files cannot be changed now.');
 }
 
 /** A body's length from its Content-Length (RFC 9110 §8.6): required, and at most the upload limit. */
