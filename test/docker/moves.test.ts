@@ -197,6 +197,8 @@ async function movesAndFailures() {
   expect((await gsh(dataDir, 'server', 'move', id, '--to', 'two', '--no-wait')).code).toBe(0);
   await until('the first pass streaming into node two', async () => (lastMove(id)?.status === 'syncing' && (await helperOn(two.engine, id))) || undefined, 120_000);
   await putIntoVolume(engine, dataDir, id, { 'world/late.bin': Buffer.alloc(8 * MIB, 5) });
+  // The Files API waits for the move: a write meanwhile is refused (issue 40 §3) and makes nothing.
+  expect(await api('POST', `/v1/servers/${id}/files/folders`, { path: 'during-the-move' })).toMatchObject({ status: 409, body: { code: 'action_conflict' } });
   await until('what changed streaming into node two', async () => (lastMove(id)?.status === 'delta' && (await helperOn(two.engine, id))) || undefined, 120_000);
   service.child.kill('SIGKILL');
   await new Promise((r) => service.child.once('exit', r));
