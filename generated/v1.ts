@@ -290,6 +290,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/servers/{server_id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Ask the game for its server-list status
+         * @description What a player's game shows in its server list, asked of the game now exactly as a player's client asks it:
+         *     the Minecraft Java Edition Server List Ping (https://minecraft.wiki/w/Java_Edition_protocol/Server_List_Ping)
+         *     to the server's address. `motd` is the message of the day as the game sends it, in plain text (its colour
+         *     and style codes left out); `icon` the game's server icon, a 64×64 PNG as a `data:` URI, or `null` when it
+         *     sends none. The server must be `running`, its game one that answers the ping (Minecraft Java Edition), and
+         *     the game must answer within 5 seconds: otherwise `409 invalid_state`, whose detail says which.
+         */
+        get: operations["getServerStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/servers/{server_id}/players/{list}": {
         parameters: {
             query?: never;
@@ -3311,7 +3339,8 @@ export interface components {
          *       "permissions": [
          *         "console",
          *         "power"
-         *       ]
+         *       ],
+         *       "owner_email": "alice@example.com"
          *     }
          */
         ServerAccess: {
@@ -3322,6 +3351,13 @@ export interface components {
              */
             role: "owner" | "member";
             permissions: components["schemas"]["ShownMemberPermissions"];
+            /**
+             * Format: email
+             * @description On a server shared with you (`member`), the email of the account that owns it, so you know whom to ask
+             *     for a permission; absent for its owner, and in the copies of a server that events carry.
+             * @example alice@example.com
+             */
+            owner_email?: string;
         };
         /**
          * @description A member's id.
@@ -4632,6 +4668,42 @@ export interface components {
             max: number;
             /** @description The players online. */
             players: components["schemas"]["Player"][];
+        };
+        /** @description What the game answers a server-list ping (getServerStatus). */
+        ServerStatus: {
+            /**
+             * @description The message of the day, in plain text (the game's colour and style codes left out).
+             * @example Welcome to our survival world
+             */
+            motd: string;
+            /**
+             * @description The server icon as the game sends it (a 64×64 PNG, `data:image/png;base64,…`), or `null` for none.
+             * @example null
+             */
+            icon: string | null;
+            /**
+             * @description The version the game says it is, or `null` when it says none.
+             * @example 1.20.5
+             */
+            version_name: string | null;
+            /**
+             * Format: int32
+             * @description How many players the game says are online.
+             * @example 1
+             */
+            online: number;
+            /**
+             * Format: int32
+             * @description The player slots the game shows.
+             * @example 10
+             */
+            max: number;
+            /**
+             * Format: int32
+             * @description How long the game took to answer the ping, in milliseconds, from the service.
+             * @example 3
+             */
+            latency_ms: number;
         };
         /** @description A player online. */
         Player: {
@@ -6356,6 +6428,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Players"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            421: components["responses"]["MisdirectedRequest"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getServerStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The server's id. */
+                server_id: components["parameters"]["ServerIdParam"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The game's answer. */
+            200: {
+                headers: {
+                    "Access-Control-Allow-Origin": components["headers"]["Access-Control-Allow-Origin"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerStatus"];
                 };
             };
             400: components["responses"]["BadRequest"];

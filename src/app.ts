@@ -27,6 +27,7 @@ import { tokenHandlers } from './http/handlers/tokens';
 import { actionHandlers } from './http/handlers/actions';
 import { consoleHandlers } from './http/handlers/console';
 import { playerHandlers } from './http/handlers/players';
+import { statusHandlers } from './http/handlers/status';
 import { settingsHandlers } from './http/handlers/settings';
 import { metricsHandlers } from './http/handlers/metrics';
 import { accountHandlers } from './http/handlers/account';
@@ -123,6 +124,7 @@ function apiHandlers(deps: AppDeps): Handlers {
     ...actionHandlers({ idempotency, power: runtime.power }),
     ...consoleHandlers({ idempotency, consoles: runtime.consoles }),
     ...playerHandlers({ consoles: runtime.consoles, playerLists: runtime.playerLists, idempotency }),
+    ...statusHandlers({ servers, versions: deps.versions }),
     ...settingsHandlers({ settings: runtime.settings }),
     ...backupHandlers({ backups: runtime.backups, keptBackups: runtime.keptBackups }),
     ...alertHandlers({ alerts: deps.store.alerts }),

@@ -43,13 +43,14 @@ export function publicDir(): string {
 
 /**
  * Only this host, no inline code, no plugins, no framing (CSP Level 3). connect-src 'self' lets the page reach
- * /v1 and /dashboard and nothing else, so even injected markup could not send data away.
+ * /v1 and /dashboard and nothing else, so even injected markup could not send data away. img-src data: shows a
+ * game's server icon as its status ping sends it (ServerStatus.icon, a PNG `data:` URI; server-status.js).
  */
 export const DASHBOARD_CSP = [
   "default-src 'none'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self'",
+  "img-src 'self' data:",
   "connect-src 'self'",
   "form-action 'self'",
   "base-uri 'none'",

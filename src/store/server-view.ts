@@ -14,14 +14,17 @@ export const OWNER_ACCESS: ServerAccess = { role: 'owner', permissions: [...ALL_
 
 /** `access` as SQL, for a view its owner reads (and for the events its owner gets). */
 const OWNER_ACCESS_SQL = `json('${JSON.stringify(OWNER_ACCESS)}')`;
+/** The owner's email, which a member's `access` names (ServerAccess.owner_email: whom to ask for a permission). */
+const OWNER_EMAIL_SQL = `(SELECT u.email FROM users u WHERE u.id = servers.user_id)`;
 /** `access` of a member whose permissions (JSON) are bound as `@permissions`. */
-const MEMBER_ACCESS_SQL = `json_object('role', 'member', 'permissions', json(@permissions))`;
+const MEMBER_ACCESS_SQL = `json_object('role', 'member', 'permissions', json(@permissions), 'owner_email', ${OWNER_EMAIL_SQL})`;
 /**
  * `access` of the caller bound as `@user_id`, for a page of servers that holds both their own and those shared with
  * them (members.email matches the caller's account: migration 027).
  */
 const CALLER_ACCESS_SQL = `CASE WHEN user_id = @user_id THEN ${OWNER_ACCESS_SQL} ELSE json_object('role', 'member', 'permissions',
-    json((SELECT m.permissions FROM members m JOIN users u ON u.email = m.email WHERE m.server_id = servers.id AND u.id = @user_id))) END`;
+    json((SELECT m.permissions FROM members m JOIN users u ON u.email = m.email WHERE m.server_id = servers.id AND u.id = @user_id)),
+    'owner_email', ${OWNER_EMAIL_SQL}) END`;
 
 /**
  * `dns` (openapi/v1.yaml ServerDns): a subquery's JSON comes back as text, hence json() around it; null without a name or without a zone (dns_zone is empty unless DNS_ZONE is

@@ -4,7 +4,7 @@
 // confirmation), delete it.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { PHONE_DARK, dashboardPerTest, EMAIL, sizeText, waitForText } from './helpers';
+import { PHONE_DARK, dashboardPerTest, EMAIL, showSection, sizeText, waitForText } from './helpers';
 import { until } from '../helpers/wait';
 
 const ctx = dashboardPerTest({ boot: true });
@@ -19,6 +19,7 @@ test('back up, download, restore and delete a backup from the server page', asyn
 
   await page.goto(`${ctx.service.origin}/#/servers`);
   await page.getByRole('link', { name: 'Kept' }).click();
+  await showSection(page, 'Backups'); // a section of the page (sections.js)
   await page.getByRole('heading', { name: 'Backups', level: 2 }).waitFor();
   await page.getByText('No backups yet.').waitFor();
   // flying-squid backs up live (its VersionDetail.backup): said before the click.

@@ -10,7 +10,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser';
 import { startKnot, type Knot } from '../helpers/knot';
 import { until } from '../helpers/wait';
-import { DESKTOP_LIGHT, EMAIL, PHONE_DARK, expectAccessible, expectFits, expectScheme, openPage, startDashboard, waitForText, waitOnPage, type Dashboard } from './helpers';
+import { DESKTOP_LIGHT, EMAIL, PHONE_DARK, expectAccessible, expectFits, expectScheme, openPage, showSection, startDashboard, waitForText, waitOnPage, type Dashboard } from './helpers';
 
 jest.setTimeout(240_000);
 
@@ -109,7 +109,8 @@ test('a name chosen at create, refused in words, shown with its status and copie
     expect(knot.dig('blocks.play.test', 'A')).toEqual(['127.0.0.1']);
     expect(knot.dig('_minecraft._tcp.blocks.play.test', 'SRV')).toEqual([]);
 
-    // The owner renames it: a taken name is refused in words, at the field.
+    // The owner renames it (the page's Settings section, sections.js): a taken name is refused in words, at the field.
+    await showSection(d.page, 'Settings');
     const section = d.page.locator('section[aria-labelledby="dns-name-title"]');
     const rename = section.getByLabel('Name players type');
     expect(await rename.inputValue()).toBe('blocks');
@@ -125,6 +126,7 @@ test('a name chosen at create, refused in words, shown with its status and copie
       await rename.fill('cubes');
       await section.getByRole('button', { name: 'Save name' }).click();
       await waitForText(section.locator('.outcome'), /^Players can join with cubes\.play\.test:\d+ once it is published\.$/);
+      await showSection(d.page, 'Overview');
       await waitForText(d.page.locator('#dns-status'), /^pending Not published yet: the DNS server at 127\.0\.0\.1:\d+ (could not be reached|closed the connection without an answer|did not answer within \d+ ms)\. The service keeps trying\.$/, 60_000);
       expect(await d.page.locator('#player-address').inputValue()).toBe(`cubes.play.test:${luanti.address.port}`);
       const where = 'the server page with a pending name (desktop, light)';
@@ -140,6 +142,7 @@ test('a name chosen at create, refused in words, shown with its status and copie
     expect(knot.dig('blocks.play.test', 'A')).toEqual([]);
 
     // Removed (after the confirmation): the address players type goes, and so do the records.
+    await showSection(d.page, 'Settings');
     await section.getByRole('button', { name: 'Remove the name' }).click();
     await waitForText(section.locator('.outcome'), /^The name is removed\.$/);
     await d.page.locator('#player-address').waitFor({ state: 'detached' });
@@ -166,6 +169,7 @@ test('without DNS_ZONE no name is offered, in the create form or on the server p
     await p.page.goto('about:blank');
     await p.page.goto(`${s.origin}/#/servers/${id}`);
     await waitOnPage(p, p.page.locator('#server-state'));
+    await showSection(p.page, 'Settings'); // where the name's section would be
     await until('the list asked for the zone', async () => p.requests.some((u) => u.endsWith('/v1/servers?limit=1')) || undefined, 10_000);
     expect(await p.page.locator('section[aria-labelledby="dns-name-title"]').isHidden()).toBe(true);
     expect(await p.page.locator('#player-address').count()).toBe(0);

@@ -158,6 +158,11 @@ export function dashboardPerTest(options: TestAppOptions) {
   return current;
 }
 
+/** Shows one section of a server's page (src/dashboard/public/js/sections.js, issue 38 §6) by its link in the page's menu. */
+export async function showSection(page: Page, title: string) {
+  await page.getByRole('navigation', { name: 'Sections of this server' }).getByRole('link', { name: title, exact: true }).click();
+}
+
 /** Every page must fit the viewport: no horizontal scrolling (issue 29; tables become cards on a phone). */
 export async function expectFits(page: Page, where: string) {
   const { scroll, width, wide } = await page.evaluate(() => {

@@ -108,16 +108,10 @@ describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, loo
   test("a stopped Minecraft server's page: facts by name, sizes, settings with their limits, RAM up to the plan", async () => {
     const p = signedIn;
     const { page } = p;
-    await visit(p, `#/servers/${ids.survival}`, async () => {
-      await page.locator('.backup-size').first().waitFor();
-      await page.locator('#setting-max_players').waitFor();
-      await page.locator('#players-online').getByText(/Nobody/).waitFor();
-      await page.locator('#timeline li').first().waitFor();
-    });
+    await visit(p, `#/servers/${ids.survival}`, () => page.locator('#players-online').getByText(/Nobody/).waitFor());
     expect(await page.locator('#server-game').textContent()).toBe('Minecraft Java Edition 1.20');
     expect(await page.locator('#server-plan').textContent()).toBe('Micro: 512 MiB RAM · 0.5 CPU cores · 5 players · 2 GiB disk · 2 backups');
     expect(await page.locator('#server-disk').textContent()).toMatch(/^(not measured yet|[\d.]+ (B|KiB|MiB) used of 2 GiB)$/);
-    expect(await page.locator('.backup-size').first().textContent()).toBe(sizeText(backupSize));
     expect(await page.locator('#players-online').textContent()).toBe('Nobody: the server is stopped.');
     await waitForButtons(page.getByRole('group', { name: 'Actions for Survival' }), ['Start', 'Delete']);
     // Charts: the game's own tick title; the plan's memory is the RAM ceiling.
@@ -125,6 +119,11 @@ describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, loo
     const ram = page.locator('svg[data-chart="ram_bytes"]');
     expect(await ram.getAttribute('data-ceiling')).toBe(String(512 * 1024 * 1024));
     expect(await ram.locator('[data-tick="max"]').textContent()).toBe('512 MiB');
+    // The page's other sections, each at its own address (sections.js), looked at as a page of their own.
+    await visit(p, `#/servers/${ids.survival}/backups`, () => page.locator('.backup-size').first().waitFor());
+    expect(await page.locator('.backup-size').first().textContent()).toBe(sizeText(backupSize));
+    await visit(p, `#/servers/${ids.survival}/activity`, () => page.locator('#timeline li').first().waitFor());
+    await visit(p, `#/servers/${ids.survival}/settings`, () => page.locator('#setting-max_players').waitFor());
     // Settings: titles, descriptions and limits beside each field; the creation-only ones say why they are locked.
     const field = (name: string) => page.locator(`[data-field="setting-${name}"]`);
     expect(await field('view_distance').locator('label').textContent()).toBe('View distance (applies at the next start)');
@@ -141,7 +140,9 @@ describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, loo
   test("a Luanti server's page: its own tick title and a UDP address", async () => {
     const p = signedIn;
     await visit(p, `#/servers/${ids.blocks}`, () => p.page.getByRole('img', { name: /^Server steps per second/ }).waitFor());
-    expect(await p.page.locator('dl.facts').innerText()).toMatch(/:\d+ \(UDP\)/);
+    // The address is in a read-only field with its Copy button (dns-name.js addressFact), the transport beside it.
+    expect(await p.page.locator('#server-address').inputValue()).toMatch(/:\d+$/);
+    expect(await p.page.locator('dl.facts').innerText()).toContain('(UDP)');
     expect(await p.page.locator('#server-game').textContent()).toBe('Luanti 5.6.1');
     expect(await p.page.locator('svg[data-chart="ram_bytes"] [data-tick="max"]').textContent()).toBe('1 GiB');
     expect(p.consoleErrors).toEqual([]);

@@ -6,7 +6,7 @@
 // page that does not hold it still hears the events.
 import mineflayer from 'mineflayer';
 import type { Page } from 'playwright-core';
-import { DESKTOP_LIGHT, EMAIL, dashboardPerTest, waitForButtons, waitForText, waitOnPage } from './helpers';
+import { DESKTOP_LIGHT, EMAIL, dashboardPerTest, showSection, waitForButtons, waitForText, waitOnPage } from './helpers';
 import { until } from '../helpers/wait';
 
 const ctx = dashboardPerTest({
@@ -56,7 +56,7 @@ test('an open server page sends at most 20 requests a minute; two tabs and the s
   await a.page.goto(`${ctx.service.origin}/#/servers/${id}`);
   await waitOnPage(a, a.page.locator('#players-count'), { timeout: 60_000 });
   await waitForText(a.page.locator('#now-tps'), /^\d+(\.\d)?$/, 30_000);
-  await waitOnPage(a, a.page.locator('#timeline li'));
+  await waitOnPage(a, a.page.locator('#timeline li'), { state: 'attached' }); // in the Activity section, hidden (sections.js)
   await new Promise((r) => setTimeout(r, 5000)); // the last of the loading reads
   const loaded = Date.now();
   const onLoad = tabA.between(0, loaded);
@@ -85,10 +85,15 @@ test('an open server page sends at most 20 requests a minute; two tabs and the s
   bots.splice(0);
   await a.page.getByText('Nobody is playing right now.').waitFor({ timeout: 30_000 });
 
-  // A backup made by a script: both pages show it ready, from its events.
+  // A backup made by a script: both pages show it ready, from its events (in their Backups section: a jump there
+  // and back reads nothing, sections.js).
   await ctx.service.http.post(`/v1/servers/${id}/backups`).set(auth).send({ name: 'scripted' }).expect(202);
+  await showSection(a.page, 'Backups');
+  await showSection(b, 'Backups');
   await waitForText(a.page.getByRole('row', { name: /scripted/ }).locator('.backup-status'), /^ready$/, 60_000);
   await waitForText(b.getByRole('row', { name: /scripted/ }).locator('.backup-status'), /^ready$/, 60_000);
+  await showSection(a.page, 'Overview');
+  await showSection(b, 'Overview');
 
   // Tab B restarts the game: every tab follows its states; B says how it ended.
   await waitForButtons(b.getByRole('group', { name: 'Actions for Budget' }), ['Stop', 'Restart', 'Kill', 'Delete']);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import mineflayer from 'mineflayer';
 import {
-  addAccount, dashboardPerTest, EMAIL, expectAccessible, expectFits, PHONE_DARK, waitForText, waitOnPage, type Look, type TestPage,
+  addAccount, dashboardPerTest, EMAIL, expectAccessible, expectFits, PHONE_DARK, showSection, waitForText, waitOnPage, type Look, type TestPage,
 } from './helpers';
 import { until } from '../helpers/wait';
 
@@ -137,7 +137,7 @@ test('a refused create says one sentence per field about the input, counted righ
   for (const look of LOOKS) {
     const p = await ctx.open(look);
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+    await page.goto(`${ctx.service.origin}/#/servers/${id}/settings`); // a section of the page (sections.js)
     await waitOnPage(p, page.locator('#setting-view_distance'));
     await page.locator('#setting-view_distance').fill('11');
     await page.locator('#setting-max_players').fill('6');
@@ -172,6 +172,7 @@ test('a running flying-squid: live backup asks nothing, whole axis labels, one c
     expect(labels.find((l) => l.chart === 'ram_bytes' && /MiB/.test(l.text ?? ''))?.text).toBe('512 MiB');
 
     // One clock per console line: the page's; the game's own ("November 27th 2026, 14:03:07") is left out.
+    await showSection(page, 'Console');
     const log = page.getByRole('log', { name: 'Console output' });
     await waitForText(log, /World seed: \d+/, 30_000);
     const seedLine = (await log.locator('.line .text', { hasText: 'World seed:' }).first().textContent()) ?? '';
@@ -181,6 +182,7 @@ test('a running flying-squid: live backup asks nothing, whole axis labels, one c
 
     // Settings: world types by name; the seed left out at create was picked by the service, and the field shows the
     // one the game says it uses.
+    await showSection(page, 'Settings');
     const worldType = page.locator('#setting-world_type');
     await worldType.waitFor();
     expect(await worldType.locator('option:checked').textContent()).toBe('Diamond square');
@@ -193,11 +195,13 @@ test('a running flying-squid: live backup asks nothing, whole axis labels, one c
   const { page } = p;
 
   // flying-squid backs up live: the page says players stay connected, and the button asks nothing.
+  await showSection(page, 'Backups');
   await page.getByText('Players stay connected while a backup is made.').waitFor();
   await page.getByRole('button', { name: 'Back up now' }).click();
   await waitForText(page.locator('section[aria-labelledby="backups-title"] .outcome'), /is ready/, 60_000);
   expect(p.dialogs).toEqual([]);
   expect(steveEnded).toBe(false);
+  await showSection(page, 'Overview');
   await page.locator('[data-player="Steve"]').waitFor();
 
   // A kick: the player leaves the list once the game says he left (the player.left event, faa4ffd).
@@ -218,6 +222,7 @@ test('software that stops for a backup: the question says players are disconnect
   const { page } = p;
   await page.goto(`${ctx.service.origin}/#/servers/${id}`);
   await waitOnPage(p, page.locator('[data-player="Alex"]'), { timeout: 60_000 });
+  await showSection(page, 'Backups');
   await page.getByText('A running server is stopped while a backup is made: its players are disconnected.').waitFor();
   p.answer.yes = false;
   await page.getByRole('button', { name: 'Back up now' }).click();
@@ -236,7 +241,7 @@ test('a removed member is told they no longer have access, on the open page and 
   expect(added.status).toBe(201);
 
   const open = await ctx.open(PHONE_DARK, { email: MEMBER });
-  await open.page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await open.page.goto(`${ctx.service.origin}/#/servers/${id}/console`);
   await waitOnPage(open, open.page.getByRole('heading', { name: 'Together', level: 1 }));
   await open.page.getByRole('log', { name: 'Console output' }).waitFor();
 

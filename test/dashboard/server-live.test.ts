@@ -9,7 +9,7 @@
 import mineflayer from 'mineflayer';
 import {
   DESKTOP_LIGHT, LOOKS, PHONE_DARK, EMAIL, dashboardPerTest, expectAccessible, expectFits, expectOneTimeFormat, expectScheme,
-  waitForAttribute, waitForButtons, waitForText, waitOnPage, type TestPage,
+  showSection, waitForAttribute, waitForButtons, waitForText, waitOnPage, type TestPage,
 } from './helpers';
 import { until } from '../helpers/wait';
 
@@ -91,7 +91,9 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await page.getByRole('button', { name: 'Remove operator Steve' }).waitFor();
   expect((await get(`/v1/servers/${id}/players/whitelist`)).data.map((e: { name: string }) => e.name)).toEqual(['Steve']);
   expect((await get(`/v1/servers/${id}/players/operators`)).data.map((e: { name: string }) => e.name)).toEqual(['Steve']);
-  await page.locator('[data-list="operators"]').getByText('Steve').waitFor(); // the lists below follow
+  await showSection(page, 'Player lists'); // the page's sections (sections.js)
+  await page.locator('[data-list="operators"]').getByText('Steve').waitFor(); // the lists follow
+  await showSection(page, 'Overview');
   await p.screenshot('server-running');
 
   // What happened to the game and to Steve's connection, should a page below not list him.
@@ -106,8 +108,14 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
     const q = look === DESKTOP_LIGHT ? p : await ctx.open(look);
     if (q !== p) await q.page.goto(`${ctx.service.origin}/#/servers/${id}`);
     await waitOnPage(q, q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }), { timeout: 60_000, also: story });
-    await waitForText(q.page.getByRole('log', { name: 'Console output' }), /\S/);
     const where = `running server (${look.name})`;
+    // The console is a section of its own: looked at too, then back to the overview.
+    await showSection(q.page, 'Console');
+    await waitForText(q.page.getByRole('log', { name: 'Console output' }), /\S/);
+    await expectFits(q.page, `${where}, console`);
+    await expectAccessible(q.page, `${where}, console`);
+    await expectOneTimeFormat(q.page, `${where}, console`);
+    await showSection(q.page, 'Overview');
     await expectFits(q.page, where);
     await expectAccessible(q.page, where);
     await expectOneTimeFormat(q.page, where);
@@ -175,11 +183,15 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   await waitForButtons(group, ['Start', 'Delete']);
 
   // A command to a stopped server fails with the service's explanation (409), shown in the page.
+  await showSection(page, 'Console');
   await page.getByLabel('Command').fill('ping 1');
   await page.getByRole('button', { name: 'Send' }).click();
   await waitForText(page.getByRole('alert'), /Not sent: /, 10_000);
 
+  await showSection(page, 'Overview');
   await page.getByRole('button', { name: 'Delete Survival', exact: true }).click();
+  // Asked in a dialog that offers to keep its backups (delete-server.js): not kept here.
+  await page.getByRole('dialog', { name: 'Delete Survival?' }).getByRole('button', { name: 'Delete for good' }).click();
   await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor({ timeout: 60_000 });
 
   // The pages talked only to the service and logged no errors but Chromium's lines for the refused create (400)

@@ -16,7 +16,7 @@ test('settings refused at their field or saved, at every size and scheme; a whit
   for (const [i, look] of LOOKS.entries()) {
     const p = await ctx.open(look);
     const { page, consoleErrors } = p;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+    await page.goto(`${ctx.service.origin}/#/servers/${id}/settings`); // a section of the page (sections.js)
     const settings = page.locator('section[aria-labelledby="settings-title"]');
     await waitOnPage(p, page.locator('#setting-max_players'));
     const before = (await get(`/v1/servers/${id}/settings`)).values;
@@ -51,7 +51,7 @@ test('settings refused at their field or saved, at every size and scheme; a whit
 
   // Player lists: add, switch the whitelist on, remove.
   const { page, consoleErrors } = await ctx.open(DESKTOP_LIGHT);
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await page.goto(`${ctx.service.origin}/#/servers/${id}/players`);
   await page.getByRole('heading', { name: 'Whitelist', level: 3 }).waitFor();
   await page.getByLabel('Player to add to whitelist').fill('Steve');
   await page.locator('[data-list="whitelist"]').getByRole('button', { name: 'Add' }).click();
@@ -82,7 +82,7 @@ test('requests the network dropped are sent again: the page loads, gets its toke
       }
     });
   }
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await page.goto(`${ctx.service.origin}/#/servers/${id}/settings`);
   await page.locator('#setting-max_players').waitFor();
   expect(await page.locator('#server-game').textContent()).toBe('Minecraft Java Edition 1.20');
   expect(dropped.sort()).toEqual(['/dashboard/assets/js/backups.js', '/dashboard/session-token', `/v1/servers/${id}`, `/v1/servers/${id}/settings`]);

@@ -2,7 +2,7 @@
 // permission checkboxes, changes and removes members; makes a schedule with the cron helper showing the next
 // times, runs it now and reads its history; a member's dashboard shows the shared server with only the controls
 // their permissions allow. Each page is looked at as a desktop and a phone: it fits, axe finds nothing serious.
-import { addAccount, dashboardPerTest, DESKTOP_DARK, DESKTOP_LIGHT, EMAIL, expectAccessible, expectFits, PHONE_LIGHT, waitOnPage } from './helpers';
+import { addAccount, dashboardPerTest, DESKTOP_DARK, DESKTOP_LIGHT, EMAIL, expectAccessible, expectFits, PHONE_LIGHT, showSection, waitOnPage } from './helpers';
 import { until } from '../helpers/wait';
 
 // A task's second lasts 20 ms: the run's wait is real, and short.
@@ -21,7 +21,7 @@ test('the owner invites with checkboxes, changes and removes members; an email w
   const { id, auth } = await ownersServer();
   const p = await ctx.open(DESKTOP_LIGHT);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await page.goto(`${ctx.service.origin}/#/servers/${id}/members`); // a section of the page (sections.js)
   await waitOnPage(p, page.getByRole('heading', { name: 'Members', level: 2 }));
   await page.getByText('Not shared with anyone.').waitFor();
 
@@ -55,7 +55,7 @@ test('a schedule made with the cron helper, run now, its history read', async ()
   const { id, auth } = await ownersServer();
   const p = await ctx.open(PHONE_LIGHT);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await page.goto(`${ctx.service.origin}/#/servers/${id}/schedules`);
   const form = page.getByRole('form', { name: 'New schedule' });
   await waitOnPage(p, form);
   // The helper shows the service's next times for the cron in the zone; the choices write the cron
@@ -116,7 +116,8 @@ test('a member sees the shared server with only what their permissions allow', a
   expect(await listed.getByRole('button', { name: 'Delete Together' }).count()).toBe(0);
 
   await page.getByRole('link', { name: 'Together' }).click();
-  await page.getByText('Shared with you by its owner.').waitFor();
+  await page.getByText('Shared with you by owner@example.com.').waitFor(); // member-access.js
+  await showSection(page, 'Schedules');
   await page.getByRole('heading', { name: 'Schedules', level: 2 }).waitFor();
   await page.getByRole('row', { name: /Say it/ }).waitFor();
   const headings = await page.locator('main h2').allTextContents();

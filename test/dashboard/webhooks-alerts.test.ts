@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { DESKTOP_DARK, PHONE_LIGHT, dashboardPerTest, EMAIL, waitOnPage } from './helpers';
+import { DESKTOP_DARK, PHONE_LIGHT, dashboardPerTest, EMAIL, showSection, waitOnPage } from './helpers';
 import { until } from '../helpers/wait';
 
 const ctx = dashboardPerTest({ env: { WEBHOOK_ALLOW_PRIVATE: 'true' }, webhooks: { pollMs: 50 } });
@@ -75,6 +75,7 @@ test('an alert rule added on the server page fires on a crash; the timeline show
   await page.goto(`${ctx.service.origin}/#/servers`);
   await waitOnPage(p, page.getByRole('link', { name: 'Watched' }));
   await page.getByRole('link', { name: 'Watched' }).click();
+  await showSection(page, 'Alerts'); // a section of the page (sections.js)
   await waitOnPage(p, page.getByRole('heading', { name: 'Alerts', level: 2 }));
   await page.getByText('No alert rules.').waitFor();
 
@@ -84,7 +85,7 @@ test('an alert rule added on the server page fires on a crash; the timeline show
   await page.getByLabel('For (seconds)').fill('120');
   await page.getByRole('button', { name: 'Add rule' }).click();
   await page.getByRole('row', { name: /“Lag” \(tps below 15 for 120 s\)/ }).waitFor();
-  await page.getByLabel('When').selectOption('crash');
+  await page.getByLabel('When', { exact: true }).selectOption('crash');
   await page.getByRole('button', { name: 'Add rule' }).click();
   const crashRow = page.getByRole('row', { name: /^any crash/ });
   await crashRow.waitFor();
@@ -94,7 +95,7 @@ test('an alert rule added on the server page fires on a crash; the timeline show
 
   ctx.service.store.crashes.record(id, { exit_code: 1, signal: null, reason: 'exited', last_lines: [] });
   await until('the crash rule firing on the page', async () => (await crashRow.locator('.alert-state').textContent()) === 'firing', 15_000);
-  await page.locator('#timeline li[data-event-type="alert.triggered"]').waitFor({ timeout: 15_000 });
+  await page.locator('#timeline li[data-event-type="alert.triggered"]').waitFor({ timeout: 15_000, state: 'attached' }); // the Activity section
   const timeline = await page.locator('#timeline li').evaluateAll((lis) => lis.map((li) => li.getAttribute('data-event-type')));
   expect(timeline.slice(0, 2)).toEqual(['alert.triggered', 'server.crashed']); // newest first
   await p.screenshot('alerts-timeline');

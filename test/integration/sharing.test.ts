@@ -45,7 +45,7 @@ test('an invitation answers alike whether the account exists; it applies once it
   const ghost = t.token('ghost@example.com');
   const read = await t.http.get(`/v1/servers/${server}`).set(auth(ghost));
   expect(read.status).toBe(200);
-  expect(read.body.access).toEqual({ role: 'member', permissions: ['console'] });
+  expect(read.body.access).toEqual({ role: 'member', permissions: ['console'], owner_email: 'owner@example.com' });
   const after = await t.http.get(`/v1/servers/${server}/members/${b.body.id}`).set(auth(owner));
   expect(after.body).toMatchObject({ status: 'active', user_id: t.store.users.ensure('ghost@example.com').id });
   expect((await t.http.get(`/v1/servers/${server}/members/${a.body.id}`).set(auth(owner))).body.status).toBe('invited');
@@ -59,7 +59,7 @@ test('a member lists the shared server beside their own, with their access, and 
   const own = (await t.http.post('/v1/servers').set(auth(member)).send({ name: 'mine', plan: 'micro', version: 'flying-squid-1.20' })).body.id;
   const list = (await t.http.get('/v1/servers').set(auth(member))).body.data as Array<{ id: string; access: unknown }>;
   expect(list.map((s) => [s.id, s.access]).sort()).toEqual([
-    [server, { role: 'member', permissions: ['power', 'console'] }],
+    [server, { role: 'member', permissions: ['power', 'console'], owner_email: 'owner@example.com' }],
     [own, { role: 'owner', permissions: ['console', 'power', 'settings', 'players', 'backups', 'alerts', 'files'] }],
   ].sort());
   expect((await t.http.get(`/v1/servers/${other}`).set(auth(member))).status).toBe(404);

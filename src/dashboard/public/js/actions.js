@@ -6,6 +6,7 @@ import { api } from './api.js';
 import { h, announce } from './dom.js';
 import { plural } from './format.js';
 import { isLive, recorder } from './live.js';
+import { askDelete } from './delete-server.js';
 
 /**
  * How long to wait for the action's event before reading the action once (docs/dashboard-budget.md): a start may
@@ -112,14 +113,17 @@ export function powerButtons(server, out, changed, signal, deleted = changed) {
       report(`Could not ${type} ${server.name}: ${e.message}`, true);
     } finally {
       button.disabled = false;
+      // A disabled button loses the focus; given back unless the customer moved on meanwhile (issue 38 §6).
+      if (button.isConnected && document.activeElement === document.body) button.focus({ preventScroll: true });
       changed();
     }
   };
   const remove = async () => {
-    if (!confirm(`Delete ${server.name}? Its world and files are removed for good.`)) return;
+    const asked = await askDelete(server); // with the choice to keep its backups (delete-server.js)
+    if (!asked) return;
     try {
-      await api('DELETE', `/v1/servers/${server.id}`);
-      report(`Deleting ${server.name}…`, false, true);
+      await api('DELETE', `/v1/servers/${server.id}${asked.keepBackups ? '?keep_backups=true' : ''}`);
+      report(`Deleting ${server.name}…${asked.keepBackups ? ' Its backups are kept under Backups.' : ''}`, false, true);
       deleted();
     } catch (e) {
       report(`Could not delete ${server.name}: ${e.message}`, true);
@@ -132,8 +136,35 @@ export function powerButtons(server, out, changed, signal, deleted = changed) {
     'div',
     { class: 'buttons', role: 'group', 'aria-label': `Actions for ${server.name}` },
     allowed.map((type) =>
-      h('button', { type: 'button', class: type === 'kill' ? 'danger' : '', 'aria-label': `${label(type)} ${server.name}`, onclick: act(type) }, label(type)),
+      h('button', { type: 'button', class: type === 'kill' ? 'danger' : '', 'aria-label': `${label(type)} ${server.name}`, 'data-action': type, onclick: act(type) }, label(type)),
     ),
-    server.state === 'deleting' || !owner ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${server.name}`, onclick: remove }, 'Delete'),
+    server.state === 'deleting' || !owner ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${server.name}`, 'data-action': 'delete', onclick: remove }, 'Delete'),
   );
+}
+
+/** Which action's button last had the focus in each box of power buttons (keepingFocus); null once it moved on. */
+const focusedAction = new WeakMap();
+
+/**
+ * Draws a box of power buttons again (`draw()`) without dropping the keyboard focus (issue 38 §6): a redraw
+ * replaces the buttons, and the button pressed is disabled while its action runs, so keyboard users found the focus
+ * on <body>. When the focus was on one of the box's buttons, or was lost (on <body>) since it last was, it goes to
+ * the button of the same action, or, when the new state does not offer it, to the state's first (Stop after a
+ * start, Start after a stop). Focus that moved on elsewhere is left where it is.
+ */
+export function keepingFocus(box, draw) {
+  if (!focusedAction.has(box)) {
+    focusedAction.set(box, null);
+    box.addEventListener('focusin', (e) => focusedAction.set(box, e.target.dataset?.action ?? ''));
+    box.addEventListener('focusout', (e) => {
+      if (e.relatedTarget && !box.contains(e.relatedTarget)) focusedAction.set(box, null);
+    });
+  }
+  const active = document.activeElement;
+  const inside = active !== box && box.contains(active);
+  const want = inside ? (active.dataset?.action ?? '') : (!active || active === document.body) ? focusedAction.get(box) : null;
+  draw();
+  if (want === null || want === undefined) return;
+  const next = (want && box.querySelector(`button[data-action="${want}"]`)) || box.querySelector('button');
+  next?.focus({ preventScroll: true });
 }

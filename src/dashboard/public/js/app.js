@@ -1,5 +1,5 @@
 // The dashboard's entry: sign-in, the header, and a hash router (#/servers, #/servers/srv_…, #/servers/srv_…/files/…,
-// #/settings/tokens, #/settings/ssh-keys, #/settings/webhooks, #/settings/password, #/settings/two-factor).
+// #/backups, #/settings/tokens, #/settings/ssh-keys, #/settings/webhooks, #/settings/password, #/settings/two-factor).
 // Hash routes need no server routes: the service serves one page at `/`.
 import { resume, signIn, signOut, hooks, session, ApiError, SignedOut, busyText } from './api.js';
 import { h, fill, announce, errorBox } from './dom.js';
@@ -14,13 +14,15 @@ import { passwordView } from './password.js';
 import { twoFactorView } from './two-factor.js';
 import { secondFactorView } from './sign-in-factor.js';
 import { goneView, isGone } from './gone.js';
+import { keptBackupsView } from './kept-backups.js';
 
 // The modules loaded: the reloads boot.js made after a dropped module start counting again.
 sessionStorage.removeItem('gsh-dashboard-reloads');
 
 const main = document.getElementById('main');
 const ROUTES = [
-  [/^#\/servers\/(srv_[0-9A-Za-z]+)$/, serverView, 'Server'],
+  // A server's page and its sections (#/servers/srv_…/console: sections.js); its files are a page of their own.
+  [/^#\/servers\/(srv_[0-9A-Za-z]+)(?:\/(?!files$)([a-z-]+))?$/, serverView, 'Server'],
   [/^#\/servers\/(srv_[0-9A-Za-z]+)\/files(?:\/(.*))?$/, filesView, 'Files'],
   [/^#\/settings\/tokens$/, tokensView, 'API tokens'],
   [/^#\/settings\/ssh-keys$/, sshKeysView, 'SSH keys'],
@@ -28,8 +30,10 @@ const ROUTES = [
   [/^#\/settings\/password$/, passwordView, 'Password'],
   [/^#\/settings\/two-factor$/, twoFactorView, 'Two-factor'],
   [/^#\/servers$/, serversView, 'Servers'],
+  [/^#\/backups$/, keptBackupsView, 'Kept backups'],
 ];
 let current = null; // AbortController of the shown view: ends its polling and streams when it is left
+let within = null; // the shown view's moves within itself (a server page's sections): true when it took the hash
 
 function showChrome(signedIn) {
   document.getElementById('nav').hidden = !signedIn;
@@ -40,6 +44,7 @@ function showChrome(signedIn) {
 function leave() {
   current?.abort();
   current = null;
+  within = null;
 }
 
 async function route() {
@@ -47,6 +52,7 @@ async function route() {
     if (location.hash === '') location.replace('#/servers');
     return; // in-page anchors such as the skip link are not routes
   }
+  if (within?.(location.hash)) return; // shown without reading the page again
   const [pattern, view, title] = ROUTES.find(([p]) => p.test(location.hash)) ?? [];
   if (!view) return void location.replace('#/servers');
   leave();
@@ -59,7 +65,8 @@ async function route() {
   document.title = `${title} · Dashboard`;
   fill(main, h('p', { class: 'muted' }, 'Loading…'));
   try {
-    await view(main, signal, ...location.hash.match(pattern).slice(1));
+    const shown = await view(main, signal, ...location.hash.match(pattern).slice(1));
+    if (!signal.aborted) within = shown?.within ?? null;
     // Move focus to the new page's heading, so screen readers announce the page change (as a full load would).
     const heading = signal.aborted ? null : main.querySelector('h1');
     heading?.setAttribute('tabindex', '-1');

@@ -91,6 +91,22 @@ async function copy(text, input) {
   }
 }
 
+/** `text` in a read-only field with a Copy button beside it (the address, the name players type). */
+export function copyField(id, text, label) {
+  const input = h('input', { id, readonly: true, value: text, class: 'copy-value', spellcheck: 'false', autocomplete: 'off', 'aria-label': label });
+  const button = h('button', { type: 'button', class: 'quiet', 'aria-label': `Copy ${text}` }, 'Copy');
+  button.addEventListener('click', () => copy(text, input));
+  return h('div', { class: 'copy-field' }, input, button);
+}
+
+/** The server's game address (host:port) to copy, with the transport when it is not TCP; '–' without one. */
+export function addressFact(address) {
+  if (!address) return '–';
+  const field = copyField('server-address', `${address.host}:${address.port}`, 'Game address');
+  if (address.transport === 'udp') field.append(h('span', { class: 'muted' }, ' (UDP)'));
+  return field;
+}
+
 /** An update's error (src/dns/updater.ts) without the system's own code at its end (": connect ECONNREFUSED …"). */
 const plain = (error) => error.replace(/: (connect|read|write|getaddrinfo) E[A-Z]+\b.*$/, '').replace(/\.$/, '');
 
@@ -100,9 +116,6 @@ const plain = (error) => error.replace(/: (connect|read|write|getaddrinfo) E[A-Z
  */
 export function playerAddressFact(server) {
   const text = playerAddress(server);
-  const input = h('input', { id: 'player-address', readonly: true, value: text, class: 'copy-value', spellcheck: 'false', autocomplete: 'off', 'aria-label': 'Address players type' });
-  const button = h('button', { type: 'button', class: 'quiet', 'aria-label': `Copy ${text}` }, 'Copy');
-  button.addEventListener('click', () => copy(text, input));
   const { status, error } = server.dns;
   const state = status === 'published'
     ? h('span', { class: 'badge dns-published' }, 'published')
@@ -113,7 +126,7 @@ export function playerAddressFact(server) {
       ? `Not published yet: ${plain(error)}. The service keeps trying.`
       : 'Being published: players can use it in a few seconds.';
   return h('div', { class: 'player-address' },
-    h('div', { class: 'copy-field' }, input, button),
+    copyField('player-address', text, 'Address players type'),
     h('p', { class: 'dns-status', id: 'dns-status' }, state, ' ', why));
 }
 

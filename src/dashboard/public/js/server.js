@@ -7,8 +7,8 @@
 import { api, follow } from './api.js';
 import { h, fill, announce, errorBox, field } from './dom.js';
 import { fmtMiB, timeEl } from './format.js';
-import { powerButtons } from './actions.js';
-import { addressText, stateBadge } from './servers.js';
+import { keepingFocus, powerButtons } from './actions.js';
+import { stateBadge } from './servers.js';
 import { catalog, planFigures, planName, versionName } from './catalog.js';
 import { metricsSection } from './metrics.js';
 import { playersSection } from './players.js';
@@ -21,9 +21,15 @@ import { membersSection } from './members.js';
 import { schedulesSection } from './schedules.js';
 import { actorText } from './format.js';
 import { showStreamNote, whenChanged } from './live.js';
-import { dnsNameSection, playerAddressFact } from './dns-name.js';
+import { addressFact, dnsNameSection, playerAddressFact } from './dns-name.js';
+import { manageSection } from './server-manage.js';
+import { crashesSection } from './crashes.js';
+import { statusSection } from './server-status.js';
+import { accessSection, missingPowerNote } from './member-access.js';
 import { withoutClock } from './game-text.js';
 import { goneView, isGone } from './gone.js';
+import { sectionMenu } from './sections.js';
+import { lineLevel } from './console-level.js';
 
 const CONSOLE_KEEP = 1000;
 
@@ -42,17 +48,31 @@ export async function serverView(main, signal, id) {
   // A member removed (or the server deleted) while the page is open: its streams end at once and ask again to a 404.
   const gone = () => signal.aborted || goneView(main);
   const metrics = metricsSection(id, signal, { game: version?.game, plan, gone });
-  const data = [
-    server.access.role === 'owner' && dnsNameSection(server, (s) => show(s)),
-    may('settings') && settingsSection(server), lists?.el, may('backups') && backupsSection(server, signal, () => current.server),
-    may('alerts') && alertsSection(server, signal), schedulesSection(server, signal), activitySection(server, signal),
-    server.access.role === 'owner' && membersSection(server),
-  ];
-  const shared = server.access.role === 'member' ? h('p', { class: 'muted', id: 'shared-note' }, 'Shared with you by its owner.') : null;
-  // The file manager is a page of its own (files.js); a member without `files` is told there why it is closed.
-  const filesLink = h('p', { class: 'server-links' }, h('a', { href: `#/servers/${id}/files` }, 'Files'), may('files') ? ': browse, upload, edit, import a world, SFTP' : null);
-  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, shared, facts, buttons, outcome, filesLink, players?.el, metrics.el,
-    may('console') && consoleSection(id, signal, gone), ...data);
+  // Rename, plan, idle stop, automatic backups (server-manage.js); the server-list preview (server-status.js).
+  const manage = server.access.role === 'owner' ? manageSection(cat, server, (s) => show(s)) : null;
+  const preview = statusSection(server, version?.game);
+  const shared = server.access.role === 'member' ? accessSection(server) : null; // whose it is, what the reader may do
+  const owner = server.access.role === 'owner';
+  // The page's sections in menu order (sections.js, issue 38 §6): a new section is one entry here. The first is what
+  // #/servers/srv_… shows (state, controls, who plays, how it runs); each other has its own address,
+  // #/servers/srv_…/<key>. The file manager is a page of its own (files.js); a member without `files` is told there
+  // why it is closed.
+  const menu = sectionMenu(`#/servers/${id}`, [
+    { key: 'overview', title: 'Overview', content: [shared, facts, buttons, outcome, preview?.el, players?.el, metrics.el] },
+    { key: 'console', title: 'Console', content: [may('console') && consoleSection(id, signal, gone)] },
+    { key: 'crashes', title: 'Crashes', content: [may('console') && crashesSection(server, signal)] },
+    { key: 'players', title: 'Player lists', content: [lists?.el] },
+    { key: 'settings', title: 'Settings', content: [owner && dnsNameSection(server, (s) => show(s)), may('settings') && settingsSection(server, { latest: () => current.server, signal })] },
+    { key: 'backups', title: 'Backups', content: [may('backups') && backupsSection(server, signal, () => current.server)] },
+    { key: 'schedules', title: 'Schedules', content: [schedulesSection(server, signal)] },
+    { key: 'activity', title: 'Activity', content: [activitySection(server, signal)] },
+    { key: 'alerts', title: 'Alerts', content: [may('alerts') && alertsSection(server, signal)] },
+    { key: 'manage', title: 'Manage', content: [manage?.el] },
+    { key: 'members', title: 'Members', content: [owner && membersSection(server)] },
+    { key: 'files', title: 'Files', href: `#/servers/${id}/files` },
+  ], { home: heading, label: 'Sections of this server', signal });
+  fill(main, h('p', {}, h('a', { href: '#/servers' }, '← All servers')), heading, menu.nav, menu.panels);
+  menu.show(location.hash, false);
   document.title = `${server.name} · Dashboard`;
 
   let shown = '';
@@ -64,26 +84,29 @@ export async function serverView(main, signal, id) {
   const show = (s) => {
     current.server = s;
     players?.update(s);
+    manage?.update(s);
+    preview?.update(s);
     clearTimeout(dnsRetry);
     if (s.dns?.status === 'pending' && !signal.aborted) {
       dnsRetry = setTimeout(() => refresh().catch(() => undefined), dnsWaitMs);
       dnsWaitMs = Math.min(dnsWaitMs * 2, 60_000);
     } else dnsWaitMs = 5000;
-    const key = JSON.stringify([s.name, s.state, s.address, s.dns, s.disk_used_mb]);
+    const key = JSON.stringify([s.name, s.state, s.address, s.dns, s.disk_used_mb, s.plan]);
+    const plan = cat.plan(s.plan); // a new plan shows at once (server-manage.js)
     if (key === shown) return;
     shown = key;
     heading.textContent = s.name;
     if (s.state !== 'running') metrics.notRunning(); // the stream sends nothing then; do not show a stale "now"
     fill(facts,
       h('dt', {}, 'State'), h('dd', { id: 'server-state' }, stateBadge(s.state)),
-      h('dt', {}, 'Address'), h('dd', {}, addressText(s.address)),
+      h('dt', {}, 'Address'), h('dd', {}, addressFact(s.address)),
       s.dns && [h('dt', {}, 'Players type'), h('dd', { id: 'server-dns' }, playerAddressFact(s))],
       h('dt', {}, 'Game'), h('dd', { id: 'server-game' }, versionName(cat, s.version)),
       h('dt', {}, 'Plan'), h('dd', { id: 'server-plan' }, plan ? `${plan.name}: ${planFigures(plan)}` : planName(cat, s.plan)),
       h('dt', {}, 'Disk'), h('dd', { id: 'server-disk' }, s.disk_used_mb === null ? 'not measured yet' : `${fmtMiB(s.disk_used_mb)} used${plan ? ` of ${fmtMiB(plan.disk_mb)}` : ''}`),
       h('dt', {}, 'Created'), h('dd', {}, timeEl(s.created_at)));
     const changed = () => refresh().catch((e) => announce(e.message, true));
-    fill(buttons, powerButtons(s, outcome, changed, signal, () => (location.hash = '#/servers')));
+    keepingFocus(buttons, () => fill(buttons, powerButtons(s, outcome, changed, signal, () => (location.hash = '#/servers')), missingPowerNote(s)));
   };
   async function refresh() {
     try {
@@ -101,6 +124,7 @@ export async function serverView(main, signal, id) {
     delayMs: 300, fallbackMs: 30_000, failed: (e) => announce(e.message, true),
   });
   await metrics.start();
+  return { within: (hash) => menu.show(hash) }; // a jump between sections is not a new page (app.js)
 }
 
 function consoleSection(id, signal, gone) {
@@ -108,15 +132,19 @@ function consoleSection(id, signal, gone) {
   const error = h('div');
   const note = h('p', { class: 'muted', id: 'console-note', role: 'status', hidden: true });
   const input = h('input', { id: 'console-command', name: 'command', required: true, maxlength: 1000, autocomplete: 'off' });
-  const form = h('form', { class: 'row' }, field('Command', input), h('button', { type: 'submit' }, 'Send'));
+  const form = h('form', { class: 'row console-form' }, field('Command', input), h('button', { type: 'submit' }, 'Send'));
 
+  // Follow the tail unless the reader scrolled up; judged when they scroll, since a hidden section has no size.
+  let following = true;
+  log.addEventListener('scroll', () => (following = log.scrollHeight - log.scrollTop - log.clientHeight < 40));
   const add = (line) => {
-    const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
     const by = line.stream === 'input' && line.actor ? h('span', { class: 'by' }, actorText(line.actor)) : null;
     // One clock per line, the page's (in the reader's zone): the game's own is left out (game-text.js).
-    log.append(h('div', { class: `line ${line.stream}` }, timeEl(line.at, true), by, h('span', { class: 'text' }, withoutClock(line.text))));
+    const text = withoutClock(line.text);
+    const level = line.stream === 'input' ? null : lineLevel(text); // errors and warnings marked (console-level.js)
+    log.append(h('div', { class: `line ${line.stream}${level ? ` level-${level}` : ''}` }, timeEl(line.at, true), by, h('span', { class: 'text' }, text)));
     while (log.childElementCount > CONSOLE_KEEP) log.firstElementChild.remove();
-    if (atBottom) log.scrollTop = log.scrollHeight; // follow the tail unless the reader scrolled up
+    if (following) log.scrollTop = log.scrollHeight;
   };
 
   form.addEventListener('submit', async (event) => {
@@ -138,5 +166,7 @@ function consoleSection(id, signal, gone) {
       showStreamNote(note, 'New console lines'));
   })().catch((e) => (isGone(e) ? gone() : error.replaceChildren(errorBox(`The console stopped: ${e.message}`))));
 
-  return h('section', { 'aria-labelledby': 'console-title' }, h('h2', { id: 'console-title' }, 'Console'), note, log, form, error);
+  const section = h('section', { 'aria-labelledby': 'console-title' }, h('h2', { id: 'console-title' }, 'Console'), note, log, form, error);
+  section.addEventListener('section-shown', () => following && (log.scrollTop = log.scrollHeight)); // sections.js
+  return section;
 }

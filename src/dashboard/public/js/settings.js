@@ -9,6 +9,8 @@ import { catalog, versionDetail } from './catalog.js';
 import { plural } from './format.js';
 import { fieldsMarked, sayAs } from './problems.js';
 import { valueName } from './game-text.js';
+import { offerRestart } from './restart-offer.js';
+import { whenChanged } from './live.js';
 
 /** Words people use for setting names without a schema `title` (JSON Schema draft-07 §10.1). */
 const WORDS = { motd: 'MOTD', pvp: 'PvP', gamemode: 'Game mode' };
@@ -74,12 +76,29 @@ function read(d, el) {
   return el.value;
 }
 
-export function settingsSection(server) {
+/**
+ * `latest()` gives the server as last read and `signal` ends with the page: with both, what waits for a restart
+ * (ServerSettings.restart_pending) is offered a "Restart now" (restart-offer.js), looked at again when the server's
+ * state changes while something waits.
+ */
+export function settingsSection(server, { latest = () => server, signal = null } = {}) {
   const body = h('div');
   const outcome = h('div', { class: 'outcome' });
+  const offer = h('div');
   (async () => {
     const [version, current, cat] = await Promise.all([versionDetail(server.version), api('GET', `/v1/servers/${server.id}/settings`), catalog()]);
     if (!version.settings.length) return fill(body, h('p', { class: 'muted' }, 'This software has no settings.'));
+    const titles = (names) => names.map((n) => settingTitle(version.settings.find((d) => d.name === n) ?? { name: n, schema: {} }));
+    let pending = current.restart_pending;
+    const showPending = () => signal && offerRestart(offer, titles(pending), latest, signal, () => (pending = []));
+    showPending();
+    if (signal) {
+      whenChanged(signal, (e) => pending.length > 0 && e.server_id === server.id && e.type === 'server.state_changed', async () => {
+        if (!pending.length) return; // the slow reads while events are down (live.js) cost nothing then
+        pending = (await api('GET', `/v1/servers/${server.id}/settings`)).restart_pending;
+        showPending();
+      }, { fallbackMs: 120_000 });
+    }
     const plan = cat.plan(server.plan);
     const fields = version.settings.map((d) => [d, settingField(d, current.values[d.name], plan)]);
     const controls = new Map(fields.map(([d, f]) => [`/body/${d.name}`, f.control]));
@@ -96,10 +115,12 @@ export function settingsSection(server) {
       try {
         const saved = await api('PATCH', `/v1/servers/${server.id}/settings`, changes);
         Object.assign(current.values, saved.values);
-        const pending = saved.restart_pending.map((n) => settingTitle(version.settings.find((d) => d.name === n) ?? { name: n, schema: {} }));
-        const text = `Settings saved.${pending.length ? ` ${pending.join(', ')} ${pending.length === 1 ? 'applies' : 'apply'} at the next start.` : ''}`;
+        const waiting = titles(saved.restart_pending);
+        const text = `Settings saved.${waiting.length ? ` ${waiting.join(', ')} ${waiting.length === 1 ? 'applies' : 'apply'} at the next start.` : ''}`;
         outcome.replaceChildren(h('span', {}, text));
         announce(text);
+        pending = saved.restart_pending;
+        showPending();
       } catch (e) {
         const left = showFieldErrors(form, controls, e.problem?.errors ?? []);
         const n = left.length ? 0 : fieldsMarked(form); // one per setting, however many rules its value broke
@@ -109,5 +130,5 @@ export function settingsSection(server) {
     });
     fill(body, form);
   })().catch((e) => outcome.replaceChildren(errorBox(`Could not load the settings: ${e.message}`)));
-  return h('section', { 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings'), body, outcome);
+  return h('section', { 'aria-labelledby': 'settings-title' }, h('h2', { id: 'settings-title' }, 'Settings'), body, outcome, offer);
 }

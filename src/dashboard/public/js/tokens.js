@@ -20,8 +20,8 @@ export async function tokensView(main) {
     main,
     h('h1', {}, 'API tokens'),
     h('p', { class: 'muted' }, 'Tokens let scripts and SDKs use the API: send one as “Authorization: Bearer <token>”.'),
+    reveal, // above the form, so a new secret shows where the page starts, not below a phone's fold (issue 38 §6)
     createForm(reveal, () => refresh()),
-    reveal,
     h('section', { 'aria-labelledby': 'token-list' }, h('h2', { id: 'token-list' }, 'Your tokens'), outcome, listBox),
   );
 
@@ -93,9 +93,12 @@ function createForm(reveal, created) {
   return form;
 }
 
-/** The secret, shown once: it lives only in this element until "Done" removes it. */
+/**
+ * The secret, shown once: it lives only in this element until "Done" removes it. It gets the focus, and the box is
+ * scrolled into view whole, so it is seen and can be copied without scrolling (issue 38 §6).
+ */
 function showOnce(reveal, token) {
-  const secret = h('code', { id: 'new-token', class: 'secret' }, token.token);
+  const secret = h('code', { id: 'new-token', class: 'secret', tabindex: -1, 'aria-describedby': 'new-token-once' }, token.token);
   const copy = h('button', { type: 'button', onclick: async () => {
     try {
       await navigator.clipboard.writeText(token.token);
@@ -108,9 +111,13 @@ function showOnce(reveal, token) {
   } }, 'Copy');
   const box = h('section', { class: 'card reveal', 'aria-labelledby': 'new-token-title' },
     h('h2', { id: 'new-token-title', tabindex: -1 }, `New token “${token.name}”`),
-    h('p', {}, h('strong', {}, 'Copy it now: it is shown only this once.')),
+    h('p', { id: 'new-token-once' }, h('strong', {}, 'Copy it now: it is shown only this once.')),
     h('p', { class: 'row' }, secret, copy),
-    h('button', { type: 'button', onclick: () => reveal.replaceChildren() }, 'Done'));
+    h('button', { type: 'button', onclick: () => {
+      reveal.replaceChildren();
+      document.getElementById('token-name')?.focus(); // not lost to <body> with the box
+    } }, 'Done'));
   fill(reveal, box);
-  box.querySelector('h2').focus();
+  box.scrollIntoView({ block: 'nearest' });
+  secret.focus({ preventScroll: true });
 }
