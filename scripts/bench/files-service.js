@@ -21,7 +21,11 @@ async function main() {
       process.exit(0);
     }
   });
-  process.send({ type: 'listening', port: service.http.address().port, token });
+  // Whether ssh2 runs its ciphers in its own binding (lib/protocol/crypto/build, compiled at its install for the Node
+  // that ran the install) or, where that binding does not load in this Node, through node:crypto per packet: SFTP
+  // takes about twice as long then (BENCHMARKS.md §13).
+  const ssh2Native = require('ssh2/lib/protocol/crypto.js').bindingAvailable;
+  process.send({ type: 'listening', port: service.http.address().port, token, ssh2Native });
 }
 
 main().catch((err) => {

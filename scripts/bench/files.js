@@ -5,6 +5,9 @@
  * startService, HTTP and SFTP on 127.0.0.1, RUNTIME=local), so its CPU and memory are its own.
  * - API upload and download of a `mb` MB file (random bytes) vs `cp` of the same file on the same disk; rounds
  *   alternated, medians; ratio = cp's time ÷ the API's (target ≥ 0.7). The client streams from and to a file.
+ *   In the same rounds, the ceiling of any Node.js HTTP server here: a minimal node:http server (files-ceiling.js,
+ *   its own child process) piping the body into a file and the file into the answer, once with Node's default
+ *   stream buffers and once with 1 MiB ones; its time ÷ cp's, and ours ÷ its.
  * - SFTP `put` and `get` of the same file with OpenSSH's `sftp` client: our server vs OpenSSH's own sftp-server
  *   behind an sshd started here on loopback (Debian's openssh-server: /usr/sbin/sshd, /usr/lib/openssh/sftp-server),
  *   both with the same cipher (aes128-gcm@openssh.com) and key login; ratio = OpenSSH's time ÷ ours (target ≥ 0.5).
@@ -32,6 +35,8 @@ const SSHD_PORT = 28951;
 const SSHD = '/usr/sbin/sshd';
 const SFTP_SERVER = '/usr/lib/openssh/sftp-server';
 const CIPHER = 'aes128-gcm@openssh.com';
+/** The stream buffers of the tuned ceiling (files-ceiling.js), the size the service's file streams use. */
+const CEILING_BUFFER = 1024 * 1024;
 
 /** A file of `mb` MB of random bytes. */
 function randomFile(file, mb) {
@@ -67,6 +72,18 @@ const cpMs = (a, b) => {
   return msSince(t0);
 };
 
+/**
+ * The ceiling of an HTTP transfer here: a minimal node:http server in a child process (files-ceiling.js) piping
+ * the body into a file and a file into the answer, its streams' buffers `buffer` bytes or Node's `default`.
+ */
+async function startCeiling(dir, buffer) {
+  const folder = fs.mkdtempSync(path.join(dir, 'ceiling-'));
+  const child = fork(path.join(__dirname, 'files-ceiling.js'), [folder, String(buffer)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port } = await nextMessage(child, (m) => m.type === 'listening', 30_000);
+  return { name: buffer === 'default' ? 'node_default' : `node_${buffer / 1024}k`, child, port, folder, up: [], down: [] };
+}
+
+/** Ours, `cp` and each bare Node.js ceiling in turn every round; medians; ratios of ours to `cp` and to each ceiling. */
 async function apiTransfers(s, id, mb, rounds) {
   const src = path.join(s.work, 'big.bin');
   const up = [];
@@ -74,21 +91,31 @@ async function apiTransfers(s, id, mb, rounds) {
   const cpUp = [];
   const cpDown = [];
   const game = path.join(s.dir, 'servers', id);
-  for (let r = 0; r < rounds; r++) {
-    up.push(await transfer(s.port, s.token, 'PUT', `/v1/servers/${id}/files/content?path=big-${r}.bin`, { from: src }));
-    cpUp.push(cpMs(src, path.join(game, `cp-${r}.bin`)));
-    down.push(await transfer(s.port, s.token, 'GET', `/v1/servers/${id}/files/content?path=big-${r}.bin`, { to: path.join(s.work, 'down.bin') }));
-    cpDown.push(cpMs(path.join(game, `big-${r}.bin`), path.join(s.work, 'cp-down.bin')));
-    if (!fs.readFileSync(path.join(s.work, 'down.bin')).equals(fs.readFileSync(src))) throw new Error('the download differs from the upload');
-    for (const f of [`big-${r}.bin`, `cp-${r}.bin`]) fs.rmSync(path.join(game, f));
+  const ceilings = [await startCeiling(s.dir, 'default'), await startCeiling(s.dir, CEILING_BUFFER)];
+  try {
+    for (let r = 0; r < rounds; r++) {
+      up.push(await transfer(s.port, s.token, 'PUT', `/v1/servers/${id}/files/content?path=big-${r}.bin`, { from: src }));
+      cpUp.push(cpMs(src, path.join(game, `cp-${r}.bin`)));
+      down.push(await transfer(s.port, s.token, 'GET', `/v1/servers/${id}/files/content?path=big-${r}.bin`, { to: path.join(s.work, 'down.bin') }));
+      cpDown.push(cpMs(path.join(game, `big-${r}.bin`), path.join(s.work, 'cp-down.bin')));
+      if (!fs.readFileSync(path.join(s.work, 'down.bin')).equals(fs.readFileSync(src))) throw new Error('the download differs from the upload');
+      for (const f of [`big-${r}.bin`, `cp-${r}.bin`]) fs.rmSync(path.join(game, f));
+      for (const c of ceilings) {
+        c.up.push(await transfer(c.port, s.token, 'PUT', `/big-${r}.bin`, { from: src }));
+        c.down.push(await transfer(c.port, s.token, 'GET', `/big-${r}.bin`, { to: path.join(s.work, 'down.bin') }));
+        fs.rmSync(path.join(c.folder, `big-${r}.bin`));
+      }
+    }
+  } finally {
+    for (const c of ceilings) await stopChild(c.child, 5_000);
   }
   const u = median(up);
   const d = median(down);
-  return {
-    mb,
-    upload: { api_ms: u, cp_ms: median(cpUp), api_mb_s: mb / (u / 1000), ratio: median(cpUp) / u },
-    download: { api_ms: d, cp_ms: median(cpDown), api_mb_s: mb / (d / 1000), ratio: median(cpDown) / d },
-  };
+  const side = (ms, cp, key) => ({
+    api_ms: ms, cp_ms: cp, api_mb_s: mb / (ms / 1000), ratio: cp / ms,
+    ceilings: Object.fromEntries(ceilings.map((c) => [c.name, { ms: median(c[key]), mb_s: mb / (median(c[key]) / 1000), of_cp: cp / median(c[key]), ours_of_it: median(c[key]) / ms }])),
+  });
+  return { mb, upload: side(u, median(cpUp), 'up'), download: side(d, median(cpDown), 'down') };
 }
 
 /** An sshd of our own on loopback serving OpenSSH's sftp-server, logging in `key` as this user; null without one. */
@@ -239,7 +266,7 @@ async function runFiles({ mb = 200, rounds = 3, files = 10_000, listRounds = 51,
   const work = tempDir('files-client');
   const child = fork(path.join(__dirname, 'files-service.js'), [dir, String(SFTP_PORT)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   try {
-    const { port, token } = await nextMessage(child, (m) => m.type === 'listening', 180_000);
+    const { port, token, ssh2Native } = await nextMessage(child, (m) => m.type === 'listening', 180_000);
     const s = { dir, work, port, token, pid: child.pid, api: client(port, token) };
     const id = (await s.api('POST', '/v1/servers', { name: 'bench-files', plan: 'large', version: 'flying-squid-1.20' })).id;
     await waitFor(async () => (await s.api('GET', `/v1/servers/${id}`)).state === 'stopped', 120_000, 'the install', 100);
@@ -248,9 +275,13 @@ async function runFiles({ mb = 200, rounds = 3, files = 10_000, listRounds = 51,
     randomFile(path.join(work, 'big.bin'), mb);
 
     const api = await apiTransfers(s, id, mb, rounds);
-    console.log(`  API ${mb} MB: upload ${fmt(api.upload.api_mb_s)} MB/s (cp ${fmt(api.upload.cp_ms)} ms vs ${fmt(api.upload.api_ms)} ms, ratio ${fmt(api.upload.ratio, 2)}), download ${fmt(api.download.api_mb_s)} MB/s (ratio ${fmt(api.download.ratio, 2)})`);
+    for (const [way, x] of [['upload', api.upload], ['download', api.download]]) {
+      const bare = Object.entries(x.ceilings).map(([name, c]) => `${name} ${fmt(c.ms)} ms (${fmt(c.of_cp, 2)} of cp; ours ${fmt(c.ours_of_it, 2)} of it)`).join(', ');
+      console.log(`  API ${mb} MB ${way}: ${fmt(x.api_ms)} ms, ${fmt(x.api_mb_s)} MB/s; cp ${fmt(x.cp_ms)} ms, ratio ${fmt(x.ratio, 2)}; bare Node: ${bare}`);
+    }
     const sftp = await sftpTransfers(s, id, mb, rounds);
-    if (sftp) console.log(`  SFTP ${mb} MB: put ${fmt(sftp.put.ours_mb_s)} vs OpenSSH ${fmt(sftp.put.openssh_mb_s)} MB/s (ratio ${fmt(sftp.put.ratio, 2)}), get ${fmt(sftp.get.ours_mb_s)} vs ${fmt(sftp.get.openssh_mb_s)} MB/s (ratio ${fmt(sftp.get.ratio, 2)})`);
+    if (sftp) sftp.ssh2_native_crypto = ssh2Native;
+    if (sftp) console.log(`  SFTP ${mb} MB (ssh2's crypto binding ${ssh2Native ? 'loaded' : 'NOT loaded: node:crypto per packet'}): put ${fmt(sftp.put.ours_mb_s)} vs OpenSSH ${fmt(sftp.put.openssh_mb_s)} MB/s (ratio ${fmt(sftp.put.ratio, 2)}), get ${fmt(sftp.get.ours_mb_s)} vs ${fmt(sftp.get.openssh_mb_s)} MB/s (ratio ${fmt(sftp.get.ratio, 2)})`);
     const list = await listing(s, id, files, listRounds);
     console.log(`  list ${files} files: p50 ${fmt(list.limit_100.p50_ms, 1)} ms (limit 100), ${fmt(list.limit_1000.p50_ms, 1)} ms (limit 1000)`);
     const imported = await worldImport(s, id, zipMb, importRounds);

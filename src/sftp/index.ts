@@ -26,9 +26,22 @@ export function buildSftp(dataDir: string, parts: SftpParts, log: Logger, sweepM
   const blob = Buffer.from(key.publicKey.split(' ')[1] ?? '', 'base64');
   const fingerprint = `SHA256:${crypto.createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
   const { users, tokens, sshKeys, members } = parts.store;
+  if (!ssh2CryptoBinding()) {
+    log.warn('ssh2 runs its ciphers through node:crypto: its own binding was not built for this Node; SFTP transfers take about twice as long (BENCHMARKS.md §13: npm rebuild ssh2 with this Node)', { node: process.version });
+  }
   const sftp = createSftpServer({
     hostKey: key.privateKey, users, tokens, sshKeys, members, files: parts.files, actors: parts.actors, log,
     stagingDir: path.join(dataDir, 'tmp', 'sftp'), maxBytes: MAX_FILE_BYTES, sweepMs,
   });
   return { sftp, fingerprint };
+}
+
+/**
+ * Whether ssh2's optional crypto binding loaded (compiled by its install script for the Node that ran `npm
+ * install`); without it ssh2 makes a node:crypto cipher for every packet. ssh2 says so in `bindingAvailable` of its
+ * crypto module, which its typings leave out.
+ */
+function ssh2CryptoBinding(): boolean {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- ssh2's crypto module has no typings and no ES export
+  return (require('ssh2/lib/protocol/crypto.js') as { bindingAvailable?: boolean }).bindingAvailable === true;
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../log';
 import type { FileEntry } from '../runtime/host/storage';
 import type { Reservation } from '../runtime/services/file-guards';
 import type { Files } from '../runtime/services/files';
+import type { BatchedWrites } from './write-batches';
 
 /** SFTP's status codes and open flags (draft-ietf-secsh-filexfer-02 §7, §6.3), as ssh2 names them. */
 export const { STATUS_CODE: S, OPEN_MODE: M } = utils.sftp;
@@ -25,8 +26,11 @@ export interface SessionDeps {
   maxBytes: number;
 }
 
-/** `room`: the staged bytes held in the server's disk as they come (the plan's disk counts them before the upload). */
-export type WriteHandle = { kind: 'write'; path: string; staging: string; fd: fs.promises.FileHandle; headers: Record<string, string>; dirty: boolean; append: boolean; end: number; room: Reservation };
+/**
+ * `room`: the staged bytes held in the server's disk as they come (the plan's disk counts them before the upload);
+ * `writes`: the staged file's writes, batched (write-batches.ts).
+ */
+export type WriteHandle = { kind: 'write'; path: string; staging: string; fd: fs.promises.FileHandle; writes: BatchedWrites; headers: Record<string, string>; dirty: boolean; append: boolean; end: number; room: Reservation };
 export type Handle =
   | { kind: 'dir'; path: string; cursor: string | null; done: boolean }
   | { kind: 'read'; path: string; stream: Readable | null; at: number; queue: Promise<unknown> }

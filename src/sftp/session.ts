@@ -47,6 +47,7 @@ async function endSession(s: Session): Promise<void> {
     if (h.kind === 'read') h.stream?.destroy();
     if (h.kind === 'write') {
       h.room.release();
+      await h.writes.idle();
       await h.fd.close().catch(() => undefined);
       await fs.promises.rm(h.staging, { force: true });
     }

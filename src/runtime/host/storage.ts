@@ -125,6 +125,13 @@ export interface ServerStorage {
    * reader never sees half a file and a failure leaves the old one. Rejects if `content` ends early or errors.
    */
   fileWrite(serverId: string, path: string, content: Readable, size: number, expect: Expect): Promise<{ entry: FileEntry; created: boolean }>;
+  /**
+   * fileWrite of a whole file of this host (`file`, the service's own to take: an SFTP session's staged file) by
+   * moving it rather than copying it: renamed into the server's files as their staging file, then in place as
+   * fileWrite does. Resolves null, leaving `file` where it was, where it cannot be moved (another file system), and
+   * the caller streams it instead. Only a storage on this host has it (RUNTIME=local).
+   */
+  fileAdopt?(serverId: string, path: string, file: string, size: number, expect: Expect): Promise<{ entry: FileEntry; created: boolean } | null>;
   /** Makes the folder `path` (its parent must exist; `exists` if the name is taken). */
   fileMkdir(serverId: string, path: string): Promise<FileEntry>;
   /** Renames `from` to `to` within the server's files; `to` must not exist (`exists`), its folder must. */

@@ -120,15 +120,31 @@ export function createWriteGate(deps: Pick<FilesDeps, 'servers' | 'plans' | 'doo
   return {
     room,
     claim,
-    reserve(serverId: string): Reservation {
+    /**
+     * `step`: bytes held ahead, for a caller that grows in many small steps (an SFTP session's 32 KiB writes): each
+     * growth past the hold takes up to the next multiple of `step` when that fits, else exactly what it asks, so
+     * the plan's disk is looked up once per `step` rather than per write and a write is refused only when its own
+     * bytes do not fit.
+     */
+    reserve(serverId: string, step = 0): Reservation {
       let mine = 0;
       let open = true;
       return {
         grow(bytes) {
           if (!open || bytes <= mine) return;
-          claim(serverId, bytes - mine);
-          hold(serverId, bytes - mine);
-          mine = bytes;
+          const ahead = step > 0 ? Math.ceil(bytes / step) * step : bytes;
+          let want = bytes;
+          if (ahead > bytes) {
+            try {
+              claim(serverId, ahead - mine);
+              want = ahead;
+            } catch {
+              // the step does not fit: exactly what is asked, refused with the room left if that does not fit either
+            }
+          }
+          if (want === bytes) claim(serverId, bytes - mine);
+          hold(serverId, want - mine);
+          mine = want;
         },
         release() {
           if (!open) return;

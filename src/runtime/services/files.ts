@@ -10,7 +10,7 @@ import { AppError } from '../../errors';
 import type { Actor } from '../../actors';
 import type { FileChangesRepo } from '../../store/file-changes-repo';
 import type { ServersRepo } from '../../store/servers-repo';
-import type { FileEntry, ServerStorage } from '../host/storage';
+import type { Expect, FileEntry, ServerStorage } from '../host/storage';
 import type { Doors } from '../server/doors';
 import type { SoftwareCatalog } from '../software/software-catalog';
 import { folderArchive } from './file-archives';
@@ -44,8 +44,11 @@ export function createFiles(deps: FilesDeps) {
     ...fileReads(deps),
     ...fileWrites(deps, gate),
     extract: createExtract(deps, gate),
-    /** Room in the plan's disk held for bytes not written yet (an SFTP session's staged file), grown as they come. */
-    reserve: (serverId: string): Reservation => gate.reserve(serverId),
+    /**
+     * Room in the plan's disk held for bytes not written yet (an SFTP session's staged file), grown as they come,
+     * `step` bytes ahead when that fits (file-guards.ts).
+     */
+    reserve: (serverId: string, step?: number): Reservation => gate.reserve(serverId, step),
     activity: (serverId: string, viewer: string, limit: number, after: string | null) => deps.changes.list(serverId, viewer, limit, after),
     /**
      * At boot, before any transfer (SFTP listens after it): removes what transfers under way at a `kill -9` left in
@@ -108,9 +111,11 @@ function fileWrites(deps: FilesDeps, gate: WriteGate) {
   return {
     /**
      * The body's bytes are held in the plan's disk before the first one is written (`held`: a reservation the
-     * caller made already, an SFTP session's), so uploads side by side never together pass it.
+     * caller made already, an SFTP session's), so uploads side by side never together pass it. The body is a
+     * stream, or a whole file of this host that is the caller's to give away (an SFTP session's staged file: put in
+     * place by a rename where the storage can, storage.ts fileAdopt, else streamed).
      */
-    async upload(serverId: string, p: string | undefined, body: Readable, headers: Record<string, string | string[] | undefined>, held?: Reservation): Promise<{ entry: ShownEntry; created: boolean }> {
+    async upload(serverId: string, p: string | undefined, body: Readable | { file: string }, headers: Record<string, string | string[] | undefined>, held?: Reservation): Promise<{ entry: ShownEntry; created: boolean }> {
       const file = checkedPath(p, '/query/path', opts(deps, false));
       readOnly(deps, serverId, file);
       const bytes = bodySize(deps, headers);
@@ -120,7 +125,7 @@ function fileWrites(deps: FilesDeps, gate: WriteGate) {
         try {
           room.grow(bytes);
           return await gate.write(serverId, () => ({ operation: 'upload', path: file, to: null, bytes }), async () => {
-            const result = await storage.fileWrite(serverId, file, body, bytes, expect);
+            const result = 'file' in body ? await landFile(storage, serverId, file, body.file, bytes, expect) : await storage.fileWrite(serverId, file, body, bytes, expect);
             gate.wrote(serverId, bytes);
             return { ...result, entry: shown(deps, serverId, result.entry) };
           });
@@ -146,6 +151,21 @@ function fileWrites(deps: FilesDeps, gate: WriteGate) {
       return gate.write(serverId, () => ({ operation: 'delete', path: target, to: null, bytes: 0 }), () => storage.fileRemove(serverId, target, recursive));
     },
   };
+}
+
+/**
+ * A whole file of this host put at `file`: moved where the storage can (fileAdopt: the same file system), else
+ * streamed, the stream closed whatever the storage did with it (a refusal before reading leaves it unread).
+ */
+async function landFile(storage: ServerStorage, serverId: string, file: string, host: string, bytes: number, expect: Expect) {
+  const moved = await storage.fileAdopt?.(serverId, file, host, bytes, expect);
+  if (moved) return moved;
+  const content = fs.createReadStream(host, { highWaterMark: 1024 * 1024 });
+  try {
+    return await storage.fileWrite(serverId, file, content, bytes, expect);
+  } finally {
+    content.destroy();
+  }
 }
 
 export type Files = ReturnType<typeof createFiles>;
