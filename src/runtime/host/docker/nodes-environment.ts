@@ -1,7 +1,6 @@
 // Every node's Docker environment and volumes behind the one Environment and ServerStorage the runtime holds
 // (environment.ts and storage.ts state the contracts; docs/architecture.md "Nodes and placement" draws it), and the
 // copy of a server's volume from one node to another that a move makes (moves.ts).
-import type { Readable } from 'node:stream';
 import type { Logger } from '../../../log';
 import type { Node, NodesRepo } from '../../../store/nodes-repo';
 import type { Environment, LeftoverProcess } from '../environment';
@@ -41,9 +40,8 @@ export interface VolumeTransfer {
   /**
    * A live move's first pass, while the game runs: inside `hold` (its world saving paused, moves.ts), the source's
    * entries recorded (NodeVolumes.snapshot) as the whole volume is copied to `to` as `copy` does, unverified, and
-   * written to the disk there as it lands (NodeVolumes.importVolume durable), so that no write-back slows the stop
-   * and start after. False, having done nothing, when `from` has no volume of the server yet (its files still in a
-   * previous release's folder).
+   * then written to the disk there (NodeVolumes.flush), so that no write-back slows the stop and start after. False,
+   * having done nothing, when `from` has no volume of the server yet (its files still in a previous release's folder).
    */
   firstPass(serverId: string, from: string, to: string, hold: (pass: () => Promise<void>) => Promise<void>): Promise<boolean>;
   /**
@@ -242,45 +240,29 @@ function volumeTransfer(s: Shared): VolumeTransfer {
     async firstPass(serverId, from, to, hold) {
       const [source, target] = [named(s, from).storage, named(s, to).storage];
       if (!(await source.has(serverId))) return false;
-      // The new node's volume and helpers are made while the game pauses its saving; the copy is written to the
-      // disk there as it lands (NodeVolumes.importVolume durable), the last of it before the hold ends.
-      let give: (content: Readable) => void = () => undefined;
-      let refuse: (err: unknown) => void = () => undefined;
-      const content = new Promise<Readable>((resolve, reject) => ((give = resolve), (refuse = reject)));
-      const landed = target.importVolume(serverId, content, true);
-      landed.catch(() => undefined); // awaited below; a failure before the pass reads is not left unhandled
-      try {
-        await hold(async () => {
-          // The record is made before the pass reads, never beside it: the game's saving is held, but not its logs,
-          // nor a write through the Files API or SFTP, and a file written after the pass read its folder yet before
-          // the record saw it would be recorded as copied and missed by the delta (seen in CI, a file of 8 MB).
-          await source.snapshot(serverId);
-          const out = await source.exportVolume(serverId);
-          give(out);
-          try {
-            await landed;
-          } finally {
-            out.destroy();
-          }
-        });
-      } catch (err) {
-        refuse(err); // no content comes: the new node's side gives up, its helpers removed
-        await landed.catch(() => undefined);
-        throw err;
-      }
+      await hold(async () => {
+        // The record is made before the pass reads, never beside it: the game's saving is held, but not its logs,
+        // nor a write through the Files API or SFTP, and a file written after the pass read its folder yet before
+        // the record saw it would be recorded as copied and missed by the delta (seen in CI, a file of 8 MB).
+        await source.snapshot(serverId);
+        const content = await source.exportVolume(serverId);
+        try {
+          await target.importVolume(serverId, content);
+        } finally {
+          content.destroy();
+        }
+      });
+      await target.flush(serverId); // the game runs on meanwhile, its saving resumed
       return true;
     },
     async catchUp(serverId, from, to) {
       const [source, target] = [named(s, from).storage, named(s, to).storage];
-      // The new node's helper is made while the old node gathers what changed.
-      const exported = source.exportChanges(serverId);
-      const imported = target.importChanges(serverId, exported.then((c) => c.content));
-      let changes, theirs;
+      const changes = await source.exportChanges(serverId);
+      let theirs;
       try {
-        [changes, theirs] = await Promise.all([exported, imported]);
+        theirs = await target.importChanges(serverId, changes.content);
       } finally {
-        (await exported.catch(() => null))?.content.destroy();
-        await imported.catch(() => undefined);
+        changes.content.destroy();
       }
       const mine = changes.listing;
       if (mine.digest !== theirs.digest) {
