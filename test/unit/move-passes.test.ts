@@ -9,7 +9,8 @@ import path from 'node:path';
 import { tempDir } from '../helpers/app';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- folder-ops.cjs is plain JavaScript, loaded as the helpers run it
-const ops = require('../../src/runtime/host/folder-ops.cjs') as Record<'snapshot' | 'delta' | 'apply' | 'listing', (dir: string) => Promise<Record<string, unknown>>>;
+const ops = require('../../src/runtime/host/folder-ops.cjs') as Record<'snapshot' | 'delta' | 'apply' | 'listing', (dir: string) => Promise<Record<string, unknown>>>
+  & { flush: (dir: string, tag?: string) => Promise<Record<string, unknown>> };
 
 const root = tempDir('move-passes');
 const [src, dst] = [path.join(root, 'src'), path.join(root, 'dst')];
@@ -66,4 +67,21 @@ test('apply refuses a removal outside the files', async () => {
   const dir = path.join(root, 'apply');
   put(path.join(dir, '.gsh-move/removed.json'), JSON.stringify(['../escape']));
   await expect(ops.apply(dir)).rejects.toThrow('not a path of the files');
+});
+
+test('flush follows a copy as it lands and ends once the sign of the whole copy is there; without a tag, at once', async () => {
+  const dir = path.join(root, 'flush');
+  put(path.join(dir, 'world/a.bin'), 'a'.repeat(4096));
+  let ended = false;
+  const following = ops.flush(dir, 'f00d').then((r) => ((ended = true), r));
+  await new Promise((r) => setTimeout(r, 300));
+  fs.appendFileSync(path.join(dir, 'world/a.bin'), 'grown after its first fsync');
+  put(path.join(dir, 'world/region/b.bin'), 'b');
+  await new Promise((r) => setTimeout(r, 300));
+  expect(ended).toBe(false); // the copy is not whole until its sign says so
+  put(path.join(dir, '.gsh-move/landed-f00d'), '');
+  expect(await following).toMatchObject({ files: 2 });
+  expect(fs.existsSync(path.join(dir, '.gsh-move/landed-f00d'))).toBe(false);
+  expect(await ops.flush(dir)).toEqual({ files: 2 });
+  await expect(ops.flush(dir, '../x')).rejects.toThrow('not a tag');
 });

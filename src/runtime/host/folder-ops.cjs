@@ -14,6 +14,8 @@
  *   node folder-ops.cjs swap DIR TAG PATH…          swaps DIR/.restore-TAG/PATH… in for DIR/PATH…, all or nothing
  *   node folder-ops.cjs stat|list|mkdir|move|remove|place|extract DIR …
  *                                                   a customer's files (file-ops.cjs, docs/architecture.md "Server files")
+ *   node folder-ops.cjs snapshot|delta|apply|listing|flush DIR …
+ *                                                   a live move's passes (move-ops.cjs)
  *
  * Exit code 0 with one JSON line on stdout, or 1 with the reason on stderr.
  */
@@ -22,17 +24,8 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const fsp = fs.promises;
-
-/** Every entry under `dir` (not `dir` itself), depth first in name order, as [relative path, lstat]. */
-async function* walk(dir, prefix = '') {
-  for (const name of (await fsp.readdir(path.join(dir, prefix))).sort()) {
-    const rel = prefix ? `${prefix}/${name}` : name;
-    const st = await fsp.lstat(path.join(dir, rel)).catch(() => null); // null: removed meanwhile
-    if (!st) continue;
-    yield [rel, st];
-    if (st.isDirectory()) yield* walk(dir, rel);
-  }
-}
+// walk(dir): every entry under `dir`, depth first in name order, as [relative path, lstat]; and a live move's passes.
+const { walk, snapshot, delta, apply, listing, flush } = require('./move-ops.cjs');
 
 async function usage(dir) {
   const root = await fsp.lstat(dir);
@@ -131,137 +124,6 @@ async function swap(dir, tag, paths) {
   return {};
 }
 
-/**
- * A live move's passes (docs/architecture.md "Moving a server"), in the service's own folder of the files (`.gsh-`
- * names are never listed, file-ops.cjs RESERVED), which no pass walks:
- *   snapshot DIR   records every entry's kind, size, mode, mtime, ctime and inode (MOVE/listing.json) before the
- *                  first pass copies the volume while the game runs;
- *   delta DIR      with the game stopped: MOVE/delta holds what differs from that record (files hard-linked, so
- *                  nothing is copied here), and MOVE/delta/MOVE/removed.json the paths gone since; with DIR's listing
- *   apply DIR      on the new node, once that folder was unpacked into DIR: removes the paths gone, then MOVE; with
- *                  DIR's listing then (one helper each side, not three: the players are off meanwhile)
- *   listing DIR    a digest of every entry's path, kind, size, mode and mtime (seconds, as the engines' archives keep
- *                  it) and link target, to compare the two copies without reading every file again.
- * A write after the record changes the file's ctime (and the kernel never lets it be set back), a rename its inode.
- */
-const MOVE = '.gsh-move';
-const kindOf = (st) => (st.isDirectory() ? 'd' : st.isSymbolicLink() ? 'l' : st.isFile() ? 'f' : 'o');
-const stamp = (st) => (st.isDirectory() ? `d ${st.mode}` : `${kindOf(st)} ${st.size} ${st.mode} ${st.mtimeMs} ${st.ctimeMs} ${st.ino}`);
-
-/** walk() but for the move's own folder. */
-async function* walkFiles(dir) {
-  for (const name of (await fsp.readdir(dir)).sort()) {
-    if (name === MOVE) continue;
-    const st = await fsp.lstat(path.join(dir, name)).catch(() => null);
-    if (!st) continue;
-    yield [name, st];
-    if (st.isDirectory()) yield* walk(dir, name);
-  }
-}
-
-/**
- * Runs while the first pass reads the volume (docker/nodes-environment.ts firstPass): it removes nothing, and the
- * record replaces the last one by a rename, so what the pass reads is never a file that vanishes midway.
- */
-async function snapshot(dir) {
-  await fsp.mkdir(path.join(dir, MOVE), { recursive: true });
-  const seen = {};
-  let files = 0;
-  let bytes = 0;
-  for await (const [rel, st] of walkFiles(dir)) {
-    seen[rel] = stamp(st);
-    if (st.isFile()) (files++, (bytes += st.size));
-  }
-  await fsp.writeFile(path.join(dir, MOVE, 'listing.json.new'), JSON.stringify(seen));
-  await fsp.rename(path.join(dir, MOVE, 'listing.json.new'), path.join(dir, MOVE, 'listing.json'));
-  return { files, bytes };
-}
-
-async function delta(dir) {
-  const before = JSON.parse(await fsp.readFile(path.join(dir, MOVE, 'listing.json'), 'utf8'));
-  const out = path.join(dir, MOVE, 'delta');
-  await fsp.rm(out, { recursive: true, force: true });
-  const made = new Set();
-  // A folder of the delta has its original's mode: the new node's extraction gives it to the folder there.
-  const folder = async (rel) => {
-    if (made.has(rel)) return;
-    await fsp.mkdir(path.join(out, rel));
-    await fsp.chmod(path.join(out, rel), (await fsp.lstat(path.join(dir, rel))).mode & 0o7777);
-    made.add(rel);
-  };
-  await folder('');
-  const now = new Set();
-  let files = 0;
-  let bytes = 0;
-  for await (const [rel, st] of walkFiles(dir)) {
-    now.add(rel);
-    if (before[rel] === stamp(st)) continue;
-    const parts = rel.split('/');
-    for (let i = 1; i < parts.length; i++) await folder(parts.slice(0, i).join('/'));
-    const from = path.join(dir, rel);
-    const to = path.join(out, rel);
-    if (st.isDirectory()) await folder(rel);
-    else if (st.isSymbolicLink()) await fsp.symlink(await fsp.readlink(from), to);
-    else if (st.isFile()) {
-      await fsp.link(from, to).catch(async () => {
-        // Not ours to link (fs.protected_hardlinks): a copy, with the original's times (listing compares mtime).
-        await fsp.copyFile(from, to);
-        await fsp.utimes(to, st.atime, st.mtime);
-      });
-      files++;
-      bytes += st.size;
-    }
-  }
-  // A removed folder's entries go with it.
-  const gone = new Set(Object.keys(before).filter((rel) => !now.has(rel)));
-  const removed = [...gone].filter((rel) => !rel.split('/').some((_, i, parts) => i > 0 && gone.has(parts.slice(0, i).join('/'))));
-  await fsp.mkdir(path.join(out, MOVE));
-  await fsp.writeFile(path.join(out, MOVE, 'removed.json'), JSON.stringify(removed));
-  return { files, bytes, removed: removed.length, listing: await listing(dir) };
-}
-
-async function apply(dir) {
-  const removed = JSON.parse(await fsp.readFile(path.join(dir, MOVE, 'removed.json'), 'utf8'));
-  for (const rel of removed) {
-    if (typeof rel !== 'string' || rel.split('/').some((p) => p === '' || p === '.' || p === '..')) throw new Error(`not a path of the files: ${rel}`);
-    // ENOTDIR: a folder that became a file meanwhile took its entries with it.
-    await fsp.rm(path.join(dir, rel), { recursive: true, force: true }).catch((err) => {
-      if (err.code !== 'ENOTDIR') throw err;
-    });
-  }
-  await fsp.rm(path.join(dir, MOVE), { recursive: true, force: true });
-  return { removed: removed.length, listing: await listing(dir) };
-}
-
-/**
- * Writes every file's data to the disk (fsync). The new node after a first pass: the kernel would otherwise write
- * that copy back later, from 30 s on (vm.dirty_expire_centisecs), as the game stops and starts, and the players wait.
- */
-async function flush(dir) {
-  let files = 0;
-  for await (const [rel, st] of walkFiles(dir)) {
-    if (!st.isFile()) continue;
-    const handle = await fsp.open(path.join(dir, rel), 'r');
-    await handle.sync().finally(() => handle.close());
-    files++;
-  }
-  return { files };
-}
-
-async function listing(dir) {
-  const digest = crypto.createHash('sha256');
-  let files = 0;
-  let bytes = 0;
-  for await (const [rel, st] of walkFiles(dir)) {
-    const kind = kindOf(st);
-    const link = kind === 'l' ? await fsp.readlink(path.join(dir, rel)) : '';
-    if (kind === 'f') (files++, (bytes += st.size));
-    const mtime = kind === 'f' ? Math.floor(st.mtimeMs / 1000) : 0;
-    digest.update(`${JSON.stringify(rel)} ${kind} ${kind === 'd' ? 0 : st.size} ${(st.mode & 0o7777).toString(8)} ${mtime} ${link}\n`);
-  }
-  return { digest: digest.digest('hex'), files, bytes };
-}
-
 const fileOps = require('./file-ops.cjs');
 
 module.exports = { usage, manifest, recover, prepare, swap, snapshot, delta, apply, listing, flush, ...fileOps.exports(swap) };
@@ -278,7 +140,7 @@ if (require.main === module) {
       delta: () => delta(dir),
       apply: () => apply(dir),
       listing: () => listing(dir),
-      flush: () => flush(dir),
+      flush: () => flush(dir, rest[0]),
       ...fileOps.commands(dir, rest, swap),
     }[command];
     if (!run || !dir) throw new Error(`usage: folder-ops.cjs usage|manifest|prepare|swap DIR …; got ${command}`);

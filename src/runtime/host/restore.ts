@@ -17,6 +17,8 @@ import { forEachEntry, repack } from './tar-entries';
 export const FOLDER_OPS = path.join(packageRoot(), 'src', 'runtime', 'host', 'folder-ops.cjs');
 /** What folder-ops.cjs requires for a customer's files (storage.ts), beside it in the image too. */
 export const FILE_OPS = path.join(packageRoot(), 'src', 'runtime', 'host', 'file-ops.cjs');
+/** What folder-ops.cjs requires for a live move's passes (docs/architecture.md "Moving a server"), beside it too. */
+export const MOVE_OPS = path.join(packageRoot(), 'src', 'runtime', 'host', 'move-ops.cjs');
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- folder-ops.cjs is not compiled: loaded by its path in src/, from src/ and dist/ alike
 const folderOps = require(FOLDER_OPS) as {
   swap(dir: string, tag: string, paths: string[]): Promise<object>;

@@ -126,33 +126,7 @@ export function createWriteGate(deps: Pick<FilesDeps, 'servers' | 'plans' | 'doo
      * the plan's disk is looked up once per `step` rather than per write and a write is refused only when its own
      * bytes do not fit.
      */
-    reserve(serverId: string, step = 0): Reservation {
-      let mine = 0;
-      let open = true;
-      return {
-        grow(bytes) {
-          if (!open || bytes <= mine) return;
-          const ahead = step > 0 ? Math.ceil(bytes / step) * step : bytes;
-          let want = bytes;
-          if (ahead > bytes) {
-            try {
-              claim(serverId, ahead - mine);
-              want = ahead;
-            } catch {
-              // the step does not fit: exactly what is asked, refused with the room left if that does not fit either
-            }
-          }
-          if (want === bytes) claim(serverId, bytes - mine);
-          hold(serverId, want - mine);
-          mine = want;
-        },
-        release() {
-          if (!open) return;
-          open = false;
-          hold(serverId, -mine);
-        },
-      };
-    },
+    reserve: (serverId: string, step = 0): Reservation => reservation((bytes) => claim(serverId, bytes), (bytes) => hold(serverId, bytes), step),
     /** Counts `bytes` written, until the next measurement. */
     wrote(serverId: string, bytes: number): void {
       const since = deps.servers.find(serverId)?.disk_measured_at ?? null;
@@ -177,3 +151,36 @@ export function createWriteGate(deps: Pick<FilesDeps, 'servers' | 'plans' | 'doo
 }
 
 export type WriteGate = ReturnType<typeof createWriteGate>;
+
+/**
+ * One reservation (WriteGate.reserve): `claim` refuses bytes that do not fit, `hold` counts bytes held (negative
+ * gives them back). Each growth past the hold takes up to the next multiple of `step` when that fits, else exactly
+ * what it asks.
+ */
+function reservation(claim: (bytes: number) => void, hold: (bytes: number) => void, step: number): Reservation {
+  let mine = 0;
+  let open = true;
+  return {
+    grow(bytes) {
+      if (!open || bytes <= mine) return;
+      const ahead = step > 0 ? Math.ceil(bytes / step) * step : bytes;
+      let want = bytes;
+      if (ahead > bytes) {
+        try {
+          claim(ahead - mine);
+          want = ahead;
+        } catch {
+          // the step does not fit: exactly what is asked, refused with the room left if that does not fit either
+        }
+      }
+      if (want === bytes) claim(bytes - mine);
+      hold(want - mine);
+      mine = want;
+    },
+    release() {
+      if (!open) return;
+      open = false;
+      hold(-mine);
+    },
+  };
+}

@@ -78,13 +78,15 @@ export function createHelpers(o: HelperOptions) {
 
     /**
      * Runs `folder-ops.cjs <args>` on the server's volume and resolves with its JSON answer; rejects with its reason
-     * when it fails. `before` may put files into the container (the archive endpoint) before it starts.
+     * when it fails. `before` may put files into the container (the archive endpoint) before it starts; `alongside`
+     * runs once it started, its exit awaited only after (a failure of `alongside` removes it, running or not).
      */
-    async run<T>(volume: string, serverId: string, args: string[], before?: (containerId: string) => Promise<void>): Promise<T> {
+    async run<T>(volume: string, serverId: string, args: string[], before?: (containerId: string) => Promise<void>, alongside?: () => Promise<void>): Promise<T> {
       const id = await create(volume, serverId, [IMAGE_NODE, FOLDER_OPS, ...args]);
       try {
         await before?.(id);
         await engine.json('POST', `/containers/${id}/start`);
+        await alongside?.();
         const { StatusCode } = await engine.json<{ StatusCode: number }>('POST', `/containers/${id}/wait`, undefined, RUN_MS);
         const { stdout, stderr } = await logs(id);
         if (StatusCode !== 0) throw new Error(`${args[0]} in the server's volume failed (exit ${StatusCode}): ${stderr.trim().slice(0, 300)}`);

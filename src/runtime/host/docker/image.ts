@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import tar from 'tar-stream';
 import { packageRoot } from '../../../paths';
-import { FILE_OPS, FOLDER_OPS } from '../restore';
+import { FILE_OPS, FOLDER_OPS, MOVE_OPS } from '../restore';
 import { removeContainer } from './container-process';
 import type { Engine } from './engine';
 import { EngineError } from './engine';
@@ -66,9 +66,9 @@ export function imageNames(content: ImageContent): { base: string; game: string 
   return { base: baseName, game: `gsh-game:v3-${short(game)}` };
 }
 
-/** The files of the game layer: every file of the software folders that exist, and folder-ops.cjs. */
+/** The files of the game layer: every file of the software folders that exist, and folder-ops.cjs with its two. */
 function layerFiles(softwareDirs: readonly string[]): string[] {
-  const files = [FOLDER_OPS, FILE_OPS];
+  const files = [FOLDER_OPS, FILE_OPS, MOVE_OPS];
   // At the paths the definitions name them by (a launcher's path is rendered from its definition's), links followed.
   const walk = (dir: string): void => {
     for (const name of fs.readdirSync(dir)) {

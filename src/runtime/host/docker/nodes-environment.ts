@@ -40,8 +40,9 @@ export interface VolumeTransfer {
   /**
    * A live move's first pass, while the game runs: inside `hold` (its world saving paused, moves.ts), the source's
    * entries recorded (NodeVolumes.snapshot) as the whole volume is copied to `to` as `copy` does, unverified, and
-   * then written to the disk there (NodeVolumes.flush), so that no write-back slows the stop and start after. False,
-   * having done nothing, when `from` has no volume of the server yet (its files still in a previous release's folder).
+   * written to the disk there as it lands (NodeVolumes.importVolume durable), so that no write-back slows the stop
+   * and start after. False, having done nothing, when `from` has no volume of the server yet (its files still in a
+   * previous release's folder).
    */
   firstPass(serverId: string, from: string, to: string, hold: (pass: () => Promise<void>) => Promise<void>): Promise<boolean>;
   /**
@@ -240,29 +241,45 @@ function volumeTransfer(s: Shared): VolumeTransfer {
     async firstPass(serverId, from, to, hold) {
       const [source, target] = [named(s, from).storage, named(s, to).storage];
       if (!(await source.has(serverId))) return false;
-      await hold(async () => {
-        // The record is made before the pass reads, never beside it: the game's saving is held, but not its logs,
-        // nor a write through the Files API or SFTP, and a file written after the pass read its folder yet before
-        // the record saw it would be recorded as copied and missed by the delta (seen in CI, a file of 8 MB).
-        await source.snapshot(serverId);
-        const content = await source.exportVolume(serverId);
-        try {
-          await target.importVolume(serverId, content);
-        } finally {
-          content.destroy();
-        }
-      });
-      await target.flush(serverId); // the game runs on meanwhile, its saving resumed
+      // The record is made before the pass reads, never beside it: the game's saving is held, but not its logs,
+      // nor a write through the Files API or SFTP, and a file written after the pass read its folder yet before
+      // the record saw it would be recorded as copied and missed by the delta (seen in CI, a file of 8 MB). Any
+      // write after the record is the delta's, so it is made while the game pauses its saving, not after; so are
+      // both nodes' helpers. The pass reads once the game paused and the record is made; the copy is written to the
+      // disk on the new node as it lands (NodeVolumes.importVolume durable), the last of it before the hold ends.
+      let paused: () => void = () => undefined;
+      let refused: (err: unknown) => void = () => undefined;
+      const pausing = new Promise<void>((resolve, reject) => ((paused = resolve), (refused = reject)));
+      const recorded = source.snapshot(serverId);
+      const content = source.exportVolume(serverId, Promise.all([recorded, pausing]));
+      const landed = target.importVolume(serverId, content, true);
+      // Each awaited below; one that fails before then is not left unhandled.
+      for (const p of [recorded, content, landed]) p.catch(() => undefined);
+      try {
+        await hold(async () => {
+          paused();
+          await landed;
+        });
+      } catch (err) {
+        refused(err); // the game did not pause, or the copy failed: nothing more is read, every helper removed
+        await Promise.allSettled([recorded, landed]);
+        throw err;
+      } finally {
+        (await content.catch(() => null))?.destroy();
+      }
       return true;
     },
     async catchUp(serverId, from, to) {
       const [source, target] = [named(s, from).storage, named(s, to).storage];
-      const changes = await source.exportChanges(serverId);
-      let theirs;
+      // The new node's helper is made while the old node gathers what changed.
+      const exported = source.exportChanges(serverId);
+      const imported = target.importChanges(serverId, exported.then((c) => c.content));
+      let changes, theirs;
       try {
-        theirs = await target.importChanges(serverId, changes.content);
+        [changes, theirs] = await Promise.all([exported, imported]);
       } finally {
-        changes.content.destroy();
+        (await exported.catch(() => null))?.content.destroy();
+        await imported.catch(() => undefined);
       }
       const mine = changes.listing;
       if (mine.digest !== theirs.digest) {

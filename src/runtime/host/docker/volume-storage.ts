@@ -13,6 +13,7 @@ import { removeContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
 import type { Helpers } from './helper-containers';
 import { GAME_DIR } from './image';
+import { volumeCopies } from './volume-copies';
 import { volumeFiles } from './volume-files';
 
 export interface VolumeStorageOptions {
@@ -39,22 +40,27 @@ export interface NodeVolumes extends ServerStorage {
   ensure(serverId: string): Promise<void>;
   /** Whether this node holds a volume of the server. */
   has(serverId: string): Promise<boolean>;
-  /** The whole volume as a tar stream (entries `./…`). */
-  exportVolume(serverId: string): Promise<Readable>;
-  /** A new volume of the server holding `content` (exportVolume's), any volume it had here removed first. */
-  importVolume(serverId: string, content: Readable): Promise<void>;
+  /** The whole volume as a tar stream (entries `./…`); with `ready`, its helper made at once and read once that resolves. */
+  exportVolume(serverId: string, ready?: Promise<unknown>): Promise<Readable>;
+  /**
+   * A new volume of the server holding `content` (exportVolume's), any volume it had here removed first. The volume
+   * and its helpers are made before `content` is awaited, so a caller may start this while it waits for the source.
+   * `durable`: each file written to the disk as it lands (folder-ops.cjs `flush DIR TAG`), all of it by the end.
+   */
+  importVolume(serverId: string, content: Readable | Promise<Readable>, durable?: boolean): Promise<void>;
   /** A digest of every file's path, kind, size, mode and content (folder-ops.cjs manifest), to compare two copies. */
   manifest(serverId: string): Promise<{ digest: string; files: number; bytes: number }>;
   /** Removes the volume (not the console log, which is the control plane's). A missing one is a no-op. */
   drop(serverId: string): Promise<void>;
   /** A live move's record of every entry, kept in the volume, before its first pass (folder-ops.cjs snapshot). */
   snapshot(serverId: string): Promise<{ files: number; bytes: number }>;
-  /** Every file's data written to the disk (folder-ops.cjs flush): a first pass's copy, before the game stops. */
-  flush(serverId: string): Promise<void>;
   /** What changed since snapshot(), as a tar stream for importChanges, and the volume's listing (folder-ops.cjs delta); no game may run. */
   exportChanges(serverId: string): Promise<{ content: Readable; files: number; bytes: number; removed: number; listing: Listing }>;
-  /** exportChanges' content unpacked into the volume, the paths it names as removed removed; its listing then (folder-ops.cjs apply). */
-  importChanges(serverId: string, content: Readable): Promise<Listing>;
+  /**
+   * exportChanges' content unpacked into the volume, the paths it names as removed removed; its listing then
+   * (folder-ops.cjs apply). Its helper is made before `content` is awaited.
+   */
+  importChanges(serverId: string, content: Readable | Promise<Readable>): Promise<Listing>;
 }
 
 /** folder-ops.cjs listing: a digest of every path, kind, size, mode and mtime, and the files' count and bytes. */
@@ -81,7 +87,7 @@ export function createVolumeStorage(options: VolumeStorageOptions): NodeVolumes 
     gameDir: () => GAME_DIR,
     ...gameFiles(o),
     ...archives(o),
-    ...volumeCopies(o),
+    ...volumeCopies(o, { streamOut, drop, create }),
     ...volumeFiles(o),
   };
 }
@@ -96,7 +102,7 @@ const archiveOf = (containerId: string, p: string) => `/containers/${containerId
  * (README "Nodes") never gets anything again, as no release writes there any more but for the console log. Both are
  * forgotten when the volume goes (drop), and when a backup finds a previous release's files in the folder after all.
  */
-interface Volumes extends VolumeStorageOptions {
+export interface Volumes extends VolumeStorageOptions {
   /** Servers whose volume this storage made: `create` is not asked again. */
   made: Set<string>;
   /** Servers whose folder under DATA_DIR was found holding only the console log, or was moved in: `legacy` is []. */
@@ -182,13 +188,15 @@ async function moveIn(o: Volumes, serverId: string): Promise<void> {
 
 /**
  * A stream of the engine's archive of `paths` (absolute in the helper: each entry named from the path's last
- * part; one tar, repacked when several); the helper goes when it ends.
+ * part; one tar, repacked when several); the helper goes when it ends. With `ready`, the helper is made at once
+ * and read once `ready` resolves (what it is to read is being written meanwhile); none is read if it rejects.
  */
-function streamOut(o: VolumeStorageOptions, serverId: string, paths: string[]): Promise<Readable> {
+function streamOut(o: VolumeStorageOptions, serverId: string, paths: string[], ready?: Promise<unknown>): Promise<Readable> {
   const { engine } = o;
   return new Promise<Readable>((resolve, reject) => {
     o.helpers
       .withVolume(o.volumeName(serverId), serverId, async (c) => {
+        await ready;
         const out = paths.length === 1 ? await engine.download(archiveOf(c, paths[0])) : concatenated(paths.map((p) => () => engine.download(archiveOf(c, p))));
         resolve(out);
         await finished(out).catch(() => undefined); // read to its end, or given up by its reader
@@ -269,30 +277,6 @@ function archives(o: Volumes): Pick<ServerStorage, 'exportTar' | 'importArchive'
         throw err;
       }
     },
-  };
-}
-
-/** NodeVolumes' copies: the whole volume, and a live move's passes (docs/architecture.md "Moving a server"). */
-function volumeCopies(o: Volumes): Pick<NodeVolumes, 'exportVolume' | 'importVolume' | 'manifest' | 'snapshot' | 'flush' | 'exportChanges' | 'importChanges'> {
-  const run = <T>(serverId: string, args: string[], before?: (c: string) => Promise<void>) => o.helpers.run<T>(o.volumeName(serverId), serverId, [args[0], GAME_DIR, ...args.slice(1)], before);
-  return {
-    snapshot: (serverId) => run(serverId, ['snapshot']),
-    flush: (serverId) => run(serverId, ['flush']).then(() => undefined),
-    async exportChanges(serverId) {
-      const counts = await run<{ files: number; bytes: number; removed: number; listing: Listing }>(serverId, ['delta']);
-      return { ...counts, content: await streamOut(o, serverId, [`${GAME_DIR}/.gsh-move/delta/.`]) };
-    },
-    async importChanges(serverId, content) {
-      const applied = await run<{ listing: Listing }>(serverId, ['apply'], (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT').then(() => undefined));
-      return applied.listing;
-    },
-    exportVolume: (serverId) => streamOut(o, serverId, [`${GAME_DIR}/.`]),
-    async importVolume(serverId, content) {
-      await drop(o, serverId);
-      await create(o, serverId);
-      await o.helpers.withVolume(o.volumeName(serverId), serverId, (c) => o.engine.upload(archiveOf(c, GAME_DIR), content, 'application/x-tar', 'PUT'));
-    },
-    manifest: (serverId) => o.helpers.run(o.volumeName(serverId), serverId, ['manifest', GAME_DIR]),
   };
 }
 
