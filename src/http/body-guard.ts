@@ -50,7 +50,10 @@ export function guardBodies(server: Server, options: BodyGuardOptions): void {
   }
 
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if (req.complete) return;
+    // Only a request that has a body (RFC 9110 §8.6, RFC 9112 §6.3): one without is complete at its headers, though
+    // `complete` is set only after this event; guarding it would end a long answer (an event stream) it is waiting on.
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (req.complete || !hasBody) return;
     const now = Date.now();
     const r: Receiving = { req, res, began: now, lastByte: now, whole: JSON_TYPES.test(req.headers['content-type'] ?? '') };
     receiving.add(r);

@@ -41,6 +41,25 @@ describe('a request body', () => {
     ['an upload that stalls is ended with 408', 'application/octet-stream', [{ bytes: 'x', afterMs: 0 }, { bytes: 'x', afterMs: 2_500 }], /^HTTP\/1\.1 408/],
     ['a JSON body that trickles past its limit is ended with 408', 'application/json', trickle(10, 300), /^HTTP\/1\.1 408/],
   ];
+  test('a request without a body is not guarded: a long answer to it (an event stream) outlives the limits', async () => {
+    const server = listenHttp((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+      const ping = setInterval(() => res.write(':\n\n'), 200);
+      res.on('close', () => clearInterval(ping));
+    }, 0, '127.0.0.1', { wholeMs: 500, idleMs: 500, checkMs: 100 });
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/events/stream`);
+      const reader = res.body!.getReader();
+      const until = Date.now() + 2_000;
+      while (Date.now() < until) expect((await reader.read()).done).toBe(false); // still streaming, 4× the limits
+      await reader.cancel();
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   test.each(cases)('%s', async (_label, type, steps, answer) => {
     const server = listenHttp((req, res) => {
       let got = 0;
