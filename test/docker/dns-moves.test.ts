@@ -5,7 +5,6 @@
 // on its node's public host, docker-environment.ts containerConfig), so the move shows in the A record as well as
 // in the SRV record's port. The client joins by the name alone before and after `gsh server move`, with Node's
 // resolver pointed at Knot (as in test/e2e/dns-names.test.ts). Ports 29080-29099.
-import dns from 'node:dns';
 import fs from 'node:fs';
 import mineflayer from 'mineflayer';
 import { createTestApp, tempDir, type TestApp } from '../helpers/app';
@@ -22,8 +21,7 @@ let knot: Knot;
 let app: TestApp | undefined;
 const dataDir = tempDir('dns-moves');
 
-const originalLookup = dns.lookup;
-const originalServers = dns.getServers();
+let restoreResolver = () => undefined as void;
 
 beforeAll(async () => {
   lease = await ensureEngine();
@@ -32,8 +30,7 @@ beforeAll(async () => {
 }, 1_500_000); // it may wait its turn for the second engine (lockSecondEngine in ./engine.ts)
 
 afterAll(async () => {
-  dns.lookup = originalLookup;
-  dns.setServers(originalServers);
+  restoreResolver();
   await app?.close().catch(() => undefined);
   await removeContainersOf(dataDir, engine).catch(() => undefined);
   await removeContainersOf(dataDir, two?.engine).catch(() => undefined);
@@ -42,21 +39,6 @@ afterAll(async () => {
   await lease?.release();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }, 180_000);
-
-/** Node's resolver for the zone's names only: c-ares for SRV, and net.connect's lookup answered from Knot's A record. */
-function pointResolverAtKnot(): void {
-  dns.setServers([`127.0.0.1:${knot.port}`]);
-  dns.lookup = ((host: string, options: unknown, callback: unknown) => {
-    const cb = (typeof options === 'function' ? options : callback) as (err: Error | null, address?: string | dns.LookupAddress[], family?: number) => void;
-    const opts = (typeof options === 'object' && options !== null ? options : {}) as dns.LookupOptions;
-    if (!host.endsWith(`.${knot.zone}`)) return (originalLookup as (...a: unknown[]) => void)(host, options, callback);
-    dns.resolve4(host, (err, addresses) => {
-      if (err) cb(err);
-      else if (opts.all) cb(null, addresses.map((address) => ({ address, family: 4 })));
-      else cb(null, addresses[0], 4);
-    });
-  }) as typeof dns.lookup;
-}
 
 /** A real client joins by `name` alone (no port: minecraft-protocol follows the SRV record) and leaves again. */
 async function joinByName(name: string, username: string): Promise<void> {
@@ -102,7 +84,7 @@ test('the A and SRV records follow a move to the other node, and a client joins 
   await until('published on node one', async () => (await get()).dns?.status === 'published');
   expect(knot.dig('wanderer.play.test', 'A')).toEqual([HOSTS.one]);
   expect(knot.dig('_minecraft._tcp.wanderer.play.test', 'SRV')).toEqual([`0 5 ${before.address.port} wanderer.play.test.`]);
-  pointResolverAtKnot();
+  restoreResolver = knot.pointNodeResolver();
   await joinByName('wanderer.play.test', 'Before');
 
   // The move: the service stops it, copies it to node two, gives it an address there and starts it again.

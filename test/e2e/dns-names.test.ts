@@ -1,8 +1,7 @@
 // Server names in DNS (issue 43; openapi/v1.yaml DnsName, ServerDns; docs/architecture.md "DNS names"): a real
 // authoritative server (Knot DNS, test/helpers/knot.ts) takes the service's signed updates, dig reads them, and a
 // real Minecraft client (mineflayer) joins a real flying-squid game by its name alone, through the SRV record, with
-// Node's resolver pointed at the test's DNS server (as a player's is at the public DNS that delegates the zone).
-import dns from 'node:dns';
+// Node's resolver pointed at the test's DNS server (Knot.pointNodeResolver) (as a player's is at the public DNS that delegates the zone).
 import mineflayer from 'mineflayer';
 import { createTestApp, type TestApp } from '../helpers/app';
 import { startKnot, type Knot } from '../helpers/knot';
@@ -20,30 +19,13 @@ const patch = (path: string, body: object) => t.http.patch(path).set(auth()).sen
 
 const dnsEnv = () => ({ DNS_ZONE: knot.zone, DNS_SERVER: `127.0.0.1:${knot.port}`, DNS_TSIG_KEY: knot.key, DNS_TTL_S: '30' });
 
-/** Node's resolver for the zone's names: c-ares (resolveSrv) and getaddrinfo's stand-in (net.connect's lookup). */
-const originalLookup = dns.lookup;
-const originalServers = dns.getServers();
-function pointResolverAtKnot(): void {
-  dns.setServers([`127.0.0.1:${knot.port}`]);
-  const lookup = ((host: string, options: unknown, callback: unknown) => {
-    const cb = (typeof options === 'function' ? options : callback) as (err: Error | null, address?: string | dns.LookupAddress[], family?: number) => void;
-    const opts = (typeof options === 'object' && options !== null ? options : {}) as dns.LookupOptions;
-    if (!host.endsWith(`.${knot.zone}`)) return (originalLookup as (...a: unknown[]) => void)(host, options, callback);
-    dns.resolve4(host, (err, addresses) => {
-      if (err) cb(err);
-      else if (opts.all) cb(null, addresses.map((address) => ({ address, family: 4 })));
-      else cb(null, addresses[0], 4);
-    });
-  }) as typeof dns.lookup;
-  dns.lookup = lookup;
-}
+let restoreResolver = () => undefined as void;
 
 beforeAll(async () => {
   knot = await startKnot();
 });
 afterAll(async () => {
-  dns.lookup = originalLookup;
-  dns.setServers(originalServers);
+  restoreResolver();
   await knot.stop();
 });
 afterEach(() => t.finish());
@@ -173,7 +155,7 @@ test('a real Minecraft client joins by the name alone', async () => {
   expect((await post(`/v1/servers/${id}/actions`, { type: 'start' })).status).toBe(202);
   await until('running', async () => (await get(`/v1/servers/${id}`)).body.state === 'running', 120_000);
   await published(id);
-  pointResolverAtKnot();
+  restoreResolver = knot.pointNodeResolver();
   // No port: the client looks up _minecraft._tcp.joinme.play.test (minecraft-protocol's tcp_dns) for it.
   const bot = mineflayer.createBot({ host: 'joinme.play.test', username: 'ByName', auth: 'offline', version: '1.20', hideErrors: true });
   bot.on('error', () => undefined);
@@ -186,7 +168,6 @@ test('a real Minecraft client joins by the name alone', async () => {
     await until('ByName listed', async () => (await get(`/v1/servers/${id}/players`)).body.players?.some((p: { name: string }) => p.name === 'ByName'));
   } finally {
     bot.end();
-    dns.lookup = originalLookup;
-    dns.setServers(originalServers);
+    restoreResolver();
   }
 });

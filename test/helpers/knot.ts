@@ -1,6 +1,7 @@
 // A real authoritative DNS server for tests: Debian's Knot DNS (`knotd`, installed by .ci/run), on loopback, with
 // one zone that takes RFC 2136 updates signed with one TSIG key, and `dig` to read what it serves.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import dns from 'node:dns';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -15,6 +16,12 @@ export interface Knot {
   /** What `dig` reads at a name, one record's data per line (`+short`), over TCP. */
   dig(name: string, type: string): string[];
   stop(): Promise<void>;
+  /**
+   * Points this process's Node resolver at it for the zone's names only, as a player's is at the public DNS that
+   * delegates the zone: c-ares (resolveSrv, which minecraft-protocol asks) and net.connect's lookup, answered from
+   * the A record. Returns the undo (jest hands every file the same core modules: undo it in the file's afterAll).
+   */
+  pointNodeResolver(): () => void;
   /** Stops and starts it again on the same port and files (the "DNS server down" case). */
   pause(): Promise<void>;
   resume(): Promise<void>;
@@ -88,9 +95,29 @@ zone:
     });
   }
   await start();
+  function pointNodeResolver(): () => void {
+    const originalLookup = dns.lookup;
+    const originalServers = dns.getServers();
+    dns.setServers([`127.0.0.1:${port}`]);
+    dns.lookup = ((host: string, options: unknown, callback: unknown) => {
+      const cb = (typeof options === 'function' ? options : callback) as (err: Error | null, address?: string | dns.LookupAddress[], family?: number) => void;
+      const opts = (typeof options === 'object' && options !== null ? options : {}) as dns.LookupOptions;
+      if (!host.endsWith(`.${zone}`)) return (originalLookup as (...a: unknown[]) => void)(host, options, callback);
+      dns.resolve4(host, (err, addresses) => {
+        if (err) cb(err);
+        else if (opts.all) cb(null, addresses.map((address) => ({ address, family: 4 })));
+        else cb(null, addresses[0], 4);
+      });
+    }) as typeof dns.lookup;
+    return () => {
+      dns.lookup = originalLookup;
+      dns.setServers(originalServers);
+    };
+  }
   return {
     port,
     zone,
+    pointNodeResolver,
     key: `hmac-sha256:gsh-test:${secret}`,
     dig,
     pause: halt,
