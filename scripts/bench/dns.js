@@ -18,9 +18,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 const crypto = require('node:crypto');
 const net = require('node:net');
-const { execFileSync, spawn } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const { dist, tempDir, median, sleep, fmt } = require('./lib');
-const { removeAll, untilTrue } = require('./nodes');
+const { removeAll, twoEngines, untilTrue } = require('./nodes');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const PORTS = { one: '28760-28769', two: '28770-28779' };
@@ -28,17 +28,11 @@ const HOSTS = { one: '127.0.0.1', two: '127.0.0.2' };
 const ZONE = 'play.test';
 
 async function runDns({ rounds = 6 } = {}) {
-  const { createEngine } = dist('runtime/host/docker/engine');
-  const dockerHost = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
-  const node2 = process.env.GSH_NODE2_DIR || '/tmp/gsh-node2';
-  const two = createEngine(`unix://${node2}/docker.sock`);
-  const wasUp = await two.json('GET', '/version', undefined, 2000).then(() => true, () => false);
-  if (!wasUp) execFileSync('bash', [path.join(ROOT, 'scripts', 'docker-node.sh'), 'start', node2], { stdio: 'inherit' });
+  const { dockerHost, node2Host, engines, stop } = await twoEngines();
   const dir = tempDir('dns');
-  const engines = { one: createEngine(dockerHost), two };
   const knot = await startKnot(path.join(dir, 'knot'));
   try {
-    const ctx = await up(dir, dockerHost, `unix://${node2}/docker.sock`, knot);
+    const ctx = await up(dir, dockerHost, node2Host, knot);
     try {
       const result = await moves(ctx, knot, rounds);
       console.log(`  move's end → new SRV record answering: median ${fmt(result.done_to_srv_ms, 0)} ms, most ${fmt(Math.max(...result.runs.done_to_srv), 0)} ms (${rounds} moves)`);
@@ -51,7 +45,7 @@ async function runDns({ rounds = 6 } = {}) {
   } finally {
     await knot.stop();
     fs.rmSync(dir, { recursive: true, force: true });
-    if (!wasUp) execFileSync('bash', [path.join(ROOT, 'scripts', 'docker-node.sh'), 'stop', node2], { stdio: 'inherit' });
+    stop();
   }
 }
 

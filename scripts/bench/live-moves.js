@@ -26,23 +26,17 @@ const crypto = require('node:crypto');
 const { execFileSync, fork } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 const { dist, tempDir, msSince, sleep, fmt } = require('./lib');
-const { fill, bareCopy, removeAll, untilTrue, PORTS } = require('./nodes');
+const { fill, bareCopy, removeAll, twoEngines, untilTrue, PORTS } = require('./nodes');
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 async function runLiveMoves({ mb = 1024, smallMb = 10 } = {}) {
-  const { createEngine } = dist('runtime/host/docker/engine');
-  const dockerHost = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
-  const node2 = process.env.GSH_NODE2_DIR || '/tmp/gsh-node2';
-  const two = createEngine(`unix://${node2}/docker.sock`);
-  const wasUp = await two.json('GET', '/version', undefined, 2000).then(() => true, () => false);
-  if (!wasUp) execFileSync('bash', [path.join(ROOT, 'scripts', 'docker-node.sh'), 'start', node2], { stdio: 'inherit' });
+  const { dockerHost, node2Host, engines, stop } = await twoEngines();
   const dir = tempDir('live-moves');
-  const engines = { one: createEngine(dockerHost), two };
   try {
-    const ctx = await up(dir, dockerHost, `unix://${node2}/docker.sock`);
+    const ctx = await up(dir, dockerHost, node2Host);
     try {
       await fill(ctx, engines.one, ctx.ids.small, smallMb);
       await fill(ctx, engines.one, ctx.ids.big, mb);
@@ -79,7 +73,7 @@ async function runLiveMoves({ mb = 1024, smallMb = 10 } = {}) {
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
-    if (!wasUp) execFileSync('bash', [path.join(ROOT, 'scripts', 'docker-node.sh'), 'stop', node2], { stdio: 'inherit' });
+    stop();
   }
 }
 

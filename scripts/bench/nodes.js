@@ -27,16 +27,10 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const PORTS = { one: '28700-28719', two: '28720-28739' };
 
 async function runNodes({ mb = 100, rounds = 3 } = {}) {
-  const { createEngine } = dist('runtime/host/docker/engine');
-  const dockerHost = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
-  const node2 = process.env.GSH_NODE2_DIR || '/tmp/gsh-node2';
-  const two = createEngine(`unix://${node2}/docker.sock`);
-  const wasUp = await two.json('GET', '/version', undefined, 2000).then(() => true, () => false);
-  if (!wasUp) execFileSync('bash', [path.join(ROOT, 'scripts', 'docker-node.sh'), 'start', node2], { stdio: 'inherit' });
+  const { dockerHost, node2Host, engines, stop } = await twoEngines();
   const dir = tempDir('nodes');
-  const engines = { one: createEngine(dockerHost), two };
   try {
-    const ctx = await up(dir, dockerHost, `unix://${node2}/docker.sock`);
+    const ctx = await up(dir, dockerHost, node2Host);
     try {
       const backup = await backups(ctx, engines.one, mb, rounds);
       const move = await moves(ctx, engines, rounds);
@@ -47,7 +41,7 @@ async function runNodes({ mb = 100, rounds = 3 } = {}) {
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
-    if (!wasUp) execFileSync('bash', [path.join(ROOT, 'scripts', 'docker-node.sh'), 'stop', node2], { stdio: 'inherit' });
+    stop();
   }
 }
 
@@ -192,6 +186,26 @@ async function bareCopy(ctx, engines, serverId) {
   }
 }
 
+/**
+ * The two engines the node benches run on: node one at DOCKER_HOST, node two a second engine in GSH_NODE2_DIR
+ * (default /tmp/gsh-node2), started with scripts/docker-node.sh unless it answers already; `stop` stops it again
+ * only if this started it.
+ */
+async function twoEngines() {
+  const { createEngine } = dist('runtime/host/docker/engine');
+  const dockerHost = process.env.DOCKER_HOST || 'unix:///var/run/docker.sock';
+  const node2 = process.env.GSH_NODE2_DIR || '/tmp/gsh-node2';
+  const node2Host = `unix://${node2}/docker.sock`;
+  const two = createEngine(node2Host);
+  const wasUp = await two.json('GET', '/version', undefined, 2000).then(() => true, () => false);
+  const script = path.join(ROOT, 'scripts', 'docker-node.sh');
+  if (!wasUp) execFileSync('bash', [script, 'start', node2], { stdio: 'inherit' });
+  return {
+    dockerHost, node2Host, engines: { one: createEngine(dockerHost), two },
+    stop: () => wasUp || execFileSync('bash', [script, 'stop', node2], { stdio: 'inherit' }),
+  };
+}
+
 /** Every container and volume of the bench's instance, by id, on both engines (shutdown lets containers run on). */
 async function removeAll(engines, dir) {
   const { instanceName } = dist('runtime/host/cgroups');
@@ -202,4 +216,4 @@ async function removeAll(engines, dir) {
   }
 }
 
-module.exports = { runNodes, fill, bareCopy, removeAll, untilTrue, PORTS };
+module.exports = { runNodes, fill, bareCopy, removeAll, untilTrue, twoEngines, PORTS };

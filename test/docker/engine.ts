@@ -306,3 +306,40 @@ export function watchMounts(dataDir: string, engines: Engine[]): { stop(): Promi
     },
   };
 }
+
+/**
+ * The service in processes of its own, as `npm start` runs it (test/helpers/service-main.cjs), on RUNTIME=docker over
+ * `dataDir`: `start` resolves once one listens; `logTail` keeps the services' last log lines but the access log, to
+ * show with a failure; `killAll` ends every one still running (a test's afterAll).
+ */
+export function serviceProcesses(dataDir: string) {
+  const started: ChildProcess[] = [];
+  const logTail: string[] = [];
+  async function start(): Promise<{ child: ChildProcess; base: string }> {
+    const env = {
+      ...process.env, DATA_DIR: dataDir, RUNTIME: 'docker', DOCKER_HOST, PORT: '0', HOST: '127.0.0.1', NODE_CHECK_INTERVAL_S: '1', RATE_LIMIT_PER_MINUTE: '100000',
+    };
+    const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'service-main.cjs')], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+    started.push(child);
+    let buffered = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout!.on('data', (chunk: Buffer) => {
+        buffered += chunk.toString();
+        for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+          const line = buffered.slice(0, nl);
+          const entry = JSON.parse(line);
+          buffered = buffered.slice(nl + 1);
+          if (entry.msg !== 'request') logTail.push(line.slice(0, 600));
+          if (logTail.length > 60) logTail.shift();
+          if (entry.msg === 'listening') resolve(entry.address.port);
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
+    });
+    return { child, base: `http://127.0.0.1:${port}` };
+  }
+  const killAll = () => {
+    for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  return { start, logTail, killAll };
+}

@@ -11,7 +11,6 @@
 // again where it was, the partial copy removed once that engine answers again; a move whose source engine stops
 // midway fails too, and the server runs again on that node once it answers. All along, the server never runs on
 // both nodes at once. Ports 29060-29079.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +22,7 @@ import type { Engine } from '../../src/runtime/host/docker/engine';
 import { tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
 import { blockIn } from '../helpers/world';
-import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, volumesOf, type SecondEngine } from './engine';
+import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, volumesOf, type SecondEngine, serviceProcesses } from './engine';
 
 jest.setTimeout(600_000);
 const MIB = 1024 * 1024;
@@ -31,9 +30,6 @@ const PORTS = { one: [29060, 29069], two: [29070, 29079] } as const;
 let lease: { release(): Promise<void> };
 let two: SecondEngine;
 const dataDir = tempDir('moves');
-const started: ChildProcess[] = [];
-/** The services' last log lines but the access log, shown with a failure: the service runs in its own process. */
-const logTail: string[] = [];
 
 beforeAll(async () => {
   lease = await ensureEngine();
@@ -41,7 +37,7 @@ beforeAll(async () => {
 }, 1_500_000); // it may wait its turn for the second engine (lockSecondEngine in ./engine.ts)
 
 afterAll(async () => {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  services.killAll();
   await removeContainersOf(dataDir, engine);
   await removeContainersOf(dataDir, two.engine).catch(() => undefined);
   await two?.release();
@@ -49,30 +45,9 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 }, 180_000);
 
-/** The service in its own process, as `npm start` runs it; resolves once it listens. */
-async function startService(): Promise<{ child: ChildProcess; base: string }> {
-  const env = {
-    ...process.env, DATA_DIR: dataDir, RUNTIME: 'docker', DOCKER_HOST, PORT: '0', HOST: '127.0.0.1', NODE_CHECK_INTERVAL_S: '1', RATE_LIMIT_PER_MINUTE: '100000',
-  };
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'service-main.cjs')], { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  started.push(child);
-  let buffered = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl);
-        const entry = JSON.parse(line);
-        buffered = buffered.slice(nl + 1);
-        if (entry.msg !== 'request') logTail.push(line.slice(0, 600));
-        if (logTail.length > 60) logTail.shift();
-        if (entry.msg === 'listening') resolve(entry.address.port);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
-}
+const services = serviceProcesses(dataDir);
+const { logTail } = services;
+const startService = services.start;
 
 /** The newest move of the server as the database holds it (what the service recorded). */
 function lastMove(serverId: string): { status: string; leftover: string | null; error: string | null } | undefined {

@@ -7,23 +7,19 @@
 // server.recovered naming the backup and its age, server.updated with the new address, the member's token still
 // working on it; `node list` shows two lost. Engine two then answers again (empty): the server is left alone on node
 // one, nothing of it runs on two. Ports 29440-29459.
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LABEL_SERVER } from '../../src/runtime/host/docker/docker-environment';
 import { tempDir } from '../helpers/app';
 import { until } from '../helpers/wait';
-import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, type SecondEngine } from './engine';
+import { containersOf, DOCKER_HOST, engine, ensureEngine, gsh, putIntoVolume, removeContainersOf, secondEngine, type SecondEngine, serviceProcesses } from './engine';
 
 jest.setTimeout(900_000);
 const PORTS = { one: [29440, 29449], two: [29450, 29459] } as const;
 let lease: { release(): Promise<void> };
 let two: SecondEngine;
 const dataDir = tempDir('node-lose');
-const started: ChildProcess[] = [];
-/** The service's last log lines but the access log, shown with a failure: the service runs in its own process. */
-const logTail: string[] = [];
 
 beforeAll(async () => {
   lease = await ensureEngine();
@@ -31,7 +27,7 @@ beforeAll(async () => {
 }, 1_500_000); // it may wait its turn for the second engine (lockSecondEngine in ./engine.ts)
 
 afterAll(async () => {
-  for (const child of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  services.killAll();
   await removeContainersOf(dataDir, engine);
   await removeContainersOf(dataDir, two.engine).catch(() => undefined);
   await two?.release();
@@ -39,30 +35,9 @@ afterAll(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 }, 180_000);
 
-/** The service in its own process, as `npm start` runs it; resolves once it listens. */
-async function startService(): Promise<{ child: ChildProcess; base: string }> {
-  const env = {
-    ...process.env, DATA_DIR: dataDir, RUNTIME: 'docker', DOCKER_HOST, PORT: '0', HOST: '127.0.0.1', NODE_CHECK_INTERVAL_S: '1', RATE_LIMIT_PER_MINUTE: '100000',
-  };
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'helpers', 'service-main.cjs')], { env, stdio: ['ignore', 'pipe', 'ignore'] });
-  started.push(child);
-  let buffered = '';
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString();
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const line = buffered.slice(0, nl);
-        const entry = JSON.parse(line);
-        buffered = buffered.slice(nl + 1);
-        if (entry.msg !== 'request') logTail.push(line.slice(0, 600));
-        if (logTail.length > 60) logTail.shift();
-        if (entry.msg === 'listening') resolve(entry.address.port);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`the service exited with ${code}`)));
-  });
-  return { child, base: `http://127.0.0.1:${port}` };
-}
+const services = serviceProcesses(dataDir);
+const { logTail } = services;
+const startService = services.start;
 
 /** The server's recovery as the database holds it (what the service recorded). */
 function lastRecovery(serverId: string): { status: string; leftover: string | null; to_node: string | null } | undefined {
