@@ -27,7 +27,7 @@ export function buildSftp(dataDir: string, parts: SftpParts, log: Logger, sweepM
   const fingerprint = `SHA256:${crypto.createHash('sha256').update(blob).digest('base64').replace(/=+$/, '')}`;
   const { users, tokens, sshKeys, members } = parts.store;
   if (!ssh2CryptoBinding()) {
-    log.warn('ssh2 runs its ciphers through node:crypto: its own binding was not built for this Node; SFTP transfers take about twice as long (BENCHMARKS.md §13: npm rebuild ssh2 with this Node)', { node: process.version });
+    log.warn('ssh2 runs its ciphers through node:crypto: its own binding was not built for this Node; SFTP transfers take about twice as long (BENCHMARKS.md §13: run scripts/ssh2-binding.js with this Node)', { node: process.version });
   }
   const sftp = createSftpServer({
     hostKey: key.privateKey, users, tokens, sshKeys, members, files: parts.files, actors: parts.actors, log,
@@ -37,7 +37,7 @@ export function buildSftp(dataDir: string, parts: SftpParts, log: Logger, sweepM
 }
 
 /**
- * Whether ssh2's optional crypto binding loaded (compiled by its install script for the Node that ran `npm
+ * Whether ssh2's optional crypto binding loaded (compiled for the project's Node by scripts/ssh2-binding.js at `npm
  * install`); without it ssh2 makes a node:crypto cipher for every packet. ssh2 says so in `bindingAvailable` of its
  * crypto module, which its typings leave out.
  */
