@@ -95,12 +95,15 @@ async function photograph(browser, origin, id, look, file, height) {
   try {
     await context.request.post(`${origin}/dashboard/sign-in`, { headers: { Origin: origin }, data: { email: EMAIL, password: PASSWORD } });
     const page = await context.newPage();
+    // The window is as tall as the picture, so nothing scrolls: the hover below would otherwise scroll the chart into
+    // view, and the sticky section menu (app.css .sections) would be drawn where the scroll left it, over the page.
+    await page.setViewportSize({ width: look.viewport.width, height });
     await page.goto(`${origin}/#/servers/${id}`);
     await page.locator('[data-player="Alex"]').waitFor({ timeout: 30_000 });
     await page.getByLabel('Last 15 minutes').check();
     await page.waitForFunction(() => !document.querySelector('.toast'), null, { timeout: 20_000 }); // nothing over the page
     await page.locator('svg[data-chart="ram_bytes"]').hover(); // one chart shows a value under the pointer
-    await page.screenshot({ path: path.join(out, file), clip: { x: 0, y: 0, width: look.viewport.width, height }, fullPage: true });
+    await page.screenshot({ path: path.join(out, file) });
   } finally {
     await context.close();
   }
