@@ -5,7 +5,7 @@
 // lets a real Minecraft client (mineflayer) join, waits for a minute of samples, and photographs the page in
 // Debian's Chromium at 1280×900 (light) and 390×844 (dark). Everything it started is stopped at the end.
 //
-//   node scripts/screenshots.js            (about two minutes)
+//   npx node scripts/screenshots.js        (about two minutes; the project's Node)
 const fs = require('node:fs');
 const os = require('node:os');
 const net = require('node:net');
