@@ -18,8 +18,7 @@
  *   its time vs `unzip -q` of the same zip, and the service's peak RSS during it (VmHWM after a reset through
  *   /proc/<pid>/clear_refs, and RSS sampled every 20 ms) against its RSS before: the archive is streamed to a
  *   file and unpacked entry by entry, never held in memory.
- * Docker nodes are not measured here (nodes.js and docker.js need an engine; the same code path with the engine's
- * archive endpoint in place of the local folder).
+ * Docker nodes: files-node.js (the same API transfers, RUNTIME=docker, against the engine's own archive endpoint).
  */
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -294,4 +293,4 @@ async function runFiles({ mb = 200, rounds = 3, files = 10_000, listRounds = 51,
   }
 }
 
-module.exports = { runFiles };
+module.exports = { runFiles, randomFile, transfer };

@@ -19,6 +19,7 @@
  *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
  *   live-moves ~6 min two engines, a player online: unreachable s moving 1 GB vs 10 MB; move vs bare copy (live-moves.js)
  *   files    ~3 min   200 MB through the Files API vs cp, SFTP vs OpenSSH's sftp-server, 10,000-file listing, 100 MB world import (files.js)
+ *   files-node ~3 min 200 MB through the Files API on a Docker node vs the engine's archive endpoint, bare (files-node.js)
  *   dns      ~3 min   two engines, Knot DNS: a move's end → the new SRV record answering (dns.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
@@ -40,12 +41,13 @@ const { runOutbox } = require('./outbox');
 const { runNodes } = require('./nodes');
 const { runLiveMoves } = require('./live-moves');
 const { runFiles } = require('./files');
+const { runFilesNode } = require('./files-node');
 const { runDns } = require('./dns');
 
 // apiRatio: the reads' target (issue 18: ≥ 0.5, stretch 0.7).
 const TARGET = { listenMs: 3000, firstRequestMs: 20, fairnessP99Ms: 2000, fairnessRatio: 2, outboxRatio: 1.1, scaleCpuRatio: 2, stallMs: 20, createRatio: 1.3, quotaRatio: 1.5, apiRatio: 0.5, queryP50Ms: 5, rangeRatio: 2, startRatio: 1.1, cpuPerServer: 1, streamGrowthMb: 50, containerStartRatio: 1.3, eventOverhead: 0.1, deliveriesPerS: 1000, archiveRatio: 0.7, downloadGrowthMb: 30, filesRatio: 0.7, sftpRatio: 0.5, listP50Ms: 100, moveDowntimeRatio: 2, moveThroughputRatio: 0.7 };
 const PARTS = ['api', 'startup', 'metrics', 'runtime', 'streams', 'scale'];
-const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes', 'live-moves', 'files', 'dns'];
+const OPTIONAL = ['docker', 'webhooks', 'backups', 'fairness', 'outbox', 'nodes', 'live-moves', 'files', 'files-node', 'dns'];
 
 async function main() {
   const args = process.argv.slice(2);
@@ -70,6 +72,7 @@ async function main() {
     nodes: () => runNodes(quick ? { mb: 20, rounds: 1 } : {}),
     'live-moves': () => runLiveMoves(quick ? { mb: 100 } : {}),
     files: () => runFiles(quick ? { mb: 20, rounds: 1, files: 1000, listRounds: 5, zipMb: 10, importRounds: 1 } : {}),
+    'files-node': () => runFilesNode(quick ? { mb: 20, rounds: 1 } : {}),
     dns: () => runDns(quick ? { rounds: 2 } : {}),
   };
   for (const part of parts) {
@@ -201,6 +204,13 @@ function table(out) {
     if (lm.bare_whole_ms) rows.push(['live-moves', 'the same, the bare copy making and removing its volume and containers inside its clock', fmt(lm.big.move_ms / 1000, 2), fmt(lm.bare_whole_ms / 1000, 2), fmt(lm.throughput_ratio_whole, 2), `≥ ${TARGET.moveThroughputRatio}`, mark(lm.throughput_ratio_whole >= TARGET.moveThroughputRatio)]);
   }
   if (out.parts.files) rows.push(...filesRows(out.parts.files, mark));
+  const fn = out.parts['files-node'];
+  if (fn) {
+    for (const k of ['upload', 'download']) {
+      const x = fn[k];
+      rows.push(['files-node', `API ${k} of ${fn.mb} MB on a Docker node, ms vs the engine's archive endpoint`, fmt(x.api_ms), fmt(x.bare_ms), fmt(x.ratio, 2), `≥ ${TARGET.filesRatio}`, mark(x.ratio >= TARGET.filesRatio)]);
+    }
+  }
   const dn = out.parts.dns;
   if (dn) {
     rows.push(['dns', `a move's end → the new SRV record answering ms, median of ${dn.moves} moves (most)`, `${fmt(dn.done_to_srv_ms, 0)} (${fmt(Math.max(...dn.runs.done_to_srv), 0)})`, '', '', '', '']);

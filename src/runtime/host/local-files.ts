@@ -94,9 +94,10 @@ export function localFiles(dir: (serverId: string) => string, tarOf: (dir: strin
     async fileRemove(id, rel, recursive) {
       await refusals(ops.fileRemove(await root(id), rel, recursive));
     },
-    async fileRead(id, rel, range) {
+    async fileRead(id, rel, asked) {
       const top = await root(id);
       const entry = await refusals(ops.fileStat(top, rel));
+      const range = typeof asked === 'function' ? asked(entry) : asked;
       if (entry.type !== 'file') throw new FileOpError(entry.type === 'directory' ? 'is_a_folder' : 'symlink', `${rel} is not a file`);
       // O_NOFOLLOW: a link put in its place since the check is refused, not followed.
       const handle = await refusals(fs.promises.open(path.join(top, rel), fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW));

@@ -42,6 +42,12 @@ export class FileOpError extends Error {
 /** An upload's precondition (RFC 9110 §13.1): If-None-Match: *, If-Match: *, If-Match with entity tags. */
 export type Expect = null | { absent: true } | { any: true } | { etags: string[] };
 
+/**
+ * The part of a file a read gives (fileRead): bytes `start` to `end` inclusive; or a function of the entry the read
+ * opened that gives it (or none, the whole file), for a download whose Range and If-Range depend on its size and etag.
+ */
+export type ReadRange = { start: number; end: number } | ((entry: FileEntry) => { start: number; end: number } | undefined);
+
 /** A backup's archive, as a restore hands it to its storage (importArchive). */
 export interface RestoreArchive {
   /** A gzipped tar file on this host. */
@@ -115,10 +121,12 @@ export interface ServerStorage {
    */
   fileList(serverId: string, path: string, after: [number, string] | null, limit: number, hide: string[]): Promise<{ entries: FileEntry[]; more: boolean }>;
   /**
-   * The content of the file at `path` (a regular file, not a link), from `range.start` to `range.end` inclusive
-   * when given. Resolves once the file is open, with the entry it opened (its etag says which content it is).
+   * The content of the file at `path` (a regular file, not a link), the part `range` says when given (a function of
+   * it is called with the entry first, before the check that it is a file, and may throw). Resolves once the file is
+   * open, with the entry it opened (its etag says which content it is). One look at the entry serves the caller's
+   * checks and the read: on a Docker node each look is a helper container (BENCHMARKS.md §13).
    */
-  fileRead(serverId: string, path: string, range?: { start: number; end: number }): Promise<{ entry: FileEntry; content: Readable }>;
+  fileRead(serverId: string, path: string, range?: ReadRange): Promise<{ entry: FileEntry; content: Readable }>;
   /**
    * Writes `size` bytes of `content` to `path` (its folder must exist): streamed into a staging file of the server's
    * files, then renamed in place if `expect` holds (checked just before the rename; else `precondition`), so a

@@ -85,13 +85,17 @@ function fileReads(deps: FilesDeps) {
       return { path: dir, data: page.entries.map((e) => ({ ...e, read_only: ro(e.path) })), has_more: page.more, next_cursor: next };
     },
     stat: async (serverId: string, p: string | undefined) => shown(deps, serverId, await call(storage.fileStat(serverId, checkedPath(p, '/query/path', opts(deps, true))))),
-    /** The entry (for its size and etag), then its content from `range` when the caller asks for part of it. */
+    /**
+     * The file's content from `range` when the caller asks for part of it (by its size and etag): the entry the read
+     * opened answers both, no stat before it (on a Docker node that is a helper container more, storage.ts fileRead).
+     */
     async read(serverId: string, p: string | undefined, range: (size: number, etag: string | null) => { start: number; end: number } | undefined) {
       const file = checkedPath(p, '/query/path', opts(deps, false));
-      const entry = await call(storage.fileStat(serverId, file));
-      if (entry.type !== 'file') throw new AppError('file_conflict', `${file} is a ${entry.type}, not a file.`);
-      const part = range(entry.size, entry.etag);
-      const opened = await deps.transfers.reading(deps.current(), () => call(storage.fileRead(serverId, file, part)));
+      let part: { start: number; end: number } | undefined;
+      const opened = await deps.transfers.reading(deps.current(), () => call(storage.fileRead(serverId, file, (entry) => {
+        if (entry.type !== 'file') throw new AppError('file_conflict', `${file} is a ${entry.type}, not a file.`);
+        return (part = range(entry.size, entry.etag));
+      })));
       return { ...opened, part };
     },
     async archive(serverId: string, p: string | undefined, format: 'zip' | 'tar.gz'): Promise<Readable> {

@@ -87,8 +87,9 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
     async fileRemove(id, rel, recursive) {
       await op(id, ['remove', rel, String(recursive)]);
     },
-    async fileRead(id, rel, range) {
+    async fileRead(id, rel, asked) {
       const entry = await op<FileEntry>(id, ['stat', rel]);
+      const range = typeof asked === 'function' ? asked(entry) : asked;
       if (entry.type !== 'file') throw new FileOpError(entry.type === 'directory' ? 'is_a_folder' : 'symlink', `${rel} is not a file`);
       const archive = await download(id, inVolume(rel));
       return { entry, content: firstEntry(archive, range) };
