@@ -88,8 +88,16 @@ export async function openPage(browser: Browser, service: Dashboard, look: Look 
   page.on('request', (r) => requests.push(r.url()));
   // What went wrong on the wire, for a failure's message (waitOnPage): requests that failed, answers of 400 and up.
   const trouble: string[] = [];
-  page.on('requestfailed', (r) => trouble.push(`${r.method()} ${r.url()} failed: ${r.failure()?.errorText}`));
+  // When Chromium dropped a request because the host's network changed (see the console filter below): showDashboard.
+  const drops: number[] = [];
+  page.on('requestfailed', (r) => {
+    trouble.push(`${r.method()} ${r.url()} failed: ${r.failure()?.errorText}`);
+    if (r.failure()?.errorText === 'net::ERR_NETWORK_CHANGED') drops.push(Date.now());
+  });
   page.on('response', (r) => void (r.status() >= 400 && trouble.push(`${r.request().method()} ${r.url()} answered ${r.status()}`)));
+  // A page that crashed or was reloaded (boot.js reloads after a dropped module) shows nothing by itself either.
+  page.on('crash', () => trouble.push('the page crashed'));
+  page.on('framenavigated', (f) => void (f === page.mainFrame() && trouble.push(`navigated to ${f.url()}`)));
   page.on('console', (m) => {
     // Not the page's doing: Chromium aborts requests in flight when the host's network interfaces change, which the
     // Docker tests running beside these do (each container's veth). The page asks a dropped read again
@@ -102,7 +110,7 @@ export async function openPage(browser: Browser, service: Dashboard, look: Look 
     void (answer.yes ? d.accept() : d.dismiss());
   });
   return {
-    page, context, requests, consoleErrors, dialogs, answer, look, trouble,
+    page, context, requests, consoleErrors, dialogs, answer, look, trouble, drops, signedIn,
     /** Hosts other than the service that the page tried to reach. */
     foreignRequests() {
       return requests.filter((u) => !u.startsWith(`${service.origin}/`) && !u.startsWith('data:') && !u.startsWith('blob:'));
@@ -119,6 +127,48 @@ export async function openPage(browser: Browser, service: Dashboard, look: Look 
 }
 
 export type TestPage = Awaited<ReturnType<typeof openPage>>;
+
+/** How long after the last dropped request a page that has not started is taken as given up (boot.js waits 2 s at most). */
+const QUIET_AFTER_DROP_MS = 5_000;
+
+/**
+ * Shows `url` (the dashboard at a hash route) on `p`. The first time, the page's document is loaded and this waits
+ * until the dashboard has started in it: signed in, its menu shown (app.js showChrome), or the sign-in form for a
+ * page opened signed out. Later calls move within that document by the URL's fragment, as the page's own links do,
+ * so a document that did not start would leave every later call on that page showing nothing.
+ *
+ * A start cut short by requests that Chromium dropped because the host's network changed (the Docker tests beside
+ * these add and remove interfaces; see openPage) leaves the page at "Loading…" once boot.js has reloaded three times
+ * or when boot.js itself was dropped, and at the sign-in form when api.js resume() could not reach the service: the
+ * document is then loaded again, as the page itself tells its reader to ("reload to try again"), up to three loads.
+ * A start that fails with no dropped request fails at once, saying what the page shows.
+ */
+export async function showDashboard(p: TestPage, url: string, timeout = 30_000) {
+  if (p.page.url() !== 'about:blank') return void (await p.page.goto(url));
+  const started = p.page.locator(p.signedIn ? '#nav:not([hidden])' : '#sign-in-title');
+  for (let load = 1; ; load++) {
+    const dropsBefore = p.drops.length;
+    // From about:blank: the same URL again would be a move within the document that did not start.
+    if (load > 1) await p.page.goto('about:blank');
+    await p.page.goto(url).catch((e: Error) => {
+      if (!e.message.includes('net::ERR_NETWORK_CHANGED')) throw e;
+      p.drops.push(Date.now()); // the document itself was dropped
+    });
+    const deadline = Date.now() + timeout;
+    let up = await started.isVisible();
+    while (!up && Date.now() < deadline) {
+      const lastDrop = p.drops.length > dropsBefore ? p.drops[p.drops.length - 1] : undefined;
+      if (lastDrop !== undefined && Date.now() - lastDrop > QUIET_AFTER_DROP_MS) break;
+      await new Promise((r) => setTimeout(r, 250));
+      up = await started.isVisible();
+    }
+    if (up) return;
+    if (p.drops.length === dropsBefore || load === 3) {
+      const why = p.drops.length === dropsBefore ? `no request was dropped in load ${load}` : `requests were dropped in each of ${load} loads`;
+      throw new Error([`the dashboard did not start at ${url} (${p.look.name}; ${why})`, ...(await pageReport(p))].join('\n'));
+    }
+  }
+}
 
 export async function signInThroughUi(page: Page, origin: string, password = PASSWORD) {
   await page.goto(`${origin}/`);
@@ -270,14 +320,21 @@ export async function waitOnPage(
   try {
     await locator.first().waitFor({ timeout, state });
   } catch (err) {
-    const shown = await p.page.locator('main').innerText({ timeout: 2_000 }).catch(() => '(no main)');
     throw new Error([
       (err as Error).message.split('\n')[0],
-      `page: ${p.page.url()}`,
-      `shown: ${shown.replace(/\s+/g, ' ').slice(0, 800)}`,
-      `console: ${JSON.stringify(p.consoleErrors)}`,
-      `wire: ${JSON.stringify(p.trouble.slice(-20))}`,
+      ...(await pageReport(p)),
       ...(await also().catch((e: Error) => [`(could not say more: ${e.message})`])),
     ].join('\n'));
   }
+}
+
+/** What the page shows and what went wrong on the wire and in its console: the lines of a failure's message. */
+export async function pageReport(p: TestPage): Promise<string[]> {
+  const shown = await p.page.locator('main').innerText({ timeout: 2_000 }).catch(() => '(no main)');
+  return [
+    `page: ${p.page.url()}`,
+    `shown: ${shown.replace(/\s+/g, ' ').slice(0, 800)}`,
+    `console: ${JSON.stringify(p.consoleErrors)}`,
+    `wire: ${JSON.stringify(p.trouble.slice(-20))}`,
+  ];
 }
