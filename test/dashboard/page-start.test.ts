@@ -1,0 +1,68 @@
+// How the dashboard starts when the network drops its scripts (a phone between networks; Chromium drops requests in
+// flight when the host's interfaces change): a dropped module makes boot.js load the page again and the dashboard
+// comes up by itself; a start that never comes (boot.js itself dropped) says so after a few seconds, with no script,
+// and its link loads the dashboard again (index.html .start-stuck, app.css). Debian's Chromium at 390×844 dark and
+// 1280×800 light, axe-core clean on what the customer sees while stuck.
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
+import {
+  DESKTOP_LIGHT, PHONE_DARK, expectAccessible, expectFits, openPage, pageReport, startDashboard,
+  type Dashboard, type Look,
+} from './helpers';
+
+const LOOKS: Look[] = [
+  PHONE_DARK,
+  { ...DESKTOP_LIGHT, name: 'desktop 1280×800, light', viewport: { width: 1280, height: 800 } },
+];
+
+let browser: Browser;
+let service: Dashboard;
+beforeAll(async () => {
+  [browser, service] = await Promise.all([launchChromium(), startDashboard()]);
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await service?.finish();
+}, 60_000);
+
+describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, look) => {
+  test('a module dropped once: the page loads itself again and the dashboard comes up', async () => {
+    const p = await openPage(browser, service, look);
+    try {
+      let dropped = 0;
+      await p.page.route('**/dashboard/assets/js/app.js', (route) => (dropped++ === 0 ? route.abort('internetdisconnected') : route.continue()));
+      await p.page.goto(`${service.origin}/#/servers`);
+      await p.page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: 30_000 }).catch(async (err: unknown) => {
+        throw new Error([String(err), ...(await pageReport(p))].join('\n'));
+      });
+      expect(dropped).toBeGreaterThanOrEqual(2); // dropped, then asked again by the page boot.js loaded anew
+      await expect(p.page.locator('.start-stuck').count()).resolves.toBe(0); // app.js replaced <main>
+    } finally {
+      await p.close();
+    }
+  }, 60_000);
+
+  test('a start that never comes says so after a few seconds, and its link loads the dashboard again', async () => {
+    const p = await openPage(browser, service, look);
+    try {
+      // boot.js and app.js both dropped: nothing of the page's own runs, so nothing can reload it.
+      const drop = (route: { abort: (code: string) => Promise<void> }) => route.abort('internetdisconnected');
+      await p.page.route('**/dashboard/assets/js/boot.js', drop);
+      await p.page.route('**/dashboard/assets/js/app.js', drop);
+      await p.page.goto(`${service.origin}/#/servers`);
+      const hint = p.page.locator('.start-stuck');
+      await expect(hint.isVisible()).resolves.toBe(false); // not at once: a normal start takes well under a second
+      await hint.waitFor({ state: 'visible', timeout: 20_000 });
+      expect(await hint.innerText()).toBe('Still loading? The connection may have dropped: load the dashboard again.');
+      await expectFits(p.page, `stuck start (${look.name})`);
+      await expectAccessible(p.page, `stuck start (${look.name})`);
+      // The network is back: the link loads the dashboard, which starts.
+      await p.page.unrouteAll();
+      await hint.getByRole('link', { name: 'load the dashboard again' }).click();
+      await p.page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: 30_000 });
+      await expect(hint.count()).resolves.toBe(0);
+    } finally {
+      await p.close();
+    }
+  }, 60_000);
+});
