@@ -171,10 +171,13 @@ async function movesAndFailures() {
   expect((await gsh(dataDir, 'node', 'drain', 'two', '--undo')).code).toBe(0);
   expect((await gsh(dataDir, 'server', 'move', id, '--to', 'two', '--no-wait')).code).toBe(0);
   await until('the first pass streaming into node two', async () => (lastMove(id)?.status === 'syncing' && (await helperOn(two.engine, id))) || undefined, 120_000);
-  await putIntoVolume(engine, dataDir, id, { 'world/late.bin': Buffer.alloc(8 * MIB, 5) });
+  await putIntoVolume(engine, dataDir, id, { 'world/late.bin': Buffer.alloc(64 * MIB, 5) });
   // The Files API waits for the move: a write meanwhile is refused (issue 40 §3) and makes nothing.
   expect(await api('POST', `/v1/servers/${id}/files/folders`, { path: 'during-the-move' })).toMatchObject({ status: 409, body: { code: 'action_conflict' } });
-  await until('what changed streaming into node two', async () => (lastMove(id)?.status === 'delta' && (await helperOn(two.engine, id))) || undefined, 120_000);
+  // The move's helper on node two stays from the first pass on (move-helpers.ts): the last pass is under way once the
+  // game stopped on node one (64 MiB changed, so it lasts).
+  const stoppedOnOne = async () => (await containersOf(dataDir, engine)).every((c) => c.State !== 'running');
+  await until('what changed streaming into node two', async () => (lastMove(id)?.status === 'delta' && (await helperOn(two.engine, id)) && (await stoppedOnOne())) || undefined, 120_000);
   service.child.kill('SIGKILL');
   await new Promise((r) => service.child.once('exit', r));
   expect(lastMove(id)?.status).toBe('delta');
@@ -184,7 +187,7 @@ async function movesAndFailures() {
   await until('the move done', async () => lastMove(id)?.status === 'done' || undefined, 240_000);
   await until('running on node two', async () => (await server()).state === 'running' || undefined, 120_000);
   expect(inRange((await server()).address.port, PORTS.two)).toBe(true);
-  expect((await api('GET', `/v1/servers/${id}/files/metadata?path=world/late.bin`)).body).toMatchObject({ size: 8 * MIB });
+  expect((await api('GET', `/v1/servers/${id}/files/metadata?path=world/late.bin`)).body).toMatchObject({ size: 64 * MIB });
   expect((await gsh(dataDir, 'node', 'drain', 'two', '--evacuate')).code).toBe(0);
   await until('running on node one', async () => (await server()).state === 'running' || undefined, 120_000);
 

@@ -43,6 +43,7 @@ async function carryOut(deps: MovesDeps, server: ServerSupervisor, ctx: CommandC
     const failure = await server.start();
     if (failure) log.warn('a moved server did not start on its new node', { serverId: server.id, node: move.toNode, code: failure.code });
   }
+  await deps.transfer.release(server.id); // the move's helpers (their removal began after the last pass), before the old volume goes
   repo.finish(move.id);
   await dropLeftover(deps, repo.get(move.id) ?? move);
 }
@@ -59,6 +60,7 @@ async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: Com
     repo.fail(move.id, reason, move.toNode);
     server.console.push('system', `the move to another machine failed; the server stays where it was: ${reason}`);
     log.warn('a move failed; the server stays on its node', { serverId: server.id, from: move.fromNode, to: move.toNode, reason });
+    await deps.transfer.release(server.id); // the move's helpers, before its partial copy goes
     await dropLeftover(deps, repo.get(move.id) ?? move);
     if (restart && !ctx.overtaken) await server.start();
     return undefined;

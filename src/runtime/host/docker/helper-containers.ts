@@ -66,6 +66,9 @@ export function createHelpers(o: HelperOptions) {
   }
 
   return {
+    /** A helper made, not started, that runs `cmd` once started; its caller removes it (move-helpers.ts: one per node for a whole move). */
+    create,
+
     /** Runs `fn` with a container (never started) that mounts the server's volume at GAME_DIR; removed after. */
     async withVolume<T>(volume: string, serverId: string, fn: (containerId: string) => Promise<T>): Promise<T> {
       const id = await create(volume, serverId, [IMAGE_NODE, '-e', '']);

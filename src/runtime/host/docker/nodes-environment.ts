@@ -8,6 +8,7 @@ import { FILE_METHODS, type ServerStorage } from '../storage';
 import type { Engine } from './engine';
 import { GAME_DIR } from './image';
 import type { NodeVolumes } from './volume-storage';
+import { volumeTransfer } from './volume-transfer';
 
 /** One node's parts: its environment (containers), its volumes, and the engine both talk to. */
 export interface NodeParts {
@@ -40,9 +41,10 @@ export interface VolumeTransfer {
   /**
    * A live move's first pass, while the game runs: inside `hold` (its world saving paused, moves.ts), the source's
    * entries recorded (NodeVolumes.snapshot) as the whole volume is copied to `to` as `copy` does, unverified, and
-   * written to the disk there as it lands (NodeVolumes.importVolume durable), so that no write-back slows the stop
-   * and start after. False, having done nothing, when `from` has no volume of the server yet (its files still in a
-   * previous release's folder).
+   * written to the disk there as it lands (NodeVolumes.land), so that no write-back slows the stop and start after
+   * (the last files while the game stops: catchUp waits for them). Its helpers, one per node (move-helpers.ts), stay
+   * for catchUp. False, having done nothing, when `from` has no
+   * volume of the server yet (its files still in a previous release's folder).
    */
   firstPass(serverId: string, from: string, to: string, hold: (pass: () => Promise<void>) => Promise<void>): Promise<boolean>;
   /**
@@ -51,6 +53,8 @@ export interface VolumeTransfer {
    * an interruption (the record stays on `from` until the volume goes).
    */
   catchUp(serverId: string, from: string, to: string): Promise<{ files: number; bytes: number; changed: number; changedBytes: number; removed: number }>;
+  /** Removes the move's helpers (begun when catchUp ends, or now); before the old volume goes, and when a move fails. */
+  release(serverId: string): Promise<void>;
   /** Removes the server's volume, and its container made ahead of a start, from the node. A missing one is a no-op. */
   drop(serverId: string, node: string): Promise<void>;
   /** False while the node does not answer (as of the last check). */
@@ -72,7 +76,8 @@ const FAILURES = 2;
  */
 export function createNodesEnvironment(options: NodesEnvironmentOptions): { environment: Environment; storage: ServerStorage; transfer: VolumeTransfer } {
   const s: Shared = { options, made: new Map(), failures: new Map(), away: new Set(), listeners: [], timer: null, checking: null };
-  return { environment: routedEnvironment(s), storage: routedStorage(s), transfer: volumeTransfer(s) };
+  const transfer = volumeTransfer({ named: (name) => named(s, name), reachable: (name) => !s.away.has(name) });
+  return { environment: routedEnvironment(s), storage: routedStorage(s, transfer.write), transfer };
 }
 
 /** What the pieces below share: createNodesEnvironment makes it once and hands it to each. */
@@ -203,13 +208,18 @@ function routedEnvironment(s: Shared): Environment {
 }
 
 /** The ServerStorage: each server's calls to the volumes of its node. */
-function routedStorage(s: Shared): ServerStorage {
+function routedStorage(s: Shared, moved: ReturnType<typeof volumeTransfer>['write']): ServerStorage {
   return {
     async start() {
       // Each volume's half-done restore is put right by its next operation (volume-storage.ts).
     },
     gameDir: () => GAME_DIR,
-    write: (serverId, subdirs, files) => forServer(s, serverId).storage.write(serverId, subdirs, files),
+    async write(serverId, subdirs, files) {
+      // A server just moved writes through its move's helper on the new node (volume-transfer.ts).
+      const node = s.options.nodes.nodeOf(serverId);
+      if (node && (await moved(serverId, node, subdirs, files))) return;
+      await forServer(s, serverId).storage.write(serverId, subdirs, files);
+    },
     remove: (serverId) => forServer(s, serverId).storage.remove(serverId),
     usage: (serverId, stop) => forServer(s, serverId).storage.usage(serverId, stop),
     exportTar: (serverId, paths) => forServer(s, serverId).storage.exportTar(serverId, paths),
@@ -217,81 +227,5 @@ function routedStorage(s: Shared): ServerStorage {
     // A customer's files (storage.ts): each call to the server's node, as it is.
     ...(Object.fromEntries(FILE_METHODS.map((m) => [m, (serverId: string, ...rest: unknown[]) =>
       (forServer(s, serverId).storage[m] as (...a: unknown[]) => unknown)(serverId, ...rest)])) as Pick<ServerStorage, (typeof FILE_METHODS)[number]>),
-  };
-}
-
-/** The VolumeTransfer of a move, between two named nodes. */
-function volumeTransfer(s: Shared): VolumeTransfer {
-  return {
-    async copy(serverId, from, to) {
-      const [source, target] = [named(s, from).storage, named(s, to).storage];
-      await source.ensure(serverId);
-      const content = await source.exportVolume(serverId);
-      try {
-        await target.importVolume(serverId, content);
-      } finally {
-        content.destroy(); // read to its end when the copy worked; given up otherwise
-      }
-      const [mine, theirs] = await Promise.all([source.manifest(serverId), target.manifest(serverId)]);
-      if (mine.digest !== theirs.digest) {
-        throw new Error(`the copy differs from the original (${theirs.files} files, ${theirs.bytes} bytes of ${mine.files} files, ${mine.bytes} bytes)`);
-      }
-      return { files: mine.files, bytes: mine.bytes };
-    },
-    async firstPass(serverId, from, to, hold) {
-      const [source, target] = [named(s, from).storage, named(s, to).storage];
-      if (!(await source.has(serverId))) return false;
-      // The record is made before the pass reads, never beside it: the game's saving is held, but not its logs,
-      // nor a write through the Files API or SFTP, and a file written after the pass read its folder yet before
-      // the record saw it would be recorded as copied and missed by the delta (seen in CI, a file of 8 MB). Any
-      // write after the record is the delta's, so it is made while the game pauses its saving, not after; so are
-      // both nodes' helpers. The pass reads once the game paused and the record is made; the copy is written to the
-      // disk on the new node as it lands (NodeVolumes.importVolume durable), the last of it before the hold ends.
-      let paused: () => void = () => undefined;
-      let refused: (err: unknown) => void = () => undefined;
-      const pausing = new Promise<void>((resolve, reject) => ((paused = resolve), (refused = reject)));
-      const recorded = source.snapshot(serverId);
-      const content = source.exportVolume(serverId, Promise.all([recorded, pausing]));
-      const landed = target.importVolume(serverId, content, true);
-      // Each awaited below; one that fails before then is not left unhandled.
-      for (const p of [recorded, content, landed]) p.catch(() => undefined);
-      try {
-        await hold(async () => {
-          paused();
-          await landed;
-        });
-      } catch (err) {
-        refused(err); // the game did not pause, or the copy failed: nothing more is read, every helper removed
-        await Promise.allSettled([recorded, landed]);
-        throw err;
-      } finally {
-        (await content.catch(() => null))?.destroy();
-      }
-      return true;
-    },
-    async catchUp(serverId, from, to) {
-      const [source, target] = [named(s, from).storage, named(s, to).storage];
-      // The new node's helper is made while the old node gathers what changed.
-      const exported = source.exportChanges(serverId);
-      const imported = target.importChanges(serverId, exported.then((c) => c.content));
-      let changes, theirs;
-      try {
-        [changes, theirs] = await Promise.all([exported, imported]);
-      } finally {
-        (await exported.catch(() => null))?.content.destroy();
-        await imported.catch(() => undefined);
-      }
-      const mine = changes.listing;
-      if (mine.digest !== theirs.digest) {
-        throw new Error(`the copy differs from the original (${theirs.files} files, ${theirs.bytes} bytes of ${mine.files} files, ${mine.bytes} bytes)`);
-      }
-      return { files: mine.files, bytes: mine.bytes, changed: changes.files, changedBytes: changes.bytes, removed: changes.removed };
-    },
-    async drop(serverId, node) {
-      const parts = named(s, node);
-      await parts.environment.uninstall(serverId);
-      await parts.storage.drop(serverId);
-    },
-    reachable: (node) => !s.away.has(node),
   };
 }

@@ -13,7 +13,7 @@ import { removeContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
 import type { Helpers } from './helper-containers';
 import { GAME_DIR } from './image';
-import { volumeCopies } from './volume-copies';
+import { volumeCopies, type MoveHelper } from './volume-copies';
 import { volumeFiles } from './volume-files';
 
 export interface VolumeStorageOptions {
@@ -44,23 +44,30 @@ export interface NodeVolumes extends ServerStorage {
   exportVolume(serverId: string, ready?: Promise<unknown>): Promise<Readable>;
   /**
    * A new volume of the server holding `content` (exportVolume's), any volume it had here removed first. The volume
-   * and its helpers are made before `content` is awaited, so a caller may start this while it waits for the source.
-   * `durable`: each file written to the disk as it lands (folder-ops.cjs `flush DIR TAG`), all of it by the end.
+   * and its helper are made before `content` is awaited, so a caller may start this while it waits for the source.
    */
-  importVolume(serverId: string, content: Readable | Promise<Readable>, durable?: boolean): Promise<void>;
+  importVolume(serverId: string, content: Readable | Promise<Readable>): Promise<void>;
   /** A digest of every file's path, kind, size, mode and content (folder-ops.cjs manifest), to compare two copies. */
   manifest(serverId: string): Promise<{ digest: string; files: number; bytes: number }>;
   /** Removes the volume (not the console log, which is the control plane's). A missing one is a no-op. */
   drop(serverId: string): Promise<void>;
+  /** A live move's helper on the server's volume here, for the whole move (move-helpers.ts); the volume exists. */
+  moveHelper(serverId: string): Promise<MoveHelper>;
+  /** A new, empty volume of the server (any it had here removed first) and a move's helper on it. */
+  freshVolume(serverId: string): Promise<MoveHelper>;
   /** A live move's record of every entry, kept in the volume, before its first pass (folder-ops.cjs snapshot). */
-  snapshot(serverId: string): Promise<{ files: number; bytes: number }>;
-  /** What changed since snapshot(), as a tar stream for importChanges, and the volume's listing (folder-ops.cjs delta); no game may run. */
-  exportChanges(serverId: string): Promise<{ content: Readable; files: number; bytes: number; removed: number; listing: Listing }>;
+  snapshot(helper: MoveHelper): Promise<{ files: number; bytes: number }>;
   /**
-   * exportChanges' content unpacked into the volume, the paths it names as removed removed; its listing then
-   * (folder-ops.cjs apply). Its helper is made before `content` is awaited.
+   * `content` unpacked into the helper's volume, each file written to the disk as it lands (folder-ops.cjs `flush DIR
+   * TAG`); resolves once it is all in, with `flushed`: once it is all on the disk too.
    */
-  importChanges(serverId: string, content: Readable | Promise<Readable>): Promise<Listing>;
+  land(helper: MoveHelper, content: Readable | Promise<Readable>): Promise<{ flushed: Promise<void> }>;
+  /** What changed since snapshot(), as a tar stream for importChanges, and the volume's listing (folder-ops.cjs delta); no game may run. */
+  exportChanges(helper: MoveHelper): Promise<{ content: Readable; files: number; bytes: number; removed: number; listing: Listing }>;
+  /** exportChanges' content unpacked into the volume, the paths it names as removed removed; its listing then (folder-ops.cjs apply). */
+  importChanges(helper: MoveHelper, content: Readable | Promise<Readable>): Promise<Listing>;
+  /** ServerStorage.write through a move's helper on the volume: the start on the new node, without a helper of its own. */
+  writeWith(helper: MoveHelper, serverId: string, subdirs: string[], files: Record<string, string>): Promise<void>;
 }
 
 /** folder-ops.cjs listing: a digest of every path, kind, size, mode and mtime, and the files' count and bytes. */
