@@ -9,10 +9,15 @@
  *   and to a file (files.js transfer), against the bare engine copy, from this process: the same file as a tar of one
  *   entry (tar-stream, the file streamed into it) PUT into a scratch container's volume (PUT /containers/{id}/archive),
  *   and GET /containers/{id}/archive?path=… of it piped into a file (the engine's tar as it comes, nothing parsed).
- *   The scratch volume and its container (never started) are made before the clock starts. Each round runs ours and
- *   the bare copy in turn, the first of them alternating; medians of `rounds`; ratio = bare ÷ ours (target ≥ 0.7).
- * - Beside each, the service process's own CPU time during the transfer (/proc/<pid>/stat), to tell its work from
- *   waiting on the engine.
+ *   The scratch volume and its container (never started) are made before the clock starts. Each round runs ours,
+ *   the bare copy and the relay below in turn, the first of them rotating; medians of `rounds`; ratio = bare ÷ ours
+ *   (target ≥ 0.7).
+ * - In the same rounds, the ceiling of any Node.js HTTP relay here: a minimal node:http server in its own child
+ *   process (files-node-ceiling.js, nothing of ours) between the same client and the same scratch container, packing
+ *   the body into a one-entry tar on the way up and unpacking the first entry on the way down. Printed: the bare
+ *   copy's time ÷ its (the best any Node relay reaches) and its time ÷ ours.
+ * - Beside each, the service's and the relay's own CPU time during the transfer (/proc/<pid>/stat), to tell their
+ *   work from waiting on the engine.
  * Every container and volume made here is removed by id at the end: the scratch ones, and the instance's (nodes.js
  * removeAll: the service's shutdown lets containers be).
  */
@@ -29,6 +34,24 @@ const { removeAll } = require('./nodes');
 const SFTP_PORT = 28960;
 const GAME_PORTS = '28961-28969';
 const PLAN = 'small';
+/**
+ * The relay's stream buffers: Node's defaults. 1 MiB ones (files.js's tuned ceiling) were tried, 4 pairs of rounds
+ * alternated: up 926 ms against 880, down 1,194 against 1,165 (medians; noise, no better).
+ */
+const RELAY_BUFFER = 'default';
+
+/** The relay (files-node-ceiling.js) in its own process, to the engine's unix socket and the scratch container. */
+async function startRelay(dockerHost, scratch) {
+  const socket = /^unix:\/\/(.+)$/.exec(dockerHost)?.[1];
+  if (!socket) throw new Error(`files-node's relay needs the engine on a unix socket, not ${dockerHost}`);
+  const { GAME_DIR } = dist('runtime/host/docker/image');
+  const child = fork(path.join(__dirname, 'files-node-ceiling.js'), [socket, scratch.container, GAME_DIR, RELAY_BUFFER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port } = await nextMessage(child, (m) => m.type === 'listening', 30_000).catch((err) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  return { child, port };
+}
 
 /** The bare engine copy's scratch: a volume and a container of the game image mounting it, never started. */
 async function scratchOf(engine) {
@@ -77,11 +100,11 @@ async function withCpu(pid, fn) {
   return { ms, cpu: procUsage(pid).cpuMs - before };
 }
 
-async function rounds(s, engine, scratch, id, mb, n) {
+async function rounds(s, engine, scratch, relay, id, mb, n) {
   const src = path.join(s.work, 'big.bin');
   const got = path.join(s.work, 'down.bin');
   const size = fs.statSync(src).size;
-  const x = { up: [], down: [], upCpu: [], downCpu: [], bareUp: [], bareDown: [] };
+  const x = { up: [], down: [], upCpu: [], downCpu: [], bareUp: [], bareDown: [], relayUp: [], relayDown: [], relayUpCpu: [], relayDownCpu: [] };
   const url = (r) => `/v1/servers/${id}/files/content?path=big-${r}.bin`;
   for (let r = 0; r < n; r++) {
     const ours = async () => {
@@ -99,14 +122,28 @@ async function rounds(s, engine, scratch, id, mb, n) {
       x.bareDown.push(await bareDown(engine, scratch.container, `bare-${r}.bin`, path.join(s.work, 'bare-down.tar')));
       if (fs.statSync(path.join(s.work, 'bare-down.tar')).size < size) throw new Error('the bare download is short');
     };
-    for (const step of r % 2 ? [bare, ours] : [ours, bare]) await step();
-    console.log(`  round ${r + 1}: up ours ${fmt(x.up[r])} ms, bare ${fmt(x.bareUp[r])} ms; down ours ${fmt(x.down[r])} ms, bare ${fmt(x.bareDown[r])} ms`);
+    const viaRelay = async () => {
+      const up = await withCpu(relay.child.pid, () => transfer(relay.port, '', 'PUT', `/relay-${r}.bin`, { from: src }));
+      const down = await withCpu(relay.child.pid, () => transfer(relay.port, '', 'GET', `/relay-${r}.bin`, { to: got }));
+      if (!fs.readFileSync(got).equals(fs.readFileSync(src))) throw new Error('the relay\'s download differs from the upload');
+      x.relayUp.push(up.ms);
+      x.relayUpCpu.push(up.cpu);
+      x.relayDown.push(down.ms);
+      x.relayDownCpu.push(down.cpu);
+    };
+    const steps = [ours, bare, viaRelay];
+    for (let k = 0; k < steps.length; k++) await steps[(r + k) % steps.length]();
+    console.log(`  round ${r + 1}: up ours ${fmt(x.up[r])} ms, bare ${fmt(x.bareUp[r])} ms, relay ${fmt(x.relayUp[r])} ms; `
+      + `down ours ${fmt(x.down[r])} ms, bare ${fmt(x.bareDown[r])} ms, relay ${fmt(x.relayDown[r])} ms`);
   }
-  const side = (ms, bareMs, cpu) => ({ api_ms: ms, bare_ms: bareMs, api_mb_s: mb / (ms / 1000), bare_mb_s: mb / (bareMs / 1000), ratio: bareMs / ms, service_cpu_ms: cpu });
+  const side = (ms, bareMs, cpu, relayMs, relayCpu) => ({
+    api_ms: ms, bare_ms: bareMs, api_mb_s: mb / (ms / 1000), bare_mb_s: mb / (bareMs / 1000), ratio: bareMs / ms, service_cpu_ms: cpu,
+    relay: { ms: relayMs, mb_s: mb / (relayMs / 1000), of_bare: bareMs / relayMs, ours_of_it: relayMs / ms, cpu_ms: relayCpu },
+  });
   return {
     mb, rounds: n,
-    upload: side(median(x.up), median(x.bareUp), median(x.upCpu)),
-    download: side(median(x.down), median(x.bareDown), median(x.downCpu)),
+    upload: side(median(x.up), median(x.bareUp), median(x.upCpu), median(x.relayUp), median(x.relayUpCpu)),
+    download: side(median(x.down), median(x.bareDown), median(x.downCpu), median(x.relayDown), median(x.relayDownCpu)),
     runs: x,
   };
 }
@@ -122,6 +159,7 @@ async function runFilesNode({ mb = 200, rounds: n = 3 } = {}) {
   const env = { RUNTIME: 'docker', DOCKER_HOST: dockerHost, GAME_PORT_RANGE: GAME_PORTS };
   const child = fork(path.join(__dirname, 'files-service.js'), [dir, String(SFTP_PORT), JSON.stringify(env)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let scratch = null;
+  let relay = null;
   try {
     // The boot builds the game image if the engine has not got it (minutes on a cold engine).
     const { port, token } = await nextMessage(child, (m) => m.type === 'listening', 900_000);
@@ -130,14 +168,17 @@ async function runFilesNode({ mb = 200, rounds: n = 3 } = {}) {
     await waitFor(async () => (await s.api('GET', `/v1/servers/${id}`)).state === 'stopped', 600_000, 'the install', 200);
     randomFile(path.join(work, 'big.bin'), mb);
     scratch = await scratchOf(engine);
-    const result = await rounds(s, engine, scratch, id, mb, n);
+    relay = await startRelay(dockerHost, scratch);
+    const result = await rounds(s, engine, scratch, relay, id, mb, n);
     for (const way of ['upload', 'download']) {
       const x = result[way];
       console.log(`  API ${mb} MB ${way} on a Docker node: ours ${fmt(x.api_ms)} ms (${fmt(x.api_mb_s)} MB/s, service CPU ${fmt(x.service_cpu_ms)} ms); `
-        + `bare engine archive ${fmt(x.bare_ms)} ms (${fmt(x.bare_mb_s)} MB/s); bare ÷ ours ${fmt(x.ratio, 2)} (target ≥ 0.7)`);
+        + `bare engine archive ${fmt(x.bare_ms)} ms (${fmt(x.bare_mb_s)} MB/s); bare ÷ ours ${fmt(x.ratio, 2)} (target ≥ 0.7); `
+        + `bare Node relay ${fmt(x.relay.ms)} ms (${fmt(x.relay.mb_s)} MB/s, its CPU ${fmt(x.relay.cpu_ms)} ms): bare ÷ relay ${fmt(x.relay.of_bare, 2)}, ours ${fmt(x.relay.ours_of_it, 2)} of it`);
     }
     return result;
   } finally {
+    if (relay) await stopChild(relay.child, 5_000);
     if (scratch) await removeScratch(engine, scratch).catch((err) => console.error(`  scratch ${scratch.container}: ${err.message}`));
     await stopChild(child, 30_000);
     await removeAll({ one: engine }, dir);

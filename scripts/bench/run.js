@@ -19,7 +19,7 @@
  *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
  *   live-moves ~6 min two engines, a player online: unreachable s moving 1 GB vs 10 MB; move vs bare copy (live-moves.js)
  *   files    ~3 min   200 MB through the Files API vs cp, SFTP vs OpenSSH's sftp-server, 10,000-file listing, 100 MB world import (files.js)
- *   files-node ~3 min 200 MB through the Files API on a Docker node vs the engine's archive endpoint, bare (files-node.js)
+ *   files-node ~3 min 200 MB through the Files API on a Docker node vs the engine's archive endpoint, bare, and a bare Node relay (files-node.js)
  *   dns      ~3 min   two engines, Knot DNS: a move's end → the new SRV record answering (dns.js)
  * --quick shortens every part (for checking the scripts, not for numbers).
  */
@@ -209,6 +209,9 @@ function table(out) {
     for (const k of ['upload', 'download']) {
       const x = fn[k];
       rows.push(['files-node', `API ${k} of ${fn.mb} MB on a Docker node, ms vs the engine's archive endpoint`, fmt(x.api_ms), fmt(x.bare_ms), fmt(x.ratio, 2), `≥ ${TARGET.filesRatio}`, mark(x.ratio >= TARGET.filesRatio)]);
+      // The ceiling of any Node.js relay to the engine here (files-node-ceiling.js): its ratio to bare, and ours to it.
+      const c = x.relay;
+      if (c) rows.push(['files-node', `  bare Node relay ${k}, ms vs the engine's archive endpoint (ours ÷ it: ${fmt(c.ours_of_it, 2)})`, fmt(c.ms), fmt(x.bare_ms), fmt(c.of_bare, 2), '', '']);
     }
   }
   const dn = out.parts.dns;
