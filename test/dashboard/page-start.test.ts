@@ -1,12 +1,12 @@
 // How the dashboard starts when the network drops its scripts (a phone between networks; Chromium drops requests in
 // flight when the host's interfaces change): a dropped module makes boot.js load the page again and the dashboard
 // comes up by itself; a start that never comes (boot.js itself dropped) says so after a few seconds, with no script,
-// and its link loads the dashboard again (index.html .start-stuck, app.css). Debian's Chromium at 390×844 dark and
-// 1280×800 light, axe-core clean on what the customer sees while stuck.
+// and its link loads the dashboard again (index.html .start-stuck, app.css); a chart whose read was dropped is still an
+// image with a name (chart.js). Debian's Chromium at 390×844 dark and 1280×800 light, axe-core clean.
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser';
 import {
-  DESKTOP_LIGHT, PHONE_DARK, expectAccessible, expectFits, openPage, pageReport, startDashboard,
+  DESKTOP_LIGHT, EMAIL, PHONE_DARK, expectAccessible, expectFits, openPage, pageReport, startDashboard,
   type Dashboard, type Look,
 } from './helpers';
 
@@ -23,6 +23,24 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await service?.finish();
+}, 60_000);
+
+test('a server page whose metrics read was dropped: its charts are still images with names (axe clean)', async () => {
+  const auth = { Authorization: `Bearer ${service.token(EMAIL)}` };
+  const created = await service.http.post('/v1/servers').set(auth).send({ name: 'Charts', plan: 'micro', version: 'flying-squid-1.20' });
+  expect(created.status).toBe(201);
+  const p = await openPage(browser, service, PHONE_DARK);
+  try {
+    await p.page.route('**/v1/servers/*/metrics?*', (route) => route.abort('internetdisconnected'));
+    await p.page.goto(`${service.origin}/#/servers/${String(created.body.id)}`);
+    const ram = p.page.locator('svg[data-chart="ram_bytes"]');
+    await ram.waitFor({ timeout: 30_000 });
+    expect(await ram.getAttribute('aria-label')).toBe('RAM: not read yet');
+    expect(await ram.getAttribute('data-points')).toBe('0');
+    await expectAccessible(p.page, 'a server page without its metrics (phone, dark)');
+  } finally {
+    await p.close();
+  }
 }, 60_000);
 
 describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, look) => {

@@ -15,7 +15,8 @@ const GAP = 6; // between a value label and the axis
  * plan's limit, drawn as a line and the top of the axis (the RAM chart's plan memory).
  */
 export function lineChart({ key, title, format, floorMax, ceiling = null, ceilingText = '' }) {
-  const svg = h('svg:svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', class: 'chart', 'data-points': 0, tabindex: 0, 'data-chart': key });
+  // Labelled from the start: a chart whose first read failed (a dropped request) is still an image with a name.
+  const svg = h('svg:svg', { viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': `${title}: not read yet`, class: 'chart', 'data-points': 0, tabindex: 0, 'data-chart': key });
   const tip = h('div', { class: 'chart-tip', hidden: true, 'data-chart-tip': key });
   const figure = h('figure', { class: 'chart-box' }, h('figcaption', {}, title, ' ', h('span', { class: 'zone' }, `(times in ${zoneName()})`)), svg, tip);
   let shown = [];
