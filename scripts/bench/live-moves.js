@@ -17,15 +17,14 @@
  *   was written long before its move, and the fill's write-back (from 30 s on) would otherwise land in whichever of
  *   the copies runs then. Each bare copy twice, in turn, the mean. That bare copy's clock covers the stream alone:
  *   its scratch volume and its two containers are made before it starts and removed after it stops. Beside it, the
- *   same copy timed as a real one needs it (bareCopyWhole): the volume and the containers made (in parallel), the
+ *   same copy timed as a real one needs it (bareCopy `whole`): the volume and the containers made (in parallel), the
  *   stream, the containers removed, all inside the clock; both ratios are printed.
  */
 const path = require('node:path');
 const fs = require('node:fs');
-const crypto = require('node:crypto');
 const { execFileSync, fork } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
-const { dist, tempDir, msSince, sleep, fmt } = require('./lib');
+const { dist, tempDir, sleep, fmt } = require('./lib');
 const { fill, bareCopy, removeAll, twoEngines, untilTrue, PORTS } = require('./nodes');
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -50,7 +49,7 @@ async function runLiveMoves({ mb = 1024, smallMb = 10 } = {}) {
       const runs = { bare: [], bare_whole: [] };
       for (let r = 0; r < 2; r++) {
         runs.bare.push(await bareCopy(ctx, engines, ctx.ids.big));
-        runs.bare_whole.push(await bareCopyWhole(ctx, engines, ctx.ids.big));
+        runs.bare_whole.push(await bareCopy(ctx, engines, ctx.ids.big, { whole: true }));
       }
       const [bare, bareWhole] = [mean(runs.bare), mean(runs.bare_whole)];
       const big = await moveWithPlayer(ctx, ctx.ids.big, 'Big');
@@ -75,36 +74,6 @@ async function runLiveMoves({ mb = 1024, smallMb = 10 } = {}) {
     fs.rmSync(dir, { recursive: true, force: true });
     stop();
   }
-}
-
-/**
- * nodes.js bareCopy as a real copy needs it, all inside the clock: the scratch volume on the other engine and a
- * container on each side made (in parallel), the volume streamed from one engine to the other, the two containers
- * removed (the scratch volume goes after the clock).
- */
-async function bareCopyWhole(ctx, engines, serverId) {
-  const { volumeName } = dist('runtime/host/docker/docker-environment');
-  const { instanceName } = dist('runtime/host/cgroups');
-  const { GAME_DIR, IMAGE_NODE } = dist('runtime/host/docker/image');
-  const here = ctx.service.store.nodes.nodeOf(serverId);
-  const [from, to] = here === 'one' ? [engines.one, engines.two] : [engines.two, engines.one];
-  const image = async (e) => (await e.json('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'));
-  const [fromImage, toImage] = [await image(from), await image(to)];
-  const scratch = `gsh-bench-scratch-${crypto.randomBytes(4).toString('hex')}`;
-  const t0 = process.hrtime.bigint();
-  const [src, dst] = await Promise.all([
-    from.json('POST', '/containers/create', { Image: fromImage, Cmd: [IMAGE_NODE], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(ctx.dir), serverId), Target: GAME_DIR }] } }),
-    to.json('POST', '/volumes/create', { Name: scratch }).then(() => to.json('POST', '/containers/create', { Image: toImage, Cmd: [IMAGE_NODE], HostConfig: { Mounts: [{ Type: 'volume', Source: scratch, Target: GAME_DIR }] } })),
-  ]);
-  try {
-    const content = await from.download(`/containers/${src.Id}/archive?path=${encodeURIComponent(`${GAME_DIR}/.`)}`);
-    await to.upload(`/containers/${dst.Id}/archive?path=${GAME_DIR}`, content, 'application/x-tar', 'PUT');
-  } finally {
-    await Promise.all([from.json('DELETE', `/containers/${src.Id}?force=1`), to.json('DELETE', `/containers/${dst.Id}?force=1`)]);
-  }
-  const ms = msSince(t0);
-  await to.json('DELETE', `/volumes/${scratch}`);
-  return ms;
 }
 
 /** The service on both nodes, with two flying-squid servers installed on node one. */

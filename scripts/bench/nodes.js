@@ -162,28 +162,39 @@ async function moves(ctx, engines, rounds) {
   return result;
 }
 
-/** The server's volume (wherever it is now, node one after an even number of moves) streamed bare into a scratch one on the other. */
-async function bareCopy(ctx, engines, serverId) {
+/**
+ * The server's volume (wherever it is now, node one after an even number of moves) streamed bare into a scratch one on
+ * the other; ms. The stream alone is timed; with `whole`, as a real copy needs it, the clock also holds making the
+ * scratch volume and a container on each side (in parallel) and removing the two containers (live-moves.js). The
+ * scratch volume goes after the clock either way.
+ */
+async function bareCopy(ctx, engines, serverId, { whole = false } = {}) {
   const { volumeName } = dist('runtime/host/docker/docker-environment');
   const { instanceName } = dist('runtime/host/cgroups');
   const { GAME_DIR, IMAGE_NODE } = dist('runtime/host/docker/image');
   const here = ctx.service.store.nodes.nodeOf(serverId);
   const [from, to] = here === 'one' ? [engines.one, engines.two] : [engines.two, engines.one];
   const image = async (e) => (await e.json('GET', '/images/json')).flatMap((i) => i.RepoTags ?? []).find((n) => n.startsWith('gsh-game:'));
+  const [fromImage, toImage] = [await image(from), await image(to)];
   const scratch = `gsh-bench-scratch-${crypto.randomBytes(4).toString('hex')}`;
-  await to.json('POST', '/volumes/create', { Name: scratch });
-  const src = await from.json('POST', '/containers/create', { Image: await image(from), Cmd: [IMAGE_NODE], HostConfig: { Mounts: [{ Type: 'volume', Source: volumeName(instanceName(ctx.dir), serverId), Target: GAME_DIR }] } });
-  const dst = await to.json('POST', '/containers/create', { Image: await image(to), Cmd: [IMAGE_NODE], HostConfig: { Mounts: [{ Type: 'volume', Source: scratch, Target: GAME_DIR }] } });
+  const container = (engine, Image, Source) => engine.json('POST', '/containers/create', { Image, Cmd: [IMAGE_NODE], HostConfig: { Mounts: [{ Type: 'volume', Source, Target: GAME_DIR }] } });
+  let t0 = process.hrtime.bigint();
+  const [src, dst] = await Promise.all([
+    container(from, fromImage, volumeName(instanceName(ctx.dir), serverId)),
+    to.json('POST', '/volumes/create', { Name: scratch }).then(() => container(to, toImage, scratch)),
+  ]);
+  let ms;
   try {
-    const t0 = process.hrtime.bigint();
+    if (!whole) t0 = process.hrtime.bigint();
     const content = await from.download(`/containers/${src.Id}/archive?path=${encodeURIComponent(`${GAME_DIR}/.`)}`);
     await to.upload(`/containers/${dst.Id}/archive?path=${GAME_DIR}`, content, 'application/x-tar', 'PUT');
-    return msSince(t0);
+    if (!whole) ms = msSince(t0);
   } finally {
-    await from.json('DELETE', `/containers/${src.Id}?force=1`);
-    await to.json('DELETE', `/containers/${dst.Id}?force=1`);
-    await to.json('DELETE', `/volumes/${scratch}`);
+    await Promise.all([from.json('DELETE', `/containers/${src.Id}?force=1`), to.json('DELETE', `/containers/${dst.Id}?force=1`)]);
   }
+  ms ??= msSince(t0);
+  await to.json('DELETE', `/volumes/${scratch}`);
+  return ms;
 }
 
 /**

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import mineflayer from 'mineflayer';
 import {
   addAccount, dashboardPerTest, EMAIL, expectAccessible, expectFits, PHONE_DARK, showSection, waitForText, waitOnPage, type Look, type TestPage,
 } from './helpers';
+import { playerBots } from './players';
 import { until } from '../helpers/wait';
 
 const LAPTOP_LIGHT: Look = { name: 'laptop, light', viewport: { width: 1280, height: 800 }, colorScheme: 'light', phone: false };
@@ -32,21 +32,7 @@ function stopSoftware(): string {
 const STOP_SOFTWARE = stopSoftware();
 afterAll(() => fs.rmSync(STOP_SOFTWARE, { recursive: true, force: true }));
 const ctx = dashboardPerTest({ boot: true, software: STOP_SOFTWARE, env: { METRICS_INTERVAL_S: '1' }, runtime: { stopTimeoutMs: 10_000, reconcileMs: 500 } });
-const bots: mineflayer.Bot[] = [];
-afterEach(() => {
-  for (const b of bots.splice(0)) b.end();
-});
-
-function join(port: number, username: string): Promise<mineflayer.Bot> {
-  const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20' });
-  bots.push(bot);
-  bot.once('end', () => void bots.splice(bots.indexOf(bot), 1));
-  return new Promise((resolve, reject) => {
-    bot.once('spawn', () => resolve(bot));
-    bot.once('kicked', (why) => reject(new Error(`kicked: ${why}`)));
-    bot.once('error', reject);
-  });
-}
+const { join } = playerBots();
 
 const api = (email = EMAIL) => {
   const auth = { Authorization: `Bearer ${ctx.service.token(email)}` };

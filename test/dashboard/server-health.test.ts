@@ -3,35 +3,13 @@
 // server-list preview from the game's own status ping (its MOTD, its players), the address copied with a click, a
 // new MOTD offered a "Restart now" that really restarts the game and shows in the preview, and a crash (the game
 // killed) listed with its console lines. axe-clean and fitting at both.
-import mineflayer from 'mineflayer';
-import type { Page } from 'playwright-core';
-import { DESKTOP_LIGHT, EMAIL, PHONE_DARK, dashboardPerTest, expectAccessible, expectFits, expectScheme, waitForText, waitOnPage, type Look } from './helpers';
+import { DESKTOP_LIGHT, EMAIL, PHONE_DARK, dashboardPerTest, expectAccessible, expectFits, expectScheme, showSection, waitForText, waitOnPage, type Look } from './helpers';
+import { playerBots } from './players';
 import { until } from '../helpers/wait';
 
 const LAPTOP_LIGHT: Look = { ...DESKTOP_LIGHT, name: 'laptop, light', viewport: { width: 1280, height: 800 } };
 const ctx = dashboardPerTest({ boot: true, runtime: { stopTimeoutMs: 10_000, reconcileMs: 500, backoffMs: 500 } });
-const bots: mineflayer.Bot[] = [];
-afterEach(() => {
-  for (const b of bots.splice(0)) b.end();
-});
-
-function join(port: number, username: string): Promise<mineflayer.Bot> {
-  const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20' });
-  bots.push(bot);
-  bot.once('end', () => {
-    if (bots.includes(bot)) bots.splice(bots.indexOf(bot), 1); // ended by the game: nothing left to end
-  });
-  return new Promise((resolve, reject) => {
-    bot.once('spawn', () => resolve(bot));
-    bot.once('kicked', (why) => reject(new Error(`kicked: ${why}`)));
-    bot.once('error', reject);
-  });
-}
-
-/** Shows one section of the server page through its menu (sections.js). */
-async function section(page: Page, title: string) {
-  await page.getByRole('navigation', { name: 'Sections of this server' }).getByRole('link', { name: title, exact: true }).click();
-}
+const { join } = playerBots();
 
 test('the server-list preview, the address copied, Restart now after a new MOTD, and a crash with its console lines', async () => {
   const auth = { Authorization: `Bearer ${ctx.service.token(EMAIL)}` };
@@ -60,7 +38,7 @@ test('the server-list preview, the address copied, Restart now after a new MOTD,
   await until('copied', async () => (await page.evaluate(() => navigator.clipboard.readText())) === text, 10_000);
 
   // A new MOTD reaches the game at its next start: the page offers the restart, which asks first (Alex is online).
-  await section(page, 'Settings');
+  await showSection(page, 'Settings');
   await page.getByLabel(/^Message of the day/).fill('Fresh from the dashboard');
   await page.getByRole('button', { name: 'Save settings' }).click();
   await waitForText(page.locator('#restart-pending'), /^Message of the day waits for the next start\.$/);
@@ -75,11 +53,11 @@ test('the server-list preview, the address copied, Restart now after a new MOTD,
   expect(ctx.service.runtime.doors.of(id).live?.pid).not.toBe(pidBefore);
   expect((await get(`/v1/servers/${id}/settings`)).restart_pending).toEqual([]);
   // Running again, the game answers with the new MOTD.
-  await section(page, 'Overview');
+  await showSection(page, 'Overview');
   await waitForText(page.locator('#server-motd'), /^Fresh from the dashboard$/, 60_000);
 
   // A crash: the game killed by nobody here. The page lists it when its event comes, with the lines before it.
-  await section(page, 'Crashes');
+  await showSection(page, 'Crashes');
   await page.getByRole('heading', { name: 'Crashes', level: 2 }).waitFor();
   await waitOnPage(p, page.getByText('No crashes: the game never stopped without being asked to.'), { also: async () => [await page.locator('#section-crashes').innerText()] });
   const pid = ctx.service.runtime.doors.of(id).live?.pid;
@@ -109,7 +87,7 @@ test('the server-list preview, the address copied, Restart now after a new MOTD,
   await waitForText(q.page.locator('#server-motd'), /^Fresh from the dashboard$/, 30_000);
   await expectFits(q.page, 'the preview (laptop, light)');
   await expectAccessible(q.page, 'the preview (laptop, light)');
-  await section(q.page, 'Crashes');
+  await showSection(q.page, 'Crashes');
   await waitOnPage(q, q.page.locator('.crashes li'));
   await expectFits(q.page, 'the crashes (laptop, light)');
   await expectAccessible(q.page, 'the crashes (laptop, light)');

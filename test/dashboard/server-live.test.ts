@@ -6,36 +6,16 @@
 // out (a backup does not: flying-squid backs up live); a ban disconnects the player; messages say the outcome and
 // leave. The running page is checked at both sizes in both schemes: it fits, axe finds nothing serious, one time
 // format.
-import mineflayer from 'mineflayer';
 import {
   DESKTOP_LIGHT, LOOKS, PHONE_DARK, EMAIL, dashboardPerTest, expectAccessible, expectFits, expectOneTimeFormat, expectScheme,
   showSection, waitForAttribute, waitForButtons, waitForText, waitOnPage, type TestPage,
 } from './helpers';
+import { playerBots } from './players';
 import { until } from '../helpers/wait';
 
 
 const ctx = dashboardPerTest({ boot: true, env: { METRICS_INTERVAL_S: '1' }, runtime: { stopTimeoutMs: 10_000, reconcileMs: 500 } });
-const bots: mineflayer.Bot[] = [];
-afterEach(() => {
-  for (const b of bots.splice(0)) b.end();
-});
-
-/** How the players' connections ended, for a failure's message (waitOnPage). */
-const botEnds: string[] = [];
-
-function join(port: number, username: string): Promise<mineflayer.Bot> {
-  const bot = mineflayer.createBot({ host: '127.0.0.1', port, username, auth: 'offline', version: '1.20' });
-  bots.push(bot);
-  bot.once('end', (reason) => {
-    bots.splice(bots.indexOf(bot), 1); // ended by the game: nothing left to end
-    botEnds.push(`${username}'s connection ended (${reason}) at ${new Date().toISOString()}`);
-  });
-  return new Promise((resolve, reject) => {
-    bot.once('spawn', () => resolve(bot));
-    bot.once('kicked', (why) => reject(new Error(`kicked: ${why}`)));
-    bot.once('error', reject);
-  });
-}
+const { bots, ends: botEnds, join } = playerBots();
 
 test('create with a chosen world, start, play, act safely, and watch it live at every size and scheme', async () => {
   const p = await ctx.open(DESKTOP_LIGHT);
