@@ -2,10 +2,15 @@
 // delta, apply, listing) on real folders: a first copy made after the record, then the original changed every way a
 // game or its owner changes files (a rewrite of the same size, a new file, a removed folder, a changed mode, a file
 // renamed over another, a folder turned into a file), and only what the delta holds carried over, with tar as the
-// engines' archives do: the two listings and every file's content are equal again.
+// engines' archives do: the two listings and every file's content are equal again. And a last pass whose old node
+// goes away while the game stops fails at once (move-passes.ts haltOrAway).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { CommandContext } from '../../src/runtime/server/door';
+import type { ServerSupervisor } from '../../src/runtime/server/server-supervisor';
+import { lastPass, type PassDeps } from '../../src/runtime/services/move-passes';
+import type { Move } from '../../src/store/moves-repo';
 import { tempDir } from '../helpers/app';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- folder-ops.cjs is plain JavaScript, loaded as the helpers run it
@@ -84,4 +89,18 @@ test('flush follows a copy as it lands and ends once the sign of the whole copy 
   expect(fs.existsSync(path.join(dir, '.gsh-move/landed-f00d'))).toBe(false);
   expect(await ops.flush(dir)).toEqual({ files: 2 });
   await expect(ops.flush(dir, '../x')).rejects.toThrow('not a tag');
+});
+
+test('a last pass whose old node stops answering while the game stops fails, and does not wait for an exit the engine cannot report', async () => {
+  // The engine went away mid-stop: the halt never ends (container-process.ts waitExit retries until it answers).
+  let answers = true;
+  let copied = false;
+  const server = { id: 'srv_x', hasProcess: true, state: 'stopping', halt: () => new Promise<void>(() => undefined) };
+  const transfer = { reachable: () => answers, catchUp: () => ((copied = true), Promise.reject(new Error('not reached'))) };
+  const deps = { repo: {}, transfer, log: { info: () => undefined } } as unknown as PassDeps;
+  const move = { fromNode: 'two', toNode: 'one', wasRunning: true } as Move;
+  const pass = lastPass(deps, server as unknown as ServerSupervisor, { overtaken: false } as CommandContext, move);
+  setTimeout(() => (answers = false), 1_200);
+  expect(await pass).toEqual({ failed: 'node two stopped answering while the game stopped', restart: false });
+  expect(copied).toBe(false);
 });

@@ -52,6 +52,29 @@ async function whilePaused(server: ServerSupervisor, live: LiveBackup, pass: () 
   }
 }
 
+/** How often a move that stops the game looks whether the old node still answers. */
+const AWAY_CHECK_MS = 500;
+
+/**
+ * Stops the game for the move (a crashed one cleared); true, without waiting further, when the old node stops
+ * answering first. The stop waits for the engine to say the game exited, which an engine that went away never
+ * says (container-process.ts waitExit retries until it answers): the move fails then, the server `unreachable` on
+ * its node, and the node's return decides what runs (node-loss.ts; seen in CI: a move held for minutes).
+ */
+async function haltOrAway(deps: PassDeps, server: ServerSupervisor, move: Move): Promise<boolean> {
+  if (!server.hasProcess && server.state !== 'crashed') return false;
+  let timer: NodeJS.Timeout | undefined;
+  const away = new Promise<true>((resolve) => {
+    const look = () => (deps.transfer.reachable(move.fromNode) ? (timer = setTimeout(look, AWAY_CHECK_MS)) : resolve(true));
+    look();
+  });
+  try {
+    return await Promise.race([server.halt('stop', 'move').then(() => false), away]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The first pass of a live move (`syncing`), the game running and its players on: the volume copied whole to the new
  * node while the game holds its world saving, and the move `delta`. The move left as it was (to copy whole, stopped)
@@ -72,7 +95,7 @@ export async function firstPass(deps: PassDeps, server: ServerSupervisor, live: 
 /** The last pass of a live move (`delta`): the game stopped, what changed since the first pass copied and verified. */
 export async function lastPass(deps: PassDeps, server: ServerSupervisor, ctx: CommandContext, move: Move): Promise<Copied | StepFailure> {
   const restart = move.wasRunning === true;
-  if (server.hasProcess || server.state === 'crashed') await server.halt('stop', 'move');
+  if (await haltOrAway(deps, server, move)) return { failed: `node ${move.fromNode} stopped answering while the game stopped`, restart: false };
   if (ctx.overtaken) return { failed: 'a kill, the removal or the shutdown came first', restart: false };
   const t0 = Date.now();
   try {
@@ -93,7 +116,7 @@ export async function wholeCopy(deps: PassDeps, server: ServerSupervisor, ctx: C
   const restart = began?.wasRunning === true;
   server.console.push('system', `moving to another machine: stopping, copying the files, starting there again (${why})`);
   deps.log.info('a move copies with the game stopped', { serverId: server.id, why });
-  if (server.hasProcess || server.state === 'crashed') await server.halt('stop', 'move');
+  if (await haltOrAway(deps, server, move)) return { failed: `node ${move.fromNode} stopped answering while the game stopped`, restart: false };
   if (ctx.overtaken) return { failed: 'a kill, the removal or the shutdown came first', restart: false };
   try {
     return await deps.transfer.copy(server.id, move.fromNode, move.toNode);
