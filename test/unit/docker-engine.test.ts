@@ -1,5 +1,10 @@
 // The Docker environment's pure parts (src/runtime/docker/): DOCKER_HOST and the other RUNTIME settings, the
 // engine's multiplexed stdio, its stats, and the container's definition. test/docker/ runs them on a real engine.
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConfigError, loadConfig } from '../../src/config';
 import { containerConfig, GAME_TMP, type NetworkMode } from '../../src/runtime/host/docker/docker-environment';
@@ -94,4 +99,24 @@ test('on an engine without a bridge network the container shares the node\'s net
     ['host', { ExposedPorts: {}, HostConfig: { NetworkMode: 'host', PortBindings: {} } }],
   ];
   for (const [mode, want] of cases) expect(containerConfig(spec, options, 'gsh-game:test', mode)).toMatchObject(want);
+});
+
+test('acceptsNew asks on a connection of its own: a server that closed its listener still answers on a kept one, not a new one', async () => {
+  // What dockerd does as it stops (its API listener closed first, the connections it has still served): the last
+  // pass of a move must see it (docker/volume-transfer.ts lastPassHelpers).
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gsh-ping-'));
+  const socketPath = path.join(dir, 'docker.sock');
+  const server = http.createServer((req, res) => res.end(req.url === '/v1.41/_ping' ? 'OK' : '{}'));
+  await new Promise<void>((r) => server.listen(socketPath, r));
+  try {
+    const e = createEngine(`unix://${socketPath}`);
+    await e.acceptsNew();
+    await e.json('GET', '/info'); // a connection kept alive (Node's global agent keeps them since Node 19)
+    net.Server.prototype.close.call(server); // the listener only, as Go's does (http's also closes idle connections)
+    expect(await e.json('GET', '/info')).toEqual({});
+    await expect(e.acceptsNew()).rejects.toThrow(/ENOENT|ECONNREFUSED/);
+  } finally {
+    server.closeAllConnections();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -43,8 +43,8 @@ async function carryOut(deps: MovesDeps, server: ServerSupervisor, ctx: CommandC
     const failure = await server.start();
     if (failure) log.warn('a moved server did not start on its new node', { serverId: server.id, node: move.toNode, code: failure.code });
   }
+  repo.finish(move.id); // the server runs on its new node: what follows is housekeeping, redone at boot if cut short
   await deps.transfer.release(server.id); // the move's helpers (their removal began after the last pass), before the old volume goes
-  repo.finish(move.id);
   await dropLeftover(deps, repo.get(move.id) ?? move);
 }
 

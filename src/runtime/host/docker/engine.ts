@@ -53,6 +53,11 @@ export interface Engine {
   download(path: string, idleMs?: number): Promise<Readable>;
   /** A streamed response of JSON objects (stats); returns a stop function. `onEnd` runs once when it ends. */
   stream(path: string, onObject: (obj: unknown) => void, onEnd: (err?: Error) => void): () => void;
+  /**
+   * Resolves once the engine answers a ping (API "Ping") on a connection of its own, not one kept alive: an engine on
+   * its way down closes its listener first yet still serves the connections it has, so only a new one tells.
+   */
+  acceptsNew(timeoutMs?: number): Promise<void>;
   /** Hijacks the connection (attach): the raw duplex socket after the 101 answer. */
   hijack(path: string): Promise<Duplex>;
 }
@@ -78,6 +83,7 @@ export function createEngine(dockerHost: string, tls?: { certDir: string }): Eng
     download: (path, idleMs = IDLE_MS) => download(c, path, idleMs),
     stream: (path, onObject, onEnd) => streamObjects(c, path, onObject, onEnd),
     hijack: (path) => hijack(c, path),
+    acceptsNew: (timeoutMs = 10_000) => acceptsNew(c, timeoutMs),
   };
 }
 
@@ -127,6 +133,21 @@ function requestJson<T>(c: Connection, method: string, path: string, body: unkno
     req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer from ${c.dockerHost} within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(payload);
+  });
+}
+
+/** Engine.acceptsNew. */
+function acceptsNew(c: Connection, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = c.request({ ...c.options('GET', '/_ping'), agent: false, timeout: timeoutMs }, (res) => {
+      collect(res).then((text) => {
+        check(res, text, 'GET', '/_ping');
+        resolve();
+      }, reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET /_ping: no answer from ${c.dockerHost} within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    req.end();
   });
 }
 

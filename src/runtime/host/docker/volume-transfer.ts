@@ -130,25 +130,42 @@ async function firstPass(m: Moves, serverId: string, from: string, to: string, h
   return true;
 }
 
+/**
+ * The last pass's helpers: the first pass's, kept (one exec each, no container made in the players' downtime), once
+ * both engines take a new connection: an engine on its way down still serves the connections it has and the helper
+ * it runs, and must fail the move here (test/docker/moves.test.ts), not finish it. A move carried on at boot has none
+ * kept: new ones, made at once on both nodes.
+ */
+async function lastPassHelpers(m: Moves, serverId: string, from: string, to: string): Promise<Kept> {
+  const was = m.kept.get(serverId);
+  if (was && was.to === to && !was.gone.source && !was.gone.target) {
+    await Promise.all([m.named(from).engine.acceptsNew(), m.named(to).engine.acceptsNew()]);
+    return was;
+  }
+  if (was) await release(m, serverId);
+  const k: Kept = { source: m.named(from).storage.moveHelper(serverId), target: m.named(to).storage.moveHelper(serverId), to, gone: {} };
+  m.kept.set(serverId, k);
+  return k;
+}
+
 /** VolumeTransfer.catchUp. */
 async function catchUp(m: Moves, serverId: string, from: string, to: string) {
   const [source, target] = [m.named(from).storage, m.named(to).storage];
-  // New helpers, made at once on both nodes: each engine is asked to make one now, with the game stopped, so an
-  // engine on its way down fails the move here (test/docker/moves.test.ts) rather than serving it from a helper it
-  // still runs. The first pass's go once its copy is on the disk (its flusher is the new node's helper).
-  const was = m.kept.get(serverId);
-  const k: Kept = { source: source.moveHelper(serverId), target: target.moveHelper(serverId), to, gone: {} };
-  m.kept.set(serverId, k);
+  let k: Kept;
+  try {
+    k = await lastPassHelpers(m, serverId, from, to);
+  } catch (err) {
+    await release(m, serverId);
+    throw err;
+  }
   const exported = k.source.then((h) => source.exportChanges(h));
   // The first pass's copy on the disk before anything more lands (a move carried on at boot: all of it again).
-  const durable = was?.flushed ?? k.target.then((h) => h.run<unknown>(['flush']));
-  if (was) void durable.catch(() => undefined).then(() => Promise.all([letGo(was, 'source'), letGo(was, 'target')]));
+  const durable = k.flushed ?? k.target.then((h) => h.run<unknown>(['flush']));
   const imported = Promise.all([k.target, durable]).then(([h]) => target.importChanges(h, exported.then((c) => c.content)));
   let changes, theirs;
   try {
     [changes, theirs] = await Promise.all([exported, imported]);
   } catch (err) {
-    if (was) await Promise.all([letGo(was, 'source'), letGo(was, 'target')]);
     await release(m, serverId);
     throw err;
   } finally {
