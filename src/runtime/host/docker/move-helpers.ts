@@ -19,6 +19,10 @@ const LIFE_MS = 6 * 3_600_000;
 const RUN_MS = 10 * 60_000;
 
 export interface MoveHelper {
+  /** Its container's id (the archive endpoints take it). */
+  readonly id: string;
+  /** Whether its container still runs (its engine may have restarted, or its volume's removal taken it); never rejects. */
+  running(): Promise<boolean>;
   /**
    * Runs `folder-ops.cjs <args[0]> GAME_DIR <args[1…]>` in the helper and resolves with its JSON answer; rejects with
    * its reason when it fails. `alongside` runs meanwhile; if it fails, the helper is removed (the step with it).
@@ -47,6 +51,8 @@ export async function startMoveHelper(engine: Engine, helpers: Pick<Helpers, 'cr
     throw err;
   }
   return {
+    id,
+    running: () => engine.json<{ State: { Running: boolean } }>('GET', `/containers/${id}/json`).then((c) => c.State.Running, () => false),
     async run<T>(args: string[], alongside?: () => Promise<void>): Promise<T> {
       const answer = exec<T>(engine, id, [args[0], GAME_DIR, ...args.slice(1)], alongside ? LIFE_MS : RUN_MS);
       answer.catch(() => undefined); // awaited below, unless `alongside` failed first

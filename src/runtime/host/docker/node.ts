@@ -5,6 +5,7 @@ import { createDockerEnvironment, LABEL_INSTANCE, LABEL_SERVER, volumeName } fro
 import type { Engine } from './engine';
 import { createHelpers } from './helper-containers';
 import { imageKeeper, type ImageContent } from './image';
+import { keptHelpers } from './kept-helpers';
 import type { NodeParts } from './nodes-environment';
 import { createVolumeStorage } from './volume-storage';
 
@@ -27,12 +28,20 @@ export function createDockerNode(o: DockerNodeOptions): NodeParts {
   const { engine, instance, user, log } = o;
   const image = imageKeeper(engine, { ...o.image, user });
   const helpers = createHelpers({ engine, image, instance, instanceLabel: LABEL_INSTANCE, user });
+  const kept = keptHelpers(engine, helpers);
+  const environment = createDockerEnvironment({ engine, instance, gameEnv: o.gameEnv, user, log, image });
   return {
     engine,
-    environment: createDockerEnvironment({ engine, instance, gameEnv: o.gameEnv, user, log, image }),
+    environment: {
+      ...environment,
+      async close() {
+        await Promise.all([environment.close(), kept.releaseAll()]);
+      },
+    },
     storage: createVolumeStorage({
       engine,
       helpers,
+      kept,
       labels: (serverId) => ({ [LABEL_INSTANCE]: instance, [LABEL_SERVER]: serverId }),
       volumeName: (serverId) => volumeName(instance, serverId),
       dataDir: o.dataDir,

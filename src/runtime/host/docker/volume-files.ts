@@ -8,11 +8,14 @@ import { FileOpError, type FileEntry, type ServerStorage } from '../storage';
 import { forEachEntry, repack, skip } from '../tar-entries';
 import { EngineError, type Engine } from './engine';
 import type { Helpers } from './helper-containers';
+import type { KeptHelpers } from './kept-helpers';
 import { GAME_DIR } from './image';
 
 export interface VolumeFilesOptions {
   engine: Engine;
   helpers: Helpers;
+  /** The server's kept helper (kept-helpers.ts), in which each operation runs when it can. */
+  kept: KeptHelpers;
   volumeName: (serverId: string) => string;
   user: { uid: number; gid: number };
 }
@@ -53,8 +56,17 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
       if (err instanceof EngineError && err.status === 404) throw new FileOpError('not_found', 'the server has no files');
       throw err;
     }
+    const volume = o.volumeName(serverId);
     try {
-      return await helpers.run<T>(o.volumeName(serverId), serverId, [args[0], GAME_DIR, ...args.slice(1)], before);
+      return await o.kept.use(
+        volume,
+        serverId,
+        async (h) => {
+          await before?.(h.id);
+          return h.run<T>(args);
+        },
+        () => helpers.run<T>(volume, serverId, [args[0], GAME_DIR, ...args.slice(1)], before),
+      );
     } catch (err) {
       // folder-ops.cjs prints a refusal as `!{"code", "message"}` on stderr (file-ops.cjs OpError).
       const refusal = /!(\{.*?"code".*?\})/.exec(messageOf(err));
@@ -66,16 +78,16 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
     }
   }
 
-  /** A stream of the engine's archive of `p` in the volume; the helper goes once it was read (or given up). */
+  /** A stream of the engine's archive of `p` in the volume, from the kept helper (else one never started, which goes once it was read). */
   function download(serverId: string, p: string): Promise<Readable> {
     return new Promise<Readable>((resolve, reject) => {
-      helpers
-        .withVolume(o.volumeName(serverId), serverId, async (c) => {
-          const out = await engine.download(archiveOf(c, p));
-          resolve(out);
-          await finished(out).catch(() => undefined);
-        })
-        .catch(reject);
+      const volume = o.volumeName(serverId);
+      const serve = async (c: string) => {
+        const out = await engine.download(archiveOf(c, p));
+        resolve(out);
+        await finished(out).catch(() => undefined); // the helper stays until it was read
+      };
+      o.kept.use(volume, serverId, (h) => serve(h.id), () => helpers.withVolume(volume, serverId, serve)).catch(reject);
     });
   }
 

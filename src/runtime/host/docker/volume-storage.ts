@@ -12,6 +12,7 @@ import type { ServerStorage } from '../storage';
 import { removeContainer } from './container-process';
 import { EngineError, type Engine } from './engine';
 import type { Helpers } from './helper-containers';
+import type { KeptHelpers } from './kept-helpers';
 import { GAME_DIR } from './image';
 import { volumeCopies, type MoveHelper } from './volume-copies';
 import { volumeFiles } from './volume-files';
@@ -19,6 +20,8 @@ import { volumeFiles } from './volume-files';
 export interface VolumeStorageOptions {
   engine: Engine;
   helpers: Helpers;
+  /** Each server's kept helper for its files (kept-helpers.ts): removed before its volume goes. */
+  kept: KeptHelpers;
   /** The labels that make a volume ours: this instance, and its server. */
   labels: (serverId: string) => Record<string, string>;
   /** The volume's name of a server (docker-environment.ts volumeName). */
@@ -153,6 +156,7 @@ async function create(o: Volumes, serverId: string): Promise<void> {
  */
 async function drop(o: Volumes, serverId: string): Promise<void> {
   forget(o, serverId);
+  await o.kept.release(serverId);
   const name = o.volumeName(serverId);
   const gone = (err: unknown) => err instanceof EngineError && err.status === 404;
   try {
