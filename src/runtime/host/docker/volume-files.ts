@@ -47,49 +47,9 @@ function oneFileTar(content: Readable, size: number, name: string, user: { uid: 
  * followed. A volume that does not exist answers `not_found` (a helper would otherwise make an empty one).
  */
 export function volumeFiles(o: VolumeFilesOptions): Files {
-  const { engine, helpers } = o;
-
-  async function op<T>(serverId: string, args: string[], before?: (containerId: string) => Promise<void>): Promise<T> {
-    try {
-      await engine.json('GET', `/volumes/${o.volumeName(serverId)}`);
-    } catch (err) {
-      if (err instanceof EngineError && err.status === 404) throw new FileOpError('not_found', 'the server has no files');
-      throw err;
-    }
-    const volume = o.volumeName(serverId);
-    try {
-      return await o.kept.use(
-        volume,
-        serverId,
-        async (h) => {
-          await before?.(h.id);
-          return h.run<T>(args);
-        },
-        () => helpers.run<T>(volume, serverId, [args[0], GAME_DIR, ...args.slice(1)], before),
-      );
-    } catch (err) {
-      // folder-ops.cjs prints a refusal as `!{"code", "message"}` on stderr (file-ops.cjs OpError).
-      const refusal = /!(\{.*?"code".*?\})/.exec(messageOf(err));
-      if (refusal) {
-        const { code, message } = JSON.parse(refusal[1]) as { code: FileOpError['refusal']; message: string };
-        throw new FileOpError(code, message);
-      }
-      throw err;
-    }
-  }
-
-  /** A stream of the engine's archive of `p` in the volume, from the kept helper (else one never started, which goes once it was read). */
-  function download(serverId: string, p: string): Promise<Readable> {
-    return new Promise<Readable>((resolve, reject) => {
-      const volume = o.volumeName(serverId);
-      const serve = async (c: string) => {
-        const out = await engine.download(archiveOf(c, p));
-        resolve(out);
-        await finished(out).catch(() => undefined); // the helper stays until it was read
-      };
-      o.kept.use(volume, serverId, (h) => serve(h.id), () => helpers.withVolume(volume, serverId, serve)).catch(reject);
-    });
-  }
+  const { engine } = o;
+  const op = <T>(serverId: string, args: string[], before?: (containerId: string) => Promise<void>) => runOp<T>(o, serverId, args, before);
+  const download = (serverId: string, p: string) => archiveFrom(o, serverId, p);
 
   return {
     fileStat: (id, rel) => op(id, ['stat', rel]),
@@ -131,6 +91,49 @@ export function volumeFiles(o: VolumeFilesOptions): Files {
       await op(id, ['extract', folder, tag, ...names], (c) => engine.upload(archiveOf(c, GAME_DIR), staged, 'application/x-tar', 'PUT').then(() => undefined));
     },
   };
+}
+
+/** One folder-ops.cjs operation on the server's volume, in its kept helper when it can (kept-helpers.ts); a refusal as FileOpError. */
+async function runOp<T>(o: VolumeFilesOptions, serverId: string, args: string[], before?: (containerId: string) => Promise<void>): Promise<T> {
+  const volume = o.volumeName(serverId);
+  try {
+    await o.engine.json('GET', `/volumes/${volume}`);
+  } catch (err) {
+    if (err instanceof EngineError && err.status === 404) throw new FileOpError('not_found', 'the server has no files');
+    throw err;
+  }
+  try {
+    return await o.kept.use(
+      volume,
+      serverId,
+      async (h) => {
+        await before?.(h.id);
+        return h.run<T>(args);
+      },
+      () => o.helpers.run<T>(volume, serverId, [args[0], GAME_DIR, ...args.slice(1)], before),
+    );
+  } catch (err) {
+    // folder-ops.cjs prints a refusal as `!{"code", "message"}` on stderr (file-ops.cjs OpError).
+    const refusal = /!(\{.*?"code".*?\})/.exec(messageOf(err));
+    if (refusal) {
+      const { code, message } = JSON.parse(refusal[1]) as { code: FileOpError['refusal']; message: string };
+      throw new FileOpError(code, message);
+    }
+    throw err;
+  }
+}
+
+/** A stream of the engine's archive of `p` in the volume, from the kept helper (else one never started, which goes once it was read). */
+function archiveFrom(o: VolumeFilesOptions, serverId: string, p: string): Promise<Readable> {
+  return new Promise<Readable>((resolve, reject) => {
+    const volume = o.volumeName(serverId);
+    const serve = async (c: string) => {
+      const out = await o.engine.download(archiveOf(c, p));
+      resolve(out);
+      await finished(out).catch(() => undefined); // the helper stays until it was read
+    };
+    o.kept.use(volume, serverId, (h) => serve(h.id), () => o.helpers.withVolume(volume, serverId, serve)).catch(reject);
+  });
 }
 
 /**
