@@ -1,5 +1,4 @@
 import path from 'node:path';
-import v8 from 'node:v8';
 import { createServer, type RequestListener, type Server as HttpServer } from 'node:http';
 import type { Config } from './config';
 import type { Logger } from './log';
@@ -219,21 +218,8 @@ function warnIfOneAccountFillsThePorts(config: Config, log: Logger) {
   }
 }
 
-/**
- * When V8 starts a full (incremental) marking. By default a heap above V8's activation threshold (8 MB; the
- * service's is ≈30 MB, a bare relay's ≈7 MB) starts one whenever its old generation's headroom is "near" its limit,
- * and a transfer's stream of socket buffers kept that true: ≈100 mark-compacts for six 200 MB transfers, about half
- * the service's CPU while files moved (a bare relay: 3). Started once half the headroom is used, marking still runs
- * in steps (no longer pauses) and the same transfers need ≈16 and half the CPU (BENCHMARKS.md §13). V8 reads the flag
- * at each allocation-limit check, so setting it here, before anything is served, covers every way the service starts.
- */
-function tuneGarbageCollection(): void {
-  v8.setFlagsFromString('--incremental-marking-soft-trigger=50');
-}
-
 /** `npm start`: build, boot, listen; `stop()` is the graceful shutdown main.ts runs on SIGTERM and SIGINT. */
 export async function startService(config: Config, log: Logger) {
-  tuneGarbageCollection();
   const service = await buildService(config, log);
   await service.boot();
   const http = listenHttp(service.app as RequestListener, config.port, config.host);

@@ -184,12 +184,16 @@ async function bareCopy(ctx, engines, serverId, { whole = false } = {}) {
     to.json('POST', '/volumes/create', { Name: scratch }).then(() => container(to, toImage, scratch)),
   ]);
   let ms;
+  // In the service's process, with the garbage collector as the service tunes it for its own streams (gc-tuning.ts):
+  // the baseline differs from a move in what the move does, not in how this process collects.
+  const streamed = dist('gc-tuning').whileStreaming();
   try {
     if (!whole) t0 = process.hrtime.bigint();
     const content = await from.download(`/containers/${src.Id}/archive?path=${encodeURIComponent(`${GAME_DIR}/.`)}`);
     await to.upload(`/containers/${dst.Id}/archive?path=${GAME_DIR}`, content, 'application/x-tar', 'PUT');
     if (!whole) ms = msSince(t0);
   } finally {
+    streamed();
     await Promise.all([from.json('DELETE', `/containers/${src.Id}?force=1`), to.json('DELETE', `/containers/${dst.Id}?force=1`)]);
   }
   ms ??= msSince(t0);

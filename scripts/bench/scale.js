@@ -46,6 +46,7 @@ const ENV = {
   QUOTA_SERVERS: '100000',
   QUOTA_RUNNING_SERVERS: '100000',
   QUOTA_MEMORY_MB: '1000000000',
+  SFTP_PORT: 'off', // three services at once: the default 2022 would be taken by the first (none of them is measured on it)
 };
 
 /** Seeds a DATA_DIR: accounts of the given sizes, their servers stopped and installed. Returns each account's token. */

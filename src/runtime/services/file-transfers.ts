@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import type { Actor } from '../../actors';
 import { AppError } from '../../errors';
+import { whileStreaming } from '../../gc-tuning';
 
 /** Seconds a refused transfer is told to wait: transfers end in seconds to minutes, a retry soon is fine. */
 const RETRY_AFTER_S = 2;
@@ -13,9 +14,12 @@ const RETRY_AFTER_S = 2;
 export function createTransfers(perUser: number) {
   const open = new Map<string, number>();
 
-  /** Takes one of the actor's slots (the service's own actors have no bound); the function gives it back, once. */
+  /**
+   * Takes one of the actor's slots (the service's own actors have no bound); the function gives it back, once. The
+   * garbage collector is tuned for streaming meanwhile (gc-tuning.ts).
+   */
   function take(actor: Actor): () => void {
-    if (actor.type !== 'user') return () => undefined;
+    if (actor.type !== 'user') return whileStreaming();
     const user = actor.user_id;
     const held = open.get(user) ?? 0;
     if (held >= perUser) {
@@ -24,10 +28,12 @@ export function createTransfers(perUser: number) {
       });
     }
     open.set(user, held + 1);
+    const streamed = whileStreaming();
     let given = false;
     return () => {
       if (given) return;
       given = true;
+      streamed();
       const left = (open.get(user) ?? 1) - 1;
       if (left > 0) open.set(user, left);
       else open.delete(user);

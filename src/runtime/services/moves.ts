@@ -1,4 +1,5 @@
 import { serviceActor } from '../../actors';
+import { whileStreaming } from '../../gc-tuning';
 import type { Logger } from '../../log';
 import type { Move, MovesRepo } from '../../store/moves-repo';
 import type { VolumeTransfer } from '../host/docker/nodes-environment';
@@ -28,7 +29,15 @@ function moveCommand(deps: MovesDeps, first: Move): Command {
     kind: 'move',
     holds: true,
     actor: serviceActor('operator'), // the operator asked (`gsh server move`): the events it raises say so
-    run: (server, ctx) => carryOut(deps, server, ctx, first.id).then(() => null),
+    run: async (server, ctx) => {
+      const streamed = whileStreaming(); // the copy streams through the service (gc-tuning.ts)
+      try {
+        await carryOut(deps, server, ctx, first.id);
+        return null;
+      } finally {
+        streamed();
+      }
+    },
     cancelled: (by) => deps.repo.fail(first.id, `Cancelled before it began by ${by.kind}.`, null),
   };
 }
