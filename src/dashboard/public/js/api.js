@@ -9,6 +9,11 @@ let csrfToken = '';
 let bearer = '';
 let renewTimer;
 let renewing = null;
+/**
+ * Set while a password change replaces this page's session and token (changePassword): the change revokes the old
+ * token, so the events stream waits for the new one instead of reconnecting with it (a 401 the browser logs).
+ */
+let replacing = null;
 /** Who is signed in, and the id of this page's own API token (Settings marks it). */
 export const session = { email: '', tokenId: '' };
 /**
@@ -202,17 +207,24 @@ export async function signOut() {
  * new one for this browser, so the page carries on with the new session's CSRF token and a new API token.
  */
 export async function changePassword(currentPassword, newPassword, revokeTokens) {
-  const res = await sessionPost('/dashboard/password', {
-    current_password: currentPassword,
-    new_password: newPassword,
-    revoke_tokens: revokeTokens,
-  });
-  const body = await readJson(res);
-  if (!res.ok) throw new ApiError(res.status, body);
-  remember(body);
-  session.tokenId = '';
-  await newBearer();
-  return body;
+  let replaced = () => undefined;
+  replacing = new Promise((resolve) => (replaced = resolve));
+  try {
+    const res = await sessionPost('/dashboard/password', {
+      current_password: currentPassword,
+      new_password: newPassword,
+      revoke_tokens: revokeTokens,
+    });
+    const body = await readJson(res);
+    if (!res.ok) throw new ApiError(res.status, body);
+    remember(body);
+    session.tokenId = '';
+    await newBearer();
+    return body;
+  } finally {
+    replacing = null;
+    replaced();
+  }
 }
 
 /**
@@ -381,6 +393,7 @@ export async function follow(path, onEvent, signal, lastEventId, onStatus = () =
   while (!signal.aborted) {
     let waitMs = null;
     try {
+      await replacing;
       const used = bearer;
       const headers = { Authorization: `Bearer ${used}`, Accept: 'text/event-stream' };
       if (lastId !== null) headers['Last-Event-ID'] = lastId;
