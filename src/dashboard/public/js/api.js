@@ -11,7 +11,7 @@ let renewTimer;
 let renewing = null;
 /**
  * Set while a password change replaces this page's session and token (changePassword): the change revokes the old
- * token, so the events stream waits for the new one instead of reconnecting with it (a 401 the browser logs).
+ * token, so requests and the events stream wait for the new one instead of sending the old (a 401 the browser logs).
  */
 let replacing = null;
 /** Who is signed in, and the id of this page's own API token (Settings marks it). */
@@ -243,6 +243,7 @@ async function authorized(method, path, body, extraHeaders = {}) {
   let renewed = false;
   let waited = false;
   for (;;) {
+    await replacing;
     const used = bearer;
     const headers = { Authorization: `Bearer ${used}`, ...extraHeaders };
     if (body !== undefined) headers['Content-Type'] = 'application/json';

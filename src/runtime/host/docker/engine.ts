@@ -118,36 +118,35 @@ function check(res: http.IncomingMessage, text: string, method: string, path: st
 }
 
 /** Engine.json. */
-function requestJson<T>(c: Connection, method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+async function requestJson<T>(c: Connection, method: string, path: string, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<T> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  const headers: Record<string, string> = payload === undefined ? {} : { 'Content-Type': 'application/json' };
-  return new Promise((resolve, reject) => {
-    const req = c.request({ ...c.options(method, path, headers), timeout: timeoutMs, signal }, (res) => {
-      collect(res)
-        .then((text) => {
-          check(res, text, method, path);
-          resolve((text.trim() === '' ? null : JSON.parse(text)) as T);
-        })
-        .catch(reject);
-    });
-    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer from ${c.dockerHost} within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
+  const text = await requestText(c, method, path, { payload, timeoutMs, signal });
+  return (text.trim() === '' ? null : JSON.parse(text)) as T;
 }
 
 /** Engine.acceptsNew. */
-function acceptsNew(c: Connection, timeoutMs: number): Promise<void> {
+async function acceptsNew(c: Connection, timeoutMs: number): Promise<void> {
+  await requestText(c, 'GET', '/_ping', { timeoutMs, fresh: true });
+}
+
+/**
+ * One request and its whole answer as text (an error status rejects, check). `fresh`: on a connection of its own
+ * (`agent: false`), not one Node's agent keeps alive.
+ */
+function requestText(c: Connection, method: string, path: string, o: { payload?: string; timeoutMs: number; signal?: AbortSignal; fresh?: boolean }): Promise<string> {
+  const headers: Record<string, string> = o.payload === undefined ? {} : { 'Content-Type': 'application/json' };
   return new Promise((resolve, reject) => {
-    const req = c.request({ ...c.options('GET', '/_ping'), agent: false, timeout: timeoutMs }, (res) => {
-      collect(res).then((text) => {
-        check(res, text, 'GET', '/_ping');
-        resolve();
-      }, reject);
+    const req = c.request({ ...c.options(method, path, headers), timeout: o.timeoutMs, signal: o.signal, ...(o.fresh ? { agent: false } : {}) }, (res) => {
+      collect(res)
+        .then((text) => {
+          check(res, text, method, path);
+          resolve(text);
+        })
+        .catch(reject);
     });
-    req.on('timeout', () => req.destroy(new Error(`GET /_ping: no answer from ${c.dockerHost} within ${timeoutMs} ms`)));
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path}: no answer from ${c.dockerHost} within ${o.timeoutMs} ms`)));
     req.on('error', reject);
-    req.end();
+    req.end(o.payload);
   });
 }
 

@@ -1,11 +1,8 @@
 // NodeVolumes' copies between nodes (volume-storage.ts makes them part of each node's volumes; a move uses them
 // through docker/nodes-environment.ts VolumeTransfer).
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import tar from 'tar-stream';
-import { LOGS, serverFolder } from '../local-storage';
 import { GAME_DIR } from './image';
 import { startMoveHelper, type MoveHelper } from './move-helpers';
 import type { Listing, NodeVolumes, Volumes } from './volume-storage';
@@ -17,6 +14,7 @@ export interface VolumeParts {
   streamOut: (o: Volumes, serverId: string, paths: string[], ready?: Promise<unknown>) => Promise<Readable>;
   drop: (o: Volumes, serverId: string) => Promise<void>;
   create: (o: Volumes, serverId: string) => Promise<void>;
+  filesToWrite: (o: Volumes, serverId: string, files: Record<string, string>) => Promise<Readable>;
 }
 
 const archiveOf = (containerId: string, p: string) => `/containers/${containerId}/archive?path=${encodeURIComponent(p)}`;
@@ -27,7 +25,7 @@ const archiveOf = (containerId: string, p: string) => `/containers/${containerId
  * a volume, and its removal and making.
  */
 export function volumeCopies(o: Volumes, parts: VolumeParts): Copies {
-  const { streamOut, drop, create } = parts;
+  const { streamOut, drop, create, filesToWrite } = parts;
   const upload = async (c: string, content: Readable | Promise<Readable>): Promise<void> => {
     await o.engine.upload(archiveOf(c, GAME_DIR), await content, 'application/x-tar', 'PUT');
   };
@@ -80,11 +78,7 @@ export function volumeCopies(o: Volumes, parts: VolumeParts): Copies {
     },
     async writeWith(helper, serverId, subdirs, files) {
       // As ServerStorage.write (volume-storage.ts), in the move's helper: the files put in, then `prepare`.
-      await fs.promises.mkdir(path.join(serverFolder(o.dataDir, serverId), LOGS), { recursive: true });
-      const pack = tar.pack();
-      for (const [name, content] of Object.entries(files)) pack.entry({ name, mode: 0o644, ...o.user }, content);
-      pack.finalize();
-      await helper.put(Readable.from(pack));
+      await helper.put(await filesToWrite(o, serverId, files));
       await helper.run(['prepare', ...subdirs]);
     },
     exportVolume: (serverId, ready) => streamOut(o, serverId, [`${GAME_DIR}/.`], ready),

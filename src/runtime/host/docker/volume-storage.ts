@@ -97,7 +97,7 @@ export function createVolumeStorage(options: VolumeStorageOptions): NodeVolumes 
     gameDir: () => GAME_DIR,
     ...gameFiles(o),
     ...archives(o),
-    ...volumeCopies(o, { streamOut, drop, create }),
+    ...volumeCopies(o, { streamOut, drop, create, filesToWrite }),
     ...volumeFiles(o),
   };
 }
@@ -216,20 +216,26 @@ function streamOut(o: VolumeStorageOptions, serverId: string, paths: string[], r
   });
 }
 
+/** What ServerStorage.write puts into a volume (also by a move's helper, writeWith): the files, owned by the games' user. */
+async function filesToWrite(o: Volumes, serverId: string, files: Record<string, string>): Promise<Readable> {
+  await fs.promises.mkdir(path.join(folder(o, serverId), LOGS), { recursive: true });
+  const pack = tar.pack();
+  for (const [name, content] of Object.entries(files)) pack.entry({ name, mode: 0o644, ...o.user }, content);
+  pack.finalize();
+  return Readable.from(pack);
+}
+
 /** ServerStorage.write, remove and usage: the files the runtime writes (settings, player lists) and measures. */
 function gameFiles(o: Volumes): Pick<ServerStorage, 'write' | 'remove' | 'usage'> {
   const { engine, helpers, log } = o;
   return {
     async write(serverId, subdirs, files) {
       await ensure(o, serverId);
-      await fs.promises.mkdir(path.join(folder(o, serverId), LOGS), { recursive: true });
-      const pack = tar.pack();
-      for (const [name, content] of Object.entries(files)) pack.entry({ name, mode: 0o644, ...o.user }, content);
-      pack.finalize();
+      const pack = await filesToWrite(o, serverId, files);
       // The engine's extraction replaces a name the game turned into a symlink instead of following it, and gives
       // each file the owner its entry names, the games' user (API "Extract an archive of files or folders").
       await helpers.run(o.volumeName(serverId), serverId, ['prepare', GAME_DIR, ...subdirs], (c) =>
-        engine.upload(archiveOf(c, GAME_DIR), Readable.from(pack), 'application/x-tar', 'PUT').then(() => undefined),
+        engine.upload(archiveOf(c, GAME_DIR), pack, 'application/x-tar', 'PUT').then(() => undefined),
       );
     },
     async remove(serverId) {
