@@ -12,7 +12,8 @@
  *   process of their own (live-moves-player.js), as players do: before, they shared the service's event loop.
  * - throughput: the big volume's bytes ÷ the whole move's time (from the move's start on the server's door, when it
  *   leaves `pending`, until `done` and `running` on node two), against the same volume copied bare from one engine to
- *   the other (nodes.js bareCopy) in the same direction right before the big move, same run. Ratio: move ÷ bare
+ *   the other (nodes.js bareCopy) in the same direction right before the big move, same run, its player already on
+ *   and pinged as during the move (they share the machine's cores with the stream). Ratio: move ÷ bare
  *   (target ≥ 0.7). Both worlds are written to the disk (`sync`) once filled, before anything is timed: a real world
  *   was written long before its move, and the fill's write-back (from 30 s on) would otherwise land in whichever of
  *   the copies runs then. Each bare copy twice, in turn, the mean. That bare copy's clock covers the stream alone:
@@ -45,14 +46,16 @@ async function runLiveMoves({ mb = 1024, smallMb = 10 } = {}) {
         await untilTrue('running', () => ctx.runtime.lifecycle.state(id) === 'running');
       }
       const small = await moveWithPlayer(ctx, ctx.ids.small, 'Small');
-      // Each bare copy twice, in turn (what runs just after the small move shares the machine with its tail): the mean.
+      // Each bare copy twice, in turn, the mean; with the big server's player on and its pings going, as during its
+      // move: the player's process and the game serving it share this machine's two cores with the stream.
       const runs = { bare: [], bare_whole: [] };
-      for (let r = 0; r < 2; r++) {
-        runs.bare.push(await bareCopy(ctx, engines, ctx.ids.big));
-        runs.bare_whole.push(await bareCopy(ctx, engines, ctx.ids.big, { whole: true }));
-      }
+      const big = await moveWithPlayer(ctx, ctx.ids.big, 'Big', async () => {
+        for (let r = 0; r < 2; r++) {
+          runs.bare.push(await bareCopy(ctx, engines, ctx.ids.big));
+          runs.bare_whole.push(await bareCopy(ctx, engines, ctx.ids.big, { whole: true }));
+        }
+      });
       const [bare, bareWhole] = [mean(runs.bare), mean(runs.bare_whole)];
-      const big = await moveWithPlayer(ctx, ctx.ids.big, 'Big');
       const result = {
         world_mb: mb, small_world_mb: smallMb, small, big, bare_ms: bare, bare_whole_ms: bareWhole, bare_runs_ms: runs,
         unreachable_ratio: big.unreachable_ms / small.unreachable_ms,
@@ -97,10 +100,11 @@ async function up(dir, dockerHost, node2Host) {
 }
 
 /**
- * A player joins, the server moves to node two, and the outside ping loop times its unreachable gap; the player and
- * the pings in a process of their own (live-moves-player.js), as players are, not in the service's.
+ * A player joins, `before` runs (the bare copies, under the same load as the move), the server moves to node two,
+ * and the outside ping loop times its unreachable gap; the player and the pings in a process of their own
+ * (live-moves-player.js), as players are, not in the service's.
  */
-async function moveWithPlayer(ctx, id, username) {
+async function moveWithPlayer(ctx, id, username, before = async () => undefined) {
   const { service, runtime } = ctx;
   const now = () => performance.timeOrigin + performance.now();
   const address = () => service.store.servers.find(id).address;
@@ -119,6 +123,7 @@ async function moveWithPlayer(ctx, id, username) {
       player.on('message', (m) => (m.spawned ? resolve() : m.error ? reject(new Error(m.error)) : undefined));
       player.once('exit', (code) => reject(new Error(`the player's process exited (${code})`)));
     });
+    await before();
     const asked = service.store.moves.request(id, 'two');
     if (!asked.move) throw new Error(asked.refused);
     let started = null;
