@@ -150,6 +150,17 @@ function moveSteps(
       st.sync.run(iso(clock.now()), id);
       return get(id);
     },
+    /**
+     * Where the switch would place the server now (its new node's public host and a free port), written nowhere: a
+     * live move starts its game there ahead (moves.ts) and passes the port to switchOver. Null when the node does not
+     * take it. A server created meanwhile may draw the same port; the switch then draws another.
+     */
+    placeAhead(id: string): { host: string; port: number } | null {
+      const move = get(id);
+      const server = move && st.server.get(move.serverId);
+      const room = move && server ? placement.nodes.placeOn(move.toNode, placement.memoryOf(server.plan)) : null;
+      return room && 'place' in room ? { host: room.place.host, port: room.place.port } : null;
+    },
     /** The first pass is copied; the game is stopped next: `delta`. */
     catchUp(id: string): Move | undefined {
       st.delta.run(iso(clock.now()), id);
@@ -158,14 +169,15 @@ function moveSteps(
     /**
      * The copy is verified: the server's row takes its new node, public host and a port of the new node's range, with
      * its `server.updated` event, and the move is `switched` (its old node's volume now the leftover), one
-     * transaction. Refused, changing nothing, when the new node no longer takes the server.
+     * transaction; the port `prefer` (placeAhead's) if it is still free. Refused, changing nothing, when the new node
+     * no longer takes the server.
      */
-    switchOver(id: string, bytes: number): { address: { host: string; port: number } } | { refused: string } {
+    switchOver(id: string, bytes: number, prefer?: number): { address: { host: string; port: number } } | { refused: string } {
       return db.transaction((): { address: { host: string; port: number } } | { refused: string } => {
         const move = get(id);
         const server = move && st.server.get(move.serverId);
         if (!move || !server || (move.status !== 'copying' && move.status !== 'delta')) return { refused: 'the move or its server is gone' };
-        const room = placement.nodes.placeOn(move.toNode, placement.memoryOf(server.plan));
+        const room = placement.nodes.placeOn(move.toNode, placement.memoryOf(server.plan), prefer);
         if ('refused' in room) return room;
         relocation.writes.relocate(move.serverId, room.place);
         relocation.events.raise('server.updated', { server: parseServer(required(st.view.get(move.serverId))) }, { serverId: move.serverId });

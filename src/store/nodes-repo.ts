@@ -170,13 +170,16 @@ function nodePlacement(st: Statements, ports: ReturnType<typeof portsIn>, reads:
     bestFor: (memoryMb: number, except: string): string | null => best(memoryMb, except)?.node ?? null,
     /**
      * A place on node `name` for a server of `memoryMb` coming from another node (a move's switch, inside its
-     * transaction, moves-repo.ts): its public host and a free port drawn from its range; null with the reason when
-     * the node does not take it now.
+     * transaction, moves-repo.ts): its public host and a free port drawn from its range (`prefer`, the one a move
+     * started its game ahead on, if it is of the range and still free); null with the reason when the node does not
+     * take it now.
      */
-    placeOn(name: string, memoryMb: number): { place: { node: string; host: string; port: number } } | { refused: string } {
+    placeOn(name: string, memoryMb: number, prefer?: number): { place: { node: string; host: string; port: number } } | { refused: string } {
       const node = reads.list().find((n) => n.name === name);
       if (!node) return { refused: `there is no node ${name}` };
-      const port = room(node, memoryMb, reads.use()) === null ? null : ports.draw(...node.ports);
+      const [low, high] = node.ports;
+      const preferred = prefer !== undefined && prefer >= low && prefer <= high && ports.free(prefer) ? prefer : null;
+      const port = room(node, memoryMb, reads.use()) === null ? null : (preferred ?? ports.draw(low, high));
       if (port === null) {
         return { refused: `node ${name} does not take a server of ${memoryMb} MiB now (drained, unreachable, or out of memory or ports)` };
       }

@@ -46,6 +46,8 @@ export function portsIn(db: Db) {
   const taken = db.prepare('SELECT 1 FROM servers WHERE port = ?').pluck();
   const used = db.prepare<unknown[], number>('SELECT port FROM servers WHERE port BETWEEN ? AND ? ORDER BY port').pluck();
   return {
+    /** Whether no server has the port (a place found ahead and taken at a move's switch, moves-repo.ts). */
+    free: (port: number): boolean => taken.get(port) === undefined,
     /**
      * A free port drawn uniformly at random, or null when none is left. Not the lowest free one: sequential ports
      * would tell every user how many servers a host holds (SECURITY.md, "Threats, defences and their tests").

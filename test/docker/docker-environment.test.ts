@@ -351,6 +351,50 @@ test('a server\'s next container is made when its last one ends: a start takes i
   await environment.close();
 }, 120_000);
 
+test('a container started ahead holds its game until the spawn with its spec tells it to go; another spec replaces it, uninstall removes it', async () => {
+  const { environment, storage } = dockerEnvironment({ info: () => undefined, warn: () => undefined, error: () => undefined }, host.config);
+  await storage.write('srv_ahead', [], {});
+  // As a launcher with launch_hold (flying-squid-launcher.cjs): with GSH_HOLD it reads nothing of its folder until
+  // "gsh go" comes on stdin; then it writes `went` and reports ready.
+  const program = `const go = () => { require('fs').writeFileSync('went', 'yes'); process.stdout.write('\\u001egsh {"type":"ready"}\\n'); };
+    if (!process.env.GSH_HOLD) go();
+    let text = ''; process.stdin.on('data', (d) => { text += d; if (text === 'gsh go\\n') go(); });`;
+  const spec = {
+    serverId: 'srv_ahead', argv: [process.execPath, '-e', program], cwd: GAME_DIR,
+    address: { host: '127.0.0.1', port: BASE_PORT + 7 }, ipc: false, limits: { memoryMb: 128, cpuPercent: 50 },
+  };
+  const ofServer = async () => (await containersOf(host.dataDir)).filter((c) => c.Labels['io.gsh.server'] === 'srv_ahead');
+  const went = async (id: string) => engine.download(`/containers/${id}/archive?path=${encodeURIComponent(`${GAME_DIR}/went`)}`).then((s) => (s.destroy(), true), () => false);
+  const ready = (proc: Awaited<ReturnType<typeof environment.spawn>>) => new Promise<void>((resolve) => proc.onMessage((m) => (m as { type?: string }).type === 'ready' && resolve()));
+
+  await environment.prestart?.(spec);
+  const [ahead] = await ofServer();
+  expect({ state: ahead.State, held: ahead.Labels['io.gsh.held'] }).toEqual({ state: 'running', held: 'srv_ahead' });
+  await new Promise((r) => setTimeout(r, 1000));
+  expect(await went(ahead.Id)).toBe(false); // started, and held: its folder untouched
+  // Its own port for its own start; anyone else's start there is refused.
+  expect([await environment.isPortFree(spec.address, 'srv_ahead'), await environment.isPortFree(spec.address, 'srv_other')]).toEqual([true, false]);
+  const proc = await environment.spawn(spec);
+  await ready(proc);
+  expect({ ids: (await ofServer()).map((c) => c.Id), went: await went(ahead.Id) }).toEqual({ ids: [ahead.Id], went: true });
+  await proc.kill();
+
+  await environment.prestart?.({ ...spec, address: { ...spec.address, port: BASE_PORT + 8 } }); // the switch drew another port
+  const [other] = (await ofServer()).filter((c) => c.State === 'running');
+  const replaced = await environment.spawn(spec);
+  await ready(replaced);
+  const now = await ofServer();
+  expect({ running: now.length, replaced: now[0].Id !== other.Id, held: now[0].Labels['io.gsh.held'] }).toEqual({ running: 1, replaced: true, held: undefined });
+  await replaced.kill();
+
+  await until('the next container', async () => (await ofServer()).every((c) => c.State === 'created'), 20_000);
+  await environment.prestart?.(spec);
+  await environment.uninstall('srv_ahead');
+  await storage.remove('srv_ahead');
+  expect(await ofServer()).toEqual([]);
+  await environment.close();
+}, 120_000);
+
 test('RUNTIME selects the environment: local needs no engine, docker runs on nodes, DOCKER_HOST being node local', () => {
   const base = {
     dataDir: host.dataDir, gameEnv: {}, cgroupRoot: null, dockerHost: DOCKER_HOST, dockerGameUser: GAME_USER,

@@ -1,5 +1,6 @@
 // Real flying-squid servers under the runtime: a real player joins with mineflayer (offline auth), the console
 // round-trips, stop/kill/restart, a kill behind the service's back, remove. Ports 26100-26119.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -110,3 +111,25 @@ test('remove kills the game, deletes its folder and row, and frees its port', as
   expect(t.host.db.prepare('SELECT COUNT(*) AS n FROM servers WHERE id = ?').get(a)).toEqual({ n: 0 });
   expect(t.host.db.prepare('SELECT COUNT(*) AS n FROM actions WHERE server_id = ?').get(a)).toEqual({ n: 0 });
 }, 180_000);
+
+test('with GSH_HOLD the launcher loads and waits: nothing of its folder read or written until "gsh go", then ready (launch_hold)', async () => {
+  fs.mkdirSync(t.host.dataDir, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(t.host.dataDir, 'held-'));
+  const launcher = path.join(__dirname, '..', '..', 'src', 'runtime', 'software', 'flying-squid-launcher.cjs');
+  const args = ['--server-id', 'srv_held', '--version', GAME_VERSION, '--port', String(BASE_PORT + 2), '--host', '127.0.0.1', '--max-players', '2', '--dir', dir];
+  // No IPC channel: it reports on stdout, as in a container (container-process.ts REPORT_PREFIX).
+  const game = spawn(process.execPath, [launcher, ...args], { cwd: dir, env: { PATH: process.env.PATH, GSH_HOLD: '1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  game.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  try {
+    await new Promise((r) => setTimeout(r, 3000)); // loaded by now on an idle machine; held either way
+    expect({ files: fs.readdirSync(dir), out, exited: game.exitCode }).toEqual({ files: [], out: '', exited: null });
+    game.stdin.write('gsh go\n');
+    await waitFor('ready', () => out.includes('{"type":"ready"}'), 60_000);
+    expect(fs.existsSync(path.join(dir, 'world'))).toBe(true);
+    game.stdin.write('stop\n'); // console commands after the go reach the game
+    await new Promise((resolve) => game.once('exit', resolve));
+  } finally {
+    game.kill('SIGKILL');
+  }
+}, 120_000);

@@ -37,6 +37,7 @@ const invalid: [string, { given: Record<string, unknown>; want: RegExp }][] = [
   ['a kick command without the name', { given: { ...valid, kick_command: 'kick' }, want: /at \/kick_command: "kick_command" must be one line of console text with "\{name\}"/ }],
   ['a kick command over two lines', { given: { ...valid, kick_command: 'kick {name}\nsay bye' }, want: /at \/kick_command: / }],
   ['negative timeout', { given: { ...valid, start_timeout_ms: -1 }, want: /at \/start_timeout_ms: "start_timeout_ms" must be a positive number/ }],
+  ['launch_hold not a boolean', { given: { ...valid, launch_hold: 'yes' }, want: /at \/launch_hold: "launch_hold" must be true or false/ }],
   ['bad transport', { given: { ...valid, transport: 'sctp' }, want: /at \/transport: "transport" must be "tcp" or "udp"/ }],
   ['relative image file', { given: { ...valid, image_files: ['bin/server'] }, want: /at \/image_files: .*absolute paths/ }],
   ['a setting of an unknown type', { given: withSetting({ schema: { type: 'object', description: 'd' } }), want: /"user_settings.motd": "schema.type" must be/ }],
@@ -105,6 +106,7 @@ test('built-in flying-squid offers exactly the versions flying-squid declares te
     description: 'flying-squid 1.8.8: a Minecraft Java Edition server written in Node.js (offline mode)',
   });
   expect(builtIn.get('flying-squid').launcherPath).toBe(path.join(packageRoot(), 'src', 'runtime', 'software', 'flying-squid-launcher.cjs'));
+  expect([builtIn.get('flying-squid').launchHold, builtIn.get('luanti').launchHold]).toEqual([true, false]); // only its launcher holds
 });
 
 test('every built-in setting has a title for forms (the dashboard labels fields with it)', () => {

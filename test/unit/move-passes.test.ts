@@ -99,8 +99,9 @@ test('a last pass whose old node stops answering while the game stops fails, and
   const transfer = { reachable: () => answers, catchUp: () => ((copied = true), Promise.reject(new Error('not reached'))) };
   const deps = { repo: {}, transfer, log: { info: () => undefined } } as unknown as PassDeps;
   const move = { fromNode: 'two', toNode: 'one', wasRunning: true } as Move;
-  const pass = lastPass(deps, server as unknown as ServerSupervisor, { overtaken: false } as CommandContext, move);
+  let startedAhead = false;
+  const pass = lastPass(deps, server as unknown as ServerSupervisor, { overtaken: false } as CommandContext, move, () => (startedAhead = true));
   setTimeout(() => (answers = false), 1_200);
   expect(await pass).toEqual({ failed: 'node two stopped answering while the game stopped', restart: false });
-  expect(copied).toBe(false);
+  expect({ copied, startedAhead }).toEqual({ copied: false, startedAhead: false }); // nothing starts on the new node either
 });

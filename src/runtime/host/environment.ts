@@ -146,6 +146,14 @@ export interface Environment {
    */
   spawn(spec: LaunchSpec): Promise<GameProcess>;
   /**
+   * Extension: starts the process of the server's next spawn ahead, for software whose launcher holds
+   * (SoftwareDefinition.launchHold: it loads its code and reads nothing of its folder until told to go), while
+   * its files are still being written (a move's last pass, moves.ts). spawn(spec) with an equal spec then only
+   * tells it to go; any other spec, uninstall, or close removes it. Never rejects: one not made leaves spawn to
+   * start anew. Absent: nothing is started ahead (local).
+   */
+  prestart?(spec: LaunchSpec): Promise<void>;
+  /**
    * Kills a process a previous service life left behind, but only if /proc/<pid>/cmdline still equals the
    * recorded argv and its environment names this server (GSH_SERVER_ID), so a reused pid is never touched.
    * Resolves true if it killed something (after it has gone), false if there was nothing of ours to kill.

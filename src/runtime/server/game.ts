@@ -47,7 +47,6 @@ export interface LaunchPlan {
   address: GameAddress;
 }
 
-
 /** Reads what a launch needs; throws an AppError naming what is missing. */
 export function planLaunch(server: Server | undefined, id: string, catalog: SoftwareCatalog, plans: readonly Plan[]): LaunchPlan {
   if (!server) throw new AppError('server_not_found', `Server ${id} no longer exists.`);
@@ -66,18 +65,32 @@ export interface LaunchSettings {
   forLaunch(launch: LaunchPlan): { files: Record<string, string>; args: Record<string, string> };
 }
 
+/** What rendering a launch reads. */
+type LaunchParts = { catalog: SoftwareCatalog; plans: readonly Plan[]; environment: Environment; storage: ServerStorage; settings: LaunchSettings };
+
 /**
  * Writes the server's settings.json and lists file as they are now (a change since install or the last launch
  * reaches the game here; storage.ts write, so through the engine on a node) and renders the launch with the
  * arguments its settings give, in the folder as the game sees it (docs/architecture.md "Settings").
  */
-export async function prepareLaunch(
-  launch: LaunchPlan,
-  deps: { environment: Environment; storage: ServerStorage; settings: LaunchSettings },
-): Promise<LaunchSpec> {
+export async function prepareLaunch(launch: LaunchPlan, deps: Omit<LaunchParts, 'catalog' | 'plans'>): Promise<LaunchSpec> {
   const { files, args } = deps.settings.forLaunch(launch);
   await deps.storage.write(launch.server.id, ['world'], files);
   return launchSpec(launch, deps.storage.gameDir(launch.server.id), deps.environment.gameBindHost, args);
+}
+
+/**
+ * The spec of a launch at `place` (a new node's host and port), nothing written: a move starts its game ahead with it
+ * (Environment.prestart, moves.ts); prepareLaunch renders the same there once the row has that address. Null if none.
+ */
+export function launchAt(server: Server | undefined, id: string, deps: LaunchParts, place: { host: string; port: number }): LaunchSpec | null {
+  try {
+    const planned = planLaunch(server, id, deps.catalog, deps.plans);
+    const launch = { ...planned, address: { ...planned.address, ...place } };
+    return launchSpec(launch, deps.storage.gameDir(id), deps.environment.gameBindHost, deps.settings.forLaunch(launch).args);
+  } catch {
+    return null;
+  }
 }
 
 /** The argv, folder and limits of one launch, rendered from the software definition, the plan and the settings. */

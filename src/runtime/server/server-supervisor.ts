@@ -7,10 +7,10 @@ import type { CrashReason } from '../../store/crashes-repo';
 import type { ProcessesRepo } from '../../store/processes-repo';
 import type { ServersRepo } from '../../store/servers-repo';
 import type { CrashPolicy } from './crash-policy';
-import type { Environment, ExitInfo, GameProcess } from '../host/environment';
+import type { Environment, ExitInfo, GameProcess, LaunchSpec } from '../host/environment';
 import type { ServerStorage } from '../host/storage';
 import { launchGate } from './launch-gate';
-import { describeExit, Game, installFiles, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
+import { describeExit, Game, installFiles, launchAt, planLaunch, prepareLaunch, type LaunchPlan, type LaunchSettings, type Player, type PlayerLeftReason, type PlayersChanged, type StopCause } from './game';
 import type { SoftwareCatalog } from '../software/software-catalog';
 import { ServerStateMachine } from './server-state';
 import type { ConsoleBuffer } from './console-buffer';
@@ -68,14 +68,10 @@ export class ServerSupervisor extends ServerStateMachine {
   }
 
   /** True while a process lives or a launch is under way. */
-  get hasProcess(): boolean {
-    return this.game !== null || this.launching !== null;
-  }
+  get hasProcess(): boolean { return this.game !== null || this.launching !== null; }
 
   /** What the telemetry sampler reads; null unless the game is running. */
-  get live(): LiveServer | null {
-    return this.current === 'running' && this.game ? this.game.live(this.id) : null;
-  }
+  get live(): LiveServer | null { return this.current === 'running' && this.game ? this.game.live(this.id) : null; }
 
   /**
    * Creates the server folder (world, logs, settings.json), `installing → stopped`. Never rejects: a failure is a
@@ -103,6 +99,9 @@ export class ServerSupervisor extends ServerStateMachine {
       this.setState('crashed', 'install_failed');
     }
   }
+
+  /** Its launch at another node's `place`, nothing written (game.ts launchAt; a move's start ahead). */
+  launchAt = (place: { host: string; port: number }): LaunchSpec | null => launchAt(this.deps.servers.find(this.id), this.id, this.deps, place);
 
   /** A user's start: finishes (or retries) the install, waits out a stop, launches. */
   async start(): Promise<Failure | null> {

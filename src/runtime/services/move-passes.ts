@@ -92,11 +92,16 @@ export async function firstPass(deps: PassDeps, server: ServerSupervisor, live: 
   return deps.repo.catchUp(move.id);
 }
 
-/** The last pass of a live move (`delta`): the game stopped, what changed since the first pass copied and verified. */
-export async function lastPass(deps: PassDeps, server: ServerSupervisor, ctx: CommandContext, move: Move): Promise<Copied | StepFailure> {
+/**
+ * The last pass of a live move (`delta`): the game stopped, what changed since the first pass copied and verified.
+ * `halted` is told once the game has stopped on the old node (its start ahead on the new one may begin then: never
+ * two containers of the server running at once).
+ */
+export async function lastPass(deps: PassDeps, server: ServerSupervisor, ctx: CommandContext, move: Move, halted: () => void): Promise<Copied | StepFailure> {
   const restart = move.wasRunning === true;
   if (await haltOrAway(deps, server, move)) return { failed: `node ${move.fromNode} stopped answering while the game stopped`, restart: false };
   if (ctx.overtaken) return { failed: 'a kill, the removal or the shutdown came first', restart: false };
+  halted();
   const t0 = Date.now();
   try {
     const copied = await deps.transfer.catchUp(server.id, move.fromNode, move.toNode);

@@ -17,7 +17,7 @@ export interface MovesDeps {
   /** The copy of a server's volume between two nodes, and their removal (docker/nodes-environment.ts). */
   transfer: VolumeTransfer;
   /** The server's software: whether it backs up live says whether a move may copy while the game runs. */
-  softwareOf: (serverId: string) => Pick<SoftwareDefinition, 'id' | 'backup'> | undefined;
+  softwareOf: (serverId: string) => Pick<SoftwareDefinition, 'id' | 'backup' | 'launchHold'> | undefined;
   log: Logger;
   /** Tracks background work (a leftover's removal) so Runtime idle() waits for it. */
   track: (p: Promise<unknown>) => void;
@@ -65,10 +65,12 @@ async function carryOut(deps: MovesDeps, server: ServerSupervisor, ctx: CommandC
 async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: CommandContext, first: Move): Promise<Move | undefined> {
   const { repo, log } = deps;
   let move = first;
+  const ahead: { now?: Ahead | null } = {}; // the game started ahead on the new node, once the old one stopped
   const fail = async (reason: string, restart: boolean): Promise<undefined> => {
     repo.fail(move.id, reason, move.toNode);
     server.console.push('system', `the move to another machine failed; the server stays where it was: ${reason}`);
     log.warn('a move failed; the server stays on its node', { serverId: server.id, from: move.fromNode, to: move.toNode, reason });
+    await ahead.now?.started; // its container goes with the partial copy (drop)
     await deps.transfer.release(server.id); // the move's helpers, before its partial copy goes
     await dropLeftover(deps, repo.get(move.id) ?? move);
     if (restart && !ctx.overtaken) await server.start();
@@ -89,14 +91,39 @@ async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: Com
   if (!live) why = `${software?.id ?? 'its software'} cannot be copied while it runs (backup.consistency: stop)`;
   else if (move.status === 'copying') why = 'a whole copy a restart interrupted';
   else if (move.status === 'syncing' && server.state === 'running') why = 'its files are still in a previous release\'s folder';
-  const copied = move.status === 'delta' ? await lastPass(deps, server, ctx, move) : await wholeCopy(deps, server, ctx, move, why);
+  const halted = () => void (ahead.now = startAhead(deps, server, move));
+  const copied = move.status === 'delta' ? await lastPass(deps, server, ctx, move, halted) : await wholeCopy(deps, server, ctx, move, why);
   if ('failed' in copied) return fail(copied.failed, copied.restart);
   if (ctx.overtaken) return fail('a kill, the removal or the shutdown came first', false);
-  const switched = repo.switchOver(move.id, copied.bytes);
+  await ahead.now?.started;
+  const switched = repo.switchOver(move.id, copied.bytes, ahead.now?.port);
   if ('refused' in switched) return fail(switched.refused, repo.get(move.id)?.wasRunning === true);
   server.console.push('system', `moved (${copied.files} files, ${copied.bytes} bytes); players now reach it at ${switched.address.host}:${switched.address.port}`);
   log.info('moved a server to another node', { serverId: server.id, from: move.fromNode, to: move.toNode, bytes: copied.bytes, method: repo.get(move.id)?.method });
   return repo.get(move.id);
+}
+
+/** A game started ahead on the new node: the port it was given, and its start (never rejects). */
+interface Ahead {
+  port: number;
+  started: Promise<void>;
+}
+
+/**
+ * Starts the game on the new node while the last pass copies (the old one stopped), held until the start there
+ * (Environment.prestart), where the software's launcher holds (launch_hold) and the game is to start again: its
+ * container's start and Node's and the game's code loading leave the players' downtime (BENCHMARKS.md §15). At the
+ * place the switch would give it now, whose port the switch then keeps if still free; any other spec at the start
+ * removes it, as a failed move's drop does.
+ */
+function startAhead(deps: MovesDeps, server: ServerSupervisor, move: Move): Ahead | null {
+  if (deps.softwareOf(server.id)?.launchHold !== true || move.wasRunning !== true) return null;
+  const place = deps.repo.placeAhead(move.id);
+  const spec = place && server.launchAt(place);
+  if (!place || !spec) return null;
+  const started = deps.transfer.prestart(move.toNode, spec);
+  deps.track(started);
+  return { port: place.port, started };
 }
 
 /**

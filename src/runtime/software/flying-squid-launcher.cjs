@@ -25,6 +25,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { trackWorld } = require('./world-flush.cjs');
 const { refuseBadName, dropRefused } = require('./player-names.cjs');
+const { runWhenTold } = require('./launch-hold.cjs');
 
 const TPS_WINDOW_MS = 5000;
 const REPORT_EVERY_MS = 1000;
@@ -298,9 +299,21 @@ process.on('disconnect', () => {
   serv.quit('The server host restarted').then(() => process.exit(0), () => process.exit(0));
 });
 
-try {
-  serv = main();
-} catch (err) {
-  console.error(`launcher failed: ${err && err.stack ? err.stack : err}`);
-  process.exit(1);
+function run() {
+  try {
+    serv = main();
+  } catch (err) {
+    console.error(`launcher failed: ${err && err.stack ? err.stack : err}`);
+    process.exit(1);
+  }
 }
+
+// flying-squid.json launch_hold: with GSH_HOLD, flying-squid and the version's data load before the go (launch-hold.cjs).
+runWhenTold(run, () => {
+  require('flying-squid');
+  try {
+    require('minecraft-data')(process.argv[process.argv.indexOf('--version') + 1]); // cached by version for createMCServer
+  } catch {
+    // An unknown version fails in main(), with flying-squid's own message.
+  }
+});

@@ -27,6 +27,10 @@ import { parseSettingDefinitions, type SettingDefinition } from './setting-defin
  *                    (kickServerPlayer); without it the software cannot kick
  *   players          "ipc" | "minecraft-ping" | "none": how to learn who is online
  *   start_timeout_ms (optional, default 120000) how long `starting` may last before the start fails
+ *   launch_hold      (optional, default false) true when its launcher, started with GSH_HOLD=1 in its environment,
+ *                    loads its code and reads nothing of its folder until "gsh go" arrives on stdin: a move then
+ *                    starts its container on the new node while the last pass still copies (docker-environment.ts
+ *                    prestart)
  *   settings         (optional) object written as settings.json into the server folder at install and launch
  *   user_settings    (optional) the settings a server's owner may change: setting-definitions.ts
  *   player_lists     (optional) whitelist, operators, bans it supports: player-list-definitions.ts
@@ -68,6 +72,8 @@ export interface SoftwareDefinition {
   kickCommand: string | null;
   players: PlayersProbe;
   startTimeoutMs: number;
+  /** Whether its launcher holds until told to go (`launch_hold`): a move may start it ahead. */
+  launchHold: boolean;
   settings: Record<string, unknown> | null;
   /** What a server's owner may change (setting-definitions.ts), in the definition's order. */
   userSettings: SettingDefinition[];
@@ -207,6 +213,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
   if ((players === 'ipc' || isObject(raw.ready) && 'ipc' in raw.ready) && !ipc) fail('"ipc" must be true for IPC probes');
   const timeout = raw.start_timeout_ms ?? 120_000;
   if (typeof timeout !== 'number' || !(timeout > 0)) fail('"start_timeout_ms" must be a positive number');
+  if (raw.launch_hold !== undefined && typeof raw.launch_hold !== 'boolean') fail('"launch_hold" must be true or false');
   if (raw.settings !== undefined && !isObject(raw.settings)) fail('"settings" must be an object');
   const imageFiles = raw.image_files ?? [];
   const absolute = Array.isArray(imageFiles) && imageFiles.every((p) => typeof p === 'string' && path.isAbsolute(p));
@@ -240,6 +247,7 @@ export function parseSoftwareDefinition(raw: unknown, source: string): SoftwareD
     kickCommand,
     players: players as PlayersProbe,
     startTimeoutMs: timeout as number,
+    launchHold: raw.launch_hold === true,
     settings: (raw.settings as Record<string, unknown> | undefined) ?? null,
     userSettings,
     playerLists,

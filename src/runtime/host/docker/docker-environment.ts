@@ -11,6 +11,10 @@ import { createNextContainers } from './next-containers';
 /** The labels that make a container ours: which server, and which service instance (its DATA_DIR). */
 export const LABEL_SERVER = 'io.gsh.server';
 export const LABEL_INSTANCE = 'io.gsh.instance';
+/** On a container started ahead (prestart), its game held: the server's id. */
+const LABEL_HELD = 'io.gsh.held';
+/** What a held game waits for on stdin (flying-squid-launcher.cjs HOLD_GO). */
+const HOLD_GO = 'gsh go';
 const MIB = 1024 * 1024;
 const CPU_PERIOD_US = 100_000;
 /**
@@ -61,8 +65,8 @@ interface ContainerSummary {
  * Console and reports cross over the attached stdio (container-process.ts REPORT_PREFIX), CPU and memory come
  * from the engine's stats. Labels name the server and this instance, so a later service life adopts a
  * container still running (adopt) and removes every other of its own (start). When a server's container ends,
- * its next one is created at once, not started, so a start only attaches and starts it (next-containers.ts);
- * uninstall and close remove it.
+ * its next one is created at once, not started, so a start only attaches and starts it (next-containers.ts); a
+ * move starts one ahead on the new node, its game held until the spawn (prestart); uninstall and close remove it.
  */
 export function createDockerEnvironment(options: DockerEnvironmentOptions): Environment {
   const s: Shared = {
@@ -75,8 +79,9 @@ export function createDockerEnvironment(options: DockerEnvironmentOptions): Envi
   return {
     gameBindHost: '0.0.0.0', // inside its own network namespace; the engine publishes the one port on the host
     ...lifetime(s),
-    isPortFree: (address) => portFree(options, address),
+    isPortFree: (address, serverId) => portFree(options, address, serverId),
     spawn: (spec) => spawn(s, spec),
+    prestart: (spec) => prestart(s, spec),
     ...leftovers(s),
   };
 }
@@ -123,6 +128,18 @@ async function inspectPid(engine: Engine, id: string): Promise<number> {
   return c.State.Pid;
 }
 
+/** Environment.prestart: the next container made and started, its game held (next-containers.ts hold). */
+async function prestart(s: Shared, spec: LaunchSpec): Promise<void> {
+  if (s.closed) return;
+  try {
+    const config = containerConfig(spec, s.options, await s.options.image(), await s.networkMode()) as { Env: string[]; Labels: Record<string, string> };
+    const body = { ...config, Env: [...config.Env, 'GSH_HOLD=1'], Labels: { ...config.Labels, [LABEL_HELD]: spec.serverId } };
+    await s.next.hold(spec.serverId, `gsh-${s.options.instance}-${spec.serverId}`, JSON.stringify(config), body);
+  } catch (err) {
+    s.options.log.warn('could not start a server\'s container ahead; it starts as usual', { serverId: spec.serverId, error: String(err) });
+  }
+}
+
 /** Environment.start, close and uninstall: what a service life does with this instance's containers as a whole. */
 function lifetime(s: Shared): Pick<Environment, 'start' | 'close' | 'uninstall'> {
   const { engine, log } = s.options;
@@ -150,12 +167,13 @@ function lifetime(s: Shared): Pick<Environment, 'start' | 'close' | 'uninstall'>
 }
 
 /** Environment.isPortFree. */
-async function portFree(options: DockerEnvironmentOptions, address: GameAddress): Promise<boolean> {
+async function portFree(options: DockerEnvironmentOptions, address: GameAddress, serverId: string): Promise<boolean> {
   const { port } = address;
   // The engine's own view first (a published port may not show as a listener, e.g. without its userland
   // proxy); an engine that does not answer leaves the host's view, and the spawn then fails with the reason.
-  const published = await ours(options).catch(() => [] as ContainerSummary[]);
-  const taken = published.some((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
+  const published = (await ours(options).catch(() => [] as ContainerSummary[])).filter((c) => c.State === 'running' && (c.Ports ?? []).some((p) => p.PublicPort === port));
+  if (published.length > 0 && published.every((c) => c.Labels[LABEL_HELD] === serverId)) return true; // its own, started ahead
+  const taken = published.length > 0;
   // The engine's own port view is enough where it is another machine; this host's listeners matter only here.
   const sameHost = options.engine.endpoint.startsWith('unix://');
   return !taken && (!sameHost || isPortFree(address));
@@ -167,15 +185,20 @@ async function spawn(s: Shared, spec: LaunchSpec): Promise<GameProcess> {
   const image = await s.options.image();
   const name = `gsh-${instance}-${spec.serverId}`;
   const config = JSON.stringify(containerConfig(spec, s.options, image, await s.networkMode()));
-  // The container made when its last one ended, if its definition is still this one (next-containers.ts).
-  let id = await s.next.take(spec.serverId, config);
+  // The container made when its last one ended, or started ahead with its game held (prestart), if its definition
+  // is still this one (next-containers.ts).
+  const next = await s.next.take(spec.serverId, config);
+  let id = next?.id ?? null;
   let stdio = id === null ? null : await attach(engine, id).catch(() => null); // null: removed meanwhile (killLeftover)
+  const held = next?.held === true && stdio !== null && (await inspectPid(engine, next.id).catch(() => 0)) > 0;
+  if (next?.held && !held) stdio = (stdio?.destroy(), null); // its game left (HOLD_MAX_MS): a new one replaces it
   if (id === null || stdio === null) id = await create(engine, name, config);
   s.held.add(id);
   try {
     // Attached before it starts, so no line is lost; the attach keeps stdin open for console commands.
     stdio ??= await attach(engine, id);
-    await engine.json('POST', `/containers/${id}/start`);
+    if (held) stdio.write(`${HOLD_GO}\n`);
+    else await engine.json('POST', `/containers/${id}/start`);
     const proc = wrapContainer({ engine, id, pid: await inspectPid(engine, id), stdio, argv: spec.argv });
     const ended = id;
     void proc.exited.then(() => {

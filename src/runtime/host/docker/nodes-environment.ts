@@ -3,7 +3,7 @@
 // copy of a server's volume from one node to another that a move makes (moves.ts).
 import type { Logger } from '../../../log';
 import type { Node, NodesRepo } from '../../../store/nodes-repo';
-import type { Environment, LeftoverProcess } from '../environment';
+import type { Environment, LaunchSpec, LeftoverProcess } from '../environment';
 import { FILE_METHODS, type ServerStorage } from '../storage';
 import type { Engine } from './engine';
 import { GAME_DIR } from './image';
@@ -55,6 +55,11 @@ export interface VolumeTransfer {
   catchUp(serverId: string, from: string, to: string): Promise<{ files: number; bytes: number; changed: number; changedBytes: number; removed: number }>;
   /** Removes the move's helpers (begun when catchUp ends, or now); before the old volume goes, and when a move fails. */
   release(serverId: string): Promise<void>;
+  /**
+   * Starts the server's game on node `to` ahead of its start there, held until that start (Environment.prestart),
+   * while the last pass copies. Never rejects; drop() removes it with the volume should the move fail.
+   */
+  prestart(to: string, spec: LaunchSpec): Promise<void>;
   /** Removes the server's volume, and its container made ahead of a start, from the node. A missing one is a no-op. */
   drop(serverId: string, node: string): Promise<void>;
   /** False while the node does not answer (as of the last check). */

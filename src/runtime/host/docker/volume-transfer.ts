@@ -65,6 +65,13 @@ export function volumeTransfer(nodes: TransferNodes): VolumeTransfer & { write: 
         void letGo(k, 'target'); // release() awaits it
       }
     },
+    async prestart(to, spec) {
+      try {
+        await m.named(to).environment.prestart?.(spec);
+      } catch {
+        // No such node any more: the switch refuses the move.
+      }
+    },
     async drop(serverId, node) {
       const parts = m.named(node);
       await parts.environment.uninstall(serverId);
