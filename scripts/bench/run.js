@@ -17,7 +17,7 @@
  *   fairness ~2 min   one user's delivery latency, another's 10 webhooks to a dead receiver vs idle (fairness.js)
  *   outbox   ~6 min   idle CPU and another tenant's GET /v1/quota, 2M pending deliveries vs none (outbox.js)
  *   nodes    ~4 min   two engines: a live backup vs a stop backup; a move's seconds per 100 MB vs a bare copy (nodes.js)
- *   live-moves ~6 min two engines, a player online: unreachable s moving 1 GB vs 10 MB; move vs bare copy (live-moves.js)
+ *   live-moves ~4 min two engines, a player online: unreachable s moving 1 GB vs 10 MB; move vs bare copy, 3 rounds (live-moves.js)
  *   files    ~3 min   200 MB through the Files API vs cp, SFTP vs OpenSSH's sftp-server, 10,000-file listing, 100 MB world import (files.js)
  *   files-node ~3 min 200 MB through the Files API on a Docker node vs the engine's archive endpoint, bare, and a bare Node relay (files-node.js)
  *   dns      ~3 min   two engines, Knot DNS: a move's end → the new SRV record answering (dns.js)
@@ -198,9 +198,9 @@ function table(out) {
   }
   const lm = out.parts['live-moves'];
   if (lm) {
-    const [big, small] = [lm.big.unreachable_ms / 1000, lm.small.unreachable_ms / 1000];
-    rows.push(['live-moves', `unreachable s moving with a player on, ${lm.world_mb} MB vs ${lm.small_world_mb} MB more world`, fmt(big, 2), fmt(small, 2), fmt(lm.unreachable_ratio, 2), `≤ 10 s, ≤ ${TARGET.moveDowntimeRatio}×`, mark(big <= 10 && lm.unreachable_ratio <= TARGET.moveDowntimeRatio)]);
-    rows.push(['live-moves', `whole move s vs a bare engine-to-engine copy, the stream alone (${fmt(lm.big.volume_mb, 0)} MB), as throughput`, fmt(lm.big.move_ms / 1000, 2), fmt(lm.bare_ms / 1000, 2), fmt(lm.throughput_ratio, 2), `≥ ${TARGET.moveThroughputRatio}`, mark(lm.throughput_ratio >= TARGET.moveThroughputRatio)]);
+    const [big, small] = [lm.unreachable_big_ms / 1000, lm.small.unreachable_ms / 1000];
+    rows.push(['live-moves', `unreachable s moving with a player on, ${lm.world_mb} MB (worst of ${lm.rounds.length} moves) vs ${lm.small_world_mb} MB more world`, fmt(big, 2), fmt(small, 2), fmt(lm.unreachable_ratio, 2), `≤ 10 s, ≤ ${TARGET.moveDowntimeRatio}×`, mark(big <= 10 && lm.unreachable_ratio <= TARGET.moveDowntimeRatio)]);
+    rows.push(['live-moves', `whole move s vs a bare engine-to-engine copy, the stream alone (${fmt(lm.big.volume_mb, 0)} MB; the median of ${lm.rounds.length} rounds), as throughput`, fmt(lm.big.move_ms / 1000, 2), fmt(lm.bare_ms / 1000, 2), fmt(lm.throughput_ratio, 2), `≥ ${TARGET.moveThroughputRatio}`, mark(lm.throughput_ratio >= TARGET.moveThroughputRatio)]);
     if (lm.bare_whole_ms) rows.push(['live-moves', 'the same, the bare copy making and removing its volume and containers inside its clock', fmt(lm.big.move_ms / 1000, 2), fmt(lm.bare_whole_ms / 1000, 2), fmt(lm.throughput_ratio_whole, 2), `≥ ${TARGET.moveThroughputRatio}`, mark(lm.throughput_ratio_whole >= TARGET.moveThroughputRatio)]);
   }
   if (out.parts.files) rows.push(...filesRows(out.parts.files, mark));
