@@ -13,7 +13,7 @@ export const LABEL_SERVER = 'io.gsh.server';
 export const LABEL_INSTANCE = 'io.gsh.instance';
 /** On a container started ahead (prestart), its game held: the server's id. */
 const LABEL_HELD = 'io.gsh.held';
-/** What a held game waits for on stdin (flying-squid-launcher.cjs HOLD_GO). */
+/** What a held game waits for on stdin (launch-hold.cjs HOLD_GO). */
 const HOLD_GO = 'gsh go';
 const MIB = 1024 * 1024;
 const CPU_PERIOD_US = 100_000;
