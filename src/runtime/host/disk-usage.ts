@@ -22,6 +22,10 @@ function entryBytes(st: fs.Stats): number {
  * as itself, and nothing outside the folder is walked. Entries that vanish during the walk are skipped; hard
  * links count once per name. Null when `dir` is not a folder (not installed yet, or being deleted) or when
  * `stop()` turns true (the service is shutting down).
+ *
+ * Each folder's names are read at once (readdir), not through fs.opendir: Node's fs.Dir makes two promisified
+ * functions per folder, and at 10,000 servers the disk watcher's first pass left ≈ 36 MB of them in the old
+ * generation, which V8's memory reducer then compacted in one 34 ms pause (BENCHMARKS.md §11).
  */
 export async function folderBytes(dir: string, stop: () => boolean = () => false): Promise<number | null> {
   const root = await lstatOrNull(dir);
@@ -29,18 +33,15 @@ export async function folderBytes(dir: string, stop: () => boolean = () => false
   let total = entryBytes(root);
   const folders = [dir];
   for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
-    try {
-      // Leaving the loop (return or throw) closes the directory handle (Node's fs.Dir async iterator).
-      for await (const entry of await fs.promises.opendir(folder)) {
-        if (stop()) return null;
-        const full = path.join(folder, entry.name);
-        const st = await lstatOrNull(full);
-        if (!st) continue;
-        total += entryBytes(st);
-        if (st.isDirectory()) folders.push(full);
-      }
-    } catch {
-      // Removed or made unreadable since it was listed: what was counted of it stays counted.
+    // Removed or made unreadable since it was listed: nothing of it is counted (its own entry was).
+    const names = await fs.promises.readdir(folder).catch(() => [] as string[]);
+    for (const name of names) {
+      if (stop()) return null;
+      const full = path.join(folder, name);
+      const st = await lstatOrNull(full);
+      if (!st) continue;
+      total += entryBytes(st);
+      if (st.isDirectory()) folders.push(full);
     }
   }
   return total;
