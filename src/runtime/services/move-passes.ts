@@ -94,17 +94,16 @@ export async function firstPass(deps: PassDeps, server: ServerSupervisor, live: 
 
 /**
  * The last pass of a live move (`delta`): the game stopped, what changed since the first pass copied and verified.
- * `halted` is told once the game has stopped on the old node (its start ahead on the new one may begin then: never
- * two containers of the server running at once).
+ * `underWay` is told once the game has stopped on the old node and both engines took the pass (VolumeTransfer
+ * catchUp): the start ahead on the new node may begin then, never beside a container still running on the old one.
  */
-export async function lastPass(deps: PassDeps, server: ServerSupervisor, ctx: CommandContext, move: Move, halted: () => void): Promise<Copied | StepFailure> {
+export async function lastPass(deps: PassDeps, server: ServerSupervisor, ctx: CommandContext, move: Move, underWay: () => void): Promise<Copied | StepFailure> {
   const restart = move.wasRunning === true;
   if (await haltOrAway(deps, server, move)) return { failed: `node ${move.fromNode} stopped answering while the game stopped`, restart: false };
   if (ctx.overtaken) return { failed: 'a kill, the removal or the shutdown came first', restart: false };
-  halted();
   const t0 = Date.now();
   try {
-    const copied = await deps.transfer.catchUp(server.id, move.fromNode, move.toNode);
+    const copied = await deps.transfer.catchUp(server.id, move.fromNode, move.toNode, underWay);
     deps.log.info('copied what changed since a live move\'s first pass', { serverId: server.id, changed: copied.changed, changedBytes: copied.changedBytes, removed: copied.removed, ms: Date.now() - t0 });
     return copied;
   } catch (err) {

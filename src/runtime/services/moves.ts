@@ -65,7 +65,7 @@ async function carryOut(deps: MovesDeps, server: ServerSupervisor, ctx: CommandC
 async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: CommandContext, first: Move): Promise<Move | undefined> {
   const { repo, log } = deps;
   let move = first;
-  const ahead: { now?: Ahead | null } = {}; // the game started ahead on the new node, once the old one stopped
+  const ahead: { now?: Ahead | null } = {}; // the game started ahead on the new node, once the last pass is under way
   const fail = async (reason: string, restart: boolean): Promise<undefined> => {
     repo.fail(move.id, reason, move.toNode);
     server.console.push('system', `the move to another machine failed; the server stays where it was: ${reason}`);
@@ -91,8 +91,8 @@ async function copyAndSwitch(deps: MovesDeps, server: ServerSupervisor, ctx: Com
   if (!live) why = `${software?.id ?? 'its software'} cannot be copied while it runs (backup.consistency: stop)`;
   else if (move.status === 'copying') why = 'a whole copy a restart interrupted';
   else if (move.status === 'syncing' && server.state === 'running') why = 'its files are still in a previous release\'s folder';
-  const halted = () => void (ahead.now = startAhead(deps, server, move));
-  const copied = move.status === 'delta' ? await lastPass(deps, server, ctx, move, halted) : await wholeCopy(deps, server, ctx, move, why);
+  const underWay = () => void (ahead.now = startAhead(deps, server, move));
+  const copied = move.status === 'delta' ? await lastPass(deps, server, ctx, move, underWay) : await wholeCopy(deps, server, ctx, move, why);
   if ('failed' in copied) return fail(copied.failed, copied.restart);
   if (ctx.overtaken) return fail('a kill, the removal or the shutdown came first', false);
   await ahead.now?.started;
@@ -110,11 +110,11 @@ interface Ahead {
 }
 
 /**
- * Starts the game on the new node while the last pass copies (the old one stopped), held until the start there
- * (Environment.prestart), where the software's launcher holds (launch_hold) and the game is to start again: its
- * container's start and Node's and the game's code loading leave the players' downtime (BENCHMARKS.md §15). At the
- * place the switch would give it now, whose port the switch then keeps if still free; any other spec at the start
- * removes it, as a failed move's drop does.
+ * Starts the game on the new node while the last pass copies (the old game stopped, both engines taking the pass),
+ * held until the start there (Environment.prestart), where the software's launcher holds (launch_hold) and the game
+ * is to start again: its container's start and Node's and the game's code loading leave the players' downtime
+ * (BENCHMARKS.md §15). At the place the switch would give it now, whose port the switch then keeps if still free;
+ * any other spec at the start removes it, as a failed move's drop does.
  */
 function startAhead(deps: MovesDeps, server: ServerSupervisor, move: Move): Ahead | null {
   if (deps.softwareOf(server.id)?.launchHold !== true || move.wasRunning !== true) return null;

@@ -50,9 +50,11 @@ export interface VolumeTransfer {
   /**
    * Once the game stopped: what changed on `from` since firstPass's record copied to `to`, the paths gone removed there,
    * then the two volumes' listings (path, kind, size, mode, mtime) compared. Rejects as `copy` does; again whole after
-   * an interruption (the record stays on `from` until the volume goes).
+   * an interruption (the record stays on `from` until the volume goes). `underWay` is told once both engines took a
+   * new connection for the pass (an engine on its way down fails it first): the moment a move may start the game
+   * ahead on `to` (moves.ts), the old one having stopped and its engine still there to have said so.
    */
-  catchUp(serverId: string, from: string, to: string): Promise<{ files: number; bytes: number; changed: number; changedBytes: number; removed: number }>;
+  catchUp(serverId: string, from: string, to: string, underWay?: () => void): Promise<{ files: number; bytes: number; changed: number; changedBytes: number; removed: number }>;
   /** Removes the move's helpers (begun when catchUp ends, or now); before the old volume goes, and when a move fails. */
   release(serverId: string): Promise<void>;
   /**

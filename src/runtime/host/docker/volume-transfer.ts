@@ -49,7 +49,7 @@ export function volumeTransfer(nodes: TransferNodes): VolumeTransfer & { write: 
   return {
     copy: (serverId, from, to) => copy(m, serverId, from, to),
     firstPass: (serverId, from, to, hold) => firstPass(m, serverId, from, to, hold),
-    catchUp: (serverId, from, to) => catchUp(m, serverId, from, to),
+    catchUp: (serverId, from, to, underWay) => catchUp(m, serverId, from, to, underWay),
     release: (serverId) => release(m, serverId),
     async write(serverId, node, subdirs, files) {
       const k = m.kept.get(serverId);
@@ -156,7 +156,7 @@ async function lastPassHelpers(m: Moves, serverId: string, from: string, to: str
 }
 
 /** VolumeTransfer.catchUp. */
-async function catchUp(m: Moves, serverId: string, from: string, to: string) {
+async function catchUp(m: Moves, serverId: string, from: string, to: string, underWay: () => void = () => undefined) {
   const [source, target] = [m.named(from).storage, m.named(to).storage];
   let k: Kept;
   try {
@@ -165,6 +165,7 @@ async function catchUp(m: Moves, serverId: string, from: string, to: string) {
     await release(m, serverId);
     throw err;
   }
+  underWay();
   const exported = k.source.then((h) => source.exportChanges(h));
   // The first pass's copy on the disk before anything more lands (a move carried on at boot: all of it again).
   const durable = k.flushed ?? k.target.then((h) => h.run<unknown>(['flush']));
