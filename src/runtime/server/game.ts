@@ -14,8 +14,7 @@ export type Player = Players['players'][number];
 export type PlayerLeftReason = components['schemas']['PlayerLeftReason'];
 /** What stops a game on purpose (ServerSupervisor.halt): the causes of PlayerLeftReason a command gives. */
 export type StopCause = Exclude<PlayerLeftReason, 'left' | 'crash' | 'unreachable'>;
-/** Who joined and who left between two reports, or everyone at once when the game stops (with its cause). */
-/** Players came and went; `by`, for a `kick`, is who kicked them (Game.kick's caller), so the event names them. */
+/** Who joined and left since the last report, or everyone as the game stops; `by`, for a kick, who kicked (Game.kick). */
 export type PlayersChanged = (joined: Player[], left: Player[], reason: PlayerLeftReason, by?: Actor) => void;
 import type { LiveServer } from './types';
 import type { Actor } from '../../actors';
@@ -65,8 +64,7 @@ export interface LaunchSettings {
   forLaunch(launch: LaunchPlan): { files: Record<string, string>; args: Record<string, string> };
 }
 
-/** What rendering a launch reads. */
-type LaunchParts = { catalog: SoftwareCatalog; plans: readonly Plan[]; environment: Environment; storage: ServerStorage; settings: LaunchSettings };
+type LaunchParts = { catalog: SoftwareCatalog; plans: readonly Plan[]; environment: Environment; storage: ServerStorage; settings: LaunchSettings }; // what rendering a launch reads
 
 /**
  * Writes the server's settings.json and lists file as they are now (a change since install or the last launch
@@ -74,20 +72,22 @@ type LaunchParts = { catalog: SoftwareCatalog; plans: readonly Plan[]; environme
  * arguments its settings give, in the folder as the game sees it (docs/architecture.md "Settings").
  */
 export async function prepareLaunch(launch: LaunchPlan, deps: Omit<LaunchParts, 'catalog' | 'plans'>): Promise<LaunchSpec> {
-  const { files, args } = deps.settings.forLaunch(launch);
+  const { files, spec } = render(launch, deps);
   await deps.storage.write(launch.server.id, ['world'], files);
-  return launchSpec(launch, deps.storage.gameDir(launch.server.id), deps.environment.gameBindHost, args);
+  return spec;
 }
 
-/**
- * The spec of a launch at `place` (a new node's host and port), nothing written: a move starts its game ahead with it
- * (Environment.prestart, moves.ts); prepareLaunch renders the same there once the row has that address. Null if none.
- */
+/** The launch's files and spec, one rendering for prepareLaunch and launchAt (a start ahead must equal its start). */
+function render(launch: LaunchPlan, deps: Omit<LaunchParts, 'catalog' | 'plans'>): { files: Record<string, string>; spec: LaunchSpec } {
+  const { files, args } = deps.settings.forLaunch(launch);
+  return { files, spec: launchSpec(launch, deps.storage.gameDir(launch.server.id), deps.environment.gameBindHost, args) };
+}
+
+/** A launch's spec at `place` (a new node's host and port), nothing written: a move's start ahead (moves.ts); or null. */
 export function launchAt(server: Server | undefined, id: string, deps: LaunchParts, place: { host: string; port: number }): LaunchSpec | null {
   try {
     const planned = planLaunch(server, id, deps.catalog, deps.plans);
-    const launch = { ...planned, address: { ...planned.address, ...place } };
-    return launchSpec(launch, deps.storage.gameDir(id), deps.environment.gameBindHost, deps.settings.forLaunch(launch).args);
+    return render({ ...planned, address: { ...planned.address, ...place } }, deps).spec;
   } catch {
     return null;
   }

@@ -190,7 +190,8 @@ async function spawn(s: Shared, spec: LaunchSpec): Promise<GameProcess> {
   const next = await s.next.take(spec.serverId, config);
   let id = next?.id ?? null;
   let stdio = id === null ? null : await attach(engine, id).catch(() => null); // null: removed meanwhile (killLeftover)
-  const held = next?.held === true && stdio !== null && (await inspectPid(engine, next.id).catch(() => 0)) > 0;
+  const heldPid = next?.held === true && stdio !== null ? await inspectPid(engine, next.id).catch(() => 0) : 0;
+  const held = heldPid > 0;
   if (next?.held && !held) stdio = (stdio?.destroy(), null); // its game left (HOLD_MAX_MS): a new one replaces it
   if (id === null || stdio === null) id = await create(engine, name, config);
   s.held.add(id);
@@ -199,7 +200,7 @@ async function spawn(s: Shared, spec: LaunchSpec): Promise<GameProcess> {
     stdio ??= await attach(engine, id);
     if (held) stdio.write(`${HOLD_GO}\n`);
     else await engine.json('POST', `/containers/${id}/start`);
-    const proc = wrapContainer({ engine, id, pid: await inspectPid(engine, id), stdio, argv: spec.argv });
+    const proc = wrapContainer({ engine, id, pid: held ? heldPid : await inspectPid(engine, id), stdio, argv: spec.argv });
     const ended = id;
     void proc.exited.then(() => {
       s.held.delete(ended);
