@@ -1,8 +1,9 @@
 // How the dashboard starts when the network drops its scripts (a phone between networks; Chromium drops requests in
-// flight when the host's interfaces change): a dropped module makes boot.js load the page again and the dashboard
-// comes up by itself; a start that never comes (boot.js itself dropped) says so after a few seconds, with no script,
-// and its link loads the dashboard again (index.html .start-stuck, app.css); a chart whose read was dropped is still an
-// image with a name (chart.js). Debian's Chromium at 390×844 dark and 1280×800 light, axe-core clean.
+// flight when the host's interfaces change): a dropped module or stylesheet makes boot.js load the page again and the
+// dashboard comes up by itself, styled (three loads more at most); a start that never comes (boot.js itself dropped)
+// says so after a few seconds, with no script, and its link loads the dashboard again (index.html .start-stuck,
+// app.css); a chart whose read was dropped is still an image with a name (chart.js). Debian's Chromium at 390×844
+// dark and 1280×800 light, axe-core clean.
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser';
 import {
@@ -42,6 +43,44 @@ test('a server page whose metrics read was dropped: its charts are still images 
     await p.close();
   }
 }, 60_000);
+
+/** Whether the page applies the stylesheet at `file` (a dropped one is in document.styleSheets, its rules unreadable). */
+async function styled(p: Awaited<ReturnType<typeof openPage>>, file: string): Promise<boolean> {
+  return p.page.evaluate((f) => [...document.styleSheets].some((s) => {
+    try {
+      return s.href?.endsWith(f) === true && s.cssRules.length > 0;
+    } catch {
+      return false; // Chromium: "Cannot access rules" of a sheet that did not load
+    }
+  }), file);
+}
+
+test('a stylesheet dropped once: the page loads itself again, styled; one dropped every time: three loads more, then it stays', async () => {
+  const p = await openPage(browser, service, PHONE_DARK);
+  try {
+    let asked = 0;
+    await p.page.route('**/dashboard/assets/files.css', (route) => (asked++ === 0 ? route.abort('internetdisconnected') : route.continue()));
+    await p.page.goto(`${service.origin}/#/servers`);
+    await p.page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: 30_000 });
+    await p.page.waitForFunction(() => document.readyState === 'complete' && sessionStorage.getItem('gsh-dashboard-reloads') === null, undefined, { timeout: 30_000 });
+    expect(asked).toBe(2); // dropped, then asked again by the page loaded anew, which kept it
+    expect(await styled(p, '/files.css')).toBe(true);
+
+    // Dropped at every load (the network never lets it through): boot.js stops after three more loads.
+    await p.page.unrouteAll();
+    let dropped = 0;
+    await p.page.route('**/dashboard/assets/manage.css', (route) => (dropped++, route.abort('internetdisconnected')));
+    await p.page.goto('about:blank');
+    await p.page.goto(`${service.origin}/#/servers`);
+    await p.page.waitForFunction(() => sessionStorage.getItem('gsh-dashboard-reloads') === '3', undefined, { timeout: 30_000 });
+    await new Promise((r) => setTimeout(r, 6000)); // longer than boot.js's longest wait (2 s) and a load
+    expect(dropped).toBe(4);
+    await p.page.getByRole('navigation', { name: 'Main' }).waitFor({ timeout: 30_000 }); // unstyled, but working
+    expect(await styled(p, '/manage.css')).toBe(false);
+  } finally {
+    await p.close();
+  }
+}, 90_000);
 
 describe.each(LOOKS.map((l) => [l.name, l] as [string, Look]))('%s', (_name, look) => {
   test('a module dropped once: the page loads itself again and the dashboard comes up', async () => {

@@ -16,9 +16,6 @@ import { secondFactorView } from './sign-in-factor.js';
 import { goneView, isGone } from './gone.js';
 import { keptBackupsView } from './kept-backups.js';
 
-// The modules loaded: the reloads boot.js made after a dropped module start counting again.
-sessionStorage.removeItem('gsh-dashboard-reloads');
-
 const main = document.getElementById('main');
 const ROUTES = [
   // A server's page and its sections (#/servers/srv_…/console: sections.js); its files are a page of their own.
