@@ -63,7 +63,7 @@ test('bans, settings and a schedule run in words with who did them; the filter s
   // The phone, dark: each change in words, who did it named, no type name anywhere in the log.
   const p = await ctx.open(PHONE_DARK);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}/activity`); // a section of the page (sections.js)
+  await p.show(`${ctx.service.origin}/#/servers/${id}/activity`); // a section of the page (sections.js)
   await waitOnPage(p, page.getByRole('heading', { name: 'Activity', level: 2 }), { timeout: 60_000 });
   await line(page, `Alex was banned by ${MOD}`);
   await line(page, 'You changed the setting difficulty to "hard"');
@@ -103,7 +103,7 @@ test('bans, settings and a schedule run in words with who did them; the filter s
 
   // A schedule restarts the game: the desktop, light, names the schedule as who did it, live and filtered.
   const desk = await ctx.open(DESKTOP_800);
-  await desk.page.goto(`${ctx.service.origin}/#/servers/${id}/activity`);
+  await desk.show(`${ctx.service.origin}/#/servers/${id}/activity`);
   await waitOnPage(desk, desk.page.getByRole('heading', { name: 'Activity', level: 2 }), { timeout: 60_000 });
   await line(desk.page, `Alex was banned by ${MOD}`);
   const schedule = await api.post(`/v1/servers/${id}/schedules`).set(owner).send({ name: 'Nightly restart', cron: '0 4 * * *', tasks: [{ type: 'power', action: 'restart' }] });

@@ -17,7 +17,7 @@ test('back up, download, restore and delete a backup from the server page', asyn
   const { id } = (await ctx.service.http.post('/v1/servers').set(auth).send({ name: 'Kept', plan: 'micro', version: 'flying-squid-1.20' })).body;
   await until('installed', async () => (await ctx.service.http.get(`/v1/servers/${id}`).set(auth)).body.state === 'stopped');
 
-  await page.goto(`${ctx.service.origin}/#/servers`);
+  await p.show(`${ctx.service.origin}/#/servers`);
   await page.getByRole('link', { name: 'Kept' }).click();
   await showSection(page, 'Backups'); // a section of the page (sections.js)
   await page.getByRole('heading', { name: 'Backups', level: 2 }).waitFor();

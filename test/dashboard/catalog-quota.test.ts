@@ -13,7 +13,7 @@ test('create by name at every size and scheme; quota use follows; past the memor
   for (const [i, look] of LOOKS.entries()) {
     const p = await ctx.open(look);
     const { page, consoleErrors } = p;
-    await page.goto(`${ctx.service.origin}/#/servers`);
+    await p.show(`${ctx.service.origin}/#/servers`);
     const picker = page.getByLabel('Version');
     await waitOnPage(p, picker.locator('option'), { state: 'attached' });
     const groups = await picker.locator('optgroup').evaluateAll((els) => els.map((g) => [g.getAttribute('label'), g.children.length]));

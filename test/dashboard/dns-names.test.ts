@@ -44,7 +44,7 @@ test('a name chosen at create, refused in words, shown with its status and copie
   const p = await openPage(browser, s, PHONE_DARK);
   const { page } = p;
   try {
-    await page.goto(`${s.origin}/#/servers`);
+    await p.show(`${s.origin}/#/servers`);
     const dnsField = page.getByLabel('Name players type');
     await waitOnPage(p, dnsField);
     expect(await page.locator('#server-dns-name-zone').textContent()).toBe('.play.test');
@@ -102,7 +102,7 @@ test('a name chosen at create, refused in words, shown with its status and copie
   expect(luanti.address.transport).toBe('udp');
   const d = await openPage(browser, s, DESKTOP_LIGHT);
   try {
-    await d.page.goto(`${s.origin}/#/servers/${luanti.id}`);
+    await d.show(`${s.origin}/#/servers/${luanti.id}`);
     await waitOnPage(d, d.page.locator('#player-address'));
     expect(await d.page.locator('#player-address').inputValue()).toBe(`blocks.play.test:${luanti.address.port}`);
     await waitForText(d.page.locator('#dns-status'), /^published /);
@@ -162,12 +162,12 @@ test('without DNS_ZONE no name is offered, in the create form or on the server p
   const { id } = (await s.http.post('/v1/servers').set(auth).send({ name: 'Plain', plan: 'micro', version: 'flying-squid-1.20' })).body;
   const p = await openPage(browser, s, DESKTOP_LIGHT);
   try {
-    await p.page.goto(`${s.origin}/#/servers`);
+    await p.show(`${s.origin}/#/servers`);
     await waitOnPage(p, p.page.getByRole('link', { name: 'Plain' }));
     expect(await p.page.locator('#server-dns-name').isHidden()).toBe(true);
     // Opened by its link (no list read before): it asks the list once, and shows no name section.
     await p.page.goto('about:blank');
-    await p.page.goto(`${s.origin}/#/servers/${id}`);
+    await p.show(`${s.origin}/#/servers/${id}`);
     await waitOnPage(p, p.page.locator('#server-state'));
     await showSection(p.page, 'Settings'); // where the name's section would be
     await until('the list asked for the zone', async () => p.requests.some((u) => u.endsWith('/v1/servers?limit=1')) || undefined, 10_000);

@@ -22,7 +22,7 @@ test('an upload refused with 429 rate_limited is sent again after Retry-After an
   const { page } = p;
   const puts: number[] = [];
   page.on('response', (r) => void (r.request().method() === 'PUT' && new URL(r.url()).pathname.endsWith('/files/content') && puts.push(r.status())));
-  await page.goto(`${ctx.service.origin}/#/servers/${id}/files`);
+  await p.show(`${ctx.service.origin}/#/servers/${id}/files`);
   await waitOnPage(p, page.locator('.file-list tbody tr').first(), { timeout: 40_000 });
   // SFTP is off (jest's default): the panel says so, from getServerSftp's 404 sftp_disabled.
   await waitForText(page.locator('#sftp-off'), /^This service runs no SFTP server: its operator turned it off\./);

@@ -58,7 +58,7 @@ test('on a phone in the dark: browse, make a folder, upload, download, edit and 
   const p = await ctx.open(PHONE);
   const { page } = p;
   await p.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ctx.service.origin });
-  await page.goto(`${ctx.service.origin}/#/servers/${s.id}`);
+  await p.show(`${ctx.service.origin}/#/servers/${s.id}`);
   await page.getByRole('link', { name: 'Files' }).click();
   await waitOnPage(p, page.getByRole('heading', { name: 'Files of Kingdom', level: 1 }));
   await waitOnPage(p, row(page, 'server.properties'));
@@ -219,7 +219,7 @@ test('at 1280×800 in the light by keyboard alone; a member without the files pe
   const s = await serverWithFiles('Keyboard');
   const p = await ctx.open(DESKTOP);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${s.id}/files`);
+  await p.show(`${ctx.service.origin}/#/servers/${s.id}/files`);
   await waitOnPage(p, row(page, 'server.properties'));
   await looksRight(p, 'files, desktop');
 
@@ -250,7 +250,7 @@ test('at 1280×800 in the light by keyboard alone; a member without the files pe
   addAccount(ctx.service.db, member);
   expect((await ctx.service.http.post(`/v1/servers/${s.id}/members`).set(s.auth).send({ email: member, permissions: ['console'] })).status).toBe(201);
   const m = await ctx.open(DESKTOP, { email: member });
-  await m.page.goto(`${ctx.service.origin}/#/servers/${s.id}`);
+  await m.show(`${ctx.service.origin}/#/servers/${s.id}`);
   await m.page.getByRole('link', { name: 'Files' }).click();
   await waitOnPage(m, m.page.locator('#files-denied'));
   expect(await m.page.locator('#files-denied').textContent()).toMatch(/^Keyboard is shared with you without the Files permission, so its files .* are not available to you\./);

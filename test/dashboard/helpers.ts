@@ -111,6 +111,13 @@ export async function openPage(browser: Browser, service: Dashboard, look: Look 
   });
   return {
     page, context, requests, consoleErrors, dialogs, answer, look, trouble, drops, signedIn,
+    /**
+     * Shows `url` (the dashboard at a hash route): the first time loads the document and waits until the dashboard
+     * started in it, loading it again if the network dropped its start (showDashboard); later, a move within it.
+     */
+    async show(url: string): Promise<void> {
+      await showDashboard(this, url);
+    },
     /** Hosts other than the service that the page tried to reach. */
     foreignRequests() {
       return requests.filter((u) => !u.startsWith(`${service.origin}/`) && !u.startsWith('data:') && !u.startsWith('blob:'));

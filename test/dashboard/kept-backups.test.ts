@@ -21,7 +21,7 @@ test('delete a server keeping its backup, then download, restore into a new serv
 
   const p = await ctx.open(PHONE_DARK);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await p.show(`${ctx.service.origin}/#/servers/${id}`);
   await waitOnPage(p, page.getByRole('button', { name: 'Delete Old world', exact: true }));
   await page.getByRole('button', { name: 'Delete Old world', exact: true }).click();
   const dialog = page.getByRole('dialog', { name: 'Delete Old world?' });
@@ -75,7 +75,7 @@ test('delete a server keeping its backup, then download, restore into a new serv
 
   // On a laptop, light: the kept backup is still listed (a restore keeps it); delete it.
   const q = await ctx.open(LAPTOP_LIGHT);
-  await q.page.goto(`${ctx.service.origin}/#/backups`);
+  await q.show(`${ctx.service.origin}/#/backups`);
   await waitOnPage(q, q.page.getByRole('row', { name: /before the flood/ }));
   await expectFits(q.page, 'kept backups (laptop, light)');
   await expectAccessible(q.page, 'kept backups (laptop, light)');

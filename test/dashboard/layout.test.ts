@@ -66,7 +66,7 @@ test('the server page in sections, by link and by keyboard; the focus stays on t
     const p = await ctx.open(look);
     const { page } = p;
     const where = (what: string) => `${what} (${look.name})`;
-    await page.goto(`${ctx.service.origin}/${base}`);
+    await p.show(`${ctx.service.origin}/${base}`);
     const group = page.getByRole('group', { name: 'Actions for Survival' });
     await waitOnPage(p, group.getByRole('button', { name: 'Start Survival' }));
     const nav = page.getByRole('navigation', { name: NAV });
@@ -198,10 +198,10 @@ test('the server page in sections, by link and by keyboard; the focus stays on t
     await page.goBack();
     await until('back on members', async () => (await shownPanels(page)).join() === 'members', 10_000);
     const q = await ctx.open(look);
-    await q.page.goto(`${ctx.service.origin}/${base}/console`);
+    await q.show(`${ctx.service.origin}/${base}/console`);
     await waitOnPage(q, q.page.getByRole('log', { name: 'Console output' }));
     expect(await shownPanels(q.page)).toEqual(['console']);
-    await q.page.goto(`${ctx.service.origin}/${base}/no-such-section`);
+    await q.show(`${ctx.service.origin}/${base}/no-such-section`);
     await until('the first section', async () => q.page.url().endsWith(base) && (await shownPanels(q.page)).join() === 'overview', 10_000);
     await q.close();
 
@@ -224,7 +224,7 @@ test('a new token is in view and focused without scrolling', async () => {
   for (const look of LOOKS) {
     const p = await ctx.open(look);
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/settings/tokens`);
+    await p.show(`${ctx.service.origin}/#/settings/tokens`);
     const name = page.getByLabel('Name');
     await waitOnPage(p, name);
     // Made from the keyboard at the form, the way a customer who scrolled down to it would.

@@ -17,7 +17,7 @@ test('rename, change the plan only while stopped, set the idle stop and the auto
   for (const [i, look] of [PHONE_DARK, LAPTOP_LIGHT].entries()) {
     const p = await ctx.open(look);
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}/manage`); // its section (sections.js)
+    await p.show(`${ctx.service.origin}/#/servers/${id}/manage`); // its section (sections.js)
     const manage = page.locator('section[aria-labelledby="manage-title"]');
     await waitOnPage(p, manage.getByLabel('Server name'));
     const plan = manage.getByLabel('Plan', { exact: true });

@@ -21,7 +21,7 @@ test('a member reads whose server it is, what they may do, and whom to ask for w
   for (const look of [PHONE_DARK, LAPTOP_LIGHT]) {
     const p = await ctx.open(look, { email: MEMBER });
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+    await p.show(`${ctx.service.origin}/#/servers/${id}`);
     const access = page.locator('#member-access');
     await waitOnPage(p, access);
     expect(await page.locator('#shared-note').innerText()).toBe('Shared with you by owner@example.com. Every member may see the server, its metrics, its schedules and its activity.');
@@ -55,7 +55,7 @@ test('a member reads whose server it is, what they may do, and whom to ask for w
   await until('running', async () => (await get(`/v1/servers/${id}`)).state === 'running', 90_000);
   const p = await ctx.open(PHONE_DARK, { email: MEMBER });
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await p.show(`${ctx.service.origin}/#/servers/${id}`);
   await waitForText(page.locator('#missing-power'), /^Ask owner@example\.com for the power permission to stop or restart it\.$/);
   await page.getByRole('navigation', { name: 'Sections of this server' }).getByRole('link', { name: 'Settings' }).click();
   await waitOnPage(p, page.getByLabel(/^Message of the day/));

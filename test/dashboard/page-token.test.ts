@@ -33,7 +33,7 @@ test('the page keeps working for many token lifetimes, renewing its token before
   const { page } = p;
   const v1Answers: Response[] = [];
   page.on('response', (r) => void (r.url().includes('/v1/') && v1Answers.push(r)));
-  await page.goto(`${ctx.service.origin}/#/servers`);
+  await p.show(`${ctx.service.origin}/#/servers`);
   await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
 
   // Four renewals: over four times the token's lifetime, while the Servers page polls the API every 3 s. A

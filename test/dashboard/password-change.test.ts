@@ -20,12 +20,12 @@ test.each([
 
   // Two browsers signed in as the same user: a phone and this desktop.
   const other = await ctx.open(PHONE_DARK);
-  await other.page.goto(`${origin}/#/servers`);
+  await other.show(`${origin}/#/servers`);
   await other.page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
 
   const p = await ctx.open(DESKTOP_LIGHT);
   const { page } = p;
-  await page.goto(`${origin}/#/servers`);
+  await p.show(`${origin}/#/servers`);
   await page.getByRole('heading', { name: 'Servers', level: 1 }).waitFor();
   await page.getByRole('link', { name: 'Password' }).click();
   await page.getByRole('heading', { name: 'Password', level: 1 }).waitFor();

@@ -53,7 +53,7 @@ test('an open server page sends at most 20 requests a minute; two tabs and the s
   // Tab A: the server page, loaded (its sections have read what they show, its streams are open).
   const a = await ctx.open(DESKTOP_LIGHT);
   const tabA = record(a.page);
-  await a.page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await a.show(`${ctx.service.origin}/#/servers/${id}`);
   await waitOnPage(a, a.page.locator('#players-count'), { timeout: 60_000 });
   await waitForText(a.page.locator('#now-tps'), /^\d+(\.\d)?$/, 30_000);
   await waitOnPage(a, a.page.locator('#timeline li'), { state: 'attached' }); // in the Activity section, hidden (sections.js)

@@ -11,7 +11,7 @@ test('a 429 is waited out and asked once more, and said in words a customer unde
   const { page } = p;
   const refused: string[] = [];
   page.on('response', (r) => void (r.status() === 429 && new URL(r.url()).pathname.startsWith('/v1/') && refused.push(new URL(r.url()).pathname)));
-  await page.goto(`${ctx.service.origin}/#/servers`);
+  await p.show(`${ctx.service.origin}/#/servers`);
 
   // Said while it waits (a message that leaves by itself: read while it is there).
   const toast = page.locator('#status .toast', { hasText: 'too many requests' });

@@ -81,7 +81,7 @@ test('a refused create says one sentence per field about the input, counted righ
   for (const look of LOOKS) {
     const p = await ctx.open(look);
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/servers`);
+    await p.show(`${ctx.service.origin}/#/servers`);
     await page.getByLabel('Version').selectOption('flying-squid-1.20');
     const worldType = page.getByLabel('World type');
     await worldType.waitFor();
@@ -123,7 +123,7 @@ test('a refused create says one sentence per field about the input, counted righ
   for (const look of LOOKS) {
     const p = await ctx.open(look);
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}/settings`); // a section of the page (sections.js)
+    await p.show(`${ctx.service.origin}/#/servers/${id}/settings`); // a section of the page (sections.js)
     await waitOnPage(p, page.locator('#setting-view_distance'));
     await page.locator('#setting-view_distance').fill('11');
     await page.locator('#setting-max_players').fill('6');
@@ -149,7 +149,7 @@ test('a running flying-squid: live backup asks nothing, whole axis labels, one c
   for (const look of LOOKS) {
     const p = await ctx.open(look);
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+    await p.show(`${ctx.service.origin}/#/servers/${id}`);
     await waitOnPage(p, page.locator('[data-player="Steve"]'), { timeout: 60_000 });
     await waitOnPage(p, page.locator('svg[data-chart="ram_bytes"] [data-tick="max"]'));
     // The RAM chart's ceiling is the micro plan's 512 MiB, whole, at both widths.
@@ -206,7 +206,7 @@ test('software that stops for a backup: the question says players are disconnect
   const alex = await join(port, 'Alex');
   const p = await ctx.open(PHONE_DARK);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await p.show(`${ctx.service.origin}/#/servers/${id}`);
   await waitOnPage(p, page.locator('[data-player="Alex"]'), { timeout: 60_000 });
   await showSection(page, 'Backups');
   await page.getByText('A running server is stopped while a backup is made: its players are disconnected.').waitFor();
@@ -227,7 +227,7 @@ test('a removed member is told they no longer have access, on the open page and 
   expect(added.status).toBe(201);
 
   const open = await ctx.open(PHONE_DARK, { email: MEMBER });
-  await open.page.goto(`${ctx.service.origin}/#/servers/${id}/console`);
+  await open.show(`${ctx.service.origin}/#/servers/${id}/console`);
   await waitOnPage(open, open.page.getByRole('heading', { name: 'Together', level: 1 }));
   await open.page.getByRole('log', { name: 'Console output' }).waitFor();
 
@@ -243,7 +243,7 @@ test('a removed member is told they no longer have access, on the open page and 
   // The link later: the same words, never "There is no server srv_…".
   for (const look of LOOKS) {
     const q = await ctx.open(look, { email: MEMBER });
-    await q.page.goto(`${ctx.service.origin}/#/servers/${id}`);
+    await q.show(`${ctx.service.origin}/#/servers/${id}`);
     await waitOnPage(q, q.page.getByRole('heading', { name: 'No access to this server', level: 1 }));
     expect(await q.page.locator('main').innerText()).not.toContain('srv_');
     expect(await q.page.locator('#gone-text').textContent()).toBe(gone);

@@ -34,7 +34,7 @@ for (const look of [PHONE_DARK, DESKTOP_800]) {
     const p = await ctx.open(look);
     const { page } = p;
     const timesAsked = () => p.requests.filter((u) => u.includes('/v1/schedule-times?')).length;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}/schedules`); // a section of the page (sections.js)
+    await p.show(`${ctx.service.origin}/#/servers/${id}/schedules`); // a section of the page (sections.js)
     const form = page.getByRole('form', { name: 'New schedule' });
     await waitOnPage(p, form);
     const cron = form.getByLabel('Cron', { exact: true });

@@ -23,7 +23,7 @@ test('the server-list preview, the address copied, Restart now after a new MOTD,
 
   const p = await ctx.open(PHONE_DARK);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await p.show(`${ctx.service.origin}/#/servers/${id}`);
   // The preview is the game's own answer: its default MOTD, and Alex online.
   await waitOnPage(p, page.locator('#server-motd'));
   await waitForText(page.locator('#server-motd'), /^A flying-squid server$/);
@@ -83,7 +83,7 @@ test('the server-list preview, the address copied, Restart now after a new MOTD,
   // On a laptop, light: the crash and the preview (the crash policy started the game again).
   await until('running again', async () => (await get(`/v1/servers/${id}`)).state === 'running', 90_000);
   const q = await ctx.open(LAPTOP_LIGHT);
-  await q.page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await q.show(`${ctx.service.origin}/#/servers/${id}`);
   await waitForText(q.page.locator('#server-motd'), /^Fresh from the dashboard$/, 30_000);
   await expectFits(q.page, 'the preview (laptop, light)');
   await expectAccessible(q.page, 'the preview (laptop, light)');

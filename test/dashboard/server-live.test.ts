@@ -22,7 +22,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   const { page } = p;
   const auth = { Authorization: `Bearer ${ctx.service.token(EMAIL)}` };
   const get = async (path: string) => (await ctx.service.http.get(path).set(auth)).body;
-  await page.goto(`${ctx.service.origin}/#/servers`);
+  await p.show(`${ctx.service.origin}/#/servers`);
 
   // Create: the world's generator and seed are chosen in the form; a refused seed is shown at its field.
   await page.getByLabel('Name', { exact: true }).fill('Survival');
@@ -86,7 +86,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   // The running page with a player, at every size and scheme.
   for (const look of LOOKS) {
     const q = look === DESKTOP_LIGHT ? p : await ctx.open(look);
-    if (q !== p) await q.page.goto(`${ctx.service.origin}/#/servers/${id}`);
+    if (q !== p) await q.show(`${ctx.service.origin}/#/servers/${id}`);
     await waitOnPage(q, q.page.locator('[data-player="Steve"]').getByRole('button', { name: 'Ban Steve' }), { timeout: 60_000, also: story });
     const where = `running server (${look.name})`;
     // The console is a section of its own: looked at too, then back to the overview.
@@ -120,7 +120,7 @@ test('create with a chosen world, start, play, act safely, and watch it live at 
   // Safe buttons, on a phone: stop and kill ask first, naming who is online; "no" changes nothing. A backup asks
   // nothing: flying-squid backs up live (say-what-is-true.test.ts asks for software that stops).
   const phone = await ctx.open(PHONE_DARK);
-  await phone.page.goto(`${ctx.service.origin}/#/servers/${id}`);
+  await phone.show(`${ctx.service.origin}/#/servers/${id}`);
   await waitOnPage(phone, phone.page.locator('[data-player="Steve"]'), { timeout: 60_000, also: story });
   phone.answer.yes = false;
   await phone.page.getByRole('button', { name: 'Stop Survival', exact: true }).click();

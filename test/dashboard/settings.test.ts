@@ -16,7 +16,7 @@ test('settings refused at their field or saved, at every size and scheme; a whit
   for (const [i, look] of LOOKS.entries()) {
     const p = await ctx.open(look);
     const { page, consoleErrors } = p;
-    await page.goto(`${ctx.service.origin}/#/servers/${id}/settings`); // a section of the page (sections.js)
+    await p.show(`${ctx.service.origin}/#/servers/${id}/settings`); // a section of the page (sections.js)
     const settings = page.locator('section[aria-labelledby="settings-title"]');
     await waitOnPage(p, page.locator('#setting-max_players'));
     const before = (await get(`/v1/servers/${id}/settings`)).values;
@@ -50,8 +50,9 @@ test('settings refused at their field or saved, at every size and scheme; a whit
   }
 
   // Player lists: add, switch the whitelist on, remove.
-  const { page, consoleErrors } = await ctx.open(DESKTOP_LIGHT);
-  await page.goto(`${ctx.service.origin}/#/servers/${id}/players`);
+  const p = await ctx.open(DESKTOP_LIGHT);
+  const { page, consoleErrors } = p;
+  await p.show(`${ctx.service.origin}/#/servers/${id}/players`);
   await page.getByRole('heading', { name: 'Whitelist', level: 3 }).waitFor();
   await page.getByLabel('Player to add to whitelist').fill('Steve');
   await page.locator('[data-list="whitelist"]').getByRole('button', { name: 'Add' }).click();

@@ -21,7 +21,7 @@ test('the owner invites with checkboxes, changes and removes members; an email w
   const { id, auth } = await ownersServer();
   const p = await ctx.open(DESKTOP_LIGHT);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}/members`); // a section of the page (sections.js)
+  await p.show(`${ctx.service.origin}/#/servers/${id}/members`); // a section of the page (sections.js)
   await waitOnPage(p, page.getByRole('heading', { name: 'Members', level: 2 }));
   await page.getByText('Not shared with anyone.').waitFor();
 
@@ -55,7 +55,7 @@ test('a schedule made with the cron helper, run now, its history read', async ()
   const { id, auth } = await ownersServer();
   const p = await ctx.open(PHONE_LIGHT);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers/${id}/schedules`);
+  await p.show(`${ctx.service.origin}/#/servers/${id}/schedules`);
   const form = page.getByRole('form', { name: 'New schedule' });
   await waitOnPage(p, form);
   // The helper shows the service's next times for the cron in the zone; the choices write the cron
@@ -109,7 +109,7 @@ test('a member sees the shared server with only what their permissions allow', a
   await ctx.service.http.post(`/v1/servers/${id}/schedules`).set(auth).send({ name: 'Say it', cron: '0 4 * * *', tasks: [{ type: 'command', command: 'say hi' }] });
   const p = await ctx.open(DESKTOP_DARK, { email: MEMBER });
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers`);
+  await p.show(`${ctx.service.origin}/#/servers`);
   const listed = page.getByRole('row', { name: /Together/ });
   await listed.getByText('shared').waitFor();
   await listed.getByRole('button', { name: 'Start Together' }).waitFor();

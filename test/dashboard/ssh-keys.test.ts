@@ -117,7 +117,7 @@ test('on a phone in the dark: refused in words, a real key added, sftp logs in w
   const posts: string[] = [];
   const reads = keyReads(p);
   page.on('request', (r) => void (r.method() === 'POST' && new URL(r.url()).pathname === '/v1/ssh-keys' && posts.push(r.postData() ?? '')));
-  await page.goto(`${service.origin}/#/servers`);
+  await p.show(`${service.origin}/#/servers`);
   await page.getByRole('link', { name: 'SSH keys' }).click();
   await waitOnPage(p, page.getByRole('heading', { name: 'SSH keys', level: 1 }));
   await waitOnPage(p, page.locator('#no-ssh-keys'));
@@ -154,7 +154,7 @@ test('on a phone in the dark: refused in words, a real key added, sftp logs in w
 
   // Debian's sftp logs in with the key, as the server's Files page says (its username and port).
   await until('installed', async () => (await service.http.get(`/v1/servers/${id}`).set(auth)).body.state === 'stopped');
-  await page.goto(`${service.origin}/#/servers/${id}/files`);
+  await p.show(`${service.origin}/#/servers/${id}/files`);
   const panel = page.locator('section[aria-labelledby="sftp-title"]');
   await waitOnPage(p, panel.getByRole('textbox', { name: 'Username', exact: true }));
   const user = await panel.getByRole('textbox', { name: 'Username', exact: true }).inputValue();
@@ -166,7 +166,7 @@ test('on a phone in the dark: refused in words, a real key added, sftp logs in w
   expect(fs.readFileSync(path.join(service.config.dataDir, 'servers', id, 'hello.txt'), 'utf8')).toBe('over sftp');
 
   // Deleted after the confirmation: gone from the list, and the key no longer logs in.
-  await page.goto(`${service.origin}/#/settings/ssh-keys`);
+  await p.show(`${service.origin}/#/settings/ssh-keys`);
   await waitOnPage(p, page.getByRole('button', { name: 'Delete the key laptop' }));
   await page.getByRole('button', { name: 'Delete the key laptop' }).click();
   await waitOnPage(p, page.locator('#no-ssh-keys'));
@@ -189,7 +189,7 @@ test('at 1280×800 in the light: a key listed; its deletion cancelled, then conf
   expect((await service.http.post('/v1/ssh-keys').set(auth).send({ public_key: key.pub, name: 'Work desktop' })).status).toBe(201);
   const p = await open(DESKTOP);
   const { page } = p;
-  await page.goto(`${service.origin}/#/settings/ssh-keys`);
+  await p.show(`${service.origin}/#/settings/ssh-keys`);
   const listed = page.locator('tbody tr', { hasText: 'Work desktop' });
   await waitOnPage(p, listed);
   expect(await listed.locator('.fingerprint').innerText()).toBe(key.fingerprint);

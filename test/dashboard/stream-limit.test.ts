@@ -14,7 +14,7 @@ test('past the stream cap the page says so, reads what it shows, and goes live a
 
   const p = await ctx.open(DESKTOP_LIGHT);
   const { page } = p;
-  await page.goto(`${ctx.service.origin}/#/servers`);
+  await p.show(`${ctx.service.origin}/#/servers`);
   await waitOnPage(p, page.getByText('No servers yet. Create one below.'));
   const note = page.locator('#live-note');
   await note.waitFor({ timeout: 20_000 });

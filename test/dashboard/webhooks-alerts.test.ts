@@ -26,7 +26,7 @@ test('create a webhook, keep its secret, send a test, see the delivery, switch i
   try {
     const p = await ctx.open(PHONE_LIGHT);
     const { page } = p;
-    await page.goto(`${ctx.service.origin}/#/servers`);
+    await p.show(`${ctx.service.origin}/#/servers`);
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
     await page.getByText('No webhooks.').waitFor();
@@ -72,7 +72,7 @@ test('an alert rule added on the server page fires on a crash; the timeline show
   const { id } = (await ctx.service.http.post('/v1/servers').set(auth).send({ name: 'Watched', plan: 'micro', version: 'flying-squid-1.20' })).body;
   await until('installed', async () => (await ctx.service.http.get(`/v1/servers/${id}`).set(auth)).body.state === 'stopped');
 
-  await page.goto(`${ctx.service.origin}/#/servers`);
+  await p.show(`${ctx.service.origin}/#/servers`);
   await waitOnPage(p, page.getByRole('link', { name: 'Watched' }));
   await page.getByRole('link', { name: 'Watched' }).click();
   await showSection(page, 'Alerts'); // a section of the page (sections.js)
