@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser';
 import {
   DESKTOP_LIGHT, EMAIL, PHONE_DARK, expectAccessible, expectFits, openPage, pageReport, startDashboard,
-  type Dashboard, type Look,
+  type Dashboard, type Look, type TestPage,
 } from './helpers';
 
 const LOOKS: Look[] = [
@@ -45,7 +45,7 @@ test('a server page whose metrics read was dropped: its charts are still images 
 }, 60_000);
 
 /** Whether the page applies the stylesheet at `file` (a dropped one is in document.styleSheets, its rules unreadable). */
-async function styled(p: Awaited<ReturnType<typeof openPage>>, file: string): Promise<boolean> {
+async function styled(p: TestPage, file: string): Promise<boolean> {
   return p.page.evaluate((f) => [...document.styleSheets].some((s) => {
     try {
       return s.href?.endsWith(f) === true && s.cssRules.length > 0;
