@@ -149,15 +149,18 @@ const QUIET_AFTER_DROP_MS = 5_000;
  * or when boot.js itself was dropped, and at the sign-in form when api.js resume() could not reach the service: the
  * document is then loaded again, as the page itself tells its reader to ("reload to try again"), up to three loads.
  * A start that fails with no dropped request fails at once, saying what the page shows.
+ *
+ * `firstLoad` makes the first load instead of going to `url` (a link of the page that leads to `url`), for a test
+ * about that way in; the loads after a drop go to `url`.
  */
-export async function showDashboard(p: TestPage, url: string, timeout = 30_000) {
-  if (p.page.url() !== 'about:blank') return void (await p.page.goto(url));
+export async function showDashboard(p: TestPage, url: string, { timeout = 30_000, firstLoad }: { timeout?: number; firstLoad?: () => Promise<unknown> } = {}) {
+  if (p.page.url() !== 'about:blank' && !firstLoad) return void (await p.page.goto(url));
   const started = p.page.locator(p.signedIn ? '#nav:not([hidden])' : '#sign-in-title');
   for (let load = 1; ; load++) {
     const dropsBefore = p.drops.length;
     // From about:blank: the same URL again would be a move within the document that did not start.
     if (load > 1) await p.page.goto('about:blank');
-    await p.page.goto(url).catch((e: Error) => {
+    await (load === 1 && firstLoad ? firstLoad() : p.page.goto(url)).catch((e: Error) => {
       if (!e.message.includes('net::ERR_NETWORK_CHANGED')) throw e;
       p.drops.push(Date.now()); // the document itself was dropped
     });
