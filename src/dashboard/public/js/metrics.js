@@ -36,6 +36,7 @@ export function metricsSection(id, signal, { game, plan, gone = () => undefined 
   let live = []; // samples from the stream
   let from = Date.now() - range[2];
   let to = Date.now();
+  let reads = 0; // history reads begun: only the newest one draws (a window picked while another is read)
 
   const fromInput = h('input', { id: 'metrics-from', type: 'datetime-local', step: 60 });
   const toInput = h('input', { id: 'metrics-to', type: 'datetime-local', step: 60 });
@@ -66,11 +67,21 @@ export function metricsSection(id, signal, { game, plan, gone = () => undefined 
       item('Players', `${sample.players_online} / ${sample.players_max}`));
   }
 
+  /**
+   * Reads and draws the window chosen now. Null when a newer read began meanwhile (its answer, whenever it comes,
+   * draws, and an older one's must not: two picks in a row would otherwise show the first's window under the second's
+   * choice, and say the second twice); throws only for the newest read.
+   */
   async function load() {
+    const read = ++reads;
     const query = custom
       ? `from=${encodeURIComponent(new Date(custom.from).toISOString())}&to=${encodeURIComponent(new Date(custom.to).toISOString())}`
       : `range=${range[0]}`;
-    const m = await api('GET', `/v1/servers/${id}/metrics?${query}`);
+    const m = await api('GET', `/v1/servers/${id}/metrics?${query}`).catch((e) => {
+      if (read === reads) throw e;
+      return null;
+    });
+    if (read !== reads) return null;
     from = Date.parse(m.from);
     to = Date.parse(m.to);
     history = m.points.map((p) => ({
@@ -86,8 +97,7 @@ export function metricsSection(id, signal, { game, plan, gone = () => undefined 
     customForm.hidden = true;
     range = RANGES.find((r) => r[0] === value);
     try {
-      await load();
-      announce(`Showing the last ${range[1]}.`);
+      if (await load()) announce(`Showing the last ${range[1]}.`);
     } catch (e) {
       error.replaceChildren(errorBox(`Could not load metrics: ${e.message}`));
     }
@@ -107,8 +117,7 @@ export function metricsSection(id, signal, { game, plan, gone = () => undefined 
     const previous = custom;
     custom = chosen;
     try {
-      await load();
-      announce(`Showing ${fmtTime(chosen.from)} to ${fmtTime(chosen.to)}.`);
+      if (await load()) announce(`Showing ${fmtTime(chosen.from)} to ${fmtTime(chosen.to)}.`);
     } catch (e) {
       custom = previous;
       error.replaceChildren(errorBox(`Could not load metrics: ${e.message}`));
@@ -116,8 +125,8 @@ export function metricsSection(id, signal, { game, plan, gone = () => undefined 
   });
 
   async function start() {
-    const m = await load();
-    showNow(m.now);
+    const m = await load(); // null if a window was picked meanwhile: the live samples fill in what is now
+    if (m) showNow(m.now);
     // Resume the stream after the newest sample we already have, so none is lost in between.
     follow(`/v1/servers/${id}/metrics/stream`, (e) => {
       if (e.event !== 'sample') return;
@@ -126,7 +135,7 @@ export function metricsSection(id, signal, { game, plan, gone = () => undefined 
       if (live.length > LIVE_KEEP) live = live.slice(-LIVE_KEEP);
       showNow(s);
       if (!custom) draw();
-    }, signal, m.now?.id, showStreamNote(note, 'Live samples'))
+    }, signal, m?.now?.id, showStreamNote(note, 'Live samples'))
       .catch((e) => (e.problem?.code === 'server_not_found' ? gone() : error.replaceChildren(errorBox(`The live metrics stopped: ${e.message}`))));
   }
 
